@@ -1,0 +1,57 @@
+/* vt_format.h — the one home of the snapshot format's names and numbers.
+ *
+ * Shared by the preload (writer) and the analyzer (reader); the format itself is
+ * specified in docs/snapshot-format.md. Header-only, no state, thread-safe.
+ */
+#ifndef VT_FORMAT_H
+#define VT_FORMAT_H
+
+#define VT_FORMAT_NAME    "vramtrace-snapshot"
+#define VT_FORMAT_VERSION 1
+#define VT_REPORT_NAME    "vramtrace-report"
+#define VT_REPORT_VERSION 1
+
+/* Allocation kinds (docs/snapshot-format.md, "Kinds"). */
+typedef enum vt_kind {
+    VT_KIND_DEVICE = 0,   /* cudaMalloc*, cuMemAlloc*, pitch, 3D */
+    VT_KIND_MANAGED,      /* cudaMallocManaged, cuMemAllocManaged */
+    VT_KIND_HOST_PINNED,  /* cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2, cuMemHostAlloc */
+    VT_KIND_ASYNC,        /* stream-ordered: cudaMallocAsync, cuMemAllocAsync, ...FromPool */
+    VT_KIND_VMM,          /* cuMemCreate physical allocations */
+    VT_KIND_COUNT
+} vt_kind;
+
+/* Returns the format's name of a kind ("device", ...), or "unknown". */
+static inline const char *vt_kind_name(int k)
+{
+    static const char *const names[VT_KIND_COUNT] = {
+        "device", "managed", "host_pinned", "async", "vmm"};
+    return (k >= 0 && k < VT_KIND_COUNT) ? names[k] : "unknown";
+}
+
+/* Returns the kind named s, or -1. */
+static inline int vt_kind_from_name(const char *s)
+{
+    for (int k = 0; k < VT_KIND_COUNT; k++) {
+        const char *n = vt_kind_name(k);
+        const char *a = s, *b = n;
+        while (*a && *a == *b) { a++; b++; }
+        if (*a == 0 && *b == 0) return k;
+    }
+    return -1;
+}
+
+/* Snapshot triggers. */
+#define VT_TRIGGER_START    "start"
+#define VT_TRIGGER_PERIODIC "periodic"
+#define VT_TRIGGER_STEP     "step"
+#define VT_TRIGGER_SIGNAL   "signal"
+#define VT_TRIGGER_OOM      "oom"
+#define VT_TRIGGER_EXIT     "exit"
+#define VT_TRIGGER_MANUAL   "manual"
+
+/* Column order of a row of "allocations". */
+enum { VT_ALLOC_ADDR = 0, VT_ALLOC_SIZE, VT_ALLOC_KIND, VT_ALLOC_DEVICE, VT_ALLOC_STACK,
+       VT_ALLOC_STEP, VT_ALLOC_BIRTH_NS, VT_ALLOC_TID, VT_ALLOC_STREAM, VT_ALLOC_NCOLS };
+
+#endif /* VT_FORMAT_H */
