@@ -1,0 +1,228 @@
+/*
+ * drv_procaddress.c - the driver entry point resolver: cuGetProcAddress_v2
+ * (CUDA 12.0 form, 5 arguments) and cuGetProcAddress (CUDA 11.3 form, 4
+ * arguments), following cuda.h "Driver Entry Point Access" (CUDA 13.0).
+ *
+ * Design: one static table maps (base name, first CUDA version of this ABI) to
+ * the exported function, plus its per-thread-default-stream variant (_ptds /
+ * _ptsz) where one exists. A lookup picks the entry with the highest version
+ * <= cudaVersion; CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM picks the
+ * per-thread variant when there is one. As documented for the real driver:
+ *   - an unknown name returns CUDA_SUCCESS, *pfn = NULL,
+ *     status CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+ *   - a name whose first ABI is newer than cudaVersion returns CUDA_SUCCESS,
+ *     *pfn = NULL, status CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+ *   - cudaVersion newer than the driver (13000) returns CUDA_ERROR_INVALID_VALUE.
+ * Older ABIs this simulation does not implement (e.g. the 32-bit cuMemAlloc of
+ * CUDA 2.0) are listed with a NULL function and resolve to SUCCESS + NULL.
+ * The table is read-only: thread-safe, and usable before cuInit.
+ */
+#include "drv_internal.h"
+
+#include <string.h>
+
+#undef cuGetProcAddress
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+/* Legacy-stream names cuda.h only declares under __CUDA_API_VERSION_INTERNAL. */
+#undef cuEventElapsedTime
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+
+/* Per-thread-stream variants (declared here; cuda.h declares them only when
+ * CUDA_API_PER_THREAD_DEFAULT_STREAM is defined). */
+CUresult cuMemcpy_ptds();
+CUresult cuMemcpyAsync_ptsz();
+CUresult cuMemcpyHtoD_v2_ptds();
+CUresult cuMemcpyDtoH_v2_ptds();
+CUresult cuMemcpyDtoD_v2_ptds();
+CUresult cuMemcpyHtoDAsync_v2_ptsz();
+CUresult cuMemcpyDtoHAsync_v2_ptsz();
+CUresult cuMemcpyDtoDAsync_v2_ptsz();
+CUresult cuMemsetD8_v2_ptds();
+CUresult cuMemsetD32_v2_ptds();
+CUresult cuMemsetD8Async_ptsz();
+CUresult cuMemsetD32Async_ptsz();
+CUresult cuMemAllocAsync_ptsz();
+CUresult cuMemFreeAsync_ptsz();
+CUresult cuMemAllocFromPoolAsync_ptsz();
+CUresult cuStreamSynchronize_ptsz();
+CUresult cuStreamQuery_ptsz();
+CUresult cuStreamWaitEvent_ptsz();
+CUresult cuEventRecord_ptsz();
+CUresult cuLaunchKernel_ptsz();
+
+typedef struct proc_entry {
+    const char *name;  /* base name, e.g. "cuMemAlloc" */
+    int         version; /* first CUDA version of this ABI, e.g. 3020 */
+    void       *fn;    /* exported function (NULL: ABI not simulated) */
+    void       *ptds;  /* per-thread default stream variant, or NULL */
+} proc_entry;
+
+#define E(n, v, f) {n, v, (void *)(f), NULL}
+#define P(n, v, f, p) {n, v, (void *)(f), (void *)(p)}
+#define OLD(n, v) {n, v, NULL, NULL}
+
+static const proc_entry table[] = {
+    E("cuInit", 2000, cuInit),
+    E("cuDriverGetVersion", 2020, cuDriverGetVersion),
+    E("cuGetProcAddress", 11030, cuGetProcAddress),
+    E("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+    E("cuGetErrorString", 6000, cuGetErrorString),
+    E("cuGetErrorName", 6000, cuGetErrorName),
+    /* devices */
+    E("cuDeviceGet", 2000, cuDeviceGet),
+    E("cuDeviceGetCount", 2000, cuDeviceGetCount),
+    E("cuDeviceGetName", 2000, cuDeviceGetName),
+    OLD("cuDeviceGetUuid", 9020),
+    E("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2),
+    OLD("cuDeviceTotalMem", 2000),
+    E("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
+    E("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
+    /* contexts */
+    OLD("cuCtxCreate", 2000), OLD("cuCtxCreate", 3020), OLD("cuCtxCreate", 11040),
+    E("cuCtxCreate", 12050, cuCtxCreate_v4),
+    OLD("cuCtxDestroy", 2000),
+    E("cuCtxDestroy", 4000, cuCtxDestroy_v2),
+    E("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
+    E("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    OLD("cuCtxPushCurrent", 2000),
+    E("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
+    OLD("cuCtxPopCurrent", 2000),
+    E("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
+    E("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    E("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
+    E("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    E("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
+    E("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    OLD("cuDevicePrimaryCtxRelease", 7000),
+    E("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
+    OLD("cuDevicePrimaryCtxReset", 7000),
+    E("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2),
+    E("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState),
+    OLD("cuDevicePrimaryCtxSetFlags", 7000),
+    E("cuDevicePrimaryCtxSetFlags", 11000, cuDevicePrimaryCtxSetFlags_v2),
+    /* ordinary memory */
+    OLD("cuMemAlloc", 2000),
+    E("cuMemAlloc", 3020, cuMemAlloc_v2),
+    OLD("cuMemAllocPitch", 2000),
+    E("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
+    OLD("cuMemFree", 2000),
+    E("cuMemFree", 3020, cuMemFree_v2),
+    OLD("cuMemGetInfo", 2000),
+    E("cuMemGetInfo", 3020, cuMemGetInfo_v2),
+    E("cuMemAllocManaged", 6000, cuMemAllocManaged),
+    OLD("cuMemAllocHost", 2000),
+    E("cuMemAllocHost", 3020, cuMemAllocHost_v2),
+    E("cuMemHostAlloc", 2020, cuMemHostAlloc),
+    E("cuMemFreeHost", 2000, cuMemFreeHost),
+    OLD("cuMemHostGetDevicePointer", 2020),
+    E("cuMemHostGetDevicePointer", 3020, cuMemHostGetDevicePointer_v2),
+    OLD("cuMemGetAddressRange", 2000),
+    E("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
+    E("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
+    /* copies and sets */
+    P("cuMemcpy", 4000, cuMemcpy, cuMemcpy_ptds),
+    P("cuMemcpyAsync", 4000, cuMemcpyAsync, cuMemcpyAsync_ptsz),
+    OLD("cuMemcpyHtoD", 2000),
+    P("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds),
+    OLD("cuMemcpyDtoH", 2000),
+    P("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds),
+    OLD("cuMemcpyDtoD", 2000),
+    P("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds),
+    OLD("cuMemcpyHtoDAsync", 2000),
+    P("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz),
+    OLD("cuMemcpyDtoHAsync", 2000),
+    P("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz),
+    OLD("cuMemcpyDtoDAsync", 3000),
+    P("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz),
+    OLD("cuMemsetD8", 2000),
+    P("cuMemsetD8", 3020, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
+    OLD("cuMemsetD16", 2000),
+    E("cuMemsetD16", 3020, cuMemsetD16_v2),
+    OLD("cuMemsetD32", 2000),
+    P("cuMemsetD32", 3020, cuMemsetD32_v2, cuMemsetD32_v2_ptds),
+    P("cuMemsetD8Async", 3020, cuMemsetD8Async, cuMemsetD8Async_ptsz),
+    P("cuMemsetD32Async", 3020, cuMemsetD32Async, cuMemsetD32Async_ptsz),
+    /* stream-ordered allocation and pools */
+    P("cuMemAllocAsync", 11020, cuMemAllocAsync, cuMemAllocAsync_ptsz),
+    P("cuMemFreeAsync", 11020, cuMemFreeAsync, cuMemFreeAsync_ptsz),
+    P("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz),
+    E("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
+    E("cuDeviceGetMemPool", 11020, cuDeviceGetMemPool),
+    E("cuDeviceSetMemPool", 11020, cuDeviceSetMemPool),
+    E("cuMemGetDefaultMemPool", 13000, cuMemGetDefaultMemPool),
+    E("cuMemGetMemPool", 13000, cuMemGetMemPool),
+    E("cuMemSetMemPool", 13000, cuMemSetMemPool),
+    E("cuMemPoolCreate", 11020, cuMemPoolCreate),
+    E("cuMemPoolDestroy", 11020, cuMemPoolDestroy),
+    E("cuMemPoolTrimTo", 11020, cuMemPoolTrimTo),
+    E("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute),
+    E("cuMemPoolGetAttribute", 11020, cuMemPoolGetAttribute),
+    /* virtual memory management */
+    E("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
+    E("cuMemCreate", 10020, cuMemCreate),
+    E("cuMemRelease", 10020, cuMemRelease),
+    E("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
+    E("cuMemAddressReserve", 10020, cuMemAddressReserve),
+    E("cuMemAddressFree", 10020, cuMemAddressFree),
+    E("cuMemMap", 10020, cuMemMap),
+    E("cuMemUnmap", 10020, cuMemUnmap),
+    E("cuMemSetAccess", 10020, cuMemSetAccess),
+    /* streams, events, launches */
+    E("cuStreamCreate", 2000, cuStreamCreate),
+    E("cuStreamCreateWithPriority", 5050, cuStreamCreateWithPriority),
+    OLD("cuStreamDestroy", 2000),
+    E("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+    P("cuStreamSynchronize", 2000, cuStreamSynchronize, cuStreamSynchronize_ptsz),
+    P("cuStreamQuery", 2000, cuStreamQuery, cuStreamQuery_ptsz),
+    P("cuStreamWaitEvent", 3020, cuStreamWaitEvent, cuStreamWaitEvent_ptsz),
+    E("cuEventCreate", 2000, cuEventCreate),
+    P("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
+    E("cuEventQuery", 2000, cuEventQuery),
+    E("cuEventSynchronize", 2000, cuEventSynchronize),
+    E("cuEventElapsedTime", 2000, cuEventElapsedTime),
+    E("cuEventElapsedTime", 12080, cuEventElapsedTime_v2),
+    OLD("cuEventDestroy", 2000),
+    E("cuEventDestroy", 4000, cuEventDestroy_v2),
+    P("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
+};
+
+static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                        CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (cudaVersion > SIM_DRIVER_VERSION ||
+        (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
+        return CUDA_ERROR_INVALID_VALUE;
+    const proc_entry *best = NULL;
+    int found = 0;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcmp(table[i].name, symbol) != 0)
+            continue;
+        found = 1;
+        if (table[i].version <= cudaVersion && (!best || table[i].version > best->version))
+            best = &table[i];
+    }
+    *pfn = NULL;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (found && !best) {
+        st = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    } else if (best && best->fn) {
+        *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->ptds ? best->ptds : best->fn;
+        st = CU_GET_PROC_ADDRESS_SUCCESS;
+    }
+    if (status)
+        *status = st;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus)
+{
+    return resolve(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    return resolve(symbol, pfn, cudaVersion, flags, NULL);
+}
