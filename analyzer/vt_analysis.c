@@ -1,0 +1,196 @@
+/* vt_analysis.c — per-process site merging, verdicts and ordering (vt_analysis.h). */
+#include "vt_analysis.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_format.h"
+#include "vt_util.h"
+
+static int cmp_rsite(const void *a, const void *b)
+{
+    const vt_rsite *x = *(vt_rsite *const *)a, *y = *(vt_rsite *const *)b;
+    if (x->canon->index != y->canon->index) return x->canon->index < y->canon->index ? -1 : 1;
+    if (x->key.kind != y->key.kind) return x->key.kind < y->key.kind ? -1 : 1;
+    if (x->key.device != y->key.device) return x->key.device < y->key.device ? -1 : 1;
+    return 0;
+}
+
+static int rank_of(vt_verdict v)
+{
+    switch (v) {
+    case VT_LEAK: return 0;
+    case VT_CHURN: return 1;
+    case VT_PLATEAU: return 2;
+    default: return 3;
+    }
+}
+
+static int cmp_result(const void *a, const void *b)
+{
+    const vt_site_result *x = a, *y = b;
+    int rx = rank_of(x->st.verdict), ry = rank_of(y->st.verdict);
+    if (rx != ry) return rx - ry;
+    if (x->st.verdict == VT_LEAK && x->st.leaked_bytes != y->st.leaked_bytes)
+        return x->st.leaked_bytes > y->st.leaked_bytes ? -1 : 1;
+    if (x->peak_bytes != y->peak_bytes) return x->peak_bytes > y->peak_bytes ? -1 : 1;
+    if (x->unfreed_exit != y->unfreed_exit) return x->unfreed_exit > y->unfreed_exit ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static void site_id(vt_site_result *r)
+{
+    uint64_t h = VT_FNV_INIT;
+    h = vt_fnv1a(h, vt_kind_name(r->kind), strlen(vt_kind_name(r->kind)) + 1);
+    h = vt_fnv1a(h, &r->device, sizeof r->device);
+    for (uint32_t i = 0; i < r->stack->nframes; i++) {
+        const vt_frame *f = &r->stack->frames[i];
+        const char *m = f->mod ? vt_basename(f->mod->path) : "";
+        h = vt_fnv1a(h, m, strlen(m) + 1);
+        if (f->mod) h = vt_fnv1a(h, f->mod->build_id, strlen(f->mod->build_id) + 1);
+        h = vt_fnv1a(h, &f->offset, sizeof f->offset);
+    }
+    snprintf(r->id, sizeof r->id, "s%016" PRIx64, h);
+}
+
+static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->p = p;
+    size_t n = p->nsteps;
+    pr->warmup = warmup < 0 ? vt_auto_warmup(n) : (size_t)warmup;
+    if (n && pr->warmup > n - 1) pr->warmup = n - 1;
+    vt_rsite **all = vt_xmalloc((p->nsites ? p->nsites : 1) * sizeof *all);
+    size_t na = 0;
+    vt_rsite *s, *t;
+    HASH_ITER(hh, p->sites, s, t) all[na++] = s;
+    qsort(all, na, sizeof *all, cmp_rsite);
+    uint64_t *live = vt_xcalloc(n ? n : 1, sizeof *live), *peak = vt_xcalloc(n ? n : 1, sizeof *peak);
+    uint64_t *tl = vt_xcalloc(n ? n : 1, sizeof *tl), *tp = vt_xcalloc(n ? n : 1, sizeof *tp);
+    uint32_t *nf = vt_xcalloc(n ? n : 1, sizeof *nf), *tf = vt_xcalloc(n ? n : 1, sizeof *tf);
+    pr->sites = vt_xcalloc(na ? na : 1, sizeof *pr->sites);
+    for (size_t i = 0; i < na;) {
+        size_t j = i + 1;
+        while (j < na && cmp_rsite(&all[i], &all[j]) == 0) j++;
+        vt_site_result *r = &pr->sites[pr->nsites];
+        r->stack = all[i]->canon;
+        r->kind = all[i]->key.kind;
+        r->device = all[i]->key.device;
+        r->exhaustion_step = -1;
+        if (j - i == 1) {
+            vt_rsite_expand(all[i], n, live, peak, nf);
+        } else {
+            memset(live, 0, n * sizeof *live);
+            memset(peak, 0, n * sizeof *peak);
+            memset(nf, 0, n * sizeof *nf);
+            for (size_t k = i; k < j; k++) {
+                vt_rsite_expand(all[k], n, tl, tp, tf);
+                for (size_t q = 0; q < n; q++) {
+                    live[q] = sat_add(live[q], tl[q]);
+                    peak[q] = sat_add(peak[q], tp[q]);
+                    nf[q] = nf[q] + tf[q] < nf[q] ? UINT32_MAX : nf[q] + tf[q];
+                }
+            }
+        }
+        uint64_t member_peak = 0;
+        for (size_t k = i; k < j; k++) {
+            all[k]->result = (uint32_t)pr->nsites;
+            r->unfreed_exit = sat_add(r->unfreed_exit, all[k]->unfreed_exit);
+            member_peak = sat_add(member_peak, all[k]->peak_bytes);
+        }
+        vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n};
+        vt_classify(&se, (long)pr->warmup, &r->st);
+        r->peak_bytes = r->st.peak_bytes > member_peak ? r->st.peak_bytes : member_peak;
+        if (r->unfreed_exit > r->peak_bytes) r->peak_bytes = r->unfreed_exit;
+        if (r->st.verdict == VT_LEAK) {
+            r->curve = vt_xmalloc(n * sizeof *r->curve);
+            memcpy(r->curve, live, n * sizeof *live);
+            for (size_t d = 0; d < p->ndevices; d++)
+                if (p->devices[d].device == r->device && p->devices[d].has_mem)
+                    r->exhaustion_step = vt_exhaustion_step(p->steps[n - 1], p->devices[d].free_bytes, r->st.slope);
+        }
+        site_id(r);
+        pr->count[r->st.verdict]++;
+        if (r->unfreed_exit) pr->unfreed_sites++;
+        pr->nsites++;
+        i = j;
+    }
+    /* sort results; keep the raw -> result index valid through a permutation */
+    size_t *order = vt_xmalloc((pr->nsites ? pr->nsites : 1) * sizeof *order);
+    for (size_t i = 0; i < pr->nsites; i++) pr->sites[i].st.warmup = i; /* temporarily: old index */
+    qsort(pr->sites, pr->nsites, sizeof *pr->sites, cmp_result);
+    for (size_t i = 0; i < pr->nsites; i++) {
+        order[pr->sites[i].st.warmup] = i;
+        pr->sites[i].st.warmup = pr->warmup;
+    }
+    for (size_t k = 0; k < na; k++) all[k]->result = (uint32_t)order[all[k]->result];
+    free(order);
+    free(all);
+    free(live);
+    free(peak);
+    free(tl);
+    free(tp);
+    free(nf);
+    free(tf);
+}
+
+void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rs = rs;
+    out->sym = vt_sym_new(no_dwarf);
+    out->procs = vt_xcalloc(rs->n ? rs->n : 1, sizeof *out->procs);
+    for (size_t i = 0; i < rs->n; i++) analyze_process(rs->procs[i], warmup, &out->procs[i]);
+    out->n = rs->n;
+}
+
+void vt_analysis_free(vt_analysis *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        for (size_t k = 0; k < a->procs[i].nsites; k++) free(a->procs[i].sites[k].curve);
+        free(a->procs[i].sites);
+    }
+    free(a->procs);
+    vt_sym_free(a->sym);
+    memset(a, 0, sizeof *a);
+}
+
+double vt_device_leak_rate(const vt_proc_result *pr, int dev)
+{
+    double r = 0;
+    for (size_t i = 0; i < pr->nsites; i++)
+        if (pr->sites[i].st.verdict == VT_LEAK && pr->sites[i].device == dev) r += pr->sites[i].st.slope;
+    return r;
+}
+
+int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev)
+{
+    const vt_process *p = pr->p;
+    if (!p->nsteps) return -1;
+    for (size_t d = 0; d < p->ndevices; d++)
+        if (p->devices[d].device == dev && p->devices[d].has_mem)
+            return vt_exhaustion_step(p->steps[p->nsteps - 1], p->devices[d].free_bytes, vt_device_leak_rate(pr, dev));
+    return -1;
+}
+
+vt_site_result *vt_result_of(const vt_proc_result *pr, const vt_rsite *s)
+{
+    if (!s || s->result >= pr->nsites) return NULL;
+    return &pr->sites[s->result];
+}
+
+char *vt_process_title(const vt_process *p, char *buf, size_t cap)
+{
+    if (p->has_rank)
+        snprintf(buf, cap, "rank %lld, pid %llu on %s", (long long)p->rank, (unsigned long long)p->pid, p->host);
+    else
+        snprintf(buf, cap, "pid %llu on %s", (unsigned long long)p->pid, p->host);
+    return buf;
+}

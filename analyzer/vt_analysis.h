@@ -1,0 +1,63 @@
+/* vt_analysis.h — turns loaded processes into per-site verdicts and totals.
+ *
+ * For each process: raw sites with the same trimmed stack, kind and device are
+ * merged (their step series summed), classified with vt_classify, given a
+ * stable id, projected to device exhaustion, and sorted biggest problem first:
+ * leaks (by leaked bytes), churn, plateau, stable (each by peak bytes).
+ * Definitions: docs/metrics.md. Single-threaded; a vt_analysis owns its results
+ * but not the vt_runset it points into (free the analysis first).
+ */
+#ifndef VT_ANALYSIS_H
+#define VT_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vt_model.h"
+#include "vt_series.h"
+#include "vt_symbolize.h"
+
+typedef struct vt_site_result {
+    vt_stack *stack;            /* trimmed frames */
+    int kind, device;
+    vt_site_stats st;
+    uint64_t peak_bytes;        /* max live bytes (incl. within steps and at exit) */
+    uint64_t unfreed_exit;      /* live in the exit record, bytes */
+    int64_t exhaustion_step;    /* leak only, free memory known: step the device runs out; else -1 */
+    uint64_t *curve;            /* leak sites: live bytes per step (nsteps); owned; else NULL */
+    char id[20];                /* "s" + 16 hex digits of (kind, device, module, build-id, offset...) */
+} vt_site_result;
+
+typedef struct vt_proc_result {
+    vt_process *p;
+    size_t warmup;              /* steps skipped */
+    vt_site_result *sites;
+    size_t nsites;
+    size_t count[4];            /* by vt_verdict */
+    size_t unfreed_sites;       /* sites with unfreed_exit > 0 */
+} vt_proc_result;
+
+typedef struct vt_analysis {
+    vt_runset *rs;
+    vt_proc_result *procs;
+    size_t n;
+    vt_symbolizer *sym;         /* owned */
+} vt_analysis;
+
+/* Analyzes every process of rs. warmup < 0: automatic (vt_auto_warmup).
+ * no_dwarf: symbolize with snapshot names only. Exits on OOM; cannot fail. */
+void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out);
+void vt_analysis_free(vt_analysis *a);
+
+/* Sum of leak slopes on device dev (bytes/step) and the step at which its last
+ * known free memory is used up (-1 unknown). */
+double vt_device_leak_rate(const vt_proc_result *pr, int dev);
+int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev);
+
+/* The merged site of raw site s (after vt_analyze), or NULL. */
+vt_site_result *vt_result_of(const vt_proc_result *pr, const vt_rsite *s);
+
+/* "rank 3, pid 1234 on node7" style process title into buf. */
+char *vt_process_title(const vt_process *p, char *buf, size_t cap);
+
+#endif /* VT_ANALYSIS_H */

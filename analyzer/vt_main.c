@@ -1,0 +1,316 @@
+/* vt_main.c — the `vramtrace` command: argument parsing and dispatch.
+ *
+ *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]
+ *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] PATH...
+ *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
+ *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT] PATH...
+ *   vramtrace diff [--warmup STEPS] BASE NEW
+ *
+ * Exit codes (DESIGN.md): 0 pass, 1 a check failed, 2 bad usage or unreadable
+ * input (the reader's "file:line: what" on stderr). `run` exits with the
+ * program's status; with --check, a program that failed (non-zero status or a
+ * signal) keeps its own status, otherwise the check's 0/1/2 is the result.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vt_analysis.h"
+#include "vt_check.h"
+#include "vt_diff.h"
+#include "vt_reader.h"
+#include "vt_report.h"
+#include "vt_run.h"
+#include "vt_size.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage:\n"
+          "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
+          "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] PATH...\n"
+          "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
+          "                  [--baseline PATH --max-peak-increase PCT] PATH...\n"
+          "  vramtrace diff [--warmup STEPS] BASE NEW\n"
+          "PATH: a snapshot folder or snapshot files (*.jsonl). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
+          "exit status: 0 pass, 1 a check failed, 2 bad usage or unreadable input\n",
+          f);
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fputs("vramtrace: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    usage(stderr);
+    return 2;
+}
+
+static int parse_size(const char *opt, const char *s, uint64_t *out)
+{
+    if (vt_size_parse(s, out) < 0) {
+        fprintf(stderr, "vramtrace: %s: bad size \"%s\" (examples: 4096, 4KiB, 1.5GiB, 2MB)\n", opt, s);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_steps(const char *s, long *out)
+{
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (errno || e == s || *e || v < 0) {
+        fprintf(stderr, "vramtrace: --warmup: bad step count \"%s\"\n", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Loads and analyzes paths; 0 or 2 (message printed). */
+static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *rs, vt_analysis *a)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->verbose = verbose;
+    if (vt_load_paths(rs, paths, n) < 0) {
+        fprintf(stderr, "%s\n", rs->err);
+        vt_runset_free(rs);
+        return 2;
+    }
+    vt_analyze(rs, warmup, getenv("VRAMTRACE_NO_DWARF") != NULL, a);
+    return 0;
+}
+
+enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE };
+
+typedef struct check_args {
+    vt_check_opts o;
+    long warmup;
+    const char *baseline;
+} check_args;
+
+/* Handles a check option; 1 handled, 0 not a check option, -1 bad value. */
+static int check_option(int c, const char *arg, check_args *ca)
+{
+    switch (c) {
+    case O_MAXG: return parse_size("--max-growth", arg, &ca->o.max_growth) < 0 ? -1 : 1;
+    case O_MAXU: ca->o.has_max_unfreed = 1; return parse_size("--max-unfreed", arg, &ca->o.max_unfreed) < 0 ? -1 : 1;
+    case O_MAXP: ca->o.has_max_peak = 1; return parse_size("--max-peak", arg, &ca->o.max_peak) < 0 ? -1 : 1;
+    case O_WARMUP: return parse_steps(arg, &ca->warmup) < 0 ? -1 : 1;
+    case O_BASE: ca->baseline = arg; return 1;
+    case O_MAXPI: {
+        char *e;
+        double v = strtod(arg, &e);
+        if (e == arg || *e || !(v >= 0)) {
+            fprintf(stderr, "vramtrace: --max-peak-increase: bad percentage \"%s\"\n", arg);
+            return -1;
+        }
+        ca->o.has_max_peak_increase = 1;
+        ca->o.max_peak_increase = v;
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+static int run_check(char *const *paths, int n, check_args *ca, int verbose)
+{
+    if (ca->o.has_max_peak_increase != (ca->baseline != NULL)) {
+        fputs("vramtrace: --baseline and --max-peak-increase go together\n", stderr);
+        return 2;
+    }
+    vt_runset rs, brs;
+    vt_analysis a, b;
+    int rc = load(paths, n, ca->warmup, verbose, &rs, &a);
+    if (rc) return rc;
+    if (ca->baseline) {
+        char *bp[1] = {(char *)ca->baseline};
+        rc = load(bp, 1, ca->warmup, verbose, &brs, &b);
+        if (rc) {
+            vt_analysis_free(&a);
+            vt_runset_free(&rs);
+            return rc;
+        }
+    }
+    rc = vt_check(&a, ca->baseline ? &b : NULL, &ca->o, stdout);
+    if (ca->baseline) {
+        vt_analysis_free(&b);
+        vt_runset_free(&brs);
+    }
+    vt_analysis_free(&a);
+    vt_runset_free(&rs);
+    return rc;
+}
+
+static const struct option check_longopts[] = {
+    {"max-growth", required_argument, 0, O_MAXG}, {"max-unfreed", required_argument, 0, O_MAXU},
+    {"max-peak", required_argument, 0, O_MAXP}, {"warmup", required_argument, 0, O_WARMUP},
+    {"baseline", required_argument, 0, O_BASE}, {"max-peak-increase", required_argument, 0, O_MAXPI},
+    {"verbose", no_argument, 0, O_VERBOSE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+
+static int cmd_check(int argc, char **argv)
+{
+    check_args ca = {.warmup = -1};
+    int c, verbose = 0;
+    while ((c = getopt_long(argc, argv, "+h", check_longopts, NULL)) != -1) {
+        int r = check_option(c, optarg, &ca);
+        if (r < 0) return 2;
+        if (r) continue;
+        if (c == O_VERBOSE) verbose = 1;
+        else if (c == 'h') { usage(stdout); return 0; }
+        else return bad_usage("check: unknown option%s", "");
+    }
+    if (optind >= argc) return bad_usage("check: no PATH given%s", "");
+    return run_check(argv + optind, argc - optind, &ca, verbose);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    static const struct option lo[] = {{"format", required_argument, 0, O_FORMAT}, {"output", required_argument, 0, 'o'},
+                                       {"force", no_argument, 0, O_FORCE}, {"warmup", required_argument, 0, O_WARMUP},
+                                       {"verbose", no_argument, 0, O_VERBOSE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *format = "text", *out = NULL;
+    int force = 0, verbose = 0, c;
+    long warmup = -1;
+    while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
+        switch (c) {
+        case O_FORMAT: format = optarg; break;
+        case 'o': out = optarg; break;
+        case O_FORCE: force = 1; break;
+        case O_VERBOSE: verbose = 1; break;
+        case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
+        case 'h': usage(stdout); return 0;
+        default: return bad_usage("report: unknown option%s", "");
+        }
+    }
+    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "html"))
+        return bad_usage("report: --format must be text, json or html, not \"%s\"", format);
+    if (optind >= argc) return bad_usage("report: no PATH given%s", "");
+    vt_runset rs;
+    vt_analysis a;
+    int rc = load(argv + optind, argc - optind, warmup, verbose, &rs, &a);
+    if (rc) return rc;
+    FILE *f = stdout;
+    if (out) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+        if (fd < 0 || !(f = fdopen(fd, "w"))) {
+            if (errno == EEXIST) fprintf(stderr, "vramtrace: %s already exists; not overwritten (--force overwrites)\n", out);
+            else fprintf(stderr, "vramtrace: cannot write %s: %s\n", out, strerror(errno));
+            if (fd >= 0) close(fd);
+            vt_analysis_free(&a);
+            vt_runset_free(&rs);
+            return 2;
+        }
+    }
+    int color = !out && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    if (!strcmp(format, "json")) rc = vt_report_json(f, &a);
+    else if (!strcmp(format, "html")) rc = vt_report_html(f, &a);
+    else rc = vt_report_text(f, &a, color);
+    if (fflush(f) != 0) rc = -1;
+    if (out && fclose(f) != 0) rc = -1;
+    if (rc < 0) fprintf(stderr, "vramtrace: writing %s failed: %s\n", out ? out : "the report", strerror(errno));
+    vt_analysis_free(&a);
+    vt_runset_free(&rs);
+    return rc < 0 ? 2 : 0;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    long warmup = -1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+        if (c == O_WARMUP) { if (parse_steps(optarg, &warmup) < 0) return 2; }
+        else if (c == 'h') { usage(stdout); return 0; }
+        else return bad_usage("diff: unknown option%s", "");
+    }
+    if (argc - optind != 2) return bad_usage("diff: needs BASE and NEW%s", "");
+    vt_runset rb, rn;
+    vt_analysis b, n;
+    int rc = load(argv + optind, 1, warmup, 0, &rb, &b);
+    if (rc) return rc;
+    rc = load(argv + optind + 1, 1, warmup, 0, &rn, &n);
+    if (rc) {
+        vt_analysis_free(&b);
+        vt_runset_free(&rb);
+        return rc;
+    }
+    rc = vt_diff(&b, &n, stdout) < 0 ? 2 : 0;
+    vt_analysis_free(&b);
+    vt_analysis_free(&n);
+    vt_runset_free(&rb);
+    vt_runset_free(&rn);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"output", required_argument, 0, 'o'}, {"interval", required_argument, 0, O_INTERVAL},
+        {"depth", required_argument, 0, O_DEPTH}, {"check", no_argument, 0, O_CHECK},
+        {"max-growth", required_argument, 0, O_MAXG}, {"max-unfreed", required_argument, 0, O_MAXU},
+        {"max-peak", required_argument, 0, O_MAXP}, {"warmup", required_argument, 0, O_WARMUP},
+        {"baseline", required_argument, 0, O_BASE}, {"max-peak-increase", required_argument, 0, O_MAXPI},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    vt_run_opts ro;
+    memset(&ro, 0, sizeof ro);
+    check_args ca = {.warmup = -1};
+    int c, check = 0;
+    while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
+        if (c == 'o') ro.outdir = optarg;
+        else if (c == O_INTERVAL || c == O_DEPTH) {
+            char *e;
+            long v = strtol(optarg, &e, 10);
+            if (e == optarg || *e || v < 0) return bad_usage("run: bad number \"%s\"", optarg);
+            if (c == O_INTERVAL) ro.interval_ms = optarg;
+            else ro.depth = optarg;
+        } else if (c == O_CHECK) check = 1;
+        else if (c == 'h') { usage(stdout); return 0; }
+        else {
+            int r = check_option(c, optarg, &ca);
+            if (r < 0) return 2;
+            if (!r) return bad_usage("run: unknown option%s", "");
+            if (!check) return bad_usage("run: check options come after --check%s", "");
+        }
+    }
+    if (optind >= argc) return bad_usage("run: no command given (vramtrace run [OPTIONS] -- CMD [ARG...])%s", "");
+    ro.argv = argv + optind;
+    int st = vt_run(&ro);
+    if (st < 0) return 2;
+    fprintf(stderr, "vramtrace: snapshots are in %s\n", ro.outbuf);
+    if (!check) return st;
+    char *paths[1] = {ro.outbuf};
+    int rc = run_check(paths, 1, &ca, 0);
+    if (st != 0) {
+        fprintf(stderr, "vramtrace: the program exited with status %d; that status is kept\n", st);
+        return st;
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    argv++;
+    argc--;
+    optind = 1;
+    if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
+    if (!strcmp(cmd, "report")) return cmd_report(argc, argv);
+    if (!strcmp(cmd, "check")) return cmd_check(argc, argv);
+    if (!strcmp(cmd, "diff")) return cmd_diff(argc, argv);
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "vramtrace: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,185 @@
+/* vt_model.h — what the analyzer keeps of a snapshot stream, per process.
+ *
+ * Design: the reader (vt_reader.c) folds records into these structures as it
+ * streams, so memory is bounded by what is distinct, not by how many records a
+ * run wrote:
+ *   - modules and stacks once per file (stacks are interned after trimming the
+ *     frames of libvramtrace/libcudart/libcuda, so sites that differ only inside
+ *     CUDA's own libraries are one site);
+ *   - one vt_rsite per (raw stack id, kind, device) with its step series stored
+ *     run-length encoded (vt_point: a value holds from its step until the next
+ *     point), 24 bytes per change;
+ *   - per step only the step number and the process's total live bytes;
+ *   - per device the last and extreme values; per OOM its forensics, computed
+ *     from the record's live list while it is parsed and then dropped.
+ * Units: bytes and nanoseconds throughout; "step index" is a dense 0-based index
+ * into vt_process.steps, "step" is the program's own step number.
+ * Single-threaded; a vt_runset owns everything reachable from it.
+ */
+#ifndef VT_MODEL_H
+#define VT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+
+typedef struct vt_module {
+    int64_t id;                 /* the file's module id */
+    char *path;                 /* module path as written by the preload */
+    char *build_id;             /* lowercase hex, "" if unknown */
+    uint64_t bias;              /* load bias (dlpi_addr) */
+    UT_hash_handle hh;          /* vt_process.module_by_id, keyed by id */
+} vt_module;
+
+typedef struct vt_frame {
+    vt_module *mod;             /* NULL: no module (offset is the raw pc) */
+    uint64_t offset;            /* pc - bias (ELF virtual address) */
+    char *function;             /* dladdr name at write time, or NULL */
+} vt_frame;
+
+/* A canonical (trimmed, interned) stack: one per distinct frame list per process. */
+typedef struct vt_stack {
+    uint32_t index;             /* position in vt_process.stacks */
+    uint32_t nframes;
+    vt_frame *frames;           /* innermost first; owned */
+    char *key;                  /* (module ptr, offset) bytes: the interning key */
+    size_t keylen;
+    UT_hash_handle hh;          /* vt_process.stack_by_key */
+} vt_stack;
+
+/* Maps a stack id of the file to its canonical stack. */
+typedef struct vt_rawstack {
+    int64_t id;
+    vt_stack *canon;
+    UT_hash_handle hh;
+} vt_rawstack;
+
+/* One change of a site's step series. */
+typedef struct vt_point {
+    uint32_t step;              /* step index from which the values hold */
+    uint32_t nfree;             /* frees made by the site during that step (saturating) */
+    uint64_t live;              /* live bytes at the step's last snapshot (0 if absent) */
+    uint64_t peak;              /* highest live bytes seen during the step */
+} vt_point;
+
+typedef struct vt_site_key {
+    int64_t stack;              /* raw stack id of the file */
+    int32_t kind;               /* vt_kind */
+    int32_t device;
+} vt_site_key;
+
+/* A site as the file names it: (stack id, kind, device). */
+typedef struct vt_rsite {
+    vt_site_key key;
+    vt_stack *canon;            /* trimmed stack */
+    vt_point *pts;              /* run-length step series; owned */
+    uint32_t npts, cap;
+    uint64_t peak_bytes;        /* max live/interval peak ever seen */
+    uint64_t unfreed_exit;      /* live bytes in the exit record */
+    uint64_t last_live;         /* live bytes at the last series snapshot */
+    /* streaming state (vt_reader.c) */
+    uint64_t snap_mark;         /* snapshot ordinal of snap_* values */
+    uint64_t snap_live, snap_peak, snap_free_total;
+    uint64_t free_total;        /* cumulative frees as last written */
+    uint32_t step_mark;         /* step index + 1 when in the step's touched list */
+    uint32_t closed_mark;       /* step index + 1 when closed for that step */
+    uint64_t step_seen_snap;    /* last snapshot ordinal in which it appeared */
+    uint64_t step_live, step_peak;
+    uint32_t step_nfree;
+    uint64_t scratch;           /* per-record accumulator (OOM top sites) */
+    uint64_t scratch_mark;
+    uint32_t result;            /* index of its merged site in vt_proc_result.sites (vt_analysis.c) */
+    UT_hash_handle hh;          /* vt_process.sites */
+} vt_rsite;
+
+typedef struct vt_device {
+    int device;
+    int has_mem;                /* free/total known */
+    uint64_t free_bytes, total_bytes;       /* last known (cuMemGetInfo_v2) */
+    uint64_t live_bytes, peak_bytes;        /* last written */
+    uint64_t peak_max;                      /* max peak_bytes written */
+    double frag_last, frag_max;             /* fragmentation, docs/metrics.md */
+    uint64_t pool_reserved, pool_used;      /* last written */
+    uint64_t retention_max;                 /* max (reserved - used) */
+} vt_device;
+
+/* A site's share of an OOM moment. */
+typedef struct vt_oom_site {
+    vt_rsite *site;
+    uint64_t bytes;             /* live bytes of the site at the OOM */
+    uint64_t blocks;            /* live blocks (0 if only the site totals were known) */
+    uint64_t split_blocks;      /* blocks with free gaps on both sides */
+    uint64_t gap_if_freed;      /* largest contiguous gap freeing one of its blocks would make */
+} vt_oom_site;
+
+#define VT_OOM_TOP 5
+
+typedef struct vt_oom {
+    uint64_t seq, step, time_ns;
+    char api[64];
+    int kind, device;
+    uint64_t requested_bytes;
+    int64_t result;             /* the CUDA error code returned to the program */
+    int has_mem;                /* free/total known */
+    uint64_t free_bytes, total_bytes, tracked_bytes;
+    int64_t untracked_bytes;    /* (total - free) - tracked; may be negative if inconsistent */
+    vt_rsite *site;             /* the failing call's site, or NULL */
+    int64_t stack;              /* the failing call's stack id, -1 if none */
+    int has_allocs;             /* the live list was present */
+    uint64_t gap_count, gap_total, gap_largest;   /* free gaps between live blocks on the device */
+    vt_oom_site top[VT_OOM_TOP];   /* by live bytes */
+    int ntop;
+    vt_oom_site split[VT_OOM_TOP]; /* fragmentation: sites whose blocks split the free gaps */
+    int nsplit;
+} vt_oom;
+
+typedef struct vt_process {
+    char *file;                 /* snapshot file path */
+    char *host;
+    uint64_t pid, ppid, start_ns;
+    int has_rank;
+    int64_t rank, local_rank, world_size;
+    char *exe, *cmdline;        /* cmdline joined with spaces */
+    uint64_t depth, interval_ms;
+    int step_marked;            /* some snapshot had step_marked true */
+    vt_module *module_by_id;
+    vt_module **modules; size_t nmodules, capmodules;
+    vt_stack *stack_by_key;
+    vt_stack **stacks; size_t nstacks, capstacks;
+    vt_rawstack *rawstacks;
+    vt_rsite *sites;            /* hash of all sites */
+    size_t nsites;
+    uint64_t *steps; size_t nsteps, capsteps;       /* step numbers, increasing */
+    uint64_t *step_total; size_t captotal;           /* total live bytes at each step's last snapshot */
+    vt_device *devices; size_t ndevices, capdevices;
+    vt_oom *ooms; size_t nooms, capooms;
+    uint64_t nsnapshots;        /* series snapshots (not exit) */
+    uint64_t dropped_records;   /* max dropped_records written */
+    int exited;                 /* an exit record was read */
+    uint64_t unfreed_exit_bytes;
+    uint64_t peak_bytes;        /* sum over devices of peak_max */
+    int torn_tail;              /* a torn last line was ignored */
+    /* streaming state */
+    vt_rsite **touched; size_t ntouched, captouched;
+    vt_rsite **active; size_t nactive, capactive;
+    uint64_t last_series_snap;
+} vt_process;
+
+typedef struct vt_runset {
+    vt_process **procs;
+    size_t n, cap;
+    int verbose;                /* mention ignored torn lines */
+    char err[1200];             /* "file:line: what" after a failure */
+} vt_runset;
+
+/* Live bytes of site s at step index i (expanding the run-length series). Points
+ * must be visited in order: use vt_rsite_expand for whole series. */
+void vt_rsite_expand(const vt_rsite *s, size_t nsteps, uint64_t *live, uint64_t *peak, uint32_t *nfree);
+
+/* Device entry for number dev, created on first use. */
+vt_device *vt_process_device(vt_process *p, int dev);
+
+void vt_process_free(vt_process *p);
+void vt_runset_free(vt_runset *rs);
+
+#endif /* VT_MODEL_H */

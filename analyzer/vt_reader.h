@@ -1,0 +1,33 @@
+/* vt_reader.h — streams snapshot files (docs/snapshot-format.md) into a vt_runset.
+ *
+ * Reads files and folders (a folder's `*.jsonl` files, sorted by name, not
+ * recursive), one process per file, line by line with a bounded line buffer
+ * (VT_MAX_LINE); each line is parsed with the vt_json cursor and folded into the
+ * model at once, so memory grows with distinct sites and steps, not with records.
+ *
+ * Errors (exit status 2 for the command): the first problem stops the load with
+ * rs->err = "FILE:LINE: what" — unreadable, not a regular file, a symbolic link
+ * inside a folder, empty, not JSON, a foreign format, an unsupported version, a
+ * wrong type, a negative or overflowing number, nesting deeper than 64, a line
+ * over VT_MAX_LINE, a stack or module used before it is defined, a step that goes
+ * backwards, a folder without snapshot files. A final line without '\n' is a torn
+ * write and is ignored (noted on stderr when rs->verbose).
+ * A second file of the same process (host, pid, start_ns) is skipped with a
+ * warning on stderr. Single-threaded.
+ */
+#ifndef VT_READER_H
+#define VT_READER_H
+
+#include "vt_model.h"
+
+#define VT_MAX_LINE (256u << 20)   /* bytes; longer lines are rejected */
+
+/* Loads every path (file or folder) into rs, appending processes in order.
+ * 0 on success; -1 with rs->err set. rs must be zeroed (or previously loaded). */
+int vt_load_paths(vt_runset *rs, char *const *paths, int npaths);
+
+/* Loads one snapshot file given by its path (followed if a symlink when
+ * explicit). in_dir: refuse symlinks (the file came from a folder listing). */
+int vt_load_file(vt_runset *rs, const char *path, int in_dir);
+
+#endif /* VT_READER_H */

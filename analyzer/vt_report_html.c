@@ -1,0 +1,230 @@
+/* vt_report_html.c — `report --format html`: one self-contained file.
+ *
+ * Inline CSS and inline SVG only: no script, no font, no image, no network, so
+ * the file opens anywhere (and in headless Chromium for the test). Per process:
+ * a step-curve plot of the total live bytes and of each leaking site (bucket
+ * maxima, at most PLOT_POINTS points per curve), the leak table with stacks,
+ * OOM forensics, unfreed at exit, the other sites, devices.
+ */
+#include "vt_report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "vt_format.h"
+#include "vt_size.h"
+
+#define PLOT_POINTS 600
+#define PLOT_W 960
+#define PLOT_H 320
+#define ML 80
+#define MR 20
+#define MT 20
+#define MB 40
+
+static const char *const colors[] = {"#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"};
+#define TOTAL_COLOR "#1f77b4"
+
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void polyline(FILE *f, const uint64_t *steps, const uint64_t *v, size_t n, double x0, double x1, double ymax,
+                     const char *color, int width)
+{
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" points=\"", color, width);
+    size_t cells = n < PLOT_POINTS ? n : PLOT_POINTS;
+    for (size_t c = 0; c < cells; c++) {
+        size_t b = c * n / cells, e = (c + 1) * n / cells;
+        uint64_t m = 0;
+        for (size_t i = b; i < e; i++) if (v[i] > m) m = v[i];
+        double xs = x1 > x0 ? ((double)steps[b] - x0) / (x1 - x0) : 0.5;
+        double x = ML + xs * (PLOT_W - ML - MR);
+        double y = PLOT_H - MB - (ymax > 0 ? (double)m / ymax : 0) * (PLOT_H - MT - MB);
+        fprintf(f, "%.1f,%.1f ", x, y);
+    }
+    fputs("\"/>\n", f);
+}
+
+static void plot(FILE *f, vt_proc_result *pr)
+{
+    vt_process *p = pr->p;
+    if (!p->nsteps) {
+        fputs("<p>No steps recorded.</p>\n", f);
+        return;
+    }
+    double x0 = (double)p->steps[0], x1 = (double)p->steps[p->nsteps - 1];
+    uint64_t ymax = 1;
+    for (size_t i = 0; i < p->nsteps; i++) if (p->step_total[i] > ymax) ymax = p->step_total[i];
+    for (size_t s = 0; s < pr->nsites; s++)
+        if (pr->sites[s].curve)
+            for (size_t i = 0; i < p->nsteps; i++) if (pr->sites[s].curve[i] > ymax) ymax = pr->sites[s].curve[i];
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "role=\"img\" aria-label=\"live bytes per step\">\n", PLOT_W, PLOT_H, PLOT_W, PLOT_H);
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", PLOT_W, PLOT_H);
+    char b[32];
+    for (int t = 0; t <= 4; t++) {
+        double y = PLOT_H - MB - t / 4.0 * (PLOT_H - MT - MB);
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>", ML, y, PLOT_W - MR, y);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"#444\">%s</text>\n", ML - 6, y + 4,
+                vt_size_fmt((uint64_t)((double)ymax * t / 4.0), b, sizeof b));
+    }
+    for (int t = 0; t <= 4; t++) {
+        double x = ML + t / 4.0 * (PLOT_W - ML - MR);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">%.0f</text>\n", x,
+                PLOT_H - MB + 16, x0 + (x1 - x0) * t / 4.0);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">step</text>\n",
+            (PLOT_W + ML) / 2, PLOT_H - 6);
+    polyline(f, p->steps, p->step_total, p->nsteps, x0, x1, (double)ymax, TOTAL_COLOR, 2);
+    int c = 0;
+    for (size_t s = 0; s < pr->nsites; s++)
+        if (pr->sites[s].curve) polyline(f, p->steps, pr->sites[s].curve, p->nsteps, x0, x1, (double)ymax, colors[c++ % 7], 3);
+    fputs("</svg>\n", f);
+}
+
+static void stack_html(FILE *f, vt_analysis *a, const vt_site_result *r)
+{
+    fputs("<details><summary>", f);
+    const vt_sym *s0 = vt_site_frame(a, r, 0);
+    esc(f, s0 ? s0->label : "(no frames)");
+    fputs("</summary><ol class=\"stack\">", f);
+    for (uint32_t i = 0; i < r->stack->nframes; i++) {
+        const vt_sym *s = vt_site_frame(a, r, i);
+        fputs("<li>", f);
+        esc(f, s->label);
+        if (s->module) {
+            fputs(" <span class=\"mod\">", f);
+            esc(f, s->module);
+            fputs("</span>", f);
+        }
+        fputs("</li>", f);
+    }
+    fputs("</ol></details>", f);
+}
+
+static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
+{
+    vt_process *p = pr->p;
+    char t[200], b1[32], b2[32], b3[32];
+    fputs("<section><h2>", f);
+    esc(f, vt_process_title(p, t, sizeof t));
+    if (p->cmdline) { fputs(": <code>", f); esc(f, p->cmdline); fputs("</code>", f); }
+    fputs("</h2>\n<p class=\"meta\">", f);
+    fprintf(f, "%zu steps (%s), warm-up %zu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
+               "%zu plateau, %zu stable &middot; ",
+            p->nsteps, p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval", pr->warmup,
+            vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
+            pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE]);
+    esc(f, p->file);
+    fputs("</p>\n", f);
+    plot(f, pr);
+    fprintf(f, "<p class=\"legend\"><span style=\"color:%s\">&#9632;</span> total live bytes", TOTAL_COLOR);
+    int c = 0;
+    for (size_t s = 0; s < pr->nsites; s++) {
+        if (!pr->sites[s].curve) continue;
+        fprintf(f, " &nbsp; <span style=\"color:%s\">&#9632;</span> ", colors[c++ % 7]);
+        const vt_sym *s0 = vt_site_frame(a, &pr->sites[s], 0);
+        esc(f, s0 ? s0->label : pr->sites[s].id);
+    }
+    fputs("</p>\n", f);
+
+    if (pr->count[VT_LEAK]) {
+        fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked</th><th>since step</th>"
+              "<th>device runs out at step</th><th>kind</th><th>stack</th></tr>\n", f);
+        for (size_t s = 0; s < pr->nsites; s++) {
+            vt_site_result *r = &pr->sites[s];
+            if (r->st.verdict != VT_LEAK) continue;
+            fprintf(f, "<tr><td>%s</td><td>%s</td><td>", vt_size_fmt_signed(r->st.slope, b1, sizeof b1),
+                    vt_size_fmt(r->st.leaked_bytes, b2, sizeof b2));
+            if (r->st.has_first_growth) fprintf(f, "%" PRIu64, r->st.first_growth_step);
+            fputs("</td><td>", f);
+            if (r->exhaustion_step >= 0) fprintf(f, "%" PRId64, r->exhaustion_step);
+            fprintf(f, "</td><td>%s %d</td><td>", vt_kind_name(r->kind), r->device);
+            stack_html(f, a, r);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    if (p->nooms) {
+        fputs("<h3 class=\"bad\">Out of memory</h3><table><tr><th>step</th><th>call</th><th>requested</th><th>free</th>"
+              "<th>total</th><th>tracked</th><th>untracked</th><th>verdict</th><th>top sites</th></tr>\n", f);
+        for (size_t i = 0; i < p->nooms; i++) {
+            vt_oom *o = &p->ooms[i];
+            fprintf(f, "<tr><td>%" PRIu64 "</td><td>", o->step);
+            esc(f, o->api);
+            fprintf(f, " (device %d)</td><td>%s</td>", o->device, vt_size_fmt(o->requested_bytes, b1, sizeof b1));
+            if (o->has_mem)
+                fprintf(f, "<td>%s</td><td>%s</td>", vt_size_fmt(o->free_bytes, b2, sizeof b2), vt_size_fmt(o->total_bytes, b3, sizeof b3));
+            else
+                fputs("<td>?</td><td>?</td>", f);
+            fprintf(f, "<td>%s</td><td>%" PRId64 " B</td><td>%s</td><td>", vt_size_fmt(o->tracked_bytes, b1, sizeof b1),
+                    o->untracked_bytes,
+                    !o->has_mem ? "unknown" : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion");
+            for (int k = 0; k < o->ntop; k++) {
+                vt_site_result *r = vt_result_of(pr, o->top[k].site);
+                fprintf(f, "%s ", vt_size_fmt(o->top[k].bytes, b1, sizeof b1));
+                if (r) stack_html(f, a, r);
+            }
+            for (int k = 0; k < o->nsplit; k++) {
+                vt_site_result *r = vt_result_of(pr, o->split[k].site);
+                fprintf(f, "splits the free space (freeing one block opens %s): ",
+                        vt_size_fmt(o->split[k].gap_if_freed, b1, sizeof b1));
+                if (r) stack_html(f, a, r);
+            }
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    fputs("<h3>All sites</h3><table><tr><th>verdict</th><th>peak</th><th>floor at end</th><th>unfreed at exit</th>"
+          "<th>kind</th><th>stack</th></tr>\n", f);
+    for (size_t s = 0; s < pr->nsites; s++) {
+        vt_site_result *r = &pr->sites[s];
+        fprintf(f, "<tr><td class=\"v-%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %d</td><td>",
+                vt_verdict_name(r->st.verdict), vt_verdict_name(r->st.verdict), vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                vt_size_fmt(r->st.floor_end, b2, sizeof b2), vt_size_fmt(r->unfreed_exit, b3, sizeof b3),
+                vt_kind_name(r->kind), r->device);
+        stack_html(f, a, r);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    if (p->ndevices) {
+        fputs("<h3>Devices</h3><table><tr><th>device</th><th>peak</th><th>free / total</th><th>fragmentation (max)</th>"
+              "<th>pool retention (max)</th></tr>\n", f);
+        for (size_t d = 0; d < p->ndevices; d++) {
+            vt_device *dv = &p->devices[d];
+            fprintf(f, "<tr><td>%d</td><td>%s</td><td>", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
+            if (dv->has_mem) fprintf(f, "%s / %s", vt_size_fmt(dv->free_bytes, b2, sizeof b2), vt_size_fmt(dv->total_bytes, b3, sizeof b3));
+            fprintf(f, "</td><td>%.2f (%.2f)</td><td>%s (%s)</td></tr>\n", dv->frag_last, dv->frag_max,
+                    vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
+                    vt_size_fmt(dv->retention_max, b2, sizeof b2));
+        }
+        fputs("</table>\n", f);
+    }
+    fputs("</section>\n", f);
+}
+
+int vt_report_html(FILE *f, vt_analysis *a)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+          "<title>vramtrace report</title>\n<style>\n"
+          "body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff}"
+          "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;font-size:13px}"
+          "th{background:#f3f3f3}.meta{color:#555;font-size:13px}.bad{color:#b00}.mod{color:#888;font-size:11px}"
+          ".stack{margin:.2em 0;padding-left:1.5em;font-family:monospace;font-size:12px}summary{font-family:monospace;cursor:pointer}"
+          ".v-leak{color:#b00;font-weight:bold}.v-churn{color:#a60}.legend{font-size:13px}code{font-size:13px}"
+          "\n</style></head><body>\n<h1>vramtrace report</h1>\n", f);
+    for (size_t i = 0; i < a->n; i++) process_html(f, a, &a->procs[i]);
+    fputs("</body></html>\n", f);
+    return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,200 @@
+/* vt_report_json.c — `report --format json`: the fixed keys of DESIGN.md
+ * ("Command-line contract") plus extras documented in docs/metrics.md.
+ *
+ * Built as a jansson tree and dumped once. jansson integers are signed 64-bit:
+ * byte counts above 2^63-1 (never seen on real devices) are clamped to it.
+ */
+#include "vt_report.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_format.h"
+
+static json_t *ju(uint64_t v)
+{
+    return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *jstr_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* json_string rejects invalid UTF-8: fall back to a lossy copy. */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j) return j;
+    size_t n = strlen(s);
+    char *c = malloc(n + 1);
+    if (!c) return json_string("?");
+    for (size_t i = 0; i <= n; i++) c[i] = (unsigned char)s[i] >= 0x80 ? '?' : s[i];
+    j = json_string(c);
+    free(c);
+    return j ? j : json_string("?");
+}
+
+static json_t *frames_json(vt_analysis *a, const vt_site_result *r, uint32_t max)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < r->stack->nframes && i < max; i++) {
+        const vt_sym *s = vt_site_frame(a, r, i);
+        json_t *fr = json_object();
+        json_object_set_new(fr, "function", s->function ? jstr(s->function) : json_null());
+        json_object_set_new(fr, "file", s->file ? jstr(s->file) : json_null());
+        json_object_set_new(fr, "line", s->line ? json_integer(s->line) : json_null());
+        json_object_set_new(fr, "module", s->module ? jstr(s->module) : json_null());
+        json_object_set_new(fr, "offset", ju(s->offset));
+        json_array_append_new(arr, fr);
+    }
+    return arr;
+}
+
+static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site_result *r)
+{
+    json_t *s = json_object();
+    json_object_set_new(s, "id", json_string(r->id));
+    json_object_set_new(s, "verdict", json_string(vt_verdict_name(r->st.verdict)));
+    json_object_set_new(s, "kind", json_string(vt_kind_name(r->kind)));
+    json_object_set_new(s, "device", json_integer(r->device));
+    json_object_set_new(s, "growth_bytes_per_step", json_real(isfinite(r->st.slope) ? r->st.slope : 0));
+    json_object_set_new(s, "leaked_bytes", ju(r->st.leaked_bytes));
+    json_object_set_new(s, "unfreed_at_exit_bytes", ju(r->unfreed_exit));
+    json_object_set_new(s, "peak_bytes", ju(r->peak_bytes));
+    json_object_set_new(s, "first_growth_step", r->st.has_first_growth ? ju(r->st.first_growth_step) : json_null());
+    json_object_set_new(s, "exhaustion_step", r->exhaustion_step >= 0 ? json_integer(r->exhaustion_step) : json_null());
+    json_object_set_new(s, "floor_start_bytes", ju(r->st.floor_start));
+    json_object_set_new(s, "floor_end_bytes", ju(r->st.floor_end));
+    json_object_set_new(s, "last_live_bytes", ju(r->st.last_live));
+    json_object_set_new(s, "floor_rises", json_integer(r->st.rises));
+    json_object_set_new(s, "churn_events", json_integer(r->st.churn_events));
+    json_object_set_new(s, "frames", frames_json(a, r, UINT32_MAX));
+    (void)pr;
+    return s;
+}
+
+static json_t *oom_site_json(vt_analysis *a, const vt_proc_result *pr, const vt_oom_site *os, int split)
+{
+    vt_site_result *r = vt_result_of(pr, os->site);
+    json_t *j = json_object();
+    json_object_set_new(j, "id", r ? json_string(r->id) : json_null());
+    json_object_set_new(j, "live_bytes", ju(os->bytes));
+    json_object_set_new(j, "blocks", ju(os->blocks));
+    if (split) {
+        json_object_set_new(j, "splitting_blocks", ju(os->split_blocks));
+        json_object_set_new(j, "gap_if_freed_bytes", ju(os->gap_if_freed));
+    }
+    json_object_set_new(j, "frames", r ? frames_json(a, r, 3) : json_array());
+    return j;
+}
+
+static json_t *oom_json(vt_analysis *a, const vt_proc_result *pr, const vt_oom *o)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "requested_bytes", ju(o->requested_bytes));
+    json_object_set_new(j, "free_bytes", o->has_mem ? ju(o->free_bytes) : json_null());
+    json_object_set_new(j, "total_bytes", o->has_mem ? ju(o->total_bytes) : json_null());
+    json_object_set_new(j, "verdict", json_string(!o->has_mem ? "unknown"
+                                                  : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion"));
+    json_object_set_new(j, "tracked_bytes", ju(o->tracked_bytes));
+    json_object_set_new(j, "untracked_bytes", o->has_mem ? json_integer(o->untracked_bytes) : json_null());
+    json_object_set_new(j, "step", ju(o->step));
+    json_object_set_new(j, "api", jstr(o->api));
+    json_object_set_new(j, "kind", json_string(vt_kind_name(o->kind)));
+    json_object_set_new(j, "device", json_integer(o->device));
+    json_object_set_new(j, "result", json_integer(o->result));
+    vt_site_result *r = vt_result_of(pr, o->site);
+    json_object_set_new(j, "site", r ? json_string(r->id) : json_null());
+    json_object_set_new(j, "frames", r ? frames_json(a, r, UINT32_MAX) : json_array());
+    json_t *top = json_array();
+    for (int k = 0; k < o->ntop; k++) json_array_append_new(top, oom_site_json(a, pr, &o->top[k], 0));
+    json_object_set_new(j, "top_sites", top);
+    if (o->has_allocs) {
+        json_t *g = json_object();
+        json_object_set_new(g, "count", ju(o->gap_count));
+        json_object_set_new(g, "total_bytes", ju(o->gap_total));
+        json_object_set_new(g, "largest_bytes", ju(o->gap_largest));
+        json_object_set_new(j, "gaps", g);
+        json_t *sp = json_array();
+        for (int k = 0; k < o->nsplit; k++) json_array_append_new(sp, oom_site_json(a, pr, &o->split[k], 1));
+        json_object_set_new(j, "splitting_sites", sp);
+    }
+    return j;
+}
+
+static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
+{
+    const vt_process *p = pr->p;
+    json_t *j = json_object();
+    json_object_set_new(j, "pid", ju(p->pid));
+    json_object_set_new(j, "host", jstr(p->host));
+    json_object_set_new(j, "rank", p->has_rank ? json_integer(p->rank) : json_null());
+    json_object_set_new(j, "peak_bytes", ju(p->peak_bytes));
+    json_object_set_new(j, "unfreed_at_exit_bytes", ju(p->unfreed_exit_bytes));
+    json_object_set_new(j, "steps", ju(p->nsteps));
+    json_t *sites = json_array();
+    for (size_t i = 0; i < pr->nsites; i++) json_array_append_new(sites, site_json(a, pr, &pr->sites[i]));
+    json_object_set_new(j, "sites", sites);
+    json_t *ooms = json_array();
+    for (size_t i = 0; i < p->nooms; i++) json_array_append_new(ooms, oom_json(a, pr, &p->ooms[i]));
+    json_object_set_new(j, "ooms", ooms);
+    /* extras */
+    json_object_set_new(j, "file", jstr(p->file));
+    json_object_set_new(j, "ppid", ju(p->ppid));
+    json_object_set_new(j, "start_ns", ju(p->start_ns));
+    json_object_set_new(j, "exe", jstr_or_null(p->exe));
+    json_object_set_new(j, "cmdline", p->cmdline ? jstr(p->cmdline) : json_null());
+    json_object_set_new(j, "step_marked", json_boolean(p->step_marked));
+    json_object_set_new(j, "first_step", p->nsteps ? ju(p->steps[0]) : json_null());
+    json_object_set_new(j, "last_step", p->nsteps ? ju(p->steps[p->nsteps - 1]) : json_null());
+    json_object_set_new(j, "warmup_steps", ju(pr->warmup));
+    json_object_set_new(j, "exited", json_boolean(p->exited));
+    json_object_set_new(j, "torn_tail", json_boolean(p->torn_tail));
+    json_object_set_new(j, "dropped_records", ju(p->dropped_records));
+    json_t *counts = json_object();
+    for (int v = 0; v < 4; v++) json_object_set_new(counts, vt_verdict_name((vt_verdict)v), ju(pr->count[v]));
+    json_object_set_new(j, "verdict_counts", counts);
+    json_t *devs = json_array();
+    for (size_t d = 0; d < p->ndevices; d++) {
+        const vt_device *dv = &p->devices[d];
+        json_t *o = json_object();
+        json_object_set_new(o, "device", json_integer(dv->device));
+        json_object_set_new(o, "free_bytes", dv->has_mem ? ju(dv->free_bytes) : json_null());
+        json_object_set_new(o, "total_bytes", dv->has_mem ? ju(dv->total_bytes) : json_null());
+        json_object_set_new(o, "live_bytes", ju(dv->live_bytes));
+        json_object_set_new(o, "peak_bytes", ju(dv->peak_max));
+        json_object_set_new(o, "fragmentation", json_real(dv->frag_last));
+        json_object_set_new(o, "fragmentation_max", json_real(dv->frag_max));
+        json_object_set_new(o, "pool_reserved_bytes", ju(dv->pool_reserved));
+        json_object_set_new(o, "pool_used_bytes", ju(dv->pool_used));
+        json_object_set_new(o, "pool_retention_bytes", ju(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0));
+        json_object_set_new(o, "pool_retention_max_bytes", ju(dv->retention_max));
+        json_object_set_new(o, "leak_bytes_per_step", json_real(vt_device_leak_rate(pr, dv->device)));
+        int64_t ex = vt_device_exhaustion_step(pr, dv->device);
+        json_object_set_new(o, "exhaustion_step", ex >= 0 ? json_integer(ex) : json_null());
+        json_array_append_new(devs, o);
+    }
+    json_object_set_new(j, "devices", devs);
+    json_t *total = json_array();
+    for (size_t i = 0; i < p->nsteps; i++) json_array_append_new(total, json_pack("[o,o]", ju(p->steps[i]), ju(p->step_total[i])));
+    json_object_set_new(j, "total_live_bytes_by_step", total);
+    return j;
+}
+
+int vt_report_json(FILE *f, vt_analysis *a)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "format", json_string(VT_REPORT_NAME));
+    json_object_set_new(root, "version", json_integer(VT_REPORT_VERSION));
+    json_t *procs = json_array();
+    for (size_t i = 0; i < a->n; i++) json_array_append_new(procs, process_json(a, &a->procs[i]));
+    json_object_set_new(root, "processes", procs);
+    int rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    fputc('\n', f);
+    json_decref(root);
+    return rc < 0 || ferror(f) ? -1 : 0;
+}

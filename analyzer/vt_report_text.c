@@ -1,0 +1,218 @@
+/* vt_report_text.c — the default text report: one screen, biggest problems first.
+ *
+ * Order: per process a header line and totals; then leaks (with a sparkline of
+ * live bytes per step and the device exhaustion forecast), out-of-memory events,
+ * unfreed at exit, churn, plateau, stable (summarised), devices. Each list is cut
+ * at a few entries with "... and N more" so a run with thousands of sites still
+ * fits a screen; `--format json` has everything.
+ */
+#include "vt_report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_format.h"
+#include "vt_size.h"
+
+#define MAX_LIST 5
+#define SPARK_W 40
+
+static const char *C_RED = "\033[1;31m", *C_YEL = "\033[33m", *C_BOLD = "\033[1m", *C_DIM = "\033[2m",
+                  *C_OFF = "\033[0m";
+
+const vt_sym *vt_site_frame(vt_analysis *a, const vt_site_result *r, uint32_t i)
+{
+    if (i >= r->stack->nframes) return NULL;
+    return vt_sym_frame(a->sym, &r->stack->frames[i], i == 0);
+}
+
+char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap)
+{
+    static const char *const bars[8] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
+    size_t cells = n < width ? n : width, o = 0;
+    uint64_t mx = 0;
+    for (size_t i = 0; i < n; i++) if (v[i] > mx) mx = v[i];
+    buf[0] = 0;
+    for (size_t c = 0; c < cells && o + 4 < cap; c++) {
+        size_t b = c * n / cells, e = (c + 1) * n / cells;
+        uint64_t m = 0;
+        for (size_t i = b; i < e; i++) if (v[i] > m) m = v[i];
+        int lvl = mx ? (int)((double)m / (double)mx * 7.0 + 0.5) : 0;
+        memcpy(buf + o, bars[lvl], 3);
+        o += 3;
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+static void frames(FILE *f, vt_analysis *a, const vt_site_result *r, const char *indent, int max, const char *dim,
+                   const char *off)
+{
+    for (uint32_t i = 0; i < r->stack->nframes && (int)i < max; i++)
+        fprintf(f, "%s%s%s%s%s\n", indent, i ? "  " : "at ", i ? dim : "", vt_site_frame(a, r, i)->label, i ? off : "");
+    if ((int)r->stack->nframes > max) fprintf(f, "%s  %s... %u more frames%s\n", indent, dim, r->stack->nframes - max, off);
+    if (!r->stack->nframes) fprintf(f, "%s(no frames)\n", indent);
+}
+
+static const char *top_label(vt_analysis *a, const vt_site_result *r)
+{
+    const vt_sym *s = vt_site_frame(a, r, 0);
+    return s ? s->label : "(no frames)";
+}
+
+static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
+{
+    const char *red = color ? C_RED : "", *yel = color ? C_YEL : "", *bold = color ? C_BOLD : "",
+               *dim = color ? C_DIM : "", *off = color ? C_OFF : "";
+    vt_process *p = pr->p;
+    char t[200], b1[32], b2[32], b3[32];
+    fprintf(f, "%s== %s%s%s%s\n", bold, vt_process_title(p, t, sizeof t), p->cmdline ? ": " : "",
+            p->cmdline ? p->cmdline : "", off);
+    fprintf(f, "   %ssnapshots %s%s\n", dim, p->file, off);
+    fprintf(f, "   %zu steps (%s), warm-up %zu   peak %s   unfreed at exit %s",
+            p->nsteps, p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
+            pr->warmup, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
+            p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown (no exit record)");
+    if (p->exited && pr->unfreed_sites) fprintf(f, " in %zu site%s", pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
+    fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable\n", pr->count[VT_LEAK], pr->count[VT_CHURN],
+            pr->count[VT_PLATEAU], pr->count[VT_STABLE]);
+    if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
+
+    size_t shown = 0;
+    if (pr->count[VT_LEAK]) fprintf(f, "\n%sLEAKS%s\n", red, off);
+    for (size_t i = 0; i < pr->nsites; i++) {
+        vt_site_result *r = &pr->sites[i];
+        if (r->st.verdict != VT_LEAK) continue;
+        if (shown++ == MAX_LIST) {
+            fprintf(f, "  ... and %zu more leaking sites\n", pr->count[VT_LEAK] - MAX_LIST);
+            break;
+        }
+        char sp[SPARK_W * 3 + 4], rate[32];
+        vt_size_fmt_signed(r->st.slope, rate, sizeof rate);
+        fprintf(f, "  %s%s/step%s  leaked %s", red, rate, off, vt_size_fmt(r->st.leaked_bytes, b1, sizeof b1));
+        if (r->st.has_first_growth) fprintf(f, ", growing since step %" PRIu64, r->st.first_growth_step);
+        fprintf(f, "  (%s, device %d)\n", vt_kind_name(r->kind), r->device);
+        fprintf(f, "    %s  %s .. %s over steps %" PRIu64 "..%" PRIu64 "\n",
+                vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_start, b2, sizeof b2),
+                vt_size_fmt(r->st.last_live, b3, sizeof b3), p->steps[0], p->steps[p->nsteps - 1]);
+        if (r->exhaustion_step >= 0)
+            fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
+        frames(f, a, r, "    ", 4, dim, off);
+    }
+
+    if (p->nooms) fprintf(f, "\n%sOUT OF MEMORY%s\n", red, off);
+    for (size_t i = 0; i < p->nooms && i < MAX_LIST; i++) {
+        vt_oom *o = &p->ooms[i];
+        const char *verdict = !o->has_mem ? "unknown (free memory not known)"
+                              : o->free_bytes >= o->requested_bytes ? "fragmentation: enough memory is free, no gap fits"
+                                                                     : "exhaustion: not enough memory is free";
+        fprintf(f, "  step %" PRIu64 ": %s of %s on device %d failed (error %" PRId64 ") — %s\n", o->step, o->api,
+                vt_size_fmt(o->requested_bytes, b1, sizeof b1), o->device, o->result, verdict);
+        if (o->has_mem) {
+            char b4[32];
+            fprintf(f, "    free %s of %s; tracked %s, untracked %s%s\n", vt_size_fmt(o->free_bytes, b1, sizeof b1),
+                    vt_size_fmt(o->total_bytes, b2, sizeof b2), vt_size_fmt(o->tracked_bytes, b3, sizeof b3),
+                    o->untracked_bytes < 0 ? "-" : "",
+                    vt_size_fmt((uint64_t)(o->untracked_bytes < 0 ? -o->untracked_bytes : o->untracked_bytes), b4, sizeof b4));
+        }
+        if (o->site) {
+            vt_site_result *r = vt_result_of(pr, o->site);
+            if (r) fprintf(f, "    failing call at %s\n", top_label(a, r));
+        }
+        for (int k = 0; k < o->ntop; k++) {
+            vt_site_result *r = vt_result_of(pr, o->top[k].site);
+            fprintf(f, "    %s %9s  %s\n", k ? "   " : "top", vt_size_fmt(o->top[k].bytes, b1, sizeof b1),
+                    r ? top_label(a, r) : "?");
+        }
+        if (o->has_allocs && o->gap_count)
+            fprintf(f, "    gaps between this process's blocks: %" PRIu64 ", %s in all, largest %s\n", o->gap_count,
+                    vt_size_fmt(o->gap_total, b1, sizeof b1), vt_size_fmt(o->gap_largest, b2, sizeof b2));
+        for (int k = 0; k < o->nsplit && o->has_mem && o->free_bytes >= o->requested_bytes; k++) {
+            vt_site_result *r = vt_result_of(pr, o->split[k].site);
+            fprintf(f, "    %s %" PRIu64 " block%s freeing one opens %s%s  %s\n", k ? "         " : "splitting",
+                    o->split[k].split_blocks, o->split[k].split_blocks == 1 ? ", " : "s,",
+                    vt_size_fmt(o->split[k].gap_if_freed, b1, sizeof b1),
+                    o->split[k].gap_if_freed >= o->requested_bytes ? " (fits the request)" : "",
+                    r ? top_label(a, r) : "?");
+        }
+    }
+    if (p->nooms > MAX_LIST) fprintf(f, "  ... and %zu more out-of-memory events\n", p->nooms - MAX_LIST);
+
+    if (p->exited && p->unfreed_exit_bytes) {
+        fprintf(f, "\n%sUNFREED AT EXIT%s  %s in %zu site%s\n", yel, off, vt_size_fmt(p->unfreed_exit_bytes, b1, sizeof b1),
+                pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
+        /* biggest first: a small selection over the sorted list */
+        char *done = calloc(pr->nsites ? pr->nsites : 1, 1);
+        for (size_t k = 0; k < MAX_LIST && k < pr->unfreed_sites && done; k++) {
+            size_t best = SIZE_MAX;
+            for (size_t i = 0; i < pr->nsites; i++)
+                if (!done[i] && pr->sites[i].unfreed_exit &&
+                    (best == SIZE_MAX || pr->sites[i].unfreed_exit > pr->sites[best].unfreed_exit))
+                    best = i;
+            if (best == SIZE_MAX) break;
+            done[best] = 1;
+            fprintf(f, "  %9s  %-7s %s\n", vt_size_fmt(pr->sites[best].unfreed_exit, b1, sizeof b1),
+                    vt_verdict_name(pr->sites[best].st.verdict), top_label(a, &pr->sites[best]));
+        }
+        if (pr->unfreed_sites > MAX_LIST) fprintf(f, "  ... and %zu more sites\n", pr->unfreed_sites - MAX_LIST);
+        free(done);
+    }
+
+    static const struct { vt_verdict v; const char *title; } rest[] = {
+        {VT_CHURN, "CHURN (given back and taken again; not a leak)"},
+        {VT_PLATEAU, "PLATEAU (grew, then stopped; not a leak)"},
+        {VT_STABLE, "STABLE"}};
+    for (size_t g = 0; g < 3; g++) {
+        if (!pr->count[rest[g].v]) continue;
+        fprintf(f, "\n%s%s%s\n", bold, rest[g].title, off);
+        shown = 0;
+        for (size_t i = 0; i < pr->nsites; i++) {
+            vt_site_result *r = &pr->sites[i];
+            if (r->st.verdict != rest[g].v || (!r->peak_bytes && !r->unfreed_exit)) continue;
+            if (shown++ == MAX_LIST) {
+                fprintf(f, "  ... and %zu more\n", pr->count[rest[g].v] - MAX_LIST);
+                break;
+            }
+            fprintf(f, "  peak %9s  floor %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                    vt_size_fmt(r->st.floor_end, b2, sizeof b2));
+            if (r->st.verdict == VT_CHURN) fprintf(f, "%3u give-backs  ", r->st.churn_events);
+            fprintf(f, "%s\n", top_label(a, r));
+        }
+    }
+
+    if (p->ndevices) fprintf(f, "\n%sDEVICES%s\n", bold, off);
+    for (size_t d = 0; d < p->ndevices; d++) {
+        vt_device *dv = &p->devices[d];
+        fprintf(f, "  device %d: peak %s", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
+        if (dv->has_mem)
+            fprintf(f, ", free %s of %s", vt_size_fmt(dv->free_bytes, b2, sizeof b2), vt_size_fmt(dv->total_bytes, b3, sizeof b3));
+        fprintf(f, ", fragmentation %.2f (max %.2f)", dv->frag_last, dv->frag_max);
+        if (dv->pool_reserved || dv->retention_max)
+            fprintf(f, ", pool retention %s (max %s)",
+                    vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
+                    vt_size_fmt(dv->retention_max, b2, sizeof b2));
+        fprintf(f, "\n");
+        double rate = vt_device_leak_rate(pr, dv->device);
+        int64_t ex = vt_device_exhaustion_step(pr, dv->device);
+        if (rate > 0 && ex >= 0)
+            fprintf(f, "    %sleaking %s/step in all: free memory runs out at step %" PRId64 "%s\n", red,
+                    vt_size_fmt_signed(rate, b1, sizeof b1), ex, off);
+    }
+}
+
+int vt_report_text(FILE *f, vt_analysis *a, int color)
+{
+    size_t leaks = 0, ooms = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        leaks += a->procs[i].count[VT_LEAK];
+        ooms += a->procs[i].p->nooms;
+    }
+    fprintf(f, "vramtrace report: %zu process%s, %zu leaking site%s, %zu out-of-memory event%s\n", a->n,
+            a->n == 1 ? "" : "es", leaks, leaks == 1 ? "" : "s", ooms, ooms == 1 ? "" : "s");
+    for (size_t i = 0; i < a->n; i++) {
+        fputc('\n', f);
+        process_text(f, a, &a->procs[i], color);
+    }
+    return ferror(f) ? -1 : 0;
+}

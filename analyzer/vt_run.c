@@ -1,0 +1,145 @@
+/* vt_run.c — launcher for programs under the preload (contract in vt_run.h). */
+#include "vt_run.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vt_util.h"
+
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig)
+{
+    if (child_pid > 0) kill(child_pid, sig);
+}
+
+static int find_lib(char *buf, size_t cap)
+{
+    const char *env = getenv("VRAMTRACE_LIB");
+    if (env && *env) {
+        if (access(env, R_OK) != 0) {
+            fprintf(stderr, "vramtrace: VRAMTRACE_LIB=%s: %s\n", env, strerror(errno));
+            return -1;
+        }
+        snprintf(buf, cap, "%s", env);
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        fprintf(stderr, "vramtrace: cannot find my own executable: %s\n", strerror(errno));
+        return -1;
+    }
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    if (strlen(exe) + 24 >= cap) {
+        fprintf(stderr, "vramtrace: executable path too long\n");
+        return -1;
+    }
+    strcpy(buf, exe);
+    strcat(buf, "/../lib/libvramtrace.so");
+    char real[PATH_MAX];
+    if (!realpath(buf, real)) {
+        fprintf(stderr, "vramtrace: %s: %s (set VRAMTRACE_LIB to the library)\n", buf, strerror(errno));
+        return -1;
+    }
+    snprintf(buf, cap, "%s", real);
+    return 0;
+}
+
+static int make_outdir(vt_run_opts *o)
+{
+    if (o->outdir) {
+        if (mkdir(o->outdir, 0700) < 0 && errno != EEXIST) {
+            fprintf(stderr, "vramtrace: cannot create %s: %s\n", o->outdir, strerror(errno));
+            return -1;
+        }
+        snprintf(o->outbuf, sizeof o->outbuf, "%s", o->outdir);
+        return 0;
+    }
+    if (mkdir("vramtrace-out", 0700) < 0 && errno != EEXIST) {
+        fprintf(stderr, "vramtrace: cannot create vramtrace-out: %s\n", strerror(errno));
+        return -1;
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    for (int i = 0; i < 1000; i++) {
+        if (i) snprintf(o->outbuf, sizeof o->outbuf, "vramtrace-out/run-%s-%d-%d", stamp, (int)getpid(), i);
+        else snprintf(o->outbuf, sizeof o->outbuf, "vramtrace-out/run-%s-%d", stamp, (int)getpid());
+        if (mkdir(o->outbuf, 0700) == 0) return 0;
+        if (errno != EEXIST) {
+            fprintf(stderr, "vramtrace: cannot create %s: %s\n", o->outbuf, strerror(errno));
+            return -1;
+        }
+    }
+    fprintf(stderr, "vramtrace: cannot find a new folder name under vramtrace-out\n");
+    return -1;
+}
+
+int vt_run(vt_run_opts *o)
+{
+    char lib[PATH_MAX];
+    if (find_lib(lib, sizeof lib) < 0) return -1;
+    if (make_outdir(o) < 0) return -1;
+    const char *old = getenv("LD_PRELOAD");
+    char *pre = vt_xmalloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
+    sprintf(pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_PRELOAD", pre, 1);
+    free(pre);
+    setenv("VRAMTRACE_OUTPUT", o->outbuf, 1);
+    if (o->interval_ms) setenv("VRAMTRACE_INTERVAL_MS", o->interval_ms, 1);
+    if (o->depth) setenv("VRAMTRACE_DEPTH", o->depth, 1);
+    fflush(NULL);
+
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int, old_quit, old_term, old_hup;
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&fwd.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "vramtrace: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+        unsetenv("VRAMTRACE_LIB");   /* ours, not a preload setting */
+        execvp(o->argv[0], o->argv);
+        int e = errno;
+        fprintf(stderr, "vramtrace: cannot run %s: %s\n", o->argv[0], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "vramtrace: waitpid: %s\n", strerror(errno));
+            return -1;
+        }
+    }
+    child_pid = 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return 1;
+}

@@ -1,0 +1,28 @@
+/* vt_run.h — `vramtrace run`: start a program under libvramtrace.so.
+ *
+ * Finds the library ($VRAMTRACE_LIB, else <dir of this executable>/../lib/
+ * libvramtrace.so), prepends it to LD_PRELOAD, sets VRAMTRACE_OUTPUT (the -o
+ * folder, else a new folder vramtrace-out/run-YYYYmmdd-HHMMSS-<pid>[-N] created
+ * 0700 with mkdir, never an existing one), VRAMTRACE_INTERVAL_MS and
+ * VRAMTRACE_DEPTH when given, then fork/execvp/waitpid. While waiting it ignores
+ * SIGINT and SIGQUIT (the terminal delivers them to the program) and forwards
+ * SIGTERM and SIGHUP to it. Single-threaded; changes this process's environment.
+ */
+#ifndef VT_RUN_H
+#define VT_RUN_H
+
+typedef struct vt_run_opts {
+    const char *outdir;         /* NULL: a new folder under ./vramtrace-out */
+    const char *interval_ms;    /* NULL: the preload's default */
+    const char *depth;          /* NULL: the preload's default */
+    char *const *argv;          /* program and arguments, NULL-terminated */
+    char outbuf[4096];          /* OUT: the folder used */
+} vt_run_opts;
+
+/* Runs the program. Returns its exit status (0..255; death by signal N gives
+ * 128+N; a program that cannot be started gives 127, or 126 if not executable),
+ * or -1 with a message on stderr if vramtrace itself could not set up (no
+ * library, folder not creatable, fork failed). */
+int vt_run(vt_run_opts *o);
+
+#endif /* VT_RUN_H */

@@ -1,0 +1,45 @@
+/* vt_symbolize.h — offline symbolization of snapshot frames with elfutils libdw.
+ *
+ * A frame is (module path, build-id, offset) as docs/snapshot-format.md writes
+ * it; offset is an address in the ELF file's own virtual-address space. The
+ * module file is opened read-only and reported to a Dwfl at base 0
+ * (dwfl_report_elf), its GNU build-id compared with the snapshot's; debug info
+ * is found next to it or under /usr/lib/debug by build-id
+ * (dwfl_standard_find_debuginfo; DEBUGINFOD_URLS is cleared so nothing is
+ * fetched from the network). No program is ever run. For every frame but the
+ * innermost the pc is a return address, so offset-1 is looked up.
+ *
+ * Fallbacks, in order: the DWARF/ELF answer; the function name the preload wrote;
+ * "module+0xoffset". A build-id mismatch (the file changed since the run) or an
+ * unreadable module skips libdw for that module.
+ *
+ * Results are cached per (module, offset); strings returned are owned by the
+ * symbolizer and live until vt_sym_free. Single-threaded.
+ */
+#ifndef VT_SYMBOLIZE_H
+#define VT_SYMBOLIZE_H
+
+#include <stdint.h>
+
+#include "vt_model.h"
+
+typedef struct vt_symbolizer vt_symbolizer;
+
+typedef struct vt_sym {
+    const char *function;   /* NULL if unknown */
+    const char *file;       /* source file, NULL if unknown */
+    int line;               /* 0 if unknown */
+    const char *module;     /* module path, NULL for a frame without module */
+    uint64_t offset;        /* as written in the snapshot */
+    const char *label;      /* one-line text: "fn (file.c:42)", "fn (libx.so+0x1f2)", "libx.so+0x1f2" */
+} vt_sym;
+
+/* Creates a symbolizer; never NULL (exits on OOM). disable_dwarf: use only
+ * snapshot names (for tests and --no-symbolize). */
+vt_symbolizer *vt_sym_new(int disable_dwarf);
+void vt_sym_free(vt_symbolizer *s);
+
+/* Symbolizes frame f (innermost: index 0 of its stack). Never fails. */
+const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f, int innermost);
+
+#endif /* VT_SYMBOLIZE_H */

@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""gen_fixtures.py - writes golden snapshot sets for the analyzer tests.
+
+Each scenario simulates a CUDA program allocation by allocation on a simulated
+device (first-fit address space, free memory = total - used - untracked) and
+writes the JSON Lines stream that docs/snapshot-format.md specifies, in two
+modes: steps marked by vramtrace_step() ("-step") and steps cut by the periodic
+snapshot interval ("-periodic", step_marked false, snapshots not aligned with
+iterations). Next to each set it writes expect.json: the verdicts the scenario
+was BUILT to produce (not what the analyzer says), which check_golden.py
+compares against `vramtrace report --format json`.
+
+Usage: gen_fixtures.py OUTDIR        (deterministic: fixed seeds, fixed clocks)
+"""
+import json
+import os
+import random
+import shutil
+import sys
+
+MiB = 1 << 20
+GiB = 1 << 30
+HOST = "node7"
+EXE_BUILD_ID = "5f1c0ffee0ddba11c0de0000000000000000beef"
+
+# function -> offset inside the (fictitious) program module
+FUNC_OFF = {}
+
+
+def off_of(fn):
+    if fn not in FUNC_OFF:
+        FUNC_OFF[fn] = 0x11a0 + 0x140 * len(FUNC_OFF)
+    return FUNC_OFF[fn]
+
+
+def dumps(o):
+    return json.dumps(o, separators=(",", ":"))
+
+
+class Proc:
+    """One simulated process writing one snapshot stream."""
+
+    def __init__(self, outdir, name, pid, mode, rank=None, total=16 * GiB, untracked=300 * MiB,
+                 iter_time=10, period=None, seed=1, ppid=4000):
+        self.mode = mode
+        self.name = name
+        self.pid = pid
+        self.rnd = random.Random(seed)
+        self.start_ns = 1700000000000000000 + pid * 1000
+        self.path = os.path.join(outdir, "vt.%s.%d.%d.jsonl" % (HOST, pid, self.start_ns))
+        self.f = open(self.path, "w")
+        self.total = total
+        self.untracked = untracked
+        self.base = 0x7f0000000000
+        self.iter_time = iter_time
+        self.period = period if period is not None else iter_time
+        self.t = 0.0               # simulated ms
+        self.next_periodic = self.period * 0.37   # out of phase with iterations
+        self.step = 0
+        self.seq = 0
+        self.blocks = {}           # addr -> [size, key, step, birth_ns]
+        self.sites = {}            # key -> stats
+        self.stack_ids = {}        # tuple(chain) -> id
+        self.prev_written = {}     # key -> tuple written last time
+        self.peak = 0
+        self.write({"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": pid, "ppid": ppid,
+                    "host": HOST, "exe": "/opt/vtdemo/bin/" + name, "cmdline": ["/opt/vtdemo/bin/" + name, "--steps"],
+                    "rank": rank, "local_rank": rank, "world_size": None if rank is None else 2,
+                    "start_ns": self.start_ns, "clock": "CLOCK_MONOTONIC", "mono_start_ns": 123456789,
+                    "depth": 32, "interval_ms": self.period, "step_every": 1})
+        self.write({"t": "module", "id": 0, "path": "/opt/vtdemo/bin/" + name, "build_id": EXE_BUILD_ID, "bias": 0x555555554000})
+        self.write({"t": "module", "id": 1, "path": "/usr/local/cuda/lib64/libcudart.so.13", "build_id": "0123456789abcdef0123456789abcdef01234567", "bias": 0x7ffff7a00000})
+        # a real path with a build-id that cannot match: the analyzer must fall back to the written name
+        self.write({"t": "module", "id": 2, "path": "/usr/lib/x86_64-linux-gnu/libc.so.6", "build_id": "00" * 20, "bias": 0x7ffff7800000})
+        self.snapshot("start")
+
+    def write(self, rec):
+        self.f.write(dumps(rec) + "\n")
+
+    # -- stacks and sites --
+    def stack(self, chain):
+        """chain: the program's functions, innermost (the CUDA caller) first."""
+        chain = tuple(chain)
+        if chain not in self.stack_ids:
+            sid = 100 + len(self.stack_ids) * 7
+            frames = [[1, 0x4a2f0, "cudaMalloc"], [1, 0x4a010, None]]   # runtime frames: trimmed by the analyzer
+            frames += [[0, off_of(fn) + 0x2b, fn] for fn in chain]
+            frames += [[0, off_of("main") + 0x57, "main"], [2, 0x29d90, "__libc_start_main"]]
+            self.write({"t": "stack", "id": sid, "frames": frames})
+            self.stack_ids[chain] = sid
+        return self.stack_ids[chain]
+
+    def site(self, key):
+        if key not in self.sites:
+            self.sites[key] = {"live": 0, "count": 0, "ipeak": 0, "alloc": 0, "abytes": 0, "free": 0}
+        return self.sites[key]
+
+    # -- device memory --
+    def used(self):
+        return sum(b[0] for b in self.blocks.values())
+
+    def free_bytes(self):
+        return self.total - self.untracked - self.used()
+
+    def find_gap(self, size):
+        cap_end = self.base + self.total - self.untracked
+        cur = self.base
+        for a in sorted(self.blocks):
+            if a - cur >= size:
+                return cur
+            cur = max(cur, a + self.blocks[a][0])
+        return cur if cap_end - cur >= size else None
+
+    def alloc(self, chain, size, kind="device", dev=0):
+        self.advance(0.01)
+        key = (self.stack(chain), kind, dev)
+        addr = self.find_gap(size)
+        if addr is None:
+            self.oom(key, size)
+            return None
+        self.blocks[addr] = [size, key, self.step, int(self.t * 1e6)]
+        s = self.site(key)
+        s["live"] += size
+        s["count"] += 1
+        s["alloc"] += 1
+        s["abytes"] += size
+        s["ipeak"] = max(s["ipeak"], s["live"])
+        self.peak = max(self.peak, self.used())
+        return addr
+
+    def free(self, addr):
+        self.advance(0.01)
+        size, key = self.blocks.pop(addr)[:2]
+        s = self.site(key)
+        s["live"] -= size
+        s["count"] -= 1
+        s["free"] += 1
+
+    def device_reset(self):
+        """cudaDeviceReset: every ordinary allocation is freed by the runtime."""
+        for a in list(self.blocks):
+            self.free(a)
+
+    def fragmentation(self):
+        gaps = []
+        bl = sorted(self.blocks.items())
+        for (a, b), (a2, _) in zip(bl, bl[1:]):
+            g = a2 - (a + b[0])
+            if g > 0:
+                gaps.append(g)
+        if len(gaps) < 2:
+            return 0.0
+        return round(1.0 - max(gaps) / sum(gaps), 6)
+
+    # -- time and steps --
+    def advance(self, dt):
+        end = self.t + dt
+        while self.mode == "periodic" and self.next_periodic <= end:
+            self.t = self.next_periodic
+            self.step += 1
+            self.snapshot("periodic")
+            self.next_periodic += self.period
+        self.t = end
+
+    def mark_step(self):
+        """vramtrace_step(): the step snapshot closes the step that just ended."""
+        if self.mode == "step":
+            self.snapshot("step")
+            self.step += 1
+
+    # -- records --
+    def site_rows(self, only_live=False):
+        rows = []
+        for key in sorted(self.sites):
+            s = self.sites[key]
+            cur = (s["live"], s["count"], s["alloc"], s["free"])
+            if only_live and not s["live"]:
+                continue
+            if not s["live"] and self.prev_written.get(key) == cur and not only_live:
+                continue
+            rows.append({"stack": key[0], "kind": key[1], "device": key[2], "live_bytes": s["live"],
+                         "live_count": s["count"], "interval_peak_bytes": max(s["ipeak"], s["live"]),
+                         "alloc_total": s["alloc"], "alloc_bytes_total": s["abytes"], "free_total": s["free"],
+                         "growth_steps": 0, "growth_bytes": 0})
+            self.prev_written[key] = cur
+            s["ipeak"] = s["live"]
+        return rows
+
+    def snapshot(self, trigger, oom=None, allocations=False, unfreed=False):
+        self.seq += 1
+        used = self.used()
+        rec = {"t": "snapshot", "seq": self.seq, "trigger": trigger, "label": None,
+               "time_ns": int(self.t * 1e6) + 1000, "step": self.step, "step_marked": self.mode == "step",
+               "devices": [{"device": 0, "free_bytes": self.free_bytes(), "total_bytes": self.total,
+                            "live_bytes": used, "peak_bytes": self.peak, "fragmentation": self.fragmentation(),
+                            "pool_reserved_bytes": 0, "pool_used_bytes": 0,
+                            "kinds": {"device": {"live_bytes": used, "live_count": len(self.blocks), "peak_bytes": self.peak,
+                                                 "alloc_total": 0, "free_total": 0, "failed_total": 0, "alloc_bytes_total": 0}}}],
+               "sites": self.site_rows(), "leak_warnings": [], "oom": oom,
+               "allocations": None, "unfreed_at_exit": unfreed, "dropped_records": 0}
+        if allocations:
+            rec["allocations"] = [[a, b[0], b[1][1], b[1][2], b[1][0], b[2], b[3], 4242, 0]
+                                  for a, b in sorted(self.blocks.items())]
+        self.write(rec)
+
+    def oom(self, key, size):
+        o = {"api": "cudaMalloc", "kind": key[1], "device": key[2], "requested_bytes": size, "result": 2,
+             "free_bytes": self.free_bytes(), "total_bytes": self.total, "tracked_bytes": self.used(), "stack": key[0]}
+        self.snapshot("oom", oom=o, allocations=True)
+
+    def exit(self, tail=b""):
+        self.snapshot("exit", allocations=True, unfreed=True)
+        self.f.close()
+        if tail:
+            with open(self.path, "ab") as f:
+                f.write(tail)
+
+
+# ---------------- scenarios ----------------
+# Each returns the expectations for its process(es): site verdicts keyed by the
+# innermost program function of the site, unfreed bytes, OOM verdicts, check result.
+
+def sc_leak_churn(out, mode, temp=64 * MiB, pid=5001, steps=60):
+    p = Proc(out, "train", pid, mode, seed=11)
+    p.alloc(["load_weights"], 512 * MiB)
+    for i in range(steps):
+        p.advance(1.0)
+        t = p.alloc(["alloc_activations", "forward"], temp)
+        p.advance(3.0)
+        p.alloc(["record_history"], 3 * MiB)         # kept forever: the leak
+        p.advance(3.0)
+        p.free(t)
+        p.advance(p.iter_time - 7.0)
+        p.mark_step()
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 512 * MiB + 3 * MiB * steps,
+             "sites": {"record_history": {"verdict": "leak", "growth": [2.9 * MiB, 3.1 * MiB], "unfreed": 3 * MiB * steps},
+                       "alloc_activations": {"verdict": "churn", "unfreed": 0},
+                       "load_weights": {"verdict": "stable", "unfreed": 512 * MiB}}}], 1
+
+
+def sc_plateau(out, mode, pid=5002, steps=40):
+    p = Proc(out, "plateau", pid, mode, seed=12)
+    p.alloc(["load_weights"], 256 * MiB)
+    cache = []
+    for i in range(steps):
+        p.advance(2.0)
+        if i < 5:
+            cache.append(p.alloc(["grow_cache"], 32 * MiB))
+        p.advance(p.iter_time - 2.0)
+        p.mark_step()
+    for a in cache:
+        p.free(a)
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 256 * MiB,
+             "sites": {"grow_cache": {"verdict": "plateau", "unfreed": 0},
+                       "load_weights": {"verdict": "stable", "unfreed": 256 * MiB}}}], 0
+
+
+def sc_batched(out, mode, pid=5003, steps=65):
+    p = Proc(out, "batched", pid, mode, seed=13)
+    w = p.alloc(["load_weights"], 128 * MiB)
+    pending = []
+    for i in range(steps):
+        p.advance(2.0)
+        pending.append(p.alloc(["stash_batch"], 8 * MiB))
+        p.advance(p.iter_time - 3.0)
+        if (i + 1) % 10 == 0:
+            for a in pending:
+                p.free(a)
+            pending = []
+        p.advance(1.0)
+        p.mark_step()
+    for a in pending:
+        p.free(a)
+    p.free(w)
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
+             "sites": {"stash_batch": {"verdict": "churn", "unfreed": 0},
+                       "load_weights": {"verdict": "stable", "unfreed": 0}}}], 0
+
+
+def sc_stable(out, mode, pid=5004, steps=30):
+    p = Proc(out, "stable", pid, mode, seed=14)
+    ws = [p.alloc(["load_weights"], 100 * MiB) for _ in range(4)]
+    for i in range(steps):
+        p.advance(p.iter_time)
+        p.mark_step()
+    for a in ws:
+        p.free(a)
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
+             "sites": {"load_weights": {"verdict": "stable", "unfreed": 0}}}], 0
+
+
+def sc_oom_frag(out, mode, pid=5005):
+    p = Proc(out, "fragment", pid, mode, total=1 * GiB, untracked=256 * MiB, seed=15)
+    blocks = []
+    for i in range(16):           # 16 x 48 MiB fill the 768 MiB exactly
+        p.advance(p.iter_time / 2)
+        blocks.append((p.alloc(["alloc_scratch"], 32 * MiB), p.alloc(["pin_small"], 16 * MiB)))
+        p.advance(p.iter_time / 2)
+        p.mark_step()
+    for a, _ in blocks:       # free the scratch blocks: 512 MiB free, in 32 MiB gaps split by pin_small
+        p.free(a)
+    p.advance(1.0)
+    p.mark_step()
+    assert p.alloc(["alloc_big_batch"], 128 * MiB) is None
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 16 * 16 * MiB,
+             "sites": {"pin_small": {"verdict": "leak", "growth": [15.9 * MiB, 16.1 * MiB], "unfreed": 16 * 16 * MiB},
+                       "alloc_scratch": {"unfreed": 0}, "alloc_big_batch": {"unfreed": 0}},
+             "ooms": [{"verdict": "fragmentation", "requested_bytes": 128 * MiB, "splitting": "pin_small"}]}], 1
+
+
+def sc_oom_exhaust(out, mode, pid=5006):
+    p = Proc(out, "exhaust", pid, mode, total=1 * GiB, untracked=256 * MiB, seed=16)
+    got = []
+    for i in range(20):
+        p.advance(p.iter_time / 2)
+        a = p.alloc(["alloc_kv_cache"], 64 * MiB)
+        if a is None:
+            break
+        got.append(a)
+        p.advance(p.iter_time / 2)
+        p.mark_step()
+    for a in got:
+        p.free(a)
+    p.exit()
+    # growing the cache every step until it runs out is a leak, and the OOM is exhaustion
+    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
+             "sites": {"alloc_kv_cache": {"verdict": "leak", "growth": [63.9 * MiB, 64.1 * MiB], "unfreed": 0}},
+             "ooms": [{"verdict": "exhaustion", "requested_bytes": 64 * MiB, "top": "alloc_kv_cache"}]}], 1
+
+
+def sc_reset(out, mode, pid=5007):
+    p = Proc(out, "reset", pid, mode, seed=17)
+    for i in range(20):
+        p.advance(1.0)
+        if i < 3:
+            p.alloc(["alloc_buffers"], 16 * MiB)
+        p.advance(p.iter_time - 1.0)
+        p.mark_step()
+    p.device_reset()      # the program's own cudaDeviceReset frees everything
+    p.advance(1.0)
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
+             "sites": {"alloc_buffers": {"verdict": "plateau", "unfreed": 0}}}], 0
+
+
+def sc_two_ranks(out, mode):
+    exp0, _ = sc_leak_churn(out, mode, pid=6000, steps=40)
+    p = Proc(out, "train", 6001, mode, rank=1, seed=18)
+    p.alloc(["load_weights"], 512 * MiB)
+    for i in range(40):
+        p.advance(2.0)
+        t = p.alloc(["alloc_activations", "forward"], 64 * MiB)
+        p.advance(5.0)
+        p.free(t)
+        p.advance(p.iter_time - 7.0)
+        p.mark_step()
+    p.exit()
+    # rank 0 is the leak_churn program (rank set below by rewriting its header)
+    exp0[0]["unfreed_at_exit_bytes"] = 512 * MiB + 3 * MiB * 40
+    exp0[0]["sites"]["record_history"]["unfreed"] = 3 * MiB * 40
+    return exp0 + [{"pid": 6001, "rank": 1, "unfreed_at_exit_bytes": 512 * MiB,
+                    "sites": {"alloc_activations": {"verdict": "churn"},
+                              "load_weights": {"verdict": "stable", "unfreed": 512 * MiB}}}], 1
+
+
+def sc_torn(out, mode, pid=5008):
+    """A process killed mid-write: the last line is torn (no newline)."""
+    p = Proc(out, "killed", pid, mode, seed=19)
+    for i in range(30):
+        p.advance(1.0)
+        p.alloc(["record_history"], 1 * MiB)
+        p.advance(p.iter_time - 1.0)
+        p.mark_step()
+    p.f.close()
+    with open(p.path, "a") as f:
+        f.write('{"t":"snapshot","seq":999,"trigger":"periodic","sites":[{"stack":1')
+    return [{"pid": pid, "exited": False,
+             "sites": {"record_history": {"verdict": "leak", "growth": [0.9 * MiB, 1.1 * MiB]}}}], 1
+
+
+SCENARIOS = {
+    "leak_churn": sc_leak_churn,
+    "plateau": sc_plateau,
+    "batched": sc_batched,
+    "stable": sc_stable,
+    "oom_frag": sc_oom_frag,
+    "oom_exhaust": sc_oom_exhaust,
+    "reset": sc_reset,
+    "two_ranks": sc_two_ranks,
+    "torn": sc_torn,
+}
+
+
+def main():
+    out = sys.argv[1]
+    for name, fn in SCENARIOS.items():
+        for mode in ("step", "periodic"):
+            FUNC_OFF.clear()
+            d = os.path.join(out, "%s-%s" % (name, mode))
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            procs, check = fn(d, mode)
+            if name == "two_ranks":   # give the leaking process rank 0
+                for fn_ in os.listdir(d):
+                    if ".6000." in fn_:
+                        path = os.path.join(d, fn_)
+                        lines = open(path).read().split("\n")
+                        h = json.loads(lines[0])
+                        h["rank"] = 0
+                        h["local_rank"] = 0
+                        h["world_size"] = 2
+                        lines[0] = dumps(h)
+                        open(path, "w").write("\n".join(lines))
+                procs[0]["rank"] = 0
+            with open(os.path.join(d, "expect.json"), "w") as f:
+                json.dump({"check": check, "processes": procs}, f, indent=1, sort_keys=True)
+                f.write("\n")
+    # diff pair: the same program, NEW with a twice larger per-step temporary
+    for name, temp in (("diff_base", 64 * MiB), ("diff_new", 128 * MiB)):
+        FUNC_OFF.clear()
+        d = os.path.join(out, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        sc_leak_churn(d, "step", temp=temp, pid=7000 if name == "diff_base" else 7001, steps=20)
+
+
+if __name__ == "__main__":
+    main()

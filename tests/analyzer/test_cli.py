@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+"""test_cli.py - command-level analyzer tests, one CTest per mode.
+
+  test_cli.py fixtures  VRAMTRACE TESTDIR          regenerated sets == checked-in golden sets
+  test_cli.py malformed VRAMTRACE TESTDIR          each bad input: exit 2, one "file:line: what" line
+  test_cli.py cli       VRAMTRACE TESTDIR          diff, check limits, SIZE errors, -o safety, html content
+  test_cli.py symbolize VRAMTRACE TESTDIR SYMPROG  function/file/line through libdw, build-id mismatch fallback
+  test_cli.py run       VRAMTRACE TESTDIR FAKELIB  `vramtrace run`: env, LD_PRELOAD, exit status, --check
+  test_cli.py chromium  VRAMTRACE TESTDIR          HTML report screenshot in headless Chromium shows the curves
+"""
+import filecmp
+import json
+import os
+import re
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+FAILS = []
+
+
+def check(cond, msg):
+    if not cond:
+        FAILS.append(msg)
+        print("FAIL: " + msg)
+
+
+def run(args, **kw):
+    env = dict(os.environ, NO_COLOR="1")
+    env.update(kw.pop("env", {}))
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=kw.pop("timeout", 60), **kw)
+
+
+def golden(testdir, name):
+    return os.path.join(testdir, "golden", name)
+
+
+# ---------------------------------------------------------------- fixtures
+def t_fixtures(exe, testdir):
+    tmp = tempfile.mkdtemp()
+    try:
+        subprocess.run([sys.executable, os.path.join(testdir, "gen_fixtures.py"), tmp], check=True)
+        for name in sorted(os.listdir(tmp)):
+            a, b = os.path.join(tmp, name), golden(testdir, name)
+            check(os.path.isdir(b), "golden set %s missing" % name)
+            if not os.path.isdir(b):
+                continue
+            files = [f for f in os.listdir(a)]
+            match, mismatch, errors = filecmp.cmpfiles(a, b, files, shallow=False)
+            check(not mismatch and not errors, "%s: regenerated files differ: %r %r" % (name, mismatch, errors))
+    finally:
+        shutil.rmtree(tmp)
+
+
+# ---------------------------------------------------------------- malformed
+def base_lines(testdir):
+    d = golden(testdir, "leak_churn-step")
+    f = [x for x in os.listdir(d) if x.endswith(".jsonl")][0]
+    return open(os.path.join(d, f)).read().split("\n")[:-1]
+
+
+def t_malformed(exe, testdir):
+    lines = base_lines(testdir)
+    snap_i = next(i for i, l in enumerate(lines) if '"trigger":"step"' in l)   # a snapshot line (0-based)
+    tmp = tempfile.mkdtemp()
+    cases = []   # (name, content bytes or None, expected line, regex)
+
+    def add(name, content, line, pattern):
+        cases.append((name, content, line, pattern))
+
+    def with_line(i, text):
+        l = list(lines)
+        l[i] = text
+        return ("\n".join(l) + "\n").encode()
+
+    snap = json.loads(lines[snap_i])
+    site = snap["sites"][0]
+
+    def snap_with(**kv):
+        s = json.loads(lines[snap_i])
+        s["sites"][0].update(kv)
+        return json.dumps(s, separators=(",", ":"))
+
+    add("empty", b"", 1, r"empty file")
+    add("truncated_middle", with_line(snap_i, lines[snap_i][: len(lines[snap_i]) // 2]), snap_i + 1, r"unexpected end of line|unterminated")
+    h = json.loads(lines[0]); h["version"] = 2
+    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 2")
+    h = json.loads(lines[0]); h["format"] = "heaptrack"
+    add("foreign_format", with_line(0, json.dumps(h)), 1, r"foreign format \"heaptrack\"")
+    add("foreign_text", b"hello, world\nthis is not json\n", 1, r"not a vramtrace snapshot file")
+    add("foreign_json", b'{"name":"x","value":1}\n', 1, r"not a vramtrace snapshot file")
+    add("huge_number", with_line(snap_i, snap_with(live_bytes=10 ** 30).replace("%d" % 10 ** 30, "9" * 30)), snap_i + 1, r"exceeds 2\^64-1")
+    add("wrong_type", with_line(snap_i, snap_with(live_bytes="12")), snap_i + 1, r"live_bytes: expected a non-negative integer, got string")
+    add("negative_size", with_line(snap_i, snap_with(live_bytes=-5)), snap_i + 1, r"negative value -5")
+    add("fraction_size", with_line(snap_i, snap_with(live_bytes=1.5)), snap_i + 1, r"not an integer")
+    add("wrong_kind", with_line(snap_i, snap_with(kind="gpu")), snap_i + 1, r"unknown kind")
+    add("deep_nesting", with_line(snap_i, '{"t":"snapshot","x":' + "[" * 100000 + "]" * 100000 + "}"), snap_i + 1, r"nesting deeper than 64")
+    add("binary", bytes(range(256)) * 40, 1, r"not a vramtrace snapshot file")
+    add("nul_in_line", with_line(snap_i, lines[snap_i][:20] + "\0" + lines[snap_i][20:]), snap_i + 1, r"NUL byte|unexpected byte 0x00")
+    s = json.loads(lines[snap_i]); s["sites"][0]["stack"] = 999999
+    add("undefined_stack", with_line(snap_i, json.dumps(s)), snap_i + 1, r"stack 999999 is not defined")
+    later = [i for i, l in enumerate(lines) if '"trigger":"step"' in l][5]
+    s = json.loads(lines[later]); s["step"] = 0
+    add("step_backwards", with_line(later, json.dumps(s)), later + 1, r"steps must not go backwards")
+    add("blank_line", with_line(snap_i, ""), snap_i + 1, r"empty line")
+    add("missing_sites", with_line(snap_i, '{"t":"snapshot","step":0}'), snap_i + 1, r"has no \"sites\"")
+    add("trailing_garbage", with_line(snap_i, lines[snap_i] + " x"), snap_i + 1, r"expected end of line")
+    add("second_header", with_line(snap_i, lines[0]), snap_i + 1, r"second header")
+    add("bad_frame", with_line(next(i for i, l in enumerate(lines) if '"t":"stack"' in l), '{"t":"stack","id":1,"frames":[["a",1,null]]}'),
+        next(i for i, l in enumerate(lines) if '"t":"stack"' in l) + 1, r"module id.*expected an integer, got string")
+    try:
+        for name, content, line, pattern in cases:
+            p = os.path.join(tmp, name + ".jsonl")
+            with open(p, "wb") as f:
+                f.write(content)
+            r = run([exe, "report", p])
+            err = r.stderr.strip().split("\n")
+            check(r.returncode == 2, "%s: exit %d, expected 2 (stderr %r)" % (name, r.returncode, r.stderr[:300]))
+            check(len(err) == 1, "%s: %d stderr lines, expected 1: %r" % (name, len(err), r.stderr[:500]))
+            want = "%s:%d: " % (p, line)
+            check(err[0].startswith(want), "%s: message %r does not start with %r" % (name, err[0][:200], want))
+            check(re.search(pattern, err[0]) is not None, "%s: message %r lacks /%s/" % (name, err[0][:300], pattern))
+            check(r.stdout == "", "%s: partial output on stdout" % name)
+            # check and diff reject it the same way
+            r2 = run([exe, "check", p])
+            check(r2.returncode == 2, "%s: check exit %d" % (name, r2.returncode))
+        # a torn (unterminated) last line is ignored
+        p = os.path.join(tmp, "torn.jsonl")
+        with open(p, "w") as f:
+            f.write("\n".join(lines) + "\n" + lines[snap_i][:40])
+        r = run([exe, "report", "--verbose", p])
+        check(r.returncode == 0, "torn last line: exit %d %s" % (r.returncode, r.stderr))
+        check("torn last line" in r.stderr, "torn last line not mentioned with --verbose: %r" % r.stderr)
+        # a folder without snapshots; a missing path; a fifo (no hang); a symlink inside a folder
+        empty = os.path.join(tmp, "emptydir")
+        os.mkdir(empty)
+        for name, path, pattern in (("no_snapshots", empty, r":0: folder has no snapshot files"),
+                                    ("missing", os.path.join(tmp, "nope"), r":0: cannot open")):
+            r = run([exe, "report", path])
+            check(r.returncode == 2 and re.search(pattern, r.stderr), "%s: %d %r" % (name, r.returncode, r.stderr))
+        fifo = os.path.join(tmp, "fifo.jsonl")
+        os.mkfifo(fifo)
+        r = run([exe, "report", fifo], timeout=10)
+        check(r.returncode == 2 and "not a regular file" in r.stderr, "fifo: %d %r" % (r.returncode, r.stderr))
+        os.unlink(fifo)
+        linkdir = os.path.join(tmp, "linkdir")
+        os.mkdir(linkdir)
+        os.symlink(os.path.join(golden(testdir, "leak_churn-step"), [x for x in os.listdir(golden(testdir, "leak_churn-step")) if x.endswith(".jsonl")][0]),
+                   os.path.join(linkdir, "vt.x.1.1.jsonl"))
+        r = run([exe, "report", linkdir])
+        check(r.returncode == 2 and "symbolic link" in r.stderr, "symlink in folder: %d %r" % (r.returncode, r.stderr))
+        if os.geteuid() != 0:
+            p = os.path.join(tmp, "unreadable.jsonl")
+            open(p, "w").write(lines[0] + "\n")
+            os.chmod(p, 0)
+            r = run([exe, "report", p])
+            check(r.returncode == 2 and "cannot open" in r.stderr, "unreadable: %d %r" % (r.returncode, r.stderr))
+    finally:
+        shutil.rmtree(tmp)
+    print("%d malformed inputs checked" % len(cases))
+
+
+# ---------------------------------------------------------------- cli
+def t_cli(exe, testdir):
+    base, new = golden(testdir, "diff_base"), golden(testdir, "diff_new")
+    r = run([exe, "diff", base, new])
+    check(r.returncode == 0, "diff exit %d %s" % (r.returncode, r.stderr))
+    check(re.search(r"^peak .*\(\+64 MiB, \+10\.1%\)", r.stdout, re.M), "diff does not show the planted +64 MiB peak:\n" + r.stdout)
+    check(re.search(r"peak 64 MiB -> 128 MiB", r.stdout) and "alloc_activations" in r.stdout,
+          "diff does not name the changed site:\n" + r.stdout)
+    r = run([exe, "diff", base, base])
+    check("no site changed" in r.stdout, "diff of a run with itself shows changes:\n" + r.stdout)
+    # check limits
+    leak = golden(testdir, "leak_churn-step")
+    cases = [
+        ([], 1, r"FAIL .*leak \+3 MiB/step .*\n\s+at record_history"),
+        (["--max-growth", "4MiB"], 0, r"passed"),
+        (["--max-growth", "2MiB"], 1, r"record_history"),
+        (["--max-growth", "4MiB", "--max-unfreed", "600MiB"], 1, r"unfreed at exit 692 MiB \(limit 600 MiB\)"),
+        (["--max-growth", "4MiB", "--max-unfreed", "1GiB"], 0, r"passed"),
+        (["--max-growth", "4MiB", "--max-peak", "700MiB"], 1, r"peak 756 MiB \(limit 700 MiB\)\n.*512 MiB at load_weights"),
+        (["--max-growth", "4MiB", "--max-peak", "1GiB"], 0, r"passed"),
+        (["--warmup", "59"], 0, r"passed"),
+    ]
+    for args, code, pattern in cases:
+        r = run([exe, "check"] + args + [leak])
+        check(r.returncode == code, "check %r: exit %d, expected %d\n%s%s" % (args, r.returncode, code, r.stdout, r.stderr))
+        check(re.search(pattern, r.stdout), "check %r output lacks /%s/:\n%s" % (args, pattern, r.stdout))
+    r = run([exe, "check", "--max-growth", "4MiB", "--baseline", base, "--max-peak-increase", "5", new])
+    check(r.returncode == 1 and "10.1% above the baseline's 636 MiB" in r.stdout, "baseline check: %d %s" % (r.returncode, r.stdout))
+    r = run([exe, "check", "--max-growth", "4MiB", "--baseline", base, "--max-peak-increase", "15", new])
+    check(r.returncode == 0, "baseline check within limit: %d %s" % (r.returncode, r.stdout))
+    for bad in (["--max-growth", "3 MiB"], ["--max-peak", "-1"], ["--max-unfreed", "lots"], ["--baseline", base],
+                ["--warmup", "x"], ["--bogus"]):
+        r = run([exe, "check"] + bad + [leak])
+        check(r.returncode == 2, "check %r: exit %d, expected 2" % (bad, r.returncode))
+    for bad in ([], ["report"], ["report", "--format", "xml", leak], ["diff", base], ["nosuch"]):
+        r = run([exe] + bad)
+        check(r.returncode == 2, "%r: exit %d, expected 2" % (bad, r.returncode))
+    # -o never overwrites
+    tmp = tempfile.mkdtemp()
+    try:
+        out = os.path.join(tmp, "r.html")
+        r = run([exe, "report", "--format", "html", "-o", out, leak])
+        check(r.returncode == 0 and os.path.getsize(out) > 0, "html -o: %d %s" % (r.returncode, r.stderr))
+        html = open(out).read()
+        check(html.count("<polyline") == 2, "html: expected 2 curves (total + 1 leak), got %d" % html.count("<polyline"))
+        check("<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', ""),
+              "html is not self-contained")
+        check("record_history" in html and "Leaks" in html, "html lacks the leak and its stack")
+        open(out, "w").write("mine")
+        r = run([exe, "report", "-o", out, leak])
+        check(r.returncode == 2 and open(out).read() == "mine", "-o overwrote an existing file")
+        r = run([exe, "report", "--force", "-o", out, leak])
+        check(r.returncode == 0 and "LEAKS" in open(out).read(), "--force did not write")
+        # json has the fixed keys for every process of a multi-process folder, ranks shown
+        r = run([exe, "report", "--format", "json", golden(testdir, "two_ranks-periodic")])
+        rep = json.loads(r.stdout)
+        check(sorted(p["rank"] for p in rep["processes"]) == [0, 1], "ranks: %r" % [p["rank"] for p in rep["processes"]])
+        r = run([exe, "report", golden(testdir, "oom_frag-step")])
+        check("fragmentation: enough memory is free" in r.stdout and re.search(r"splitting .*pin_small", r.stdout),
+              "text report lacks the fragmentation forensics:\n" + r.stdout)
+    finally:
+        shutil.rmtree(tmp)
+
+
+# ---------------------------------------------------------------- symbolize
+def t_symbolize(exe, testdir, symprog):
+    tmp = tempfile.mkdtemp()
+    try:
+        subprocess.run([symprog, tmp], check=True)
+        truth = json.load(open(os.path.join(tmp, "lines.json")))
+        r = run([exe, "report", "--format", "json", os.path.join(tmp, "good.jsonl")])
+        check(r.returncode == 0, "report: %d %s" % (r.returncode, r.stderr))
+        fr = json.loads(r.stdout)["processes"][0]["sites"][0]["frames"]
+        print(json.dumps(fr, indent=1))
+        check(len(fr) == 3, "3 frames expected, got %d" % len(fr))
+        names = [f["function"] for f in fr]
+        check(names == ["known_function", "known_caller", "main"], "functions %r" % names)
+        check(all((f["file"] or "").endswith("symprog.c") for f in fr), "files %r" % [f["file"] for f in fr])
+        check(fr[0]["line"] in (truth["known_function"], truth["known_function"] + 1),
+              "innermost line %r, expected %d" % (fr[0]["line"], truth["known_function"]))
+        check(fr[1]["line"] == truth["known_caller"], "return address in known_caller: line %r, expected %d (offset-1 rule)"
+              % (fr[1]["line"], truth["known_caller"]))
+        check(fr[2]["line"] == truth["main"], "return address in main: line %r, expected %d" % (fr[2]["line"], truth["main"]))
+        check(fr[0]["module"] == os.path.realpath(symprog), "module %r" % fr[0]["module"])
+        # wrong build-id: the file is not the one that ran -> no DWARF; written name, then module+offset
+        r = run([exe, "report", "--format", "json", os.path.join(tmp, "badid.jsonl")])
+        fr = json.loads(r.stdout)["processes"][0]["sites"][0]["frames"]
+        check(fr[0]["function"] == "fallback_name" and fr[0]["file"] is None, "mismatch frame 0: %r" % fr[0])
+        check(fr[1]["function"] is None and fr[1]["line"] is None, "mismatch frame 1: %r" % fr[1])
+        r = run([exe, "report", os.path.join(tmp, "badid.jsonl")])
+        check(re.search(r"fallback_name \(analyzer_symprog\+0x[0-9a-f]+\)", r.stdout), "text fallback label:\n" + r.stdout)
+        r = run([exe, "check", "--max-peak", "1", os.path.join(tmp, "badid.jsonl")])
+        check(re.search(r"at fallback_name \(analyzer_symprog\+0x[0-9a-f]+\) <- analyzer_symprog\+0x[0-9a-f]+ <- ", r.stdout),
+              "module+offset fallback:\n" + r.stdout)
+    finally:
+        shutil.rmtree(tmp)
+
+
+# ---------------------------------------------------------------- run
+def t_run(exe, testdir, fakelib):
+    tmp = tempfile.mkdtemp()
+    try:
+        env = {"VRAMTRACE_LIB": fakelib, "FAKE_TARGET": "sh", "LD_PRELOAD": "libm.so.6"}
+        out = os.path.join(tmp, "o1")
+        r = run([exe, "run", "-o", out, "--interval", "250", "--depth", "7", "--", "sh", "-c", "exit 3"], env=env)
+        check(r.returncode == 3, "exit status not forwarded: %d %s" % (r.returncode, r.stderr))
+        check("snapshots are in " + out in r.stderr, "run does not say where the snapshots are: %r" % r.stderr)
+        ld = open(os.path.join(out, "env.txt")).read().strip()
+        check(ld == fakelib + ":libm.so.6", "LD_PRELOAD not prepended: %r" % ld)
+        f = [x for x in os.listdir(out) if x.endswith(".jsonl")]
+        check(len(f) == 1, "one stream expected: %r" % f)
+        h = json.loads(open(os.path.join(out, f[0])).readline())
+        check(h["interval_ms"] == 250 and h["depth"] == 7, "interval/depth not passed: %r" % h)
+        check(stat.S_IMODE(os.stat(out).st_mode) == 0o700, "output folder mode %o" % stat.S_IMODE(os.stat(out).st_mode))
+        # death by signal -> 128+N
+        r = run([exe, "run", "-o", os.path.join(tmp, "o2"), "--", "sh", "-c", "kill -TERM $$"], env=env)
+        check(r.returncode == 128 + 15, "signal death: %d" % r.returncode)
+        r = run([exe, "run", "-o", os.path.join(tmp, "o3"), "--", "/nonexistent/prog"], env=env)
+        check(r.returncode == 127 and "cannot run" in r.stderr, "missing program: %d %r" % (r.returncode, r.stderr))
+        # default folder: a new one under ./vramtrace-out each time
+        for _ in range(2):
+            r = run([exe, "run", "--", "sh", "-c", "exit 0"], env=env, cwd=tmp)
+            check(r.returncode == 0, "default folder run: %d %s" % (r.returncode, r.stderr))
+        runs = os.listdir(os.path.join(tmp, "vramtrace-out"))
+        check(len(runs) == 2 and all(x.startswith("run-") for x in runs), "default folders: %r" % runs)
+        # --check: leak -> 1; clean -> 0; a failing program keeps its status
+        r = run([exe, "run", "-o", os.path.join(tmp, "o4"), "--check", "--", "sh", "-c", "exit 0"], env=dict(env, FAKE_LEAK="1"))
+        check(r.returncode == 1 and "grow_buffer" in r.stdout, "run --check on a leak: %d %s" % (r.returncode, r.stdout))
+        r = run([exe, "run", "-o", os.path.join(tmp, "o5"), "--check", "--max-growth", "2MiB", "--", "sh", "-c", "exit 0"],
+                env=dict(env, FAKE_LEAK="1"))
+        check(r.returncode == 0, "run --check --max-growth 2MiB: %d %s" % (r.returncode, r.stdout))
+        r = run([exe, "run", "-o", os.path.join(tmp, "o6"), "--check", "--", "sh", "-c", "exit 0"], env=env)
+        check(r.returncode == 0, "run --check clean: %d %s" % (r.returncode, r.stdout))
+        r = run([exe, "run", "-o", os.path.join(tmp, "o7"), "--check", "--", "sh", "-c", "exit 5"], env=dict(env, FAKE_LEAK="1"))
+        check(r.returncode == 5, "program status must win over the check: %d" % r.returncode)
+        r = run([exe, "run", "--max-peak", "1GiB", "--", "true"], env=env, cwd=tmp)
+        check(r.returncode == 2, "check option without --check: %d" % r.returncode)
+        r = run([exe, "run", "--", "true"], env={"VRAMTRACE_LIB": os.path.join(tmp, "nolib.so")}, cwd=tmp)
+        check(r.returncode == 2 and "VRAMTRACE_LIB" in r.stderr, "missing library: %d %r" % (r.returncode, r.stderr))
+    finally:
+        shutil.rmtree(tmp)
+
+
+# ---------------------------------------------------------------- chromium
+def png_pixels(path):
+    """Minimal PNG decoder (8-bit RGB/RGBA, non-interlaced) -> (w, h, rows of bytes, bpp)."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if typ == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and ctype in (2, 6)
+            bpp = 3 if ctype == 2 else 4
+        elif typ == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride, rows, prev = w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, rows, bpp
+
+
+def t_chromium(exe, testdir):
+    tmp = tempfile.mkdtemp()
+    try:
+        html, png = os.path.join(tmp, "r.html"), os.path.join(tmp, "shot.png")
+        r = run([exe, "report", "--format", "html", "-o", html, golden(testdir, "leak_churn-step")])
+        check(r.returncode == 0, "html report: %s" % r.stderr)
+        r = run(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                 "--window-size=1100,700", "--screenshot=" + png, "file://" + html], timeout=120)
+        check(os.path.exists(png), "no screenshot: %s" % r.stderr[-500:])
+        if not os.path.exists(png):
+            return
+        w, h, rows, bpp = png_pixels(png)
+        counts = {"total (#1f77b4)": (0x1f, 0x77, 0xb4), "leak (#d62728)": (0xd6, 0x27, 0x28)}
+        for name, rgb in counts.items():
+            n = 0
+            for row in rows:
+                for x in range(0, w * bpp, bpp):
+                    if abs(row[x] - rgb[0]) < 24 and abs(row[x + 1] - rgb[1]) < 24 and abs(row[x + 2] - rgb[2]) < 24:
+                        n += 1
+            print("%s: %d pixels" % (name, n))
+            check(n > 300, "the %s curve is not visible in the screenshot (%d pixels)" % (name, n))
+        shutil.copy(png, os.path.join(os.getcwd(), "analyzer_html_chromium.png"))
+    finally:
+        shutil.rmtree(tmp)
+
+
+def main():
+    mode, exe, testdir = sys.argv[1], sys.argv[2], sys.argv[3]
+    {"fixtures": lambda: t_fixtures(exe, testdir),
+     "malformed": lambda: t_malformed(exe, testdir),
+     "cli": lambda: t_cli(exe, testdir),
+     "symbolize": lambda: t_symbolize(exe, testdir, sys.argv[4]),
+     "run": lambda: t_run(exe, testdir, sys.argv[4]),
+     "chromium": lambda: t_chromium(exe, testdir)}[mode]()
+    print("%s: %s" % (mode, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

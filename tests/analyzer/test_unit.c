@@ -1,0 +1,236 @@
+/* test_unit.c — unit tests of the analyzer library: SIZE parsing, the JSON
+ * cursor, floor, Theil–Sen and the verdicts of docs/metrics.md on synthetic
+ * step series. Prints one line per failed assertion; exit 1 if any failed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_json.h"
+#include "vt_series.h"
+#include "vt_size.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        checks++;                                                               \
+        if (!(cond)) {                                                          \
+            failures++;                                                         \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);              \
+            printf(__VA_ARGS__);                                                \
+            printf("\n");                                                       \
+        }                                                                       \
+    } while (0)
+
+#define MiB (1024.0 * 1024.0)
+
+static void test_size(void)
+{
+    static const struct { const char *s; int ok; uint64_t v; } cases[] = {
+        {"4096", 1, 4096}, {"4KiB", 1, 4096}, {"4kib", 1, 4096}, {"1.5GiB", 1, 1610612736ULL}, {"2MB", 1, 2000000},
+        {"2mb", 1, 2000000}, {"0", 1, 0}, {"3MiB", 1, 3145728}, {"1K", 1, 1024}, {"512B", 1, 512},
+        {"18446744073709551615", 1, UINT64_MAX}, {"18446744073709551616", 0, 0}, {"-1", 0, 0}, {"", 0, 0},
+        {"4 KiB", 0, 0}, {"1.5", 0, 0}, {"1.5B", 0, 0}, {"abc", 0, 0}, {"1.GiB", 0, 0}, {"20000000000GiB", 0, 0},
+        {"KiB", 0, 0}, {"4KiBx", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 12345;
+        int rc = vt_size_parse(cases[i].s, &v);
+        CHECK((rc == 0) == cases[i].ok, "\"%s\" rc %d", cases[i].s, rc);
+        if (cases[i].ok) CHECK(v == cases[i].v, "\"%s\" -> %llu", cases[i].s, (unsigned long long)v);
+        else CHECK(v == 12345, "\"%s\" changed the output on failure", cases[i].s);
+    }
+    char b[32];
+    CHECK(!strcmp(vt_size_fmt(3145728, b, sizeof b), "3 MiB"), "%s", b);
+    CHECK(!strcmp(vt_size_fmt(1536, b, sizeof b), "1.5 KiB"), "%s", b);
+    CHECK(!strcmp(vt_size_fmt(100, b, sizeof b), "100 B"), "%s", b);
+}
+
+static int parse_u64(const char *text, uint64_t *v, char *err, size_t cap)
+{
+    vt_json j;
+    vt_json_init(&j, text, strlen(text));
+    int rc = vt_json_u64(&j, v);
+    if (rc == 0) rc = vt_json_end(&j);
+    snprintf(err, cap, "%s", j.err);
+    return rc;
+}
+
+static void test_json(void)
+{
+    uint64_t v;
+    char err[256];
+    CHECK(parse_u64("18446744073709551615", &v, err, sizeof err) == 0 && v == UINT64_MAX, "%s", err);
+    CHECK(parse_u64("18446744073709551616", &v, err, sizeof err) < 0 && strstr(err, "exceeds 2^64-1"), "%s", err);
+    CHECK(parse_u64("-5", &v, err, sizeof err) < 0 && strstr(err, "negative"), "%s", err);
+    CHECK(parse_u64("1.5", &v, err, sizeof err) < 0 && strstr(err, "not an integer"), "%s", err);
+    CHECK(parse_u64("\"12\"", &v, err, sizeof err) < 0 && strstr(err, "got string"), "%s", err);
+    CHECK(parse_u64("012", &v, err, sizeof err) < 0 && strstr(err, "leading zero"), "%s", err);
+    CHECK(parse_u64("12 x", &v, err, sizeof err) < 0, "trailing garbage accepted");
+
+    /* an object with every value class, escapes and nesting */
+    const char *doc = "{\"a\":[1,2,{\"b\":null}],\"s\":\"x\\u00e9\\n\\ud83d\\ude00\",\"t\":true,\"f\":-1.5e3}";
+    vt_json j;
+    vt_json_init(&j, doc, strlen(doc));
+    const char *k;
+    size_t kn;
+    int n = 0, rc;
+    CHECK(vt_json_obj_begin(&j) == 0, "%s", j.err);
+    while ((rc = vt_json_obj_next(&j, &k, &kn)) == 1) {
+        n++;
+        if (VT_JSON_KEY(k, kn, "s")) {
+            char buf[32];
+            size_t len;
+            CHECK(vt_json_str(&j, buf, sizeof buf, &len) == 0, "%s", j.err);
+            CHECK(len == 8 && !memcmp(buf, "x\xc3\xa9\n\xf0\x9f\x98\x80", 8), "decoded %zu bytes", len);
+        } else if (VT_JSON_KEY(k, kn, "f")) {
+            double d;
+            CHECK(vt_json_f64(&j, &d) == 0 && d == -1500, "%g", d);
+        } else {
+            CHECK(vt_json_skip(&j) == 0, "%s", j.err);
+        }
+    }
+    CHECK(rc == 0 && n == 4 && vt_json_end(&j) == 0, "rc %d n %d %s", rc, n, j.err);
+
+    static const char *const bad[] = {"{\"a\":1,}", "[1,]", "{\"a\" 1}", "[1 2]", "{\"a\":tru}", "\"abc", "{\"a\":\"\x01\"}",
+                                      "[\"\\x\"]", "{,}", "[", "{\"a\":1}}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        vt_json_init(&j, bad[i], strlen(bad[i]));
+        rc = vt_json_skip(&j);
+        if (rc == 0) rc = vt_json_end(&j);
+        CHECK(rc < 0 && j.err[0], "accepted bad JSON %s", bad[i]);
+    }
+    /* depth limit: 64 levels pass, 65 fail, 100000 fail without recursion trouble */
+    char deep[200001];
+    for (int d = 64; d <= 65; d++) {
+        memset(deep, '[', (size_t)d);
+        memset(deep + d, ']', (size_t)d);
+        vt_json_init(&j, deep, (size_t)d * 2);
+        rc = vt_json_skip(&j);
+        CHECK((rc == 0) == (d == 64), "depth %d rc %d %s", d, rc, j.err);
+    }
+    memset(deep, '[', 100000);
+    vt_json_init(&j, deep, 100000);
+    CHECK(vt_json_skip(&j) < 0 && strstr(j.err, "nesting deeper"), "%s", j.err);
+}
+
+static void test_floor_theil_sen(void)
+{
+    uint64_t v[] = {5, 3, 8, 4, 9, 9, 7}, f[7];
+    vt_suffix_min(v, 7, f);
+    uint64_t want[] = {3, 3, 4, 4, 7, 7, 7};
+    CHECK(!memcmp(f, want, sizeof f), "suffix min");
+
+    double x[300], y[300];
+    for (int i = 0; i < 11; i++) { x[i] = i; y[i] = 3 * i + 7; }
+    CHECK(fabs(vt_theil_sen(x, y, 11) - 3) < 1e-9, "line slope %g", vt_theil_sen(x, y, 11));
+    /* 20% wild outliers do not move the median slope */
+    for (int i = 0; i < 20; i++) { x[i] = i; y[i] = 2 * i + ((i % 5 == 0) ? 1e9 : 0); }
+    CHECK(fabs(vt_theil_sen(x, y, 20) - 2) < 1e-9, "robust slope %g", vt_theil_sen(x, y, 20));
+    /* even number of slopes: mean of the two middle ones; (0,0),(1,1),(2,4): slopes 1,2,3 -> 2; add (3,3): 1,2,1,3,1,-1 */
+    double x2[] = {0, 1, 2}, y2[] = {0, 1, 4};
+    CHECK(fabs(vt_theil_sen(x2, y2, 3) - 2) < 1e-9, "median of 3 slopes %g", vt_theil_sen(x2, y2, 3));
+    double x3[] = {0, 1, 2, 3}, y3[] = {0, 1, 4, 3};
+    CHECK(fabs(vt_theil_sen(x3, y3, 4) - 1) < 1e-9, "median of 6 slopes %g", vt_theil_sen(x3, y3, 4));
+    /* thinned above VT_TS_MAX_POINTS points: still exact on a line with skipped step numbers */
+    for (int i = 0; i < 300; i++) { x[i] = 2 * i; y[i] = 5.0 * 2 * i; }
+    CHECK(fabs(vt_theil_sen(x, y, 300) - 5) < 1e-9, "thinned slope %g", vt_theil_sen(x, y, 300));
+    CHECK(vt_theil_sen(x, y, 1) == 0, "one point");
+    CHECK(vt_auto_warmup(60) == 6 && vt_auto_warmup(3) == 0 && vt_auto_warmup(5000) == 100 && vt_auto_warmup(4) == 1,
+          "auto warm-up %zu %zu %zu", vt_auto_warmup(60), vt_auto_warmup(3), vt_auto_warmup(5000));
+    CHECK(vt_exhaustion_step(10, 300, 3) == 110 && vt_exhaustion_step(10, 301, 3) == 111 && vt_exhaustion_step(10, 5, 0) == -1,
+          "exhaustion step");
+}
+
+#define N 60
+static uint64_t st[N], lv[N], pk[N];
+static uint32_t nf[N];
+
+static vt_verdict classify(size_t n, long warmup, vt_site_stats *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        st[i] = i;
+        if (pk[i] < lv[i]) pk[i] = lv[i];
+    }
+    vt_series s = {.step = st, .live = lv, .peak = pk, .nfree = nf, .n = n};
+    vt_classify(&s, warmup, out);
+    return out->verdict;
+}
+
+static void reset(void)
+{
+    memset(lv, 0, sizeof lv);
+    memset(pk, 0, sizeof pk);
+    memset(nf, 0, sizeof nf);
+}
+
+static void test_verdicts(void)
+{
+    vt_site_stats s;
+    /* keeps 3 MiB every step: leak at 3 MiB/step */
+    reset();
+    for (int i = 0; i < N; i++) lv[i] = (uint64_t)(i + 1) * 3 * 1048576;
+    CHECK(classify(N, -1, &s) == VT_LEAK, "leak: %s", vt_verdict_name(s.verdict));
+    CHECK(fabs(s.slope - 3 * MiB) < 1, "leak slope %g", s.slope);
+    CHECK(s.leaked_bytes == (uint64_t)(N - 1 - 6) * 3 * 1048576, "leaked %llu", (unsigned long long)s.leaked_bytes);
+    CHECK(s.has_first_growth && s.first_growth_step == 1, "first growth %llu", (unsigned long long)s.first_growth_step);
+    /* the same leak with a per-step temporary on top (peak above live, one free a step): still a leak */
+    for (int i = 0; i < N; i++) { pk[i] = lv[i] + 64 * 1048576; nf[i] = 1; }
+    CHECK(classify(N, -1, &s) == VT_LEAK, "leak+temp: %s", vt_verdict_name(s.verdict));
+
+    /* a 64 MiB per-step temporary, freed before each step's snapshot: churn */
+    reset();
+    for (int i = 0; i < N; i++) { pk[i] = 64 * 1048576; nf[i] = 1; }
+    CHECK(classify(N, -1, &s) == VT_CHURN, "temporary: %s", vt_verdict_name(s.verdict));
+    /* ... seen live at every periodic snapshot: live constant, but freed every step: churn, not stable */
+    reset();
+    for (int i = 0; i < N; i++) { lv[i] = 64 * 1048576; nf[i] = i ? 1 : 0; }
+    CHECK(classify(N, -1, &s) == VT_CHURN, "temporary at snapshots: %s", vt_verdict_name(s.verdict));
+
+    /* warm-up then flat: plateau, with the default and with an explicit warm-up of 0 */
+    reset();
+    for (int i = 0; i < N; i++) lv[i] = (uint64_t)(i < 5 ? i + 1 : 5) * 32 * 1048576;
+    CHECK(classify(N, -1, &s) == VT_PLATEAU, "plateau: %s", vt_verdict_name(s.verdict));
+    CHECK(classify(N, 0, &s) == VT_PLATEAU && s.warmup == 0, "plateau, warm-up 0: %s", vt_verdict_name(s.verdict));
+    /* growth for the first 40% of the run, then flat: stopped growth is a plateau */
+    reset();
+    for (int i = 0; i < N; i++) lv[i] = (uint64_t)(i < 24 ? i : 24) * 1048576;
+    CHECK(classify(N, -1, &s) == VT_PLATEAU, "long warm-up growth: %s (slope %g)", vt_verdict_name(s.verdict), s.slope);
+
+    /* frees batched every 10 steps (sawtooth), ending mid-batch: churn, not a leak */
+    reset();
+    for (int i = 0; i < 57; i++) { lv[i] = (uint64_t)(i % 10 + 1) * 8 * 1048576; nf[i] = i % 10 == 0 && i ? 10 : 0; }
+    CHECK(classify(57, -1, &s) == VT_CHURN, "sawtooth: %s (slope %g, rises %u)", vt_verdict_name(s.verdict), s.slope, s.rises);
+
+    /* constant weights: stable; freed in the last step: still stable (one give-back) */
+    reset();
+    for (int i = 0; i < N; i++) lv[i] = 512 * 1048576;
+    CHECK(classify(N, -1, &s) == VT_STABLE && s.slope == 0, "weights: %s", vt_verdict_name(s.verdict));
+    lv[N - 1] = 0;
+    nf[N - 1] = 1;
+    CHECK(classify(N, -1, &s) == VT_STABLE, "weights freed at the end: %s", vt_verdict_name(s.verdict));
+    /* nothing at all */
+    reset();
+    CHECK(classify(N, -1, &s) == VT_STABLE && s.peak_bytes == 0, "empty: %s", vt_verdict_name(s.verdict));
+    CHECK(classify(1, -1, &s) == VT_STABLE, "one step");
+
+    /* a leak needs several rises: two jumps are not a leak */
+    reset();
+    for (int i = 0; i < N; i++) lv[i] = (uint64_t)(i >= 20) * 1048576 + (uint64_t)(i >= 58) * 1048576;
+    CHECK(classify(N, -1, &s) != VT_LEAK, "two jumps: %s", vt_verdict_name(s.verdict));
+    /* a leak hidden under noise that falls back: floor still rises 1 MiB/step */
+    reset();
+    for (int i = 0; i < N; i++) { lv[i] = (uint64_t)i * 1048576 + (i % 3 == 1 ? 50 * 1048576 : 0); nf[i] = 1; }
+    CHECK(classify(N, -1, &s) == VT_LEAK && fabs(s.slope - MiB) < 1, "noisy leak: %s %g", vt_verdict_name(s.verdict), s.slope);
+}
+
+int main(void)
+{
+    test_size();
+    test_json();
+    test_floor_theil_sen();
+    test_verdicts();
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
