@@ -1,0 +1,114 @@
+/* vramtrace.h — client API of libvramtrace.so (GPU memory tracer).
+ *
+ * Include it and call the functions below; the program builds, links and runs the
+ * same with or without the library:
+ *   - under LD_PRELOAD=libvramtrace.so (or linked with -lvramtrace) the calls reach
+ *     the tracer;
+ *   - without it they do nothing and return 0.
+ * This works because, unless VRAMTRACE_IMPLEMENTATION is defined (the library itself
+ * defines it), each function below is a static inline wrapper that looks the real
+ * function up once with dlsym(RTLD_DEFAULT, "<name>") (heaptrack_api.h style). On
+ * glibc < 2.34 link with -ldl. No other symbol is required at link time.
+ *
+ * Units: bytes. Devices: CUDA device ordinals; -1 means all devices.
+ * Thread safety: every function may be called from any thread at any time.
+ * Errors: vramtrace_snapshot returns 0 or a negative errno value; the others cannot
+ * fail. Nothing here allocates through CUDA or changes CUDA state.
+ */
+#ifndef VRAMTRACE_H
+#define VRAMTRACE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef VRAMTRACE_IMPLEMENTATION
+
+/* Marks the end of one step (one training iteration). Steps feed the leak analysis;
+ * every VRAMTRACE_STEP_EVERY marks a "step" snapshot is written (asynchronously). */
+void     vramtrace_step(void);
+/* Writes a "manual" snapshot with every live allocation, labelled `label` (may be
+ * NULL; copied, at most 1024 bytes used). Returns 0 once the record is on disk, or a
+ * negative errno: -ECANCELED tracking is off (VRAMTRACE_DISABLE=1 or latched off after
+ * an internal failure), -EIO the output file could not be written, -ENOMEM. */
+int      vramtrace_snapshot(const char *label);
+/* Bytes live now (allocated and not freed; all kinds: device, managed, host_pinned,
+ * async, vmm) on `device`, or on all devices for -1. */
+uint64_t vramtrace_live_bytes(int device);
+/* Highest live bytes seen on `device` (-1: of the process total). */
+uint64_t vramtrace_peak_bytes(int device);
+/* Starts a leak scope (process-wide, one at a time; a new begin restarts it). */
+void     vramtrace_scope_begin(void);
+/* Bytes allocated since the last vramtrace_scope_begin and still live. */
+uint64_t vramtrace_scope_leaked_bytes(void);
+
+#else /* a client program: resolve at run time, do nothing without the library */
+
+#include <dlfcn.h>
+
+/* Looks `name` up once; caches the result (or the absence) in *slot. */
+static inline void *vramtrace__lookup(void **slot, const char *name)
+{
+    void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!p) {
+        p = dlsym((void *)0 /* RTLD_DEFAULT */, name);
+        if (!p)
+            p = (void *)1;  /* "not there": do not look again */
+        __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    }
+    return p == (void *)1 ? (void *)0 : p;
+}
+
+static inline void vramtrace_step(void)
+{
+    static void *slot;
+    void (*f)(void) = (void (*)(void))vramtrace__lookup(&slot, "vramtrace_step");
+    if (f)
+        f();
+}
+
+static inline int vramtrace_snapshot(const char *label)
+{
+    static void *slot;
+    int (*f)(const char *) = (int (*)(const char *))vramtrace__lookup(&slot, "vramtrace_snapshot");
+    return f ? f(label) : 0;
+}
+
+static inline uint64_t vramtrace_live_bytes(int device)
+{
+    static void *slot;
+    uint64_t (*f)(int) = (uint64_t (*)(int))vramtrace__lookup(&slot, "vramtrace_live_bytes");
+    return f ? f(device) : 0;
+}
+
+static inline uint64_t vramtrace_peak_bytes(int device)
+{
+    static void *slot;
+    uint64_t (*f)(int) = (uint64_t (*)(int))vramtrace__lookup(&slot, "vramtrace_peak_bytes");
+    return f ? f(device) : 0;
+}
+
+static inline void vramtrace_scope_begin(void)
+{
+    static void *slot;
+    void (*f)(void) = (void (*)(void))vramtrace__lookup(&slot, "vramtrace_scope_begin");
+    if (f)
+        f();
+}
+
+static inline uint64_t vramtrace_scope_leaked_bytes(void)
+{
+    static void *slot;
+    uint64_t (*f)(void) = (uint64_t (*)(void))vramtrace__lookup(&slot, "vramtrace_scope_leaked_bytes");
+    return f ? f() : 0;
+}
+
+#endif /* VRAMTRACE_IMPLEMENTATION */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VRAMTRACE_H */

@@ -1,0 +1,51 @@
+/* vt_api.c — the client API of include/vramtrace.h, exported by libvramtrace.so.
+ * Thread-safe; callable before any CUDA call (queries then return 0). */
+#define _GNU_SOURCE
+#define VRAMTRACE_IMPLEMENTATION
+#include "vramtrace.h"
+#include "vt_config.h"
+#include "vt_core.h"
+#include "vt_hooks.h"
+#include "vt_writer.h"
+
+#include <errno.h>
+
+VT_EXPORT void vramtrace_step(void)
+{
+    vt_preload_init();
+    if (!vt_core_enabled())
+        return;
+    uint64_t step = vt_core_step();
+    if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0)
+        vt_writer_kick_step();
+}
+
+VT_EXPORT int vramtrace_snapshot(const char *label)
+{
+    vt_preload_init();
+    int e = errno;
+    int rc = vt_writer_snapshot(VT_TRIGGER_MANUAL, label);
+    errno = e;
+    return rc;
+}
+
+VT_EXPORT uint64_t vramtrace_live_bytes(int device)
+{
+    return vt_core_live_bytes(device);
+}
+
+VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
+{
+    return vt_core_peak_bytes(device);
+}
+
+VT_EXPORT void vramtrace_scope_begin(void)
+{
+    vt_preload_init();
+    vt_core_scope_begin();
+}
+
+VT_EXPORT uint64_t vramtrace_scope_leaked_bytes(void)
+{
+    return vt_core_scope_leaked_bytes();
+}

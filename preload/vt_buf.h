@@ -1,0 +1,37 @@
+/* vt_buf.h — growable byte buffer with JSON formatting, no stdio.
+ *
+ * The writer formats a whole record into one vt_buf and hands it to write(2), so a
+ * record reaches the file whole or (killed mid-write) as one torn last line.
+ * Memory: malloc/realloc (writer side only, never the hook fast path). On allocation
+ * failure the buffer sets ->oom and ignores further appends; check it before writing.
+ * Not thread-safe: one owner at a time.
+ */
+#ifndef VT_BUF_H
+#define VT_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct vt_buf {
+    char  *p;      /* owned                                    */
+    size_t len;    /* bytes used                               */
+    size_t cap;    /* bytes allocated                          */
+    int    oom;    /* an append failed; content is incomplete  */
+} vt_buf;
+
+void vt_buf_init(vt_buf *b);
+void vt_buf_free(vt_buf *b);
+void vt_buf_reset(vt_buf *b);                      /* len = 0, oom = 0, keeps memory */
+void vt_buf_put(vt_buf *b, const char *s, size_t n);
+void vt_buf_cstr(vt_buf *b, const char *s);        /* raw, no quoting             */
+void vt_buf_u64(vt_buf *b, uint64_t v);
+void vt_buf_i64(vt_buf *b, int64_t v);
+void vt_buf_hex(vt_buf *b, uint64_t v);            /* lowercase, no 0x            */
+/* Non-negative finite v with 6 decimals ("0.312500"); NaN/inf/negative -> null. */
+void vt_buf_fixed6(vt_buf *b, double v);
+/* JSON string with quotes; NULL -> null. Control characters and invalid UTF-8 bytes
+ * are escaped (\u00XX) so the line is always valid JSON/UTF-8. At most max bytes of s
+ * are used (0 = no limit). */
+void vt_buf_jstr(vt_buf *b, const char *s, size_t max);
+
+#endif /* VT_BUF_H */

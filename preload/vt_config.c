@@ -1,0 +1,164 @@
+/* vt_config.c — parse VRAMTRACE_* settings (see vt_config.h, preload/README.md).
+ *
+ * Design: walk `environ` once (no getenv in a loop, no setenv), match each
+ * VRAMTRACE_ name against a fixed table, parse strictly (whole string must be a
+ * number in range), and on any problem print one warning and keep the default.
+ */
+#define _GNU_SOURCE
+#include "vt_config.h"
+#include "vt_log.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sched.h>
+
+vt_config vt__config;
+static int vt__config_loaded;
+
+extern char **environ;
+
+static void vt__config_defaults(vt_config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->output, "vramtrace-out");
+    c->interval_ms = 1000;
+    c->depth = 32;
+    c->signal = SIGUSR1;
+    c->step_every = 1;
+    c->log_level = VT_LOG_WARN;
+    c->disable = 0;
+    c->leak_steps = 10;
+    c->test_fail_alloc_at = 0;
+}
+
+/* Parses a whole decimal string into [lo, hi]. Returns 0 or -1. */
+static int vt__parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (errno || !end || *end != 0 || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const struct { const char *name; int sig; } vt__signames[] = {
+    {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"INT", SIGINT},
+    {"QUIT", SIGQUIT}, {"TERM", SIGTERM}, {"ALRM", SIGALRM}, {"PROF", SIGPROF},
+    {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU},
+    {"CONT", SIGCONT}, {"PWR", SIGPWR}, {"VTALRM", SIGVTALRM},
+};
+
+/* Parses a signal name ("SIGUSR1", "USR1", "usr1"), number, or 0/none/off.
+ * Returns 0 and *out (0 = none), or -1. SIGKILL/SIGSTOP cannot be caught: rejected. */
+static int vt__parse_signal(const char *s, int *out)
+{
+    if (!strcasecmp(s, "none") || !strcasecmp(s, "off") || !strcmp(s, "0")) {
+        *out = 0;
+        return 0;
+    }
+    long n;
+    if (vt__parse_long(s, 1, SIGRTMAX, &n) == 0) {
+        if (n == SIGKILL || n == SIGSTOP)
+            return -1;
+        *out = (int)n;
+        return 0;
+    }
+    const char *name = s;
+    if (!strncasecmp(name, "SIG", 3))
+        name += 3;
+    for (size_t i = 0; i < sizeof vt__signames / sizeof vt__signames[0]; i++)
+        if (!strcasecmp(name, vt__signames[i].name)) {
+            *out = vt__signames[i].sig;
+            return 0;
+        }
+    return -1;
+}
+
+int vt_config_parse(char *const *env, vt_config *c)
+{
+    static const char pfx[] = "VRAMTRACE_";
+    int warnings = 0;
+    vt__config_defaults(c);
+    /* VRAMTRACE_LOG first, so that "quiet" also silences warnings about the others. */
+    for (char *const *e = env; e && *e; e++)
+        if (!strncmp(*e, "VRAMTRACE_LOG=", 14)) {
+            const char *v = *e + 14;
+            if (!strcasecmp(v, "quiet")) c->log_level = VT_LOG_QUIET;
+            else if (!strcasecmp(v, "warn")) c->log_level = VT_LOG_WARN;
+            else if (!strcasecmp(v, "info")) c->log_level = VT_LOG_INFO;
+            else if (!strcasecmp(v, "debug")) c->log_level = VT_LOG_DEBUG;
+            else {
+                vt__log_level = VT_LOG_WARN;
+                vt_log(VT_LOG_WARN, "VRAMTRACE_LOG=%s is not quiet|warn|info|debug; using warn", v);
+                warnings++;
+            }
+        }
+    vt__log_level = c->log_level;
+
+    for (char *const *e = env; e && *e; e++) {
+        if (strncmp(*e, pfx, sizeof pfx - 1))
+            continue;
+        const char *kv = *e + sizeof pfx - 1;
+        const char *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
+        size_t klen = (size_t)(eq - kv);
+        const char *v = eq + 1;
+        long n;
+        int bad = 0;
+#define VT_KEY(k) (klen == sizeof(k) - 1 && !memcmp(kv, k, klen))
+        if (VT_KEY("LOG")) {
+            continue;
+        } else if (VT_KEY("OUTPUT")) {
+            if (!*v || strlen(v) >= sizeof c->output - 64) bad = 1;
+            else strcpy(c->output, v);
+        } else if (VT_KEY("INTERVAL_MS")) {
+            if (vt__parse_long(v, 0, 86400000L, &n)) bad = 1; else c->interval_ms = (int)n;
+        } else if (VT_KEY("DEPTH")) {
+            if (vt__parse_long(v, 0, VT_DEPTH_MAX, &n)) bad = 1; else c->depth = (int)n;
+        } else if (VT_KEY("SIGNAL")) {
+            if (vt__parse_signal(v, &c->signal)) { bad = 1; c->signal = SIGUSR1; }
+        } else if (VT_KEY("STEP_EVERY")) {
+            if (vt__parse_long(v, 1, 1000000000L, &n)) bad = 1; else c->step_every = (int)n;
+        } else if (VT_KEY("DISABLE")) {
+            if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->disable = (int)n;
+        } else if (VT_KEY("LEAK_STEPS")) {
+            if (vt__parse_long(v, 1, 1000000000L, &n)) bad = 1; else c->leak_steps = (int)n;
+        } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
+            if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
+        } else {
+            vt_log(VT_LOG_WARN, "unknown setting VRAMTRACE_%.*s ignored", (int)klen, kv);
+            warnings++;
+            continue;
+        }
+#undef VT_KEY
+        if (bad) {
+            vt_log(VT_LOG_WARN, "bad value VRAMTRACE_%.*s=%s; using the default", (int)klen, kv, v);
+            warnings++;
+        }
+    }
+    return warnings;
+}
+
+void vt_config_load(void)
+{
+    /* 0 = not loaded, 1 = being parsed by one thread, 2 = ready. */
+    if (__atomic_load_n(&vt__config_loaded, __ATOMIC_ACQUIRE) == 2)
+        return;
+    int expect = 0;
+    if (__atomic_compare_exchange_n(&vt__config_loaded, &expect, 1, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        vt_config_parse(environ, &vt__config);
+        __atomic_store_n(&vt__config_loaded, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    while (__atomic_load_n(&vt__config_loaded, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+}

@@ -1,0 +1,39 @@
+/* vt_config.h — the preload's settings, read once from VRAMTRACE_* variables.
+ *
+ * Every variable is documented in preload/README.md with its default. An unknown
+ * VRAMTRACE_* name or a bad value gets ONE warning line and the default; nothing here
+ * ever stops the program. Read in the constructor (or lazily by the first hook) and
+ * immutable afterwards, so any thread may read vt__config without a lock.
+ */
+#ifndef VT_CONFIG_H
+#define VT_CONFIG_H
+
+#include <limits.h>
+
+#define VT_DEPTH_MAX 256  /* largest accepted VRAMTRACE_DEPTH */
+
+typedef struct vt_config {
+    char output[PATH_MAX];   /* VRAMTRACE_OUTPUT: snapshot folder ("vramtrace-out")      */
+    int  interval_ms;        /* VRAMTRACE_INTERVAL_MS: periodic snapshots (1000; 0 = off)  */
+    int  depth;              /* VRAMTRACE_DEPTH: stack frames kept (32; 0 = no stacks)     */
+    int  signal;             /* VRAMTRACE_SIGNAL: snapshot signal (SIGUSR1; 0 = none)      */
+    int  step_every;         /* VRAMTRACE_STEP_EVERY: step snapshot every N marks (1)      */
+    int  log_level;          /* VRAMTRACE_LOG: VT_LOG_* (warn)                             */
+    int  disable;            /* VRAMTRACE_DISABLE: 1 = forward everything, record nothing  */
+    int  leak_steps;         /* VRAMTRACE_LEAK_STEPS: online leak warning threshold (10)   */
+    long test_fail_alloc_at; /* VRAMTRACE_TEST_FAIL_ALLOC_AT: TEST ONLY, 0 = off; the Nth
+                                internal allocation of the core fails                     */
+} vt_config;
+
+extern vt_config vt__config;
+
+/* Fills vt__config from the environment (once; later calls return at once).
+ * Thread safety: the first caller parses; concurrent first callers may both parse
+ * the same environment and store identical values. */
+void vt_config_load(void);
+
+/* Test helper: parses from an explicit NULL-terminated "NAME=VALUE" array into *out,
+ * warning like vt_config_load. Returns the number of warnings issued. */
+int vt_config_parse(char *const *env, vt_config *out);
+
+#endif /* VT_CONFIG_H */

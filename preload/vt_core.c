@@ -1,0 +1,895 @@
+/* vt_core.c — allocation table, VMM handles, per device x kind totals, per-site totals,
+ * steps and the online leak detector (see vt_core.h for the contract).
+ *
+ * Data model
+ *   vt_rec   one live allocation, uthash `recs` keyed by address. Records come from a
+ *            slab (chunks of VT_SLAB records, free list) so a record costs no malloc
+ *            header and the hot path rarely calls malloc.
+ *   vt_vmm   one cuMemCreate physical allocation, uthash `vmms` keyed by handle; it
+ *            carries its mapping count and a released flag.
+ *   vt_map   one cuMemMap mapping, uthash `maps` keyed by virtual address -> handle.
+ *   vt_site  totals per (stack id, kind, device), uthash `sites` keyed by
+ *            stack<<16 | kind<<8 | device+1. Records point at their site, so a free
+ *            does one hash lookup.
+ *   stats    vt_kind_stats per device slot x kind, device live/peak, process live/peak.
+ *
+ * Locking: one mutex, vt__core.lock, guards every table and counter; critical sections
+ * are a hash operation and a few additions. Values that the client API reads without
+ * the lock (live/peak/scope/changes) are written with __atomic stores under the lock
+ * and read with __atomic loads. Nothing here calls CUDA, the loader or stdio.
+ *
+ * Leak detector (online, per site): each step snapshot closes a step. The site's
+ * floor for that step is the smallest live value it had during the step. If the floor
+ * rose compared with the previous step, growth_steps += 1 and growth_bytes += rise;
+ * if it stayed or fell, both reset to 0 (a leak raises the floor at every step; churn
+ * falls back). A site with growth_steps >= VRAMTRACE_LEAK_STEPS is reported.
+ */
+#define _GNU_SOURCE
+#include "vt_core.h"
+#include "vt_config.h"
+#include "vt_log.h"
+#include "vt_mem.h"
+#include "vt_guard.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t vt__mix64(uint64_t h)
+{
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static int vt__hash_oom;  /* set by uthash on a failed internal allocation (under lock) */
+
+#undef HASH_NONFATAL_OOM
+#define HASH_NONFATAL_OOM 1
+#define uthash_malloc(sz) vt_mem_alloc(sz)
+#define uthash_free(p, sz) vt_mem_free(p)
+#define uthash_nonfatal_oom(obj) (vt__hash_oom = 1)
+#define HASH_FUNCTION(keyptr, keylen, hashv) \
+    do { (void)(keylen); (hashv) = (unsigned)vt__mix64(*(const uint64_t *)(keyptr)); } while (0)
+#include <uthash.h>
+
+#define VT_SLAB 1024
+
+typedef struct vt_site {
+    uint64_t key;                 /* stack<<16 | kind<<8 | (device+1)              */
+    uint32_t stack;
+    int16_t  kind, device;
+    uint64_t live_bytes, live_count;
+    uint64_t interval_peak;       /* max live since the previous collection        */
+    uint64_t step_min;            /* min live since the previous step boundary     */
+    uint64_t alloc_total, alloc_bytes_total, free_total;
+    uint64_t prev_floor;          /* floor of the previous step                    */
+    uint64_t growth_bytes;
+    uint32_t growth_steps;
+    uint8_t  floor_valid, dirty, warned;
+    UT_hash_handle hh;
+} vt_site;
+
+typedef struct vt_rec {
+    uint64_t addr;                /* key                                           */
+    uint64_t size;
+    uint64_t stream;
+    uint64_t ctx;
+    uint64_t birth_ns;
+    uint64_t seq;
+    vt_site *site;
+    uint32_t step;
+    int32_t  tid;
+    UT_hash_handle hh;
+} vt_rec;
+
+typedef struct vt_vmm {
+    uint64_t handle;              /* key                                           */
+    uint64_t size;
+    uint64_t va;                  /* first mapped address, 0 while unmapped        */
+    uint64_t birth_ns, seq;
+    vt_site *site;
+    uint32_t step;
+    int32_t  tid;
+    uint32_t maps;                /* live mappings                                 */
+    uint8_t  released;            /* cuMemRelease called                           */
+    uint8_t  counted;             /* still counted as live memory                  */
+    UT_hash_handle hh;
+} vt_vmm;
+
+typedef struct vt_map {
+    uint64_t va;                  /* key                                           */
+    uint64_t size;
+    uint64_t handle;
+    UT_hash_handle hh;
+} vt_map;
+
+static struct {
+    pthread_mutex_t lock;
+    int       inited;             /* atomic                                         */
+    int       off;                /* atomic: latched off / disabled                 */
+    vt_rec   *recs;               /* under lock                                     */
+    vt_vmm   *vmms;               /* under lock                                     */
+    vt_map   *maps;               /* under lock                                     */
+    vt_site  *sites;              /* under lock                                     */
+    vt_rec   *free_recs;          /* slab free list (under lock)                    */
+    uint64_t  next_seq;           /* under lock (atomic read)                       */
+    uint64_t  step;               /* atomic                                         */
+    int       step_marked;        /* atomic                                         */
+    uint64_t  changes;            /* atomic store under lock                        */
+    uint64_t  live_count;         /* atomic store under lock                        */
+    uint64_t  n_sites;            /* under lock                                     */
+    uint64_t  dropped;            /* atomic                                         */
+    uint64_t  live_total, peak_total;         /* atomic store under lock            */
+    uint64_t  scope_seq, scope_bytes;         /* atomic store under lock            */
+    uint64_t  dev_live[VT_DEV_SLOTS], dev_peak[VT_DEV_SLOTS]; /* atomic store under lock */
+    vt_kind_stats ks[VT_DEV_SLOTS][VT_KIND_COUNT];           /* under lock           */
+    uint8_t   dev_active[VT_DEV_SLOTS];                      /* under lock           */
+    uint8_t   meminfo_known[VT_DEV_SLOTS], pool_known[VT_DEV_SLOTS];
+    uint64_t  mem_free[VT_DEV_SLOTS], mem_total[VT_DEV_SLOTS], pool_reserved[VT_DEV_SLOTS];
+} vt__core = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+uint64_t vt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int vt__slot(int device)
+{
+    return (device >= 0 && device < VT_MAX_DEVICES) ? device + 1 : 0;
+}
+
+static int vt__dev_of_slot(int slot)
+{
+    return slot - 1;
+}
+
+/* ---- lifecycle ---- */
+
+int vt_core_init(void)
+{
+    if (!__atomic_load_n(&vt__core.inited, __ATOMIC_ACQUIRE)) {
+        vt_config_load();
+        if (__atomic_exchange_n(&vt__core.inited, 1, __ATOMIC_ACQ_REL) == 0) {
+            if (vt__config.test_fail_alloc_at > 0)
+                vt_mem_fail_at(vt__config.test_fail_alloc_at);
+            if (vt__config.disable)
+                __atomic_store_n(&vt__core.off, 1, __ATOMIC_RELEASE);
+        }
+    }
+    return __atomic_load_n(&vt__core.off, __ATOMIC_ACQUIRE) ? -1 : 0;
+}
+
+int vt_core_enabled(void)
+{
+    return !__atomic_load_n(&vt__core.off, __ATOMIC_RELAXED);
+}
+
+void vt_core_latch_off(const char *why)
+{
+    static int said;
+    __atomic_store_n(&vt__core.off, 1, __ATOMIC_RELEASE);
+    if (__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL) == 0)
+        vt_log(VT_LOG_WARN, "%s; tracking is off", why);
+}
+
+void vt_core_fork_prepare(void) { pthread_mutex_lock(&vt__core.lock); }
+void vt_core_fork_parent(void)  { pthread_mutex_unlock(&vt__core.lock); }
+
+void vt_core_after_fork_child(void)
+{
+    /* The inherited records are the parent's; their memory is left as it is (the
+     * child's copy-on-write image) rather than walked and freed. */
+    pthread_mutex_init(&vt__core.lock, NULL);
+    vt__core.recs = NULL;
+    vt__core.vmms = NULL;
+    vt__core.maps = NULL;
+    vt__core.sites = NULL;
+    vt__core.free_recs = NULL;
+    vt__core.n_sites = 0;
+    vt__core.live_count = 0;
+    vt__core.step = 0;
+    vt__core.step_marked = 0;
+    vt__core.changes = 0;
+    vt__core.live_total = vt__core.peak_total = 0;
+    vt__core.scope_seq = vt__core.scope_bytes = 0;
+    memset(vt__core.dev_live, 0, sizeof vt__core.dev_live);
+    memset(vt__core.dev_peak, 0, sizeof vt__core.dev_peak);
+    memset(vt__core.ks, 0, sizeof vt__core.ks);
+    memset(vt__core.dev_active, 0, sizeof vt__core.dev_active);
+    memset(vt__core.meminfo_known, 0, sizeof vt__core.meminfo_known);
+    memset(vt__core.pool_known, 0, sizeof vt__core.pool_known);
+}
+
+/* ---- helpers under lock ---- */
+
+static void vt__oom_latch(void)
+{
+    vt__hash_oom = 0;
+    __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+    vt_core_latch_off("out of memory for the allocation table");
+}
+
+static vt_rec *vt__rec_new(void)
+{
+    vt_rec *r = vt__core.free_recs;
+    if (!r) {
+        vt_rec *slab = vt_mem_alloc(sizeof(vt_rec) * VT_SLAB);
+        if (!slab)
+            return NULL;
+        for (int i = VT_SLAB - 1; i >= 0; i--) {
+            *(vt_rec **)&slab[i] = vt__core.free_recs;
+            vt__core.free_recs = &slab[i];
+        }
+        r = vt__core.free_recs;
+    }
+    vt__core.free_recs = *(vt_rec **)r;
+    return r;
+}
+
+static void vt__rec_put(vt_rec *r)
+{
+    *(vt_rec **)r = vt__core.free_recs;
+    vt__core.free_recs = r;
+}
+
+static vt_site *vt__site_get(uint32_t stack, int kind, int device)
+{
+    uint64_t key = ((uint64_t)stack << 16) | ((uint64_t)kind << 8) | (uint64_t)vt__slot(device);
+    vt_site *s;
+    HASH_FIND(hh, vt__core.sites, &key, sizeof key, s);
+    if (s)
+        return s;
+    s = vt_mem_calloc(sizeof *s);
+    if (!s)
+        return NULL;
+    s->key = key;
+    s->stack = stack;
+    s->kind = (int16_t)kind;
+    s->device = (int16_t)vt__dev_of_slot(vt__slot(device));
+    HASH_ADD(hh, vt__core.sites, key, sizeof s->key, s);
+    if (vt__hash_oom) {
+        vt_mem_free(s);
+        return NULL;
+    }
+    vt__core.n_sites++;
+    return s;
+}
+
+static void vt__bump_changes(void)
+{
+    __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
+}
+
+/* Accounts size bytes becoming live at site s. restore: the bytes come back after a
+ * failed free (undo the free counters instead of counting a new allocation). */
+static void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
+{
+    int slot = vt__slot(s->device);
+    vt_kind_stats *k = &vt__core.ks[slot][s->kind];
+    vt__core.dev_active[slot] = 1;
+    k->live_bytes += size;
+    k->live_count++;
+    if (k->live_bytes > k->peak_bytes)
+        k->peak_bytes = k->live_bytes;
+    s->live_bytes += size;
+    s->live_count++;
+    if (s->live_bytes > s->interval_peak)
+        s->interval_peak = s->live_bytes;
+    if (restore) {
+        k->free_total--;
+        s->free_total--;
+    } else {
+        k->alloc_total++;
+        k->alloc_bytes_total += size;
+        s->alloc_total++;
+        s->alloc_bytes_total += size;
+    }
+    s->dirty = 1;
+    uint64_t dl = vt__core.dev_live[slot] + size;
+    __atomic_store_n(&vt__core.dev_live[slot], dl, __ATOMIC_RELAXED);
+    if (dl > vt__core.dev_peak[slot])
+        __atomic_store_n(&vt__core.dev_peak[slot], dl, __ATOMIC_RELAXED);
+    uint64_t tl = vt__core.live_total + size;
+    __atomic_store_n(&vt__core.live_total, tl, __ATOMIC_RELAXED);
+    if (tl > vt__core.peak_total)
+        __atomic_store_n(&vt__core.peak_total, tl, __ATOMIC_RELAXED);
+    if (seq >= vt__core.scope_seq)
+        __atomic_store_n(&vt__core.scope_bytes, vt__core.scope_bytes + size, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__core.live_count, vt__core.live_count + 1, __ATOMIC_RELAXED);
+    vt__bump_changes();
+}
+
+/* Accounts size bytes of site s ceasing to be live (a free or an implicit free). */
+static void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq)
+{
+    int slot = vt__slot(s->device);
+    vt_kind_stats *k = &vt__core.ks[slot][s->kind];
+    k->live_bytes -= size;
+    k->live_count--;
+    k->free_total++;
+    s->live_bytes -= size;
+    s->live_count--;
+    s->free_total++;
+    if (s->live_bytes < s->step_min)
+        s->step_min = s->live_bytes;
+    s->dirty = 1;
+    __atomic_store_n(&vt__core.dev_live[slot], vt__core.dev_live[slot] - size, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__core.live_total, vt__core.live_total - size, __ATOMIC_RELAXED);
+    if (seq >= vt__core.scope_seq)
+        __atomic_store_n(&vt__core.scope_bytes, vt__core.scope_bytes - size, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__core.live_count, vt__core.live_count - 1, __ATOMIC_RELAXED);
+    vt__bump_changes();
+}
+
+/* ---- events ---- */
+
+int vt_core_alloc(const vt_alloc_info *a)
+{
+    if (!vt_core_enabled()) {
+        __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+        return -1;
+    }
+    int kind = (a->kind >= 0 && a->kind < VT_KIND_COUNT) ? a->kind : VT_KIND_DEVICE;
+    uint64_t now = vt_now_ns();
+    int tid = vt_guard_tid();
+    int rc = 0;
+    pthread_mutex_lock(&vt__core.lock);
+    if (!vt_core_enabled()) {
+        rc = -1;
+        goto out;
+    }
+    vt_site *s = vt__site_get(a->stack, kind, a->device);
+    vt_rec *r = s ? vt__rec_new() : NULL;
+    if (!r) {
+        vt__oom_latch();
+        rc = -1;
+        goto out;
+    }
+    vt_rec *old;
+    HASH_FIND(hh, vt__core.recs, &a->addr, sizeof a->addr, old);
+    if (old) {  /* CUDA handed this address out again: its free was not seen */
+        HASH_DELETE(hh, vt__core.recs, old);
+        vt__acct_sub(old->site, old->size, old->seq);
+        vt__rec_put(old);
+    }
+    memset(r, 0, sizeof *r);
+    r->addr = a->addr;
+    r->size = a->size;
+    r->stream = a->stream;
+    r->ctx = a->ctx;
+    r->birth_ns = now;
+    r->seq = vt__core.next_seq;
+    __atomic_store_n(&vt__core.next_seq, vt__core.next_seq + 1, __ATOMIC_RELAXED);
+    r->site = s;
+    r->step = (uint32_t)__atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
+    r->tid = tid;
+    HASH_ADD(hh, vt__core.recs, addr, sizeof r->addr, r);
+    if (vt__hash_oom) {
+        vt__rec_put(r);
+        vt__oom_latch();
+        rc = -1;
+        goto out;
+    }
+    vt__acct_add(s, r->size, r->seq, 0);
+out:
+    pthread_mutex_unlock(&vt__core.lock);
+    return rc;
+}
+
+void vt_core_alloc_failed(int device, int kind)
+{
+    if (!vt_core_enabled() || kind < 0 || kind >= VT_KIND_COUNT)
+        return;
+    pthread_mutex_lock(&vt__core.lock);
+    int slot = vt__slot(device);
+    vt__core.ks[slot][kind].failed_total++;
+    vt__core.dev_active[slot] = 1;
+    vt__bump_changes();
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
+{
+    t->rec = NULL;
+    if (!vt_core_enabled())
+        return 0;
+    pthread_mutex_lock(&vt__core.lock);
+    vt_rec *r;
+    HASH_FIND(hh, vt__core.recs, &addr, sizeof addr, r);
+    if (r && (kind_mask == 0 || (kind_mask & (1u << r->site->kind)))) {
+        HASH_DELETE(hh, vt__core.recs, r);
+        vt__acct_sub(r->site, r->size, r->seq);
+        t->rec = r;
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+    return t->rec != NULL;
+}
+
+void vt_core_restore(vt_taken *t)
+{
+    vt_rec *r = t->rec;
+    if (!r)
+        return;
+    t->rec = NULL;
+    pthread_mutex_lock(&vt__core.lock);
+    vt_rec *other;
+    HASH_FIND(hh, vt__core.recs, &r->addr, sizeof r->addr, other);
+    if (other) {  /* the address was handed out again meanwhile: keep the newer */
+        vt__rec_put(r);
+    } else {
+        HASH_ADD(hh, vt__core.recs, addr, sizeof r->addr, r);
+        if (vt__hash_oom) {
+            vt__rec_put(r);
+            vt__oom_latch();
+        } else {
+            vt__acct_add(r->site, r->size, r->seq, 1);
+        }
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+void vt_core_commit(vt_taken *t)
+{
+    vt_rec *r = t->rec;
+    if (!r)
+        return;
+    t->rec = NULL;
+    pthread_mutex_lock(&vt__core.lock);
+    vt__rec_put(r);
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+uint64_t vt_core_next_seq(void)
+{
+    return __atomic_load_n(&vt__core.next_seq, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
+{
+    if (!vt_core_enabled())
+        return 0;
+    uint64_t n = 0;
+    int slot = vt__slot(device);
+    pthread_mutex_lock(&vt__core.lock);
+    vt_rec *r, *tmp;
+    HASH_ITER(hh, vt__core.recs, r, tmp) {
+        int kind = r->site->kind;
+        if (kind == VT_KIND_ASYNC || kind == VT_KIND_VMM || r->seq >= before_seq)
+            continue;
+        if (ctx ? r->ctx != ctx : vt__slot(r->site->device) != slot)
+            continue;
+        HASH_DELETE(hh, vt__core.recs, r);
+        vt__acct_sub(r->site, r->size, r->seq);
+        vt__rec_put(r);
+        n++;
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+    return n;
+}
+
+/* ---- VMM ---- */
+
+int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack)
+{
+    if (!vt_core_enabled())
+        return -1;
+    uint64_t now = vt_now_ns();
+    int tid = vt_guard_tid();
+    int rc = 0;
+    pthread_mutex_lock(&vt__core.lock);
+    vt_site *s = vt__site_get(stack, VT_KIND_VMM, device);
+    vt_vmm *v = s ? vt_mem_calloc(sizeof *v) : NULL;
+    if (!v) {
+        vt__oom_latch();
+        rc = -1;
+        goto out;
+    }
+    vt_vmm *old;
+    HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, old);
+    if (old) {
+        HASH_DELETE(hh, vt__core.vmms, old);
+        if (old->counted)
+            vt__acct_sub(old->site, old->size, old->seq);
+        vt_mem_free(old);
+    }
+    v->handle = handle;
+    v->size = size;
+    v->birth_ns = now;
+    v->seq = vt__core.next_seq;
+    __atomic_store_n(&vt__core.next_seq, vt__core.next_seq + 1, __ATOMIC_RELAXED);
+    v->site = s;
+    v->step = (uint32_t)__atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
+    v->tid = tid;
+    v->counted = 1;
+    HASH_ADD(hh, vt__core.vmms, handle, sizeof v->handle, v);
+    if (vt__hash_oom) {
+        vt_mem_free(v);
+        vt__oom_latch();
+        rc = -1;
+        goto out;
+    }
+    vt__acct_add(s, size, v->seq, 0);
+out:
+    pthread_mutex_unlock(&vt__core.lock);
+    return rc;
+}
+
+int vt_core_vmm_release(uint64_t handle, vt_taken *t)
+{
+    t->rec = NULL;
+    if (!vt_core_enabled())
+        return 0;
+    pthread_mutex_lock(&vt__core.lock);
+    vt_vmm *v;
+    HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
+    if (v && !v->released) {
+        v->released = 1;
+        if (v->maps == 0 && v->counted) {
+            v->counted = 0;
+            vt__acct_sub(v->site, v->size, v->seq);
+        }
+        t->rec = v;
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+    return t->rec != NULL;
+}
+
+void vt_core_vmm_restore(vt_taken *t)
+{
+    vt_vmm *v = t->rec;
+    if (!v)
+        return;
+    t->rec = NULL;
+    pthread_mutex_lock(&vt__core.lock);
+    v->released = 0;
+    if (!v->counted) {
+        v->counted = 1;
+        vt__acct_add(v->site, v->size, v->seq, 1);
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+void vt_core_vmm_commit(vt_taken *t)
+{
+    vt_vmm *v = t->rec;
+    if (!v)
+        return;
+    t->rec = NULL;
+    pthread_mutex_lock(&vt__core.lock);
+    if (!v->counted) {  /* released and unmapped: gone */
+        HASH_DELETE(hh, vt__core.vmms, v);
+        vt_mem_free(v);
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
+{
+    if (!vt_core_enabled())
+        return;
+    pthread_mutex_lock(&vt__core.lock);
+    vt_vmm *v;
+    HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
+    if (v) {
+        vt_map *m = vt_mem_calloc(sizeof *m);
+        if (!m) {
+            vt__oom_latch();
+            goto out;
+        }
+        m->va = va;
+        m->size = size;
+        m->handle = handle;
+        vt_map *old;
+        HASH_FIND(hh, vt__core.maps, &va, sizeof va, old);
+        if (old) {
+            HASH_DELETE(hh, vt__core.maps, old);
+            vt_mem_free(old);
+        }
+        HASH_ADD(hh, vt__core.maps, va, sizeof m->va, m);
+        if (vt__hash_oom) {
+            vt_mem_free(m);
+            vt__oom_latch();
+            goto out;
+        }
+        v->maps++;
+        if (!v->va)
+            v->va = va;
+        vt__bump_changes();
+    }
+out:
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+void vt_core_vmm_unmap(uint64_t va, uint64_t size)
+{
+    (void)size;
+    if (!vt_core_enabled())
+        return;
+    pthread_mutex_lock(&vt__core.lock);
+    vt_map *m;
+    HASH_FIND(hh, vt__core.maps, &va, sizeof va, m);
+    if (m) {
+        vt_vmm *v;
+        HASH_FIND(hh, vt__core.vmms, &m->handle, sizeof m->handle, v);
+        HASH_DELETE(hh, vt__core.maps, m);
+        vt_mem_free(m);
+        if (v) {
+            if (v->maps)
+                v->maps--;
+            if (v->va == va)
+                v->va = 0;
+            vt__bump_changes();
+            if (v->maps == 0 && v->released) {
+                if (v->counted)
+                    vt__acct_sub(v->site, v->size, v->seq);
+                HASH_DELETE(hh, vt__core.vmms, v);
+                vt_mem_free(v);
+            }
+        }
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
+{
+    pthread_mutex_lock(&vt__core.lock);
+    int slot = vt__slot(device);
+    vt__core.meminfo_known[slot] = 1;
+    vt__core.dev_active[slot] = 1;
+    vt__core.mem_free[slot] = free_bytes;
+    vt__core.mem_total[slot] = total_bytes;
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+void vt_core_set_pool_reserved(int device, uint64_t reserved)
+{
+    pthread_mutex_lock(&vt__core.lock);
+    int slot = vt__slot(device);
+    vt__core.pool_known[slot] = 1;
+    vt__core.pool_reserved[slot] = reserved;
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+/* ---- steps and queries ---- */
+
+uint64_t vt_core_step(void)
+{
+    __atomic_store_n(&vt__core.step_marked, 1, __ATOMIC_RELAXED);
+    return __atomic_add_fetch(&vt__core.step, 1, __ATOMIC_RELAXED);
+}
+
+int vt_core_advance_unmarked_step(void)
+{
+    if (__atomic_load_n(&vt__core.step_marked, __ATOMIC_RELAXED))
+        return 0;
+    __atomic_add_fetch(&vt__core.step, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+uint64_t vt_core_live_bytes(int device)
+{
+    if (device < 0)
+        return __atomic_load_n(&vt__core.live_total, __ATOMIC_RELAXED);
+    if (device >= VT_MAX_DEVICES)
+        return 0;
+    return __atomic_load_n(&vt__core.dev_live[device + 1], __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_peak_bytes(int device)
+{
+    if (device < 0)
+        return __atomic_load_n(&vt__core.peak_total, __ATOMIC_RELAXED);
+    if (device >= VT_MAX_DEVICES)
+        return 0;
+    return __atomic_load_n(&vt__core.dev_peak[device + 1], __ATOMIC_RELAXED);
+}
+
+void vt_core_scope_begin(void)
+{
+    pthread_mutex_lock(&vt__core.lock);
+    __atomic_store_n(&vt__core.scope_seq, vt__core.next_seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__core.scope_bytes, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&vt__core.lock);
+}
+
+uint64_t vt_core_scope_leaked_bytes(void)
+{
+    return __atomic_load_n(&vt__core.scope_bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_changes(void)
+{
+    return __atomic_load_n(&vt__core.changes, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_live_count(void)
+{
+    return __atomic_load_n(&vt__core.live_count, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_dropped_records(void)
+{
+    return __atomic_load_n(&vt__core.dropped, __ATOMIC_RELAXED);
+}
+
+/* ---- collection ---- */
+
+static int vt__cmp_range(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+double vt_fragmentation(uint64_t (*ranges)[2], size_t n)
+{
+    if (n < 2)
+        return 0.0;
+    qsort(ranges, n, sizeof ranges[0], vt__cmp_range);
+    uint64_t total = 0, largest = 0, end = ranges[0][0] + ranges[0][1];
+    for (size_t i = 1; i < n; i++) {
+        if (ranges[i][0] > end) {
+            uint64_t gap = ranges[i][0] - end;
+            total += gap;
+            if (gap > largest)
+                largest = gap;
+        }
+        uint64_t e = ranges[i][0] + ranges[i][1];
+        if (e > end)
+            end = e;
+    }
+    return total ? 1.0 - (double)largest / (double)total : 0.0;
+}
+
+void vt_collect_free(vt_collect *c)
+{
+    free(c->sites);
+    free(c->allocs);
+    c->sites = NULL;
+    c->allocs = NULL;
+    c->n_sites = c->n_allocs = 0;
+}
+
+int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
+{
+    memset(c, 0, sizeof *c);
+    int want_rows = (flags & (VT_COLLECT_ALLOCS | VT_COLLECT_FRAG)) != 0;
+    size_t cap_sites = 0, cap_rows = 0;
+    for (int attempt = 0;; attempt++) {
+        pthread_mutex_lock(&vt__core.lock);
+        size_t need_sites = vt__core.n_sites;
+        size_t need_rows = want_rows ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;
+        if (need_sites <= cap_sites && need_rows <= cap_rows)
+            break;  /* keep the lock */
+        pthread_mutex_unlock(&vt__core.lock);
+        vt_collect_free(c);
+        if (attempt > 8)
+            return -1;
+        cap_sites = need_sites + need_sites / 4 + 16;
+        cap_rows = want_rows ? need_rows + need_rows / 8 + 64 : 0;
+        c->sites = malloc(cap_sites * sizeof *c->sites);
+        c->allocs = cap_rows ? malloc(cap_rows * sizeof *c->allocs) : NULL;
+        if (!c->sites || (cap_rows && !c->allocs)) {
+            vt_collect_free(c);
+            return -1;
+        }
+    }
+    /* lock held */
+    c->step = __atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
+    c->step_marked = __atomic_load_n(&vt__core.step_marked, __ATOMIC_RELAXED);
+    c->changes = vt__core.changes;
+    c->dropped_records = __atomic_load_n(&vt__core.dropped, __ATOMIC_RELAXED);
+    for (int slot = 0; slot < VT_DEV_SLOTS; slot++) {
+        if (!vt__core.dev_active[slot])
+            continue;
+        vt_dev_stats *d = &c->devs[c->n_devs++];
+        d->device = vt__dev_of_slot(slot);
+        d->meminfo_known = vt__core.meminfo_known[slot];
+        d->free_bytes = vt__core.mem_free[slot];
+        d->total_bytes = vt__core.mem_total[slot];
+        d->live_bytes = vt__core.dev_live[slot];
+        d->peak_bytes = vt__core.dev_peak[slot];
+        d->pool_known = vt__core.pool_known[slot];
+        d->pool_reserved_bytes = vt__core.pool_reserved[slot];
+        d->pool_used_bytes = vt__core.ks[slot][VT_KIND_ASYNC].live_bytes;
+        d->fragmentation = -1.0;
+        memcpy(d->kinds, vt__core.ks[slot], sizeof d->kinds);
+    }
+    vt_site *s, *stmp;
+    HASH_ITER(hh, vt__core.sites, s, stmp) {
+        if (flags & VT_COLLECT_STEP) {
+            uint64_t floor = s->step_min;
+            if (s->floor_valid && floor > s->prev_floor) {
+                s->growth_steps++;
+                s->growth_bytes += floor - s->prev_floor;
+            } else {
+                s->growth_steps = 0;
+                s->growth_bytes = 0;
+            }
+            s->prev_floor = floor;
+            s->floor_valid = 1;
+            s->step_min = s->live_bytes;
+        }
+        int warn = leak_steps > 0 && s->growth_steps >= (uint32_t)leak_steps;
+        if (s->live_bytes || s->dirty || warn) {
+            vt_site_row *row = &c->sites[c->n_sites++];
+            row->stack = s->stack;
+            row->kind = s->kind;
+            row->device = s->device;
+            row->live_bytes = s->live_bytes;
+            row->live_count = s->live_count;
+            row->interval_peak_bytes = s->interval_peak;
+            row->alloc_total = s->alloc_total;
+            row->alloc_bytes_total = s->alloc_bytes_total;
+            row->free_total = s->free_total;
+            row->growth_steps = s->growth_steps;
+            row->growth_bytes = s->growth_bytes;
+            row->leak_warn = warn;
+            row->leak_new = warn && !s->warned;
+            if (warn)
+                s->warned = 1;
+        }
+        s->dirty = 0;
+        s->interval_peak = s->live_bytes;
+    }
+    if (want_rows) {
+        vt_rec *r, *rtmp;
+        HASH_ITER(hh, vt__core.recs, r, rtmp) {
+            vt_alloc_row *a = &c->allocs[c->n_allocs++];
+            a->addr = r->addr;
+            a->size = r->size;
+            a->kind = r->site->kind;
+            a->device = r->site->device;
+            a->stack = r->site->stack;
+            a->step = r->step;
+            a->birth_ns = r->birth_ns;
+            a->tid = r->tid;
+            a->stream = r->stream;
+        }
+        vt_vmm *v, *vtmp;
+        HASH_ITER(hh, vt__core.vmms, v, vtmp) {
+            if (!v->counted)
+                continue;
+            vt_alloc_row *a = &c->allocs[c->n_allocs++];
+            a->addr = v->va;
+            a->size = v->size;
+            a->kind = VT_KIND_VMM;
+            a->device = v->site->device;
+            a->stack = v->site->stack;
+            a->step = v->step;
+            a->birth_ns = v->birth_ns;
+            a->tid = v->tid;
+            a->stream = 0;
+        }
+    }
+    pthread_mutex_unlock(&vt__core.lock);
+
+    if (flags & VT_COLLECT_FRAG) {
+        uint64_t (*ranges)[2] = malloc((c->n_allocs + 1) * sizeof *ranges);
+        if (ranges) {
+            for (int i = 0; i < c->n_devs; i++) {
+                size_t n = 0;
+                for (size_t j = 0; j < c->n_allocs; j++) {
+                    const vt_alloc_row *a = &c->allocs[j];
+                    if (a->device != c->devs[i].device || a->kind == VT_KIND_HOST_PINNED || !a->addr)
+                        continue;
+                    ranges[n][0] = a->addr;
+                    ranges[n][1] = a->size;
+                    n++;
+                }
+                c->devs[i].fragmentation = vt_fragmentation(ranges, n);
+            }
+            free(ranges);
+        }
+    }
+    if (!(flags & VT_COLLECT_ALLOCS)) {
+        free(c->allocs);
+        c->allocs = NULL;
+        c->n_allocs = 0;
+    }
+    return 0;
+}

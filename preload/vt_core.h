@@ -1,0 +1,187 @@
+/* vt_core.h — the C-ABI seam between the hook shims and the tracker state.
+ *
+ * The core owns: the allocation table (uthash keyed by address), VMM physical
+ * allocations (keyed by CUmemGenericAllocationHandle) and their mappings (keyed by
+ * virtual address), per device x kind totals with peaks, per-site totals keyed by
+ * (stack id, kind, device), the step counter, the online leak detector and the scope
+ * counter. It never calls CUDA, the loader, or stdio: hooks do that outside the lock
+ * and hand the results in. A unit test drives it directly (no LD_PRELOAD).
+ *
+ * Sizes are bytes, times nanoseconds (CLOCK_MONOTONIC). Devices are CUDA ordinals
+ * 0..VT_MAX_DEVICES-1; -1 means "unknown" (no current context); larger ordinals are
+ * folded into -1. Thread safety: every function may be called from any thread; one
+ * mutex (vt__core.lock) guards the tables; queries read atomics without the lock.
+ *
+ * Failure: if the core cannot get memory for its own tables it latches tracking off
+ * (vt_core_latch_off, one "vramtrace:" line) and every later call is a no-op;
+ * the program is never affected.
+ */
+#ifndef VT_CORE_H
+#define VT_CORE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "vt_format.h"
+
+#define VT_MAX_DEVICES 64
+#define VT_DEV_SLOTS   (VT_MAX_DEVICES + 1)   /* slot 0 = device -1 */
+
+/* One allocation as the hook saw it (input of vt_core_alloc). */
+typedef struct vt_alloc_info {
+    uint64_t addr;      /* device/host pointer returned by CUDA                     */
+    uint64_t size;      /* bytes the program asked for (pitch: pitch*height)        */
+    uint64_t stream;    /* CUstream/cudaStream_t for stream-ordered kinds, else 0   */
+    uint64_t ctx;       /* CUcontext current at the call (0 unknown)                */
+    int      device;    /* CUDA ordinal or -1                                       */
+    int      kind;      /* vt_kind                                                  */
+    uint32_t stack;     /* vt_stack id (0 = none)                                   */
+} vt_alloc_info;
+
+/* A record taken out of the table by vt_core_take, to put back if the real free fails. */
+typedef struct vt_taken {
+    void *rec;          /* opaque; NULL when nothing was taken                      */
+} vt_taken;
+
+/* ---- lifecycle ---- */
+
+/* Initialises the core (idempotent, thread-safe). Reads vt__config for the test
+ * failure injection. Returns 0, or -1 if the core is latched off. */
+int  vt_core_init(void);
+/* 1 while tracking is on (not disabled, not latched off). Lock-free. */
+int  vt_core_enabled(void);
+/* Latches tracking off for good; the first caller prints one line
+ * "vramtrace: <why>; tracking is off". Thread-safe, idempotent. */
+void vt_core_latch_off(const char *why);
+/* Fork child: empties every table (the parent's records are not the child's). Call
+ * only from a pthread_atfork child handler, single-threaded. */
+void vt_core_after_fork_child(void);
+/* pthread_atfork prepare/parent: hold the core lock across fork. */
+void vt_core_fork_prepare(void);
+void vt_core_fork_parent(void);
+
+/* ---- events (hooks) ---- */
+
+/* Records a successful allocation. Returns 0, or -1 when not recorded (tracking off,
+ * or the table ran out of memory, which latches off). A second record at a live
+ * address replaces the old one (the old one is counted as freed: CUDA reused it). */
+int  vt_core_alloc(const vt_alloc_info *a);
+/* Counts a failed allocation of kind on device (result is the CUDA error code). */
+void vt_core_alloc_failed(int device, int kind);
+/* Removes the live record at addr (a free about to be forwarded). Returns 1 and fills
+ * *t if addr was live, 0 if unknown (stale or foreign: count nothing). kind_mask
+ * (bit per vt_kind, 0 = any) limits which kinds this free may release. */
+int  vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t);
+/* The real free failed: puts the taken record back with its counters undone. */
+void vt_core_restore(vt_taken *t);
+/* The real free succeeded: releases the taken record's memory. */
+void vt_core_commit(vt_taken *t);
+/* Implicit free: drops every ordinary record (device, managed, host_pinned; never
+ * async pool memory or VMM) with sequence < before_seq that belongs to ctx (ctx != 0)
+ * or, when ctx == 0, to device. Returns the number of records dropped. */
+uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq);
+/* Sequence number the next allocation will get (for vt_core_drop_context). */
+uint64_t vt_core_next_seq(void);
+
+/* VMM (cuMemCreate/cuMemMap/cuMemUnmap/cuMemRelease). Physical memory is live from
+ * create until it is released AND all its mappings are unmapped. */
+int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack);
+/* Before cuMemRelease: marks released (freeing if unmapped). Returns 1 and *t if
+ * the handle was known; vt_core_vmm_restore undoes it when the real call fails. */
+int  vt_core_vmm_release(uint64_t handle, vt_taken *t);
+void vt_core_vmm_restore(vt_taken *t);
+void vt_core_vmm_commit(vt_taken *t);
+/* After a successful cuMemMap / cuMemUnmap. */
+void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle);
+void vt_core_vmm_unmap(uint64_t va, uint64_t size);
+
+/* Driver-reported memory of device (cuMemGetInfo_v2). */
+void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes);
+/* Stream-ordered pool reserved bytes of device (cuMemPoolGetAttribute RESERVED_MEM_CURRENT). */
+void vt_core_set_pool_reserved(int device, uint64_t reserved);
+
+/* ---- steps and queries (client API) ---- */
+
+/* Marks a step (vramtrace_step). Returns the new step number (first mark -> 1). */
+uint64_t vt_core_step(void);
+/* Periodic snapshot of a program that never marks steps: advances the step counter
+ * and returns 1 (this snapshot closes a step); returns 0 once steps are marked. */
+int      vt_core_advance_unmarked_step(void);
+uint64_t vt_core_live_bytes(int device);   /* device -1: all devices              */
+uint64_t vt_core_peak_bytes(int device);   /* device -1: peak of the process total */
+void     vt_core_scope_begin(void);
+uint64_t vt_core_scope_leaked_bytes(void);
+uint64_t vt_core_changes(void);            /* bumps on every alloc/free/drop       */
+uint64_t vt_core_live_count(void);
+uint64_t vt_core_dropped_records(void);    /* allocations not recorded (latched)   */
+
+/* ---- snapshots (writer) ---- */
+
+typedef struct vt_kind_stats {
+    uint64_t live_bytes, live_count, peak_bytes;
+    uint64_t alloc_total, free_total, failed_total, alloc_bytes_total;
+} vt_kind_stats;
+
+typedef struct vt_dev_stats {
+    int           device;
+    int           meminfo_known, pool_known;
+    uint64_t      free_bytes, total_bytes;
+    uint64_t      live_bytes, peak_bytes;
+    uint64_t      pool_reserved_bytes, pool_used_bytes;
+    double        fragmentation;           /* < 0: not computed                    */
+    vt_kind_stats kinds[VT_KIND_COUNT];
+} vt_dev_stats;
+
+typedef struct vt_site_row {
+    uint32_t stack;
+    int      kind, device;
+    uint64_t live_bytes, live_count, interval_peak_bytes;
+    uint64_t alloc_total, alloc_bytes_total, free_total;
+    uint32_t growth_steps;
+    uint64_t growth_bytes;
+    int      leak_warn;                    /* at/above the leak threshold          */
+    int      leak_new;                     /* crossed it in this collection        */
+} vt_site_row;
+
+typedef struct vt_alloc_row {              /* docs/snapshot-format.md "allocations" */
+    uint64_t addr, size;
+    int      kind, device;
+    uint32_t stack;
+    uint64_t step, birth_ns;
+    int      tid;
+    uint64_t stream;
+} vt_alloc_row;
+
+enum {
+    VT_COLLECT_STEP   = 1,  /* this snapshot ends a step: run the leak detector     */
+    VT_COLLECT_ALLOCS = 2,  /* copy every live allocation                          */
+    VT_COLLECT_FRAG   = 4,  /* compute fragmentation per device                    */
+};
+
+typedef struct vt_collect {
+    uint64_t      step;
+    int           step_marked;
+    uint64_t      changes;
+    uint64_t      dropped_records;
+    int           n_devs;
+    vt_dev_stats  devs[VT_DEV_SLOTS];      /* devices with any activity            */
+    vt_site_row  *sites;    size_t n_sites;   /* owned; vt_collect_free            */
+    vt_alloc_row *allocs;   size_t n_allocs;  /* owned; only with VT_COLLECT_ALLOCS */
+} vt_collect;
+
+/* Copies the state for one snapshot (flags: VT_COLLECT_*), resets each site's
+ * interval peak, and on VT_COLLECT_STEP advances the leak detector with leak
+ * threshold leak_steps. Sites listed: live > 0 or changed since the previous
+ * collection. Holds the core lock only while copying. Returns 0 or -1 (no memory
+ * for the copy: *c is empty). */
+int  vt_core_collect(vt_collect *c, unsigned flags, int leak_steps);
+void vt_collect_free(vt_collect *c);
+
+/* Fragmentation of a set of [addr, addr+size) ranges: 1 - largest gap / sum of gaps
+ * between consecutive ranges (sorted by address); 0 with fewer than two gaps' worth
+ * (no gap). Sorts rows in place. Exposed for unit tests. */
+double vt_fragmentation(uint64_t (*ranges)[2], size_t n);
+
+/* Monotonic clock in ns. */
+uint64_t vt_now_ns(void);
+
+#endif /* VT_CORE_H */

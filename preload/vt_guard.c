@@ -1,0 +1,22 @@
+/* vt_guard.c — storage of the per-thread hook state (see vt_guard.h). */
+#define _GNU_SOURCE
+#include "vt_guard.h"
+
+#include <unistd.h>
+#include <sys/syscall.h>
+
+__thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));
+
+int vt_guard_tid(void)
+{
+    if (vt__tls.tid == 0)
+        vt__tls.tid = (int)syscall(SYS_gettid);
+    return vt__tls.tid;
+}
+
+void vt_guard_after_fork_child(void)
+{
+    vt__tls.tid = 0;
+    vt__tls.ctx = 0;
+    vt__tls.ctx_gen = 0;
+}

@@ -1,0 +1,54 @@
+/* vt_guard.h — per-thread hook depth: the OUTERMOST hooked call on a thread records.
+ *
+ * Design: with the shared runtime, cudaMalloc (hooked) calls the driver's cuMemAlloc_v2
+ * through a pointer the runtime resolved via our cuGetProcAddress wrapper, so the driver
+ * hook fires too. DESIGN.md: the outermost hooked call records, inner calls only
+ * forward. Each hook increments the thread's depth on entry and restores it on exit;
+ * "outer" means the depth was 0 on entry. The depth is initial-exec TLS so reading it
+ * never allocates or takes the loader lock (libvramtrace is always loaded at start-up
+ * through LD_PRELOAD or a link, so the static TLS block exists).
+ *
+ * Thread safety: per thread by construction. Async-signal-safe.
+ */
+#ifndef VT_GUARD_H
+#define VT_GUARD_H
+
+#include <stdint.h>
+
+/* Per-thread state of the hooks (defined in vt_guard.c). */
+typedef struct vt_tls {
+    int      depth;        /* nesting of hooked calls on this thread (0 = none)  */
+    int      tid;          /* cached gettid(), 0 until first use                 */
+    uint64_t ctx;          /* last CUcontext seen by vt_hook_device()            */
+    int      ctx_device;   /* its device                                         */
+    uint32_t ctx_gen;      /* vt__ctx_gen when cached (invalidates on reset)     */
+} vt_tls;
+
+extern __thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));
+
+/* Enters a hooked call. Returns 1 when this is the outermost hooked call on the
+ * thread (it records), 0 when nested (it only forwards). Pair with vt_guard_leave. */
+static inline int vt_guard_enter(void)
+{
+    return vt__tls.depth++ == 0;
+}
+
+/* Leaves a hooked call entered with vt_guard_enter. */
+static inline void vt_guard_leave(void)
+{
+    vt__tls.depth--;
+}
+
+/* Current depth (0 = no hooked call active on this thread). */
+static inline int vt_guard_depth(void)
+{
+    return vt__tls.depth;
+}
+
+/* This thread's kernel id (gettid), cached. */
+int vt_guard_tid(void);
+
+/* Fork child: the calling thread's cache holds the parent's tid. */
+void vt_guard_after_fork_child(void);
+
+#endif /* VT_GUARD_H */

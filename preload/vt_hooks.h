@@ -1,0 +1,102 @@
+/* vt_hooks.h — what every hook shim shares: the call frame, the bookkeeping after the
+ * real call, and the export macro.
+ *
+ * Shim shape (one per hooked function, see vt_hooks_driver.c / vt_hooks_runtime.c):
+ *   1. make sure its real_ pointer is set (lazy init: hooks can run before our
+ *      constructor, e.g. from another library's constructor);
+ *   2. vt_call_begin: depth guard; on the OUTERMOST call of an allocating function,
+ *      capture the stack (before any lock);
+ *   3. call the real function; keep its result and errno;
+ *   4. record (outermost only, outside every lock except the core's short one);
+ *   5. vt_call_end, restore errno, return the real result unchanged.
+ * Frees take the record out BEFORE the real free (so a concurrent allocation that gets
+ * the same address is not lost) and put it back if the real free fails.
+ */
+#ifndef VT_HOOKS_H
+#define VT_HOOKS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include "vt_core.h"
+#include "vt_guard.h"
+
+#define VT_EXPORT __attribute__((visibility("default")))
+/* Exports `name` as an alias of the hidden hook vt__h_<name>, so that internal tables
+ * hold the address of OUR function whatever the program's symbol scope says. */
+#define VT_EXPORT_ALIAS(name) \
+    extern __typeof__(vt__h_##name) name __attribute__((alias("vt__h_" #name), visibility("default")))
+
+typedef struct vt_call {
+    int      outer;     /* outermost hooked call on this thread                   */
+    int      rec;       /* outer and tracking on: this call records               */
+    int      err;       /* errno to return with                                   */
+    uint32_t stack;     /* stack id captured before the real call (allocations)   */
+} vt_call;
+
+/* Captures the stack for an allocation (VRAMTRACE_DEPTH frames); 0 when off. */
+uint32_t vt_hook_capture(void);
+
+/* Lazy initialisation (constructor may not have run yet). Cheap after the first. */
+void vt_preload_init(void);
+extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
+
+static inline void vt_call_begin(vt_call *c, int capture)
+{
+    if (__builtin_expect(__atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2, 0))
+        vt_preload_init();
+    c->outer = vt_guard_enter();
+    c->rec = c->outer && vt_core_enabled();
+    c->stack = 0;
+    if (c->rec && capture) {
+        int e = errno;
+        c->stack = vt_hook_capture();
+        errno = e;
+    }
+}
+
+static inline void vt_call_end(vt_call *c)
+{
+    (void)c;
+    vt_guard_leave();
+}
+
+/* Device (and CUcontext) current on this thread, via the real driver, outside locks,
+ * cached per thread. Returns the ordinal or -1; *ctx gets the context or 0. */
+int vt_hook_device(uint64_t *ctx);
+
+/* First allocation call of the process: starts the writer, registers the exit marker.
+ * Cheap after the first call. */
+void vt_hook_start(void);
+
+/* After an allocating real call on the outermost level. ok: the call succeeded and
+ * addr is the new allocation; otherwise result is the error (out-of-memory results
+ * write an "oom" snapshot for the first failure of each size class). device < -1:
+ * ask the driver for the current device. Preserves errno. */
+void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int result, int oom,
+                        uint64_t addr, uint64_t size, uint64_t stream, int device);
+
+/* Outermost free: take the record out before the real free. */
+static inline int vt_hook_free_begin(vt_call *c, uint64_t addr, vt_taken *t)
+{
+    t->rec = NULL;
+    if (!c->rec || !addr)
+        return 0;
+    return vt_core_take(addr, 0, t);
+}
+/* After the real free: commit (ok) or put the record back. Preserves errno. */
+void vt_hook_free_end(vt_taken *t, int ok);
+
+/* Implicit frees on context teardown: 1 if the calling context-release/reset/destroy
+ * at return address ra is the CUDA runtime tearing itself down at exit (records stay
+ * "unfreed at exit"), 0 if it is the program's own. */
+int vt_hook_is_runtime_teardown(void *ra);
+/* Invalidates every thread's cached context -> device (a context was destroyed). */
+void vt_hook_ctx_changed(void);
+/* Notes async (pool) activity on device, for the writer's pool refresh. */
+void vt_hook_pool_seen(int device);
+/* Writer callback (vt_writer_refresh): pool reserved bytes per device. */
+void vt_hooks_refresh(void);
+/* Real cuMemGetInfo_v2 (driver hooks file); NULL if absent. */
+int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
+
+#endif /* VT_HOOKS_H */

@@ -1,0 +1,179 @@
+/* vt_hooks_common.c — bookkeeping shared by the driver and runtime shims
+ * (see vt_hooks.h).
+ *
+ * Device of an allocation: the real driver is asked, outside every lock, which
+ * context is current (cuCtxGetCurrent) and its device (cuCtxGetDevice); the pair is
+ * cached per thread and invalidated when any context is destroyed or reset. Right
+ * after a successful runtime or driver allocation the allocating context is current,
+ * so this is the allocation's device. VMM allocations take the device from
+ * CUmemAllocationProp.location instead.
+ */
+#define _GNU_SOURCE
+#include "vt_hooks.h"
+#include "vt_config.h"
+#include "vt_resolve.h"
+#include "vt_stack.h"
+#include "vt_writer.h"
+#include "vt_log.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <string.h>
+
+static uint32_t vt__ctx_gen = 1;        /* atomic: bumps when contexts die          */
+static uint64_t vt__pool_devs;          /* atomic: bit d = async activity on device d */
+
+uint32_t vt_hook_capture(void)
+{
+    uint32_t id = vt_stack_capture(vt__config.depth);
+    if (id == UINT32_MAX) {
+        vt_core_latch_off("out of memory for the stack store");
+        return 0;
+    }
+    return id;
+}
+
+void vt_hook_ctx_changed(void)
+{
+    __atomic_add_fetch(&vt__ctx_gen, 1, __ATOMIC_ACQ_REL);
+}
+
+int vt_hook_device(uint64_t *ctx_out)
+{
+    CUcontext ctx = NULL;
+    *ctx_out = 0;
+    typedef CUresult (*get_current_t)(CUcontext *);
+    typedef CUresult (*get_device_t)(CUdevice *);
+    get_current_t get_current = (get_current_t)__atomic_load_n(&vt__drv_cuCtxGetCurrent, __ATOMIC_ACQUIRE);
+    get_device_t get_device = (get_device_t)__atomic_load_n(&vt__drv_cuCtxGetDevice, __ATOMIC_ACQUIRE);
+    uint32_t gen = __atomic_load_n(&vt__ctx_gen, __ATOMIC_ACQUIRE);
+    if (get_current && get_current(&ctx) == CUDA_SUCCESS) {
+        if (!ctx)
+            return -1;
+        *ctx_out = (uint64_t)(uintptr_t)ctx;
+        if (vt__tls.ctx == (uint64_t)(uintptr_t)ctx && vt__tls.ctx_gen == gen)
+            return vt__tls.ctx_device;
+    }
+    CUdevice dev = -1;
+    if (!get_device || get_device(&dev) != CUDA_SUCCESS)
+        return -1;
+    if (ctx) {
+        vt__tls.ctx = (uint64_t)(uintptr_t)ctx;
+        vt__tls.ctx_device = dev;
+        vt__tls.ctx_gen = gen;
+    }
+    return dev;
+}
+
+void vt_hook_pool_seen(int device)
+{
+    if (device >= 0 && device < 64)
+        __atomic_or_fetch(&vt__pool_devs, 1ull << device, __ATOMIC_RELAXED);
+}
+
+void vt_hooks_refresh(void)
+{
+    typedef CUresult (*getpool_t)(CUmemoryPool *, CUdevice);
+    typedef CUresult (*getattr_t)(CUmemoryPool, CUmemPool_attribute, void *);
+    getpool_t getpool = (getpool_t)__atomic_load_n(&vt__drv_cuDeviceGetDefaultMemPool, __ATOMIC_ACQUIRE);
+    getattr_t getattr = (getattr_t)__atomic_load_n(&vt__drv_cuMemPoolGetAttribute, __ATOMIC_ACQUIRE);
+    uint64_t devs = __atomic_load_n(&vt__pool_devs, __ATOMIC_RELAXED);
+    if (!getpool || !getattr || !devs)
+        return;
+    int e = errno;
+    vt_guard_enter();   /* anything hooked that the driver calls back is not the program's */
+    for (int d = 0; d < 64; d++) {
+        if (!(devs & (1ull << d)))
+            continue;
+        CUmemoryPool pool = NULL;
+        cuuint64_t reserved = 0;
+        if (getpool(&pool, d) == CUDA_SUCCESS && pool &&
+            getattr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == CUDA_SUCCESS)
+            vt_core_set_pool_reserved(d, (uint64_t)reserved);
+    }
+    vt_guard_leave();
+    errno = e;
+}
+
+static int vt__atexit_registered;
+
+static void vt__exit_marker(void)
+{
+    vt_writer_exit_begun();
+}
+
+void vt_hook_start(void)
+{
+    /* The first allocation call starts the writer (a process that never touches CUDA
+     * writes nothing) and registers the exit marker. It is registered after the CUDA
+     * runtime registered its own teardown handler (the runtime initialises inside its
+     * first call), so the marker runs before that teardown. */
+    if (!__atomic_load_n(&vt__atexit_registered, __ATOMIC_ACQUIRE) &&
+        !__atomic_exchange_n(&vt__atexit_registered, 1, __ATOMIC_ACQ_REL))
+        atexit(vt__exit_marker);
+    vt_writer_start();
+}
+
+void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int result, int oom,
+                        uint64_t addr, uint64_t size, uint64_t stream, int device)
+{
+    if (!c->rec)
+        return;
+    int e = errno;
+    vt_hook_start();
+    uint64_t ctx = 0;
+    if (device < -1)
+        device = vt_hook_device(&ctx);
+    else
+        vt_hook_device(&ctx);
+    if (kind == VT_KIND_ASYNC)
+        vt_hook_pool_seen(device);
+    if (ok) {
+        vt_alloc_info a = {addr, size, stream, ctx, device, kind, c->stack};
+        vt_core_alloc(&a);
+    } else {
+        vt_core_alloc_failed(device, kind);
+        if (oom) {
+            vt_oom_info o;
+            memset(&o, 0, sizeof o);
+            o.api = api;
+            o.kind = kind;
+            o.device = device;
+            o.requested = size;
+            o.result = result;
+            o.stack = c->stack;
+            o.meminfo_ok = vt_hook_meminfo(&o.free_bytes, &o.total_bytes) == 0;
+            if (o.meminfo_ok)
+                vt_core_set_meminfo(device, o.free_bytes, o.total_bytes);
+            vt_writer_oom(&o);
+        }
+    }
+    errno = e;
+}
+
+void vt_hook_free_end(vt_taken *t, int ok)
+{
+    if (!t->rec)
+        return;
+    int e = errno;
+    if (ok)
+        vt_core_commit(t);
+    else
+        vt_core_restore(t);
+    errno = e;
+}
+
+int vt_hook_is_runtime_teardown(void *ra)
+{
+    if (vt_writer_is_exiting()) {
+        vt_log(VT_LOG_DEBUG, "context teardown during exit: records stay unfreed at exit");
+        return 1;
+    }
+    Dl_info di;
+    int e = errno;
+    int in_cudart = ra && dladdr(ra, &di) && di.dli_fname && strstr(di.dli_fname, "libcudart");
+    errno = e;
+    if (in_cudart)
+        vt_log(VT_LOG_DEBUG, "context teardown by the runtime itself: records stay unfreed at exit");
+    return in_cudart;
+}

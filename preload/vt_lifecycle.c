@@ -1,0 +1,88 @@
+/* vt_lifecycle.c — start-up, fork and exit of libvramtrace.so.
+ *
+ * Start-up: the constructor (and, lazily, the first hook if it runs earlier, e.g.
+ * from another library's constructor) reads the settings, finds the real dlsym and
+ * the real CUDA functions, warms libunwind up and registers the fork handlers.
+ * Nothing is written and no thread is started until the first CUDA allocation call.
+ *
+ * Exit ordering (what "unfreed at exit" means, DESIGN.md):
+ *   1. The program's atexit handlers registered after its first CUDA allocation run
+ *      first (LIFO), then our exit marker (registered at that first allocation, after
+ *      the CUDA runtime registered its teardown during its own initialisation), then
+ *      the runtime's teardown, then handlers registered earlier.
+ *   2. The runtime's teardown releases the primary context. A release/reset/destroy
+ *      that happens after the marker, or that libcudart makes outside any runtime call
+ *      of the program, is the runtime reclaiming memory: its records stay live.
+ *   3. glibc then runs the ELF destructors (_dl_fini), the program's and its
+ *      libraries' first; libvramtrace was initialised before them, so its destructor
+ *      runs after theirs: it writes the "exit" snapshot after every exit-time free the
+ *      program made (C++ static destructors included).
+ * A process ending by _exit, a signal or SIGKILL writes no exit snapshot; the
+ * periodic/step/oom records already on disk are whole.
+ *
+ * Fork: the prepare handler takes the writer's and the core's locks (in that order,
+ * the order the writer takes them) and the parent releases them; the child gets
+ * fresh locks, an empty table, no writer thread and no file until its own first CUDA
+ * allocation call. Its records are only its own.
+ */
+#define _GNU_SOURCE
+#include "vt_hooks.h"
+#include "vt_config.h"
+#include "vt_core.h"
+#include "vt_log.h"
+#include "vt_resolve.h"
+#include "vt_stack.h"
+#include "vt_writer.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
+
+static void vt__fork_prepare(void)
+{
+    vt_writer_fork_prepare();
+    vt_core_fork_prepare();
+}
+
+static void vt__fork_parent(void)
+{
+    vt_core_fork_parent();
+    vt_writer_fork_parent();
+}
+
+static void vt__fork_child(void)
+{
+    vt_guard_after_fork_child();
+    vt_core_after_fork_child();
+    vt_writer_fork_child();
+}
+
+void vt_preload_init(void)
+{
+    int expect = 0;
+    if (!__atomic_compare_exchange_n(&vt__preload_ready, &expect, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;  /* ready, or being initialised (maybe by this very thread): go on */
+    vt_guard_enter();
+    vt_config_load();
+    vt_core_init();
+    vt_resolve_init();
+    vt_stack_init(1);
+    vt_writer_refresh = vt_hooks_refresh;
+    pthread_atfork(vt__fork_prepare, vt__fork_parent, vt__fork_child);
+    if (vt__config.disable)
+        vt_log(VT_LOG_INFO, "VRAMTRACE_DISABLE=1: forwarding everything, recording nothing");
+    vt_guard_leave();
+    __atomic_store_n(&vt__preload_ready, 2, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor)) static void vt__ctor(void)
+{
+    vt_preload_init();
+}
+
+__attribute__((destructor)) static void vt__dtor(void)
+{
+    vt_writer_exit();
+}

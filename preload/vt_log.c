@@ -1,0 +1,48 @@
+/* vt_log.c — "vramtrace: " lines on stderr with one write(2) each (see vt_log.h). */
+#include "vt_log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int vt__log_level = VT_LOG_WARN;
+
+void vt_log_raw(const char *msg, unsigned len)
+{
+    int saved = errno;
+    while (len > 0) {
+        ssize_t n = write(2, msg, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        msg += n;
+        len -= (unsigned)n;
+    }
+    errno = saved;
+}
+
+void vt_log(int level, const char *fmt, ...)
+{
+    if (level > vt__log_level)
+        return;
+    int saved = errno;
+    char buf[1024];
+    static const char prefix[] = "vramtrace: ";
+    size_t p = sizeof prefix - 1;
+    memcpy(buf, prefix, p);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + p, sizeof buf - p - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n > sizeof buf - p - 2)
+        n = (int)(sizeof buf - p - 2);
+    p += (size_t)n;
+    buf[p++] = '\n';
+    vt_log_raw(buf, (unsigned)p);
+    errno = saved;
+}

@@ -1,0 +1,33 @@
+/* vt_modules.h — which loaded ELF object holds a program counter (writer side only).
+ *
+ * Answers pc -> (module id, path, build-id, load bias) with dl_iterate_phdr, caching
+ * each object's PT_LOAD range, and dladdr for a function name. Used only while a
+ * snapshot is written, never on the hook path (dl_iterate_phdr takes the loader lock).
+ * Not thread-safe: called under the writer's output lock.
+ */
+#ifndef VT_MODULES_H
+#define VT_MODULES_H
+
+#include <stdint.h>
+
+typedef struct vt_module {
+    int       id;          /* unique within the current output file, from 1  */
+    uintptr_t lo, hi;      /* [lo, hi) covering the object's PT_LOAD segments */
+    uintptr_t bias;        /* dlpi_addr: pc - bias = ELF virtual address      */
+    char      build_id[41];/* lowercase hex of NT_GNU_BUILD_ID (cut at 20 B)   */
+    int       written;     /* its "module" record is in the current file      */
+    char     *path;        /* owned                                           */
+} vt_module;
+
+/* Finds the module holding pc, refreshing the cache from dl_iterate_phdr on a miss.
+ * Returns NULL when no loaded object holds it (JIT code, unloaded library). */
+vt_module *vt_modules_find(uintptr_t pc);
+
+/* Function name dladdr reports for pc (pointer into the loader's string table, valid
+ * while the object stays loaded), or NULL. */
+const char *vt_modules_symbol(uintptr_t pc);
+
+/* A new output file begins: every module must be written again. */
+void vt_modules_new_file(void);
+
+#endif /* VT_MODULES_H */

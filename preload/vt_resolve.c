@@ -1,0 +1,192 @@
+/* vt_resolve.c — the dlsym override and real-function resolution (see vt_resolve.h).
+ *
+ * CUDA 13's runtime (shared and static) reaches the driver with dlopen("libcuda.so.1")
+ * and ONE dlsym(handle, "cuGetProcAddress_v2"); every other entry point comes through
+ * that resolver (docs/cuda-interposition.md). So vramtrace exports `dlsym`: the real
+ * glibc dlsym runs first, and a result that is a real function we wrap is replaced by
+ * its hook. Names that do not start with "cu" return glibc's answer untouched, with no
+ * extra work. The cuGetProcAddress/_v2 and cudaGetDriverEntryPoint* wrappers (in the
+ * hooks files) use vt_resolve_swap the same way.
+ *
+ * dlsym(RTLD_NEXT, name) searches relative to the CALLER's object. An ordinary C
+ * wrapper would make glibc see libvramtrace as the caller, so on x86-64 the exported
+ * `dlsym` is a few instructions of assembly that tail-jump to the real dlsym for
+ * RTLD_NEXT with the caller's return address intact; every other handle goes to
+ * vt__dlsym_impl. (Elsewhere a C fallback is used and RTLD_NEXT is resolved relative
+ * to libvramtrace; documented in preload/README.md.)
+ */
+#define _GNU_SOURCE
+#include "vt_resolve.h"
+#include "vt_log.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+
+__attribute__((visibility("hidden"), used)) void *(*vt__real_dlsym)(void *, const char *);
+
+void *vt__drv_cuCtxGetCurrent;
+void *vt__drv_cuCtxGetDevice;
+void *vt__drv_cuDevicePrimaryCtxGetState;
+void *vt__drv_cuDeviceGetDefaultMemPool;
+void *vt__drv_cuMemPoolGetAttribute;
+
+static const struct { const char *name; void **slot; } vt__helpers[] = {
+    {"cuCtxGetCurrent", &vt__drv_cuCtxGetCurrent},
+    {"cuCtxGetDevice", &vt__drv_cuCtxGetDevice},
+    {"cuDevicePrimaryCtxGetState", &vt__drv_cuDevicePrimaryCtxGetState},
+    {"cuDeviceGetDefaultMemPool", &vt__drv_cuDeviceGetDefaultMemPool},
+    {"cuMemPoolGetAttribute", &vt__drv_cuMemPoolGetAttribute},
+};
+#define VT_NHELPERS (sizeof vt__helpers / sizeof vt__helpers[0])
+
+static void vt__find_real_dlsym(void)
+{
+    if (__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
+        return;
+    static const char *const vers[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+    void *p = NULL;
+    for (size_t i = 0; i < sizeof vers / sizeof vers[0] && !p; i++)
+        p = dlvsym(RTLD_NEXT, "dlsym", vers[i]);
+    if (p)
+        __atomic_store_n(&vt__real_dlsym, (void *(*)(void *, const char *))p, __ATOMIC_RELEASE);
+}
+
+static void vt__set(void **slot, void *p)
+{
+    if (p && !__atomic_load_n(slot, __ATOMIC_ACQUIRE))
+        __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+}
+
+/* Fills empty slots by looking each name up with handle. */
+static void vt__fill_from(void *handle)
+{
+    for (size_t i = 0; i < vt__n_driver_hooks; i++)
+        if (!__atomic_load_n(vt__driver_hooks[i].real, __ATOMIC_ACQUIRE))
+            vt__set(vt__driver_hooks[i].real, vt__real_dlsym(handle, vt__driver_hooks[i].name));
+    for (size_t i = 0; i < vt__n_runtime_hooks; i++)
+        if (!__atomic_load_n(vt__runtime_hooks[i].real, __ATOMIC_ACQUIRE))
+            vt__set(vt__runtime_hooks[i].real, vt__real_dlsym(handle, vt__runtime_hooks[i].name));
+    for (size_t i = 0; i < VT_NHELPERS; i++)
+        if (!__atomic_load_n(vt__helpers[i].slot, __ATOMIC_ACQUIRE))
+            vt__set(vt__helpers[i].slot, vt__real_dlsym(handle, vt__helpers[i].name));
+    dlerror();  /* our failed look-ups must not show in the program's dlerror() */
+}
+
+void vt_resolve_init(void)
+{
+    vt__find_real_dlsym();
+    if (!vt__real_dlsym)
+        return;
+    int e = errno;
+    vt__fill_from(RTLD_NEXT);
+    errno = e;
+}
+
+void vt_resolve_lazy(void)
+{
+    vt_resolve_init();
+}
+
+/* Objects already scanned for missing reals (by load base), to do it once each. */
+static void *vt__scanned[32];
+static unsigned vt__nscanned;
+
+static void vt__fill_from_object_of(void *p)
+{
+    Dl_info di;
+    if (!dladdr(p, &di) || !di.dli_fname || !di.dli_fbase)
+        return;
+    unsigned n = __atomic_load_n(&vt__nscanned, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n && i < 32; i++)
+        if (__atomic_load_n(&vt__scanned[i], __ATOMIC_RELAXED) == di.dli_fbase)
+            return;
+    void *h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    if (h) {
+        vt__fill_from(h);
+        dlclose(h);
+    }
+    dlerror();
+    unsigned slot = __atomic_fetch_add(&vt__nscanned, 1, __ATOMIC_ACQ_REL);
+    if (slot < 32)
+        __atomic_store_n(&vt__scanned[slot], di.dli_fbase, __ATOMIC_RELEASE);
+}
+
+static void *vt__match(void *p, int *is_hook, int *missing)
+{
+    const vt_hook_entry *tabs[2] = {vt__driver_hooks, vt__runtime_hooks};
+    size_t ns[2] = {vt__n_driver_hooks, vt__n_runtime_hooks};
+    *is_hook = 0;
+    *missing = 0;
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < ns[t]; i++) {
+            void *real = __atomic_load_n(tabs[t][i].real, __ATOMIC_ACQUIRE);
+            if (real == p)
+                return tabs[t][i].hook;
+            if (tabs[t][i].hook == p) {
+                *is_hook = 1;
+                return real;  /* NULL when our hook has nothing to forward to */
+            }
+            if (!real)
+                *missing = 1;
+        }
+    return NULL;
+}
+
+void *vt_resolve_swap(void *p)
+{
+    if (!p)
+        return p;
+    int e = errno;
+    int is_hook, missing;
+    void *h = vt__match(p, &is_hook, &missing);
+    if (!h && !is_hook && missing) {
+        vt__fill_from_object_of(p);
+        h = vt__match(p, &is_hook, &missing);
+    }
+    if (is_hook && !h) {
+        vt_resolve_lazy();
+        h = vt__match(p, &is_hook, &missing);
+    }
+    errno = e;
+    if (is_hook)
+        return h ? p : NULL;  /* our own export: only if it has a real behind it */
+    return h ? h : p;
+}
+
+__attribute__((visibility("hidden"), used)) void *vt__dlsym_impl(void *handle, const char *name)
+{
+    if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
+        vt__find_real_dlsym();
+    if (!vt__real_dlsym)
+        return NULL;
+    void *p = vt__real_dlsym(handle, name);
+    if (!p || !name || name[0] != 'c' || name[1] != 'u' || handle == RTLD_NEXT)
+        return p;
+    return vt_resolve_swap(p);
+}
+
+#if defined(__x86_64__)
+/* void *dlsym(void *handle, const char *name): RTLD_NEXT ((void *)-1) tail-jumps to
+ * glibc with the caller's return address; everything else goes to vt__dlsym_impl. */
+__asm__(
+    ".text\n"
+    ".globl dlsym\n"
+    ".type dlsym, @function\n"
+    ".p2align 4\n"
+    "dlsym:\n"
+    "    endbr64\n"
+    "    cmpq $-1, %rdi\n"
+    "    jne 1f\n"
+    "    movq vt__real_dlsym(%rip), %rax\n"
+    "    testq %rax, %rax\n"
+    "    jz 1f\n"
+    "    jmp *%rax\n"
+    "1:  jmp vt__dlsym_impl\n"
+    ".size dlsym, .-dlsym\n");
+#else
+__attribute__((visibility("default"))) void *dlsym(void *handle, const char *name)
+{
+    return vt__dlsym_impl(handle, name);
+}
+#endif

@@ -1,0 +1,55 @@
+/* vt_resolve.h — where the real CUDA functions come from, and which pointer a
+ * resolver may hand out.
+ *
+ * Every hooked function has one typed `real_` pointer in its hooks file and one row in
+ * that file's vt_hook_entry table {exported name, &real_, hook}. Reals are found by
+ * dlsym(RTLD_NEXT) at start-up (program linked against libcudart/libcuda), or, when
+ * the library was dlopen'ed privately (cudart's own dlopen of libcuda.so.1, Python
+ * ctypes), from the object a resolver's result lives in: the first time a resolver
+ * returns a pointer we have no real for, that object is opened with RTLD_NOLOAD and
+ * the missing reals are looked up in it. Slots are written with atomic stores of the
+ * same value from any thread: no lock, so a resolver call from inside the loader (a
+ * constructor calling dlsym) cannot deadlock.
+ *
+ * vt_resolve_swap implements DESIGN.md's rule: call the real resolver first, keep
+ * NULL and errors, and replace the result only when it IS the real function a hook
+ * wraps (pointer equality with the real exported symbol, e.g. cuMemAlloc_v2 or
+ * cuMemAllocAsync_ptsz), so legacy ABIs and per-thread-stream variants pass through.
+ */
+#ifndef VT_RESOLVE_H
+#define VT_RESOLVE_H
+
+#include <stddef.h>
+
+typedef struct vt_hook_entry {
+    const char *name;    /* exported symbol of the real library ("cuMemAlloc_v2")  */
+    void      **real;    /* the hooks file's real_ pointer                         */
+    void       *hook;    /* our function with the same ABI                         */
+} vt_hook_entry;
+
+extern const vt_hook_entry vt__driver_hooks[];
+extern const size_t        vt__n_driver_hooks;
+extern const vt_hook_entry vt__runtime_hooks[];
+extern const size_t        vt__n_runtime_hooks;
+
+/* Real driver functions vramtrace calls itself but does not hook (NULL if absent). */
+extern void *vt__drv_cuCtxGetCurrent;
+extern void *vt__drv_cuCtxGetDevice;
+extern void *vt__drv_cuDevicePrimaryCtxGetState;
+extern void *vt__drv_cuDeviceGetDefaultMemPool;
+extern void *vt__drv_cuMemPoolGetAttribute;
+
+/* The real dlsym (glibc's), found with dlvsym. */
+extern void *(*vt__real_dlsym)(void *, const char *);
+
+/* Finds the real dlsym and every real reachable through RTLD_NEXT. Idempotent. */
+void vt_resolve_init(void);
+
+/* Slow path of a shim whose real_ is NULL: retries RTLD_NEXT for every empty slot. */
+void vt_resolve_lazy(void);
+
+/* Returns the hook to hand out instead of p, or p itself (see the file comment).
+ * p may be NULL. Preserves errno. Thread-safe. */
+void *vt_resolve_swap(void *p);
+
+#endif /* VT_RESOLVE_H */

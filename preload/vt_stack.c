@@ -1,0 +1,258 @@
+/* vt_stack.c — libunwind capture + deduplicating stack store (see vt_stack.h).
+ *
+ * Design: capture with unw_backtrace (libunwind's fast frame-cache path) BEFORE any
+ * tracker lock, then intern. The store is an open-addressing index of 32-bit ids
+ * (linear probing, power-of-two capacity, load <= 1/2) over immutable entries kept in
+ * an id-indexed two-level directory. Lookups of known stacks are lock-free: they
+ * probe the published index with acquire loads. Inserts take vt__stk.lock, re-probe,
+ * append the entry, publish its id with a release store; growing builds a new index
+ * and publishes it (old indexes are retired, never freed, so a concurrent reader
+ * never touches freed memory; their total is below the live index's size).
+ */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include "vt_stack.h"
+#include "vt_config.h"
+#include "vt_mem.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <string.h>
+
+#define VT_STK_SLACK   8          /* extra frames captured to cover our own        */
+#define VT_DIR_BITS    12
+#define VT_DIR_CHUNK   (1u << VT_DIR_BITS)
+#define VT_DIR_TOP     4096u      /* up to 16M distinct stacks                      */
+
+typedef struct vt_stk_entry {
+    uint64_t  hash;
+    uint32_t  n;
+    uintptr_t pcs[];
+} vt_stk_entry;
+
+typedef struct vt_stk_index {
+    uint32_t  mask;               /* capacity - 1                                   */
+    uint32_t  ids[];              /* 0 = empty; atomic loads/stores                 */
+} vt_stk_index;
+
+static struct {
+    pthread_mutex_t  lock;        /* serialises inserts and growth                  */
+    vt_stk_index    *index;       /* published with release, read with acquire      */
+    vt_stk_entry   **dir[VT_DIR_TOP]; /* id -> entry; chunks allocated under lock   */
+    uint32_t         count;       /* ids handed out (atomic read)                   */
+    size_t           bytes;       /* memory used (under lock)                       */
+    char            *arena;       /* current arena chunk (under lock)               */
+    size_t           arena_left;
+    uintptr_t        own_lo, own_hi;  /* our object's address range (0,0 = no trim) */
+    int              inited;
+} vt__stk = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t vt__mix(uint64_t h)
+{
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static uint64_t vt__hash(const uintptr_t *pcs, int n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+    for (int i = 0; i < n; i++)
+        h = vt__mix(h ^ (uint64_t)pcs[i]) + (uint64_t)i;
+    return h ? h : 1;
+}
+
+static vt_stk_entry *vt__entry(uint32_t id)
+{
+    vt_stk_entry **chunk = __atomic_load_n(&vt__stk.dir[id >> VT_DIR_BITS], __ATOMIC_ACQUIRE);
+    if (!chunk)
+        return NULL;
+    return __atomic_load_n(&chunk[id & (VT_DIR_CHUNK - 1)], __ATOMIC_ACQUIRE);
+}
+
+/* Probes idx for the stack. Returns its id or 0; *slot gets the empty slot found. */
+static uint32_t vt__probe(vt_stk_index *idx, uint64_t h, const uintptr_t *pcs, int n,
+                          uint32_t *slot)
+{
+    uint32_t i = (uint32_t)h & idx->mask;
+    for (;;) {
+        uint32_t id = __atomic_load_n(&idx->ids[i], __ATOMIC_ACQUIRE);
+        if (id == 0) {
+            if (slot)
+                *slot = i;
+            return 0;
+        }
+        vt_stk_entry *e = vt__entry(id);
+        if (e && e->hash == h && e->n == (uint32_t)n &&
+            !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs))
+            return id;
+        i = (i + 1) & idx->mask;
+    }
+}
+
+static void *vt__arena_alloc(size_t size)  /* under lock */
+{
+    size = (size + 15) & ~(size_t)15;
+    if (size > vt__stk.arena_left) {
+        size_t chunk = size > 65536 ? size : 65536;
+        char *a = vt_mem_alloc(chunk);
+        if (!a)
+            return NULL;
+        vt__stk.arena = a;
+        vt__stk.arena_left = chunk;
+        vt__stk.bytes += chunk;
+    }
+    void *p = vt__stk.arena;
+    vt__stk.arena += size;
+    vt__stk.arena_left -= size;
+    return p;
+}
+
+static int vt__grow(void)  /* under lock */
+{
+    vt_stk_index *old = vt__stk.index;
+    uint32_t cap = old ? (old->mask + 1) * 2 : 1024;
+    vt_stk_index *idx = vt_mem_calloc(sizeof *idx + (size_t)cap * sizeof(uint32_t));
+    if (!idx)
+        return -1;
+    idx->mask = cap - 1;
+    vt__stk.bytes += sizeof *idx + (size_t)cap * sizeof(uint32_t);
+    for (uint32_t id = 1; id <= vt__stk.count; id++) {
+        vt_stk_entry *e = vt__entry(id);
+        uint32_t i = (uint32_t)e->hash & idx->mask;
+        while (idx->ids[i])
+            i = (i + 1) & idx->mask;
+        idx->ids[i] = id;
+    }
+    __atomic_store_n(&vt__stk.index, idx, __ATOMIC_RELEASE);
+    return 0;  /* old index retired (never freed: lock-free readers may hold it) */
+}
+
+uint32_t vt_stack_intern(const uintptr_t *pcs, int n)
+{
+    if (n < 0)
+        n = 0;
+    if (n > VT_DEPTH_MAX)
+        n = VT_DEPTH_MAX;
+    uint64_t h = vt__hash(pcs, n);
+    vt_stk_index *idx = __atomic_load_n(&vt__stk.index, __ATOMIC_ACQUIRE);
+    if (idx) {
+        uint32_t id = vt__probe(idx, h, pcs, n, NULL);
+        if (id)
+            return id;
+    }
+    uint32_t id = UINT32_MAX;
+    pthread_mutex_lock(&vt__stk.lock);
+    if (!vt__stk.index || (vt__stk.count + 1) * 2 > vt__stk.index->mask + 1)
+        if (vt__grow() < 0)
+            goto out;
+    uint32_t slot;
+    idx = vt__stk.index;
+    id = vt__probe(idx, h, pcs, n, &slot);
+    if (id)
+        goto out;
+    id = UINT32_MAX;
+    uint32_t nid = vt__stk.count + 1;
+    if ((nid >> VT_DIR_BITS) >= VT_DIR_TOP)
+        goto out;
+    vt_stk_entry **chunk = vt__stk.dir[nid >> VT_DIR_BITS];
+    if (!chunk) {
+        chunk = vt_mem_calloc(VT_DIR_CHUNK * sizeof *chunk);
+        if (!chunk)
+            goto out;
+        vt__stk.bytes += VT_DIR_CHUNK * sizeof *chunk;
+        __atomic_store_n(&vt__stk.dir[nid >> VT_DIR_BITS], chunk, __ATOMIC_RELEASE);
+    }
+    vt_stk_entry *e = vt__arena_alloc(sizeof *e + (size_t)n * sizeof *pcs);
+    if (!e)
+        goto out;
+    e->hash = h;
+    e->n = (uint32_t)n;
+    memcpy(e->pcs, pcs, (size_t)n * sizeof *pcs);
+    __atomic_store_n(&chunk[nid & (VT_DIR_CHUNK - 1)], e, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt__stk.count, nid, __ATOMIC_RELEASE);
+    __atomic_store_n(&idx->ids[slot], nid, __ATOMIC_RELEASE);
+    id = nid;
+out:
+    pthread_mutex_unlock(&vt__stk.lock);
+    return id;
+}
+
+int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n)
+{
+    if (id == 0 || id > __atomic_load_n(&vt__stk.count, __ATOMIC_ACQUIRE))
+        return -1;
+    vt_stk_entry *e = vt__entry(id);
+    if (!e)
+        return -1;
+    *pcs = e->pcs;
+    *n = (int)e->n;
+    return 0;
+}
+
+uint32_t vt_stack_count(void)
+{
+    return __atomic_load_n(&vt__stk.count, __ATOMIC_ACQUIRE);
+}
+
+size_t vt_stack_bytes(void)
+{
+    pthread_mutex_lock(&vt__stk.lock);
+    size_t b = vt__stk.bytes;
+    pthread_mutex_unlock(&vt__stk.lock);
+    return b;
+}
+
+static int vt__own_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t probe = (uintptr_t)data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo) lo = a;
+        if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+    }
+    if (probe >= lo && probe < hi) {
+        vt__stk.own_lo = lo;
+        vt__stk.own_hi = hi;
+        return 1;
+    }
+    return 0;
+}
+
+void vt_stack_init(int trim_own)
+{
+    if (__atomic_exchange_n(&vt__stk.inited, 1, __ATOMIC_ACQ_REL))
+        return;
+    if (trim_own)
+        dl_iterate_phdr(vt__own_range_cb, (void *)(uintptr_t)&vt_stack_init);
+    void *warm[8];
+    unw_backtrace(warm, 8);   /* first call initialises libunwind's caches */
+}
+
+__attribute__((noinline)) uint32_t vt_stack_capture(int depth)
+{
+    if (depth <= 0)
+        return 0;
+    uintptr_t buf[VT_DEPTH_MAX + VT_STK_SLACK];
+    int want = depth + VT_STK_SLACK;
+    if (want > (int)(sizeof buf / sizeof buf[0]))
+        want = (int)(sizeof buf / sizeof buf[0]);
+    int n = unw_backtrace((void **)buf, want);
+    int skip = 1;  /* frame 0: this function */
+    while (skip < n && buf[skip] >= vt__stk.own_lo && buf[skip] < vt__stk.own_hi)
+        skip++;
+    n -= skip;
+    if (n <= 0)
+        return 0;
+    if (n > depth)
+        n = depth;
+    return vt_stack_intern(buf + skip, n);
+}

@@ -1,0 +1,41 @@
+/* vt_stack.h — stack capture (libunwind) and the deduplicating stack store.
+ *
+ * A stack is up to VT_DEPTH_MAX program counters, innermost first, beginning at the
+ * return address into the caller of the hooked CUDA function (frames inside
+ * libvramtrace are dropped). Identical stacks get the same id, so an allocation
+ * record carries one 32-bit id. Ids start at 1; 0 means "no stack" (depth 0 or
+ * capture failed). Entries are immutable and never move or die (until a fork child
+ * resets nothing: the child keeps the parent's store, ids stay valid).
+ */
+#ifndef VT_STACK_H
+#define VT_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Warms libunwind up (its first call may allocate and dl_iterate_phdr) and, when
+ * trim_own is 1, finds the address range of the object that holds this code so that
+ * vt_stack_capture drops those frames. Idempotent; call from the constructor. */
+void vt_stack_init(int trim_own);
+
+/* Captures the calling thread's stack, at most depth frames after trimming, and
+ * interns it. Must be called with NO lock held (libunwind may take the loader lock).
+ * Returns the stack id, or 0 when depth is 0 or nothing was captured.
+ * Returns UINT32_MAX if the store is out of memory (the caller latches off).
+ * Thread-safe; no stdio; allocation only when a new stack enters the store. */
+uint32_t vt_stack_capture(int depth);
+
+/* Interns pcs[0..n) (n <= VT_DEPTH_MAX). Returns the id (>= 1; an empty stack also
+ * gets one), or UINT32_MAX when out of memory. Thread-safe, lock-free when the stack
+ * is already known. */
+uint32_t vt_stack_intern(const uintptr_t *pcs, int n);
+
+/* Looks an id up. On success sets *pcs (valid for the process lifetime, read-only)
+ * and *n and returns 0; returns -1 for an unknown id (0 included). Thread-safe. */
+int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n);
+
+/* Number of distinct stacks stored, and the bytes the store uses. */
+uint32_t vt_stack_count(void);
+size_t   vt_stack_bytes(void);
+
+#endif /* VT_STACK_H */

@@ -1,0 +1,822 @@
+/* vt_writer.c — snapshot files: creation rules, record formatting, the writer thread
+ * (see vt_writer.h and docs/snapshot-format.md).
+ *
+ * Design: one stream per process. vt_writer_start creates the file and writes the
+ * header. Every snapshot goes through vt__snapshot_locked under vt__w.out_lock: it asks
+ * the core for a copy (vt_core_collect), writes the module and stack records the copy
+ * references that this file does not define yet, then the snapshot record, each as one
+ * whole line with write(2). The writer thread sleeps on a semaphore (sem_post is
+ * async-signal-safe, so the signal handler can wake it) with a deadline for the
+ * periodic snapshot. OOM, manual and exit snapshots are written synchronously by the
+ * calling thread: OOM often precedes a crash, and vramtrace_snapshot() returns after
+ * the record is on disk.
+ *
+ * Steps: without vramtrace_step() marks, each periodic snapshot that is written
+ * closes a step (the core's step counter advances); periodic snapshots are skipped
+ * when nothing changed since the previous snapshot. With marks, a "step" snapshot is
+ * written every VRAMTRACE_STEP_EVERY marks and only those close steps for the online
+ * leak detector.
+ */
+#define _GNU_SOURCE
+#include "vt_writer.h"
+#include "vt_buf.h"
+#include "vt_config.h"
+#include "vt_core.h"
+#include "vt_log.h"
+#include "vt_modules.h"
+#include "vt_stack.h"
+#include "vt_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define VT_FRAG_MAX_LIVE 262144   /* periodic fragmentation only up to this many live */
+
+void (*vt_writer_refresh)(void);
+
+static struct {
+    pthread_mutex_t start_lock;   /* serialises start / fork                            */
+    pthread_mutex_t out_lock;     /* serialises records and per-file state below        */
+    int       state;              /* atomic: 0 not started, 1 open, -1 failed           */
+    int       fd;                 /* under out_lock                                      */
+    char      path[PATH_MAX];     /* under start_lock, then constant                    */
+    pthread_t thread;
+    int       thread_running;     /* under start_lock                                    */
+    sem_t     wake;               /* posted by kicks, the signal handler, stop          */
+    volatile sig_atomic_t sig_pending;
+    int       step_pending;       /* atomic                                             */
+    int       stop;               /* atomic                                             */
+    int       exiting;            /* atomic: exit has begun                             */
+    uint64_t  seq;                /* under out_lock: last snapshot sequence number      */
+    uint64_t  last_changes;       /* under out_lock: core changes at the last snapshot  */
+    uint64_t  oom_classes;        /* atomic: size classes already written (bit i)       */
+    uint8_t  *stk_written;        /* under out_lock: stack id -> defined in this file   */
+    size_t    stk_cap;
+    vt_buf    buf;                /* under out_lock                                      */
+    int       sig;                /* signal installed (0 none)                          */
+} vt__w = {
+    .start_lock = PTHREAD_MUTEX_INITIALIZER,
+    .out_lock = PTHREAD_MUTEX_INITIALIZER,
+    .fd = -1,
+};
+
+/* ---- small helpers ---- */
+
+static uint64_t vt__realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads a small file (/proc/self/cmdline) into buf; returns bytes read (0 on error). */
+static size_t vt__read_file(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    return n;
+}
+
+/* Creates dir and missing parents with mode 0700. Returns 0 or -1 (errno). */
+static int vt__mkdirs(const char *dir)
+{
+    char tmp[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(tmp, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (tmp[i] != '/' && tmp[i] != 0)
+            continue;
+        char c = tmp[i];
+        tmp[i] = 0;
+        if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+            return -1;
+        tmp[i] = c;
+    }
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+static int vt__write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes the buffer as one record; on failure latches off. Under out_lock. */
+static int vt__flush(void)
+{
+    vt_buf *b = &vt__w.buf;
+    if (b->oom) {
+        vt_buf_reset(b);
+        return -ENOMEM;
+    }
+    if (vt__w.fd < 0) {
+        vt_buf_reset(b);
+        return -EIO;
+    }
+    int rc = 0;
+    if (vt__write_all(vt__w.fd, b->p, b->len) < 0) {
+        int e = errno;
+        char why[PATH_MAX + 64];
+        size_t pl = strlen(vt__w.path);
+        if (pl > PATH_MAX - 1) pl = PATH_MAX - 1;
+        memcpy(why, "cannot write ", 13);
+        memcpy(why + 13, vt__w.path, pl);
+        why[13 + pl] = 0;
+        strcat(why, ": ");
+        strcat(why, strerror(e));
+        vt_core_latch_off(why);
+        close(vt__w.fd);
+        vt__w.fd = -1;
+        __atomic_store_n(&vt__w.state, -1, __ATOMIC_RELEASE);
+        rc = -EIO;
+    }
+    vt_buf_reset(b);
+    return rc;
+}
+
+/* ---- records ---- */
+
+static void vt__kv_int_env(vt_buf *b, const char *key, const char *env)
+{
+    vt_buf_cstr(b, key);
+    const char *v = getenv(env);
+    char *end = NULL;
+    long long n = v && *v ? strtoll(v, &end, 10) : 0;
+    if (v && *v && end && *end == 0)
+        vt_buf_i64(b, n);
+    else
+        vt_buf_cstr(b, "null");
+}
+
+static void vt__format_header(vt_buf *b, uint64_t start_ns)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    vt_buf_cstr(b, "{\"t\":\"header\",\"format\":\"" VT_FORMAT_NAME "\",\"version\":");
+    vt_buf_u64(b, VT_FORMAT_VERSION);
+    vt_buf_cstr(b, ",\"pid\":");
+    vt_buf_u64(b, (uint64_t)getpid());
+    vt_buf_cstr(b, ",\"ppid\":");
+    vt_buf_u64(b, (uint64_t)getppid());
+    vt_buf_cstr(b, ",\"host\":");
+    vt_buf_jstr(b, host, 0);
+    vt_buf_cstr(b, ",\"exe\":");
+    vt_buf_jstr(b, exe, 0);
+    vt_buf_cstr(b, ",\"cmdline\":[");
+    static char cmd[65536];
+    size_t len = vt__read_file("/proc/self/cmdline", cmd, sizeof cmd - 1);
+    cmd[len] = 0;
+    for (size_t i = 0; i < len;) {
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_jstr(b, cmd + i, 0);
+        i += strlen(cmd + i) + 1;
+    }
+    vt_buf_cstr(b, "]");
+    vt__kv_int_env(b, ",\"rank\":", "RANK");
+    vt__kv_int_env(b, ",\"local_rank\":", "LOCAL_RANK");
+    vt__kv_int_env(b, ",\"world_size\":", "WORLD_SIZE");
+    vt_buf_cstr(b, ",\"start_ns\":");
+    vt_buf_u64(b, start_ns);
+    vt_buf_cstr(b, ",\"clock\":\"CLOCK_MONOTONIC\",\"mono_start_ns\":");
+    vt_buf_u64(b, vt_now_ns());
+    vt_buf_cstr(b, ",\"depth\":");
+    vt_buf_u64(b, (uint64_t)vt__config.depth);
+    vt_buf_cstr(b, ",\"interval_ms\":");
+    vt_buf_u64(b, (uint64_t)vt__config.interval_ms);
+    vt_buf_cstr(b, ",\"step_every\":");
+    vt_buf_u64(b, (uint64_t)vt__config.step_every);
+    vt_buf_cstr(b, ",\"leak_steps\":");
+    vt_buf_u64(b, (uint64_t)vt__config.leak_steps);
+    vt_buf_cstr(b, "}\n");
+}
+
+static int vt__stack_is_written(uint32_t id)
+{
+    return id < vt__w.stk_cap && vt__w.stk_written[id];
+}
+
+static void vt__stack_mark_written(uint32_t id)
+{
+    if (id >= vt__w.stk_cap) {
+        size_t cap = vt__w.stk_cap ? vt__w.stk_cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        uint8_t *p = realloc(vt__w.stk_written, cap);
+        if (!p)
+            return;  /* the stack is written again next time: harmless */
+        memset(p + vt__w.stk_cap, 0, cap - vt__w.stk_cap);
+        vt__w.stk_written = p;
+        vt__w.stk_cap = cap;
+    }
+    vt__w.stk_written[id] = 1;
+}
+
+/* Appends the module and stack records that stack `id` needs. Under out_lock. */
+static void vt__define_stack(vt_buf *b, uint32_t id)
+{
+    if (vt__stack_is_written(id))
+        return;
+    const uintptr_t *pcs = NULL;
+    int n = 0;
+    if (vt_stack_get(id, &pcs, &n) < 0)
+        n = 0;
+    /* modules first */
+    for (int i = 0; i < n; i++) {
+        vt_module *m = vt_modules_find(pcs[i] - 1);
+        if (!m || m->written)
+            continue;
+        vt_buf_cstr(b, "{\"t\":\"module\",\"id\":");
+        vt_buf_u64(b, (uint64_t)m->id);
+        vt_buf_cstr(b, ",\"path\":");
+        vt_buf_jstr(b, m->path, 0);
+        vt_buf_cstr(b, ",\"build_id\":\"");
+        vt_buf_cstr(b, m->build_id);
+        vt_buf_cstr(b, "\",\"bias\":");
+        vt_buf_u64(b, (uint64_t)m->bias);
+        vt_buf_cstr(b, "}\n");
+        m->written = 1;
+    }
+    vt_buf_cstr(b, "{\"t\":\"stack\",\"id\":");
+    vt_buf_u64(b, id);
+    vt_buf_cstr(b, ",\"frames\":[");
+    for (int i = 0; i < n; i++) {
+        /* Every captured pc is a return address. The first frame is written as
+         * pc - 1 (inside the call instruction) so that it is looked up as is; the
+         * others are return addresses that readers look up at offset - 1. */
+        uintptr_t pc = i == 0 ? pcs[i] - 1 : pcs[i];
+        vt_module *m = vt_modules_find(pcs[i] - 1);
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_put(b, "[", 1);
+        if (m) {
+            vt_buf_u64(b, (uint64_t)m->id);
+            vt_buf_put(b, ",", 1);
+            vt_buf_u64(b, (uint64_t)(pc - m->bias));
+        } else {
+            vt_buf_cstr(b, "-1,");
+            vt_buf_u64(b, (uint64_t)pc);
+        }
+        vt_buf_put(b, ",", 1);
+        vt_buf_jstr(b, vt_modules_symbol(pcs[i] - 1), 512);
+        vt_buf_put(b, "]", 1);
+    }
+    vt_buf_cstr(b, "]}\n");
+    vt__stack_mark_written(id);
+}
+
+static void vt__kv_u64(vt_buf *b, const char *key, uint64_t v)
+{
+    vt_buf_cstr(b, key);
+    vt_buf_u64(b, v);
+}
+
+static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
+{
+    vt_buf_cstr(b, ",\"kinds\":{");
+    for (int k = 0; k < VT_KIND_COUNT; k++) {
+        const vt_kind_stats *s = &d->kinds[k];
+        if (k)
+            vt_buf_put(b, ",", 1);
+        vt_buf_put(b, "\"", 1);
+        vt_buf_cstr(b, vt_kind_name(k));
+        vt__kv_u64(b, "\":{\"live_bytes\":", s->live_bytes);
+        vt__kv_u64(b, ",\"live_count\":", s->live_count);
+        vt__kv_u64(b, ",\"peak_bytes\":", s->peak_bytes);
+        vt__kv_u64(b, ",\"alloc_total\":", s->alloc_total);
+        vt__kv_u64(b, ",\"free_total\":", s->free_total);
+        vt__kv_u64(b, ",\"failed_total\":", s->failed_total);
+        vt__kv_u64(b, ",\"alloc_bytes_total\":", s->alloc_bytes_total);
+        vt_buf_put(b, "}", 1);
+    }
+    vt_buf_put(b, "}", 1);
+}
+
+/* The one place a snapshot is built and written. Under out_lock. */
+static int vt__snapshot_locked(const char *trigger, const char *label, const vt_oom_info *oom)
+{
+    if (!vt_core_enabled() || vt__w.fd < 0)
+        return -ECANCELED;
+    int periodic = !strcmp(trigger, VT_TRIGGER_PERIODIC);
+    int is_step = !strcmp(trigger, VT_TRIGGER_STEP);
+    int is_exit = !strcmp(trigger, VT_TRIGGER_EXIT);
+    int want_allocs = is_exit || !strcmp(trigger, VT_TRIGGER_OOM) ||
+                      !strcmp(trigger, VT_TRIGGER_SIGNAL) || !strcmp(trigger, VT_TRIGGER_MANUAL);
+    uint64_t changes = vt_core_changes();
+    if (periodic && changes == vt__w.last_changes && vt__w.seq > 0)
+        return 0;  /* nothing changed: skipped */
+    unsigned flags = 0;
+    if (is_step)
+        flags |= VT_COLLECT_STEP;
+    if (periodic && vt_core_advance_unmarked_step())
+        flags |= VT_COLLECT_STEP;
+    if (want_allocs)
+        flags |= VT_COLLECT_ALLOCS | VT_COLLECT_FRAG;
+    else if (vt_core_live_count() <= VT_FRAG_MAX_LIVE)
+        flags |= VT_COLLECT_FRAG;
+    vt_collect c;
+    if (vt_core_collect(&c, flags, vt__config.leak_steps) < 0)
+        return -ENOMEM;
+    vt__w.last_changes = c.changes;
+    vt_buf *b = &vt__w.buf;
+    vt_buf_reset(b);
+
+    /* definitions first */
+    for (size_t i = 0; i < c.n_sites; i++)
+        vt__define_stack(b, c.sites[i].stack);
+    for (size_t i = 0; i < c.n_allocs; i++)
+        vt__define_stack(b, c.allocs[i].stack);
+    if (oom)
+        vt__define_stack(b, oom->stack);
+    int rc = 0;
+    if (b->len)
+        rc = vt__flush();
+    if (rc < 0) {
+        vt_collect_free(&c);
+        return rc;
+    }
+
+    vt_buf_cstr(b, "{\"t\":\"snapshot\"");
+    vt__kv_u64(b, ",\"seq\":", ++vt__w.seq);
+    vt_buf_cstr(b, ",\"trigger\":\"");
+    vt_buf_cstr(b, trigger);
+    vt_buf_cstr(b, "\",\"label\":");
+    vt_buf_jstr(b, label, 1024);
+    vt__kv_u64(b, ",\"time_ns\":", vt_now_ns());
+    vt__kv_u64(b, ",\"step\":", c.step);
+    vt_buf_cstr(b, c.step_marked ? ",\"step_marked\":true" : ",\"step_marked\":false");
+    vt_buf_cstr(b, ",\"devices\":[");
+    for (int i = 0; i < c.n_devs; i++) {
+        const vt_dev_stats *d = &c.devs[i];
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_cstr(b, "{\"device\":");
+        vt_buf_i64(b, d->device);
+        vt_buf_cstr(b, ",\"free_bytes\":");
+        if (d->meminfo_known) vt_buf_u64(b, d->free_bytes); else vt_buf_cstr(b, "null");
+        vt_buf_cstr(b, ",\"total_bytes\":");
+        if (d->meminfo_known) vt_buf_u64(b, d->total_bytes); else vt_buf_cstr(b, "null");
+        vt__kv_u64(b, ",\"live_bytes\":", d->live_bytes);
+        vt__kv_u64(b, ",\"peak_bytes\":", d->peak_bytes);
+        vt_buf_cstr(b, ",\"fragmentation\":");
+        vt_buf_fixed6(b, d->fragmentation);
+        vt_buf_cstr(b, ",\"pool_reserved_bytes\":");
+        if (d->pool_known) vt_buf_u64(b, d->pool_reserved_bytes); else vt_buf_cstr(b, "null");
+        vt__kv_u64(b, ",\"pool_used_bytes\":", d->pool_used_bytes);
+        vt__format_kinds(b, d);
+        vt_buf_put(b, "}", 1);
+    }
+    vt_buf_cstr(b, "],\"sites\":[");
+    for (size_t i = 0; i < c.n_sites; i++) {
+        const vt_site_row *s = &c.sites[i];
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt__kv_u64(b, "{\"stack\":", s->stack);
+        vt_buf_cstr(b, ",\"kind\":\"");
+        vt_buf_cstr(b, vt_kind_name(s->kind));
+        vt_buf_cstr(b, "\",\"device\":");
+        vt_buf_i64(b, s->device);
+        vt__kv_u64(b, ",\"live_bytes\":", s->live_bytes);
+        vt__kv_u64(b, ",\"live_count\":", s->live_count);
+        vt__kv_u64(b, ",\"interval_peak_bytes\":", s->interval_peak_bytes);
+        vt__kv_u64(b, ",\"alloc_total\":", s->alloc_total);
+        vt__kv_u64(b, ",\"alloc_bytes_total\":", s->alloc_bytes_total);
+        vt__kv_u64(b, ",\"free_total\":", s->free_total);
+        vt__kv_u64(b, ",\"growth_steps\":", s->growth_steps);
+        vt__kv_u64(b, ",\"growth_bytes\":", s->growth_bytes);
+        vt_buf_put(b, "}", 1);
+    }
+    vt_buf_cstr(b, "],\"leak_warnings\":[");
+    int nw = 0;
+    for (size_t i = 0; i < c.n_sites; i++) {
+        const vt_site_row *s = &c.sites[i];
+        if (!s->leak_warn)
+            continue;
+        if (nw++)
+            vt_buf_put(b, ",", 1);
+        vt__kv_u64(b, "{\"stack\":", s->stack);
+        vt_buf_cstr(b, ",\"kind\":\"");
+        vt_buf_cstr(b, vt_kind_name(s->kind));
+        vt_buf_cstr(b, "\",\"device\":");
+        vt_buf_i64(b, s->device);
+        vt__kv_u64(b, ",\"growth_steps\":", s->growth_steps);
+        vt__kv_u64(b, ",\"growth_bytes_per_step\":", s->growth_steps ? s->growth_bytes / s->growth_steps : 0);
+        vt_buf_put(b, "}", 1);
+    }
+    vt_buf_cstr(b, "],\"oom\":");
+    if (oom) {
+        vt_buf_cstr(b, "{\"api\":");
+        vt_buf_jstr(b, oom->api, 0);
+        vt_buf_cstr(b, ",\"kind\":\"");
+        vt_buf_cstr(b, vt_kind_name(oom->kind));
+        vt_buf_cstr(b, "\",\"device\":");
+        vt_buf_i64(b, oom->device);
+        vt__kv_u64(b, ",\"requested_bytes\":", oom->requested);
+        vt_buf_cstr(b, ",\"result\":");
+        vt_buf_i64(b, oom->result);
+        vt_buf_cstr(b, ",\"free_bytes\":");
+        if (oom->meminfo_ok) vt_buf_u64(b, oom->free_bytes); else vt_buf_cstr(b, "null");
+        vt_buf_cstr(b, ",\"total_bytes\":");
+        if (oom->meminfo_ok) vt_buf_u64(b, oom->total_bytes); else vt_buf_cstr(b, "null");
+        vt__kv_u64(b, ",\"tracked_bytes\":", vt_core_live_bytes(oom->device));
+        vt__kv_u64(b, ",\"stack\":", oom->stack);
+        vt_buf_put(b, "}", 1);
+    } else {
+        vt_buf_cstr(b, "null");
+    }
+    vt_buf_cstr(b, ",\"allocations\":");
+    if (want_allocs) {
+        vt_buf_put(b, "[", 1);
+        for (size_t i = 0; i < c.n_allocs; i++) {
+            const vt_alloc_row *a = &c.allocs[i];
+            if (i)
+                vt_buf_put(b, ",", 1);
+            vt__kv_u64(b, "[", a->addr);
+            vt__kv_u64(b, ",", a->size);
+            vt_buf_cstr(b, ",\"");
+            vt_buf_cstr(b, vt_kind_name(a->kind));
+            vt_buf_cstr(b, "\",");
+            vt_buf_i64(b, a->device);
+            vt__kv_u64(b, ",", a->stack);
+            vt__kv_u64(b, ",", a->step);
+            vt__kv_u64(b, ",", a->birth_ns);
+            vt_buf_put(b, ",", 1);
+            vt_buf_i64(b, a->tid);
+            vt__kv_u64(b, ",", a->stream);
+            vt_buf_put(b, "]", 1);
+        }
+        vt_buf_put(b, "]", 1);
+    } else {
+        vt_buf_cstr(b, "null");
+    }
+    vt_buf_cstr(b, is_exit ? ",\"unfreed_at_exit\":true" : ",\"unfreed_at_exit\":false");
+    vt__kv_u64(b, ",\"dropped_records\":", c.dropped_records);
+    vt_buf_cstr(b, "}\n");
+    rc = vt__flush();
+
+    /* one line per site that crossed the leak threshold, once per site */
+    for (size_t i = 0; rc == 0 && i < c.n_sites; i++) {
+        const vt_site_row *s = &c.sites[i];
+        if (!s->leak_new)
+            continue;
+        const uintptr_t *pcs = NULL;
+        int n = 0;
+        char where[512] = "unknown frame";
+        if (vt_stack_get(s->stack, &pcs, &n) == 0) {
+            for (int f = 0; f < n; f++) {
+                vt_module *m = vt_modules_find(pcs[f] - 1);
+                if (m && (strstr(m->path, "libcudart") || strstr(m->path, "libcuda.so")))
+                    continue;
+                const char *fn = vt_modules_symbol(pcs[f] - 1);
+                if (fn) {
+                    strncpy(where, fn, sizeof where - 1);
+                } else if (m) {
+                    const char *base = strrchr(m->path, '/');
+                    vt_buf tmp;
+                    vt_buf_init(&tmp);
+                    vt_buf_cstr(&tmp, base ? base + 1 : m->path);
+                    vt_buf_cstr(&tmp, "+0x");
+                    vt_buf_hex(&tmp, (uint64_t)(pcs[f] - 1 - m->bias));
+                    vt_buf_put(&tmp, "", 1);
+                    if (!tmp.oom)
+                        strncpy(where, tmp.p, sizeof where - 1);
+                    vt_buf_free(&tmp);
+                }
+                break;
+            }
+        }
+        vt_log(VT_LOG_WARN, "possible leak: %s growing %llu bytes/step for %u steps (%s, device %d, stack %u)",
+               where, (unsigned long long)(s->growth_steps ? s->growth_bytes / s->growth_steps : 0),
+               s->growth_steps, vt_kind_name(s->kind), s->device, s->stack);
+    }
+    vt_collect_free(&c);
+    return rc;
+}
+
+/* ---- the writer thread ---- */
+
+static void vt__on_signal(int sig)
+{
+    (void)sig;
+    int e = errno;
+    vt__w.sig_pending = 1;
+    sem_post(&vt__w.wake);
+    errno = e;
+}
+
+static void vt__refresh(const char *trigger)
+{
+    (void)trigger;
+    if (vt_writer_refresh && !vt_writer_is_exiting())
+        vt_writer_refresh();
+}
+
+static void *vt__writer_main(void *arg)
+{
+    (void)arg;
+    uint64_t interval = (uint64_t)vt__config.interval_ms * 1000000ull;
+    uint64_t deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
+    while (!__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
+        sem_clockwait(&vt__w.wake, CLOCK_MONOTONIC, &ts);
+        if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
+            break;
+        if (vt__w.sig_pending) {
+            vt__w.sig_pending = 0;
+            vt__refresh(VT_TRIGGER_SIGNAL);
+            pthread_mutex_lock(&vt__w.out_lock);
+            vt__snapshot_locked(VT_TRIGGER_SIGNAL, NULL, NULL);
+            pthread_mutex_unlock(&vt__w.out_lock);
+        }
+        if (__atomic_exchange_n(&vt__w.step_pending, 0, __ATOMIC_ACQ_REL)) {
+            vt__refresh(VT_TRIGGER_STEP);
+            pthread_mutex_lock(&vt__w.out_lock);
+            vt__snapshot_locked(VT_TRIGGER_STEP, NULL, NULL);
+            pthread_mutex_unlock(&vt__w.out_lock);
+        }
+        uint64_t now = vt_now_ns();
+        if (now >= deadline) {
+            if (interval) {
+                vt__refresh(VT_TRIGGER_PERIODIC);
+                pthread_mutex_lock(&vt__w.out_lock);
+                vt__snapshot_locked(VT_TRIGGER_PERIODIC, NULL, NULL);
+                pthread_mutex_unlock(&vt__w.out_lock);
+            }
+            deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
+        }
+        if (!vt_core_enabled())
+            break;
+    }
+    return NULL;
+}
+
+/* ---- public ---- */
+
+static int vt__open_file(void)
+{
+    if (vt__mkdirs(vt__config.output) < 0) {
+        char why[PATH_MAX + 64];
+        int e = errno;
+        snprintf(why, sizeof why, "cannot create output folder %s: %s", vt__config.output, strerror(e));
+        vt_core_latch_off(why);
+        return -1;
+    }
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    for (char *p = host; *p; p++)
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+    uint64_t start_ns = vt__realtime_ns();
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        if (attempt)
+            snprintf(vt__w.path, sizeof vt__w.path, "%s/vt.%s.%d.%llu-%d.jsonl", vt__config.output,
+                     host, (int)getpid(), (unsigned long long)start_ns, attempt);
+        else
+            snprintf(vt__w.path, sizeof vt__w.path, "%s/vt.%s.%d.%llu.jsonl", vt__config.output,
+                     host, (int)getpid(), (unsigned long long)start_ns);
+        fd = open(vt__w.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        char why[PATH_MAX + 64];
+        int e = errno;
+        snprintf(why, sizeof why, "cannot create %s: %s", vt__w.path, strerror(e));
+        vt_core_latch_off(why);
+        vt__w.path[0] = 0;
+        return -1;
+    }
+    pthread_mutex_lock(&vt__w.out_lock);
+    vt__w.fd = fd;
+    vt__w.seq = 0;
+    vt__w.last_changes = 0;
+    vt_modules_new_file();
+    memset(vt__w.stk_written, 0, vt__w.stk_cap);
+    vt_buf_reset(&vt__w.buf);
+    vt__format_header(&vt__w.buf, start_ns);
+    int rc = vt__flush();
+    pthread_mutex_unlock(&vt__w.out_lock);
+    return rc < 0 ? -1 : 0;
+}
+
+static void vt__install_signal(void)
+{
+    int sig = vt__config.signal;
+    if (sig <= 0 || vt__w.sig == sig)
+        return;
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) < 0)
+        return;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == vt__on_signal) {
+        vt__w.sig = sig;   /* inherited over fork */
+        return;
+    }
+    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
+        vt_log(VT_LOG_WARN, "signal %d already has a handler or is ignored; snapshot on signal is off", sig);
+        return;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = vt__on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(sig, &sa, NULL) == 0)
+        vt__w.sig = sig;
+}
+
+int vt_writer_start(void)
+{
+    int st = __atomic_load_n(&vt__w.state, __ATOMIC_ACQUIRE);
+    if (st)
+        return st > 0 ? 0 : -1;
+    if (!vt_core_enabled())
+        return -1;
+    pthread_mutex_lock(&vt__w.start_lock);
+    st = __atomic_load_n(&vt__w.state, __ATOMIC_ACQUIRE);
+    if (st == 0) {
+        if (vt__open_file() < 0) {
+            st = -1;
+        } else {
+            st = 1;
+            sem_init(&vt__w.wake, 0, 0);
+            __atomic_store_n(&vt__w.stop, 0, __ATOMIC_RELEASE);
+            sigset_t all, old;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);  /* the writer takes no signals */
+            if (pthread_create(&vt__w.thread, NULL, vt__writer_main, NULL) == 0)
+                vt__w.thread_running = 1;
+            else
+                vt_log(VT_LOG_WARN, "cannot start the writer thread; only oom, manual and exit snapshots");
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            vt__install_signal();
+            vt_log(VT_LOG_INFO, "writing snapshots to %s", vt__w.path);
+        }
+        __atomic_store_n(&vt__w.state, st, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&vt__w.start_lock);
+    return st > 0 ? 0 : -1;
+}
+
+int vt_writer_started(void)
+{
+    return __atomic_load_n(&vt__w.state, __ATOMIC_ACQUIRE) > 0;
+}
+
+void vt_writer_kick_step(void)
+{
+    if (!vt_writer_started())
+        return;
+    __atomic_store_n(&vt__w.step_pending, 1, __ATOMIC_RELEASE);
+    sem_post(&vt__w.wake);
+}
+
+int vt_writer_snapshot(const char *trigger, const char *label)
+{
+    if (!vt_core_enabled())
+        return -ECANCELED;
+    if (vt_writer_start() < 0)
+        return vt_core_enabled() ? -EIO : -ECANCELED;
+    pthread_mutex_lock(&vt__w.out_lock);
+    int rc = vt__snapshot_locked(trigger, label, NULL);
+    pthread_mutex_unlock(&vt__w.out_lock);
+    return rc;
+}
+
+int vt_writer_oom(const vt_oom_info *o)
+{
+    if (!vt_core_enabled())
+        return 1;
+    unsigned cls = 0;
+    for (uint64_t v = o->requested; v; v >>= 1)
+        cls++;
+    uint64_t bit = 1ull << (cls > 63 ? 63 : cls);
+    if (__atomic_fetch_or(&vt__w.oom_classes, bit, __ATOMIC_ACQ_REL) & bit)
+        return 1;
+    if (vt_writer_start() < 0)
+        return -EIO;
+    pthread_mutex_lock(&vt__w.out_lock);
+    int rc = vt__snapshot_locked(VT_TRIGGER_OOM, NULL, o);
+    pthread_mutex_unlock(&vt__w.out_lock);
+    return rc;
+}
+
+void vt_writer_exit_begun(void)
+{
+    __atomic_store_n(&vt__w.exiting, 1, __ATOMIC_RELEASE);
+}
+
+int vt_writer_is_exiting(void)
+{
+    return __atomic_load_n(&vt__w.exiting, __ATOMIC_ACQUIRE);
+}
+
+void vt_writer_exit(void)
+{
+    vt_writer_exit_begun();
+    if (!vt_writer_started())
+        return;
+    if (vt__w.thread_running) {
+        __atomic_store_n(&vt__w.stop, 1, __ATOMIC_RELEASE);
+        sem_post(&vt__w.wake);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 5;
+        if (pthread_timedjoin_np(vt__w.thread, NULL, &ts) == 0)
+            vt__w.thread_running = 0;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    if (pthread_mutex_timedlock(&vt__w.out_lock, &ts) != 0)
+        return;
+    vt__snapshot_locked(VT_TRIGGER_EXIT, NULL, NULL);
+    if (vt__w.fd >= 0)
+        close(vt__w.fd);
+    vt__w.fd = -1;
+    __atomic_store_n(&vt__w.state, -1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&vt__w.out_lock);
+}
+
+const char *vt_writer_path(void)
+{
+    return vt__w.path;
+}
+
+void vt_writer_fork_prepare(void)
+{
+    pthread_mutex_lock(&vt__w.start_lock);
+    pthread_mutex_lock(&vt__w.out_lock);
+}
+
+void vt_writer_fork_parent(void)
+{
+    pthread_mutex_unlock(&vt__w.out_lock);
+    pthread_mutex_unlock(&vt__w.start_lock);
+}
+
+void vt_writer_fork_child(void)
+{
+    pthread_mutex_init(&vt__w.start_lock, NULL);
+    pthread_mutex_init(&vt__w.out_lock, NULL);
+    if (vt__w.fd >= 0)
+        close(vt__w.fd);
+    vt__w.fd = -1;
+    vt__w.path[0] = 0;
+    vt__w.thread_running = 0;
+    vt__w.sig_pending = 0;
+    vt__w.step_pending = 0;
+    vt__w.stop = 0;
+    vt__w.seq = 0;
+    vt__w.last_changes = 0;
+    vt__w.oom_classes = 0;
+    if (vt__w.stk_written)
+        memset(vt__w.stk_written, 0, vt__w.stk_cap);
+    vt_modules_new_file();
+    if (__atomic_load_n(&vt__w.state, __ATOMIC_ACQUIRE) > 0)
+        sem_destroy(&vt__w.wake);
+    __atomic_store_n(&vt__w.state, 0, __ATOMIC_RELEASE);
+}

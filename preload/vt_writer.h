@@ -1,0 +1,78 @@
+/* vt_writer.h — the snapshot writer: one JSON Lines file per process, a writer thread
+ * for periodic/step/signal snapshots, and synchronous writes for oom/manual/exit.
+ *
+ * File rules (docs/snapshot-format.md): folder $VRAMTRACE_OUTPUT created 0700 if
+ * missing; file vt.<host>.<pid>.<start_ns>.jsonl opened O_CREAT|O_EXCL|O_NOFOLLOW|
+ * O_APPEND|O_CLOEXEC, 0600; created lazily by vt_writer_start (the first CUDA
+ * allocation call), so a process that never touches CUDA writes nothing. Each record
+ * is formatted whole in memory and written with write(2). A write error latches
+ * tracking off with one "vramtrace:" line.
+ *
+ * Thread safety: all functions may be called from any thread. Records are serialised
+ * by the writer's output lock; the core lock is held only while vt_core_collect
+ * copies. Nothing here is called on the hook fast path except vt_writer_start (one
+ * atomic load after the first call) and vt_writer_kick_step (atomic + sem_post).
+ */
+#ifndef VT_WRITER_H
+#define VT_WRITER_H
+
+#include <stdint.h>
+
+/* An out-of-memory failure seen by a hook (docs/snapshot-format.md "oom"). */
+typedef struct vt_oom_info {
+    const char *api;          /* CUDA function name, static string            */
+    int         kind;         /* vt_kind                                      */
+    int         device;       /* ordinal or -1                                */
+    uint64_t    requested;    /* bytes asked for                              */
+    int         result;       /* cudaError_t / CUresult returned              */
+    int         meminfo_ok;   /* free/total valid (cuMemGetInfo_v2 succeeded) */
+    uint64_t    free_bytes, total_bytes;
+    uint32_t    stack;        /* stack id of the failing call                 */
+} vt_oom_info;
+
+/* Creates the output file (header record), starts the writer thread and installs the
+ * snapshot signal handler. Idempotent. Returns 0 when the file is open, -1 otherwise
+ * (tracking latched off, or already failed). */
+int  vt_writer_start(void);
+/* 1 once vt_writer_start succeeded (and not failed since). */
+int  vt_writer_started(void);
+
+/* Asks the writer thread for a "step" snapshot (vramtrace_step every N marks).
+ * Async: returns at once. */
+void vt_writer_kick_step(void);
+
+/* Writes a snapshot now on the calling thread. trigger: a VT_TRIGGER_* string;
+ * label (manual only) may be NULL. Returns 0 after the record is written, or a
+ * negative errno: -ECANCELED tracking is off, -EIO the write failed, -ENOMEM. */
+int  vt_writer_snapshot(const char *trigger, const char *label);
+
+/* Records an OOM: the first OOM of each size class (power-of-two bucket of the
+ * requested size: class = bit length of requested) writes an "oom" snapshot at once
+ * on the calling thread. Returns 0 written, 1 not written (class already seen or
+ * tracking off), negative errno on error. */
+int  vt_writer_oom(const vt_oom_info *o);
+
+/* Exit path (called from the preload's destructor, after the program's own exit-time
+ * frees): stops the writer thread and writes the "exit" snapshot. */
+void vt_writer_exit(void);
+
+/* Marks that process exit has begun (an atexit handler of the preload runs): the
+ * writer makes no more CUDA calls. */
+void vt_writer_exit_begun(void);
+int  vt_writer_is_exiting(void);
+
+/* Callback run by the writer thread before periodic/step/signal snapshots, outside
+ * every lock, to refresh driver-side figures (pool reserved bytes). Set by the hooks;
+ * NULL in unit tests. Not called once exit has begun. */
+extern void (*vt_writer_refresh)(void);
+
+/* Path of the current output file ("" if none). For tests and the exit message. */
+const char *vt_writer_path(void);
+
+/* pthread_atfork handlers. The child closes the parent's file descriptor and starts
+ * over: no writer thread, no file until its own first CUDA allocation call. */
+void vt_writer_fork_prepare(void);
+void vt_writer_fork_parent(void);
+void vt_writer_fork_child(void);
+
+#endif /* VT_WRITER_H */

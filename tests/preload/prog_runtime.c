@@ -1,0 +1,440 @@
+/* prog_runtime.c — a CUDA program on the SHARED runtime (simulated libcudart.so.13),
+ * run by the preload tests with and without LD_PRELOAD=libvramtrace.so.
+ *
+ *   prog_runtime SCENARIO
+ *
+ * With VT_EXPECT_TRACKED=1 each scenario asserts the tracer's numbers exactly through
+ * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
+ * scenario only runs (the API then returns 0). Exit 0 = every check held.
+ * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vramtrace.h"
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"   /* cudaGetDriverEntryPoint is tested */
+
+/* _ptsz entry points exported by libcudart (declared by cuda_runtime_api.h only in
+ * per-thread-default-stream builds). */
+extern cudaError_t cudaMallocAsync_ptsz(void **, size_t, cudaStream_t);
+extern cudaError_t cudaFreeAsync_ptsz(void *, cudaStream_t);
+extern cudaError_t cudaMallocFromPoolAsync_ptsz(void **, size_t, cudaMemPool_t, cudaStream_t);
+
+static int tracked;
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
+#define OK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, (int)e_); failures++; } } while (0)
+#define EXPECT_LIVE(v) do { unsigned long long got_ = vramtrace_live_bytes(-1), want_ = (v); \
+    if (tracked && got_ != want_) { fprintf(stderr, "%s:%d: live bytes %llu, expected %llu\n", __FILE__, __LINE__, got_, want_); failures++; } } while (0)
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rng(uint64_t *s)
+{
+    *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
+    return *s;
+}
+
+/* Every runtime allocator once: exactly one record each. */
+static void scenario_kinds(void)
+{
+    void *p[10];
+    size_t pitch = 0;
+    struct cudaPitchedPtr pp;
+    cudaMemPool_t pool;
+    uint64_t want = 0;
+    OK(cudaMalloc(&p[0], 1000)); want += 1000;
+    OK(cudaMallocPitch(&p[1], &pitch, 100, 10)); want += (uint64_t)pitch * 10;
+    struct cudaExtent ext = {64, 4, 2};
+    OK(cudaMalloc3D(&pp, ext)); p[2] = pp.ptr; want += (uint64_t)pp.pitch * 4 * 2;
+    OK(cudaMallocManaged(&p[3], 300, cudaMemAttachGlobal)); want += 300;
+    OK(cudaMallocHost(&p[4], 200)); want += 200;
+    OK(cudaHostAlloc(&p[5], 100, cudaHostAllocDefault)); want += 100;
+    OK(cudaMallocAsync(&p[6], 4096, 0)); want += 4096;
+    OK(cudaMallocAsync_ptsz(&p[7], 8192, 0)); want += 8192;
+    OK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    OK(cudaMallocFromPoolAsync(&p[8], 512, pool, 0)); want += 512;
+    OK(cudaMallocFromPoolAsync_ptsz(&p[9], 256, pool, 0)); want += 256;
+    EXPECT_LIVE(want);
+    printf("kinds_bytes %llu\n", (unsigned long long)want);
+    CHECK(vramtrace_snapshot("kinds") == 0 || !tracked);
+    for (int i = 0; i < 4; i++)
+        OK(cudaFree(p[i]));
+    OK(cudaFreeHost(p[4]));
+    OK(cudaFreeHost(p[5]));
+    OK(cudaFreeAsync(p[6], 0));
+    OK(cudaFreeAsync_ptsz(p[7], 0));
+    OK(cudaFreeAsync(p[8], 0));
+    OK(cudaFreeAsync_ptsz(p[9], 0));
+    EXPECT_LIVE(0);
+    if (tracked)
+        CHECK(vramtrace_peak_bytes(-1) == want);
+}
+
+static void scenario_churn(void)
+{
+    void *keep[10];
+    uint64_t want = 0;
+    for (int i = 0; i < 2000; i++) {
+        void *a, *b;
+        size_t sa = 1 + rng(&rng_state) % 100000, sb = 1 + rng(&rng_state) % 5000;
+        OK(cudaMalloc(&a, sa));
+        OK(cudaMalloc(&b, sb));
+        OK(cudaFree(a));
+        if (i % 200 == 0) {
+            keep[i / 200] = b;
+            want += sb;
+        } else {
+            OK(cudaFree(b));
+        }
+    }
+    EXPECT_LIVE(want);
+    for (int i = 0; i < 10; i++)
+        OK(cudaFree(keep[i]));
+    EXPECT_LIVE(0);
+}
+
+/* exported (-rdynamic) so the leak warning can name it */
+__attribute__((noinline, visibility("default"))) void leaky_step(void **out);
+__attribute__((noinline, visibility("default"))) void leaky_step(void **out)
+{
+    void *tmp;
+    OK(cudaMalloc(out, 1 << 20));   /* leaked */
+    OK(cudaMalloc(&tmp, 4 << 20));  /* temporary */
+    OK(cudaFree(tmp));
+}
+
+static void scenario_leak(void)
+{
+    void *leaked[20];
+    vramtrace_scope_begin();
+    for (int s = 0; s < 20; s++) {
+        leaky_step(&leaked[s]);
+        vramtrace_step();
+        usleep(10000);              /* let the writer close each step on its own */
+    }
+    EXPECT_LIVE(20ull << 20);
+    if (tracked)
+        CHECK(vramtrace_scope_leaked_bytes() == 20ull << 20);
+    OK(cudaFree(leaked[0]));
+    if (tracked)
+        CHECK(vramtrace_scope_leaked_bytes() == 19ull << 20);
+}
+
+static void scenario_reset(void)
+{
+    void *d[3], *h, *a[2];
+    OK(cudaMalloc(&d[0], 100));
+    OK(cudaMalloc(&d[1], 200));
+    OK(cudaMallocManaged(&d[2], 300, cudaMemAttachGlobal));
+    OK(cudaMallocHost(&h, 50));
+    OK(cudaMallocAsync(&a[0], 1000, 0));
+    OK(cudaMallocAsync(&a[1], 2000, 0));
+    EXPECT_LIVE(3650);
+    OK(cudaDeviceReset());
+    EXPECT_LIVE(3000);             /* pool memory survives the reset */
+    cudaError_t stale = cudaFree(d[0]);
+    printf("stale_free %d\n", (int)stale);
+    EXPECT_LIVE(3000);
+    void *n;
+    OK(cudaMalloc(&n, 10));
+    EXPECT_LIVE(3010);
+    OK(cudaFree(n));
+    OK(cudaFreeAsync(a[0], 0));
+    OK(cudaFreeAsync(a[1], 0));
+    EXPECT_LIVE(0);
+}
+
+/* Pool allocations across a reset, then more pool traffic. */
+static void scenario_pool(void)
+{
+    void *a[8];
+    uint64_t want = 0;
+    for (int i = 0; i < 8; i++) {
+        OK(cudaMallocAsync(&a[i], 4096u * (i + 1), 0));
+        want += 4096u * (i + 1);
+    }
+    void *d;
+    OK(cudaMalloc(&d, 777));
+    EXPECT_LIVE(want + 777);
+    OK(cudaDeviceReset());
+    EXPECT_LIVE(want);
+    for (int i = 0; i < 8; i += 2) {
+        OK(cudaFreeAsync(a[i], 0));
+        want -= 4096u * (i + 1);
+    }
+    EXPECT_LIVE(want);
+    cudaMemPool_t pool;
+    OK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    OK(cudaMemPoolTrimTo(pool, 0));
+    EXPECT_LIVE(want);
+    for (int i = 1; i < 8; i += 2)
+        OK(cudaFreeAsync(a[i], 0));
+    EXPECT_LIVE(0);
+}
+
+#define NTHREADS 8
+#define NOPS 10000
+static uint64_t thread_live[NTHREADS];
+
+static void *thread_main(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(t + 1);
+    void *held[64] = {0};
+    size_t size[64] = {0};
+    uint64_t live = 0;
+    for (int i = 0; i < NOPS; i++) {
+        int slot = (int)(rng(&s) % 64);
+        if (held[slot]) {
+            if (cudaFree(held[slot]) != cudaSuccess)
+                failures++;
+            live -= size[slot];
+            held[slot] = NULL;
+        } else {
+            size[slot] = 1 + rng(&s) % 65536;
+            int async = rng(&s) % 4 == 0;
+            cudaError_t e = async ? cudaMallocAsync(&held[slot], size[slot], 0)
+                                  : cudaMalloc(&held[slot], size[slot]);
+            if (e != cudaSuccess) {
+                failures++;
+                held[slot] = NULL;
+            } else {
+                live += size[slot];
+            }
+        }
+    }
+    thread_live[t] = live;
+    return NULL;
+}
+
+static void scenario_threads(void)
+{
+    pthread_t th[NTHREADS];
+    void *warm;
+    OK(cudaMalloc(&warm, 1));
+    OK(cudaFree(warm));
+    for (int t = 0; t < NTHREADS; t++)
+        pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t);
+    uint64_t want = 0;
+    for (int t = 0; t < NTHREADS; t++) {
+        pthread_join(th[t], NULL);
+        want += thread_live[t];
+    }
+    printf("threads_live %llu\n", (unsigned long long)want);
+    EXPECT_LIVE(want);
+}
+
+/* Return codes and errno of interesting cases, printed for a with/without diff. */
+static void scenario_errors(void)
+{
+    void *p = NULL, *q = NULL;
+    errno = 1234;
+    cudaError_t r = cudaMalloc(&p, 1 << 20);
+    printf("malloc_ok %d errno %d\n", (int)r, errno);
+    errno = 1235;
+    r = cudaMalloc(&q, (size_t)1 << 62);
+    printf("malloc_oom %d errno %d null %d\n", (int)r, errno, q == NULL);
+    cudaGetLastError();
+    errno = 1236;
+    r = cudaFree(NULL);
+    printf("free_null %d errno %d\n", (int)r, errno);
+    errno = 1237;
+    r = cudaFree((void *)(uintptr_t)0xdeadbeef000ull);
+    printf("free_bogus %d errno %d\n", (int)r, errno);
+    cudaGetLastError();
+    errno = 1238;
+    r = cudaFreeHost((void *)(uintptr_t)0xdeadbeef000ull);
+    printf("freehost_bogus %d errno %d\n", (int)r, errno);
+    cudaGetLastError();
+    errno = 1239;
+    r = cudaDeviceReset();
+    printf("reset %d errno %d\n", (int)r, errno);
+    errno = 1240;
+    r = cudaFree(p);
+    printf("free_stale %d errno %d\n", (int)r, errno);
+    cudaGetLastError();
+    errno = 1241;
+    r = cudaFree(p);
+    printf("free_stale_again %d errno %d\n", (int)r, errno);
+    cudaGetLastError();
+    size_t fr = 0, to = 0;
+    errno = 1242;
+    r = cudaMemGetInfo(&fr, &to);
+    printf("meminfo %d errno %d total %zu\n", (int)r, errno, to);
+    errno = 1243;
+    void *a = NULL;
+    r = cudaMallocAsync(&a, (size_t)1 << 62, 0);
+    printf("async_oom %d errno %d\n", (int)r, errno);
+    cudaGetLastError();
+    EXPECT_LIVE(0);
+}
+
+/* Driver entry points handed out by the runtime are tracked, PTDS variants kept. */
+static void scenario_entry(void)
+{
+    typedef CUresult (*alloc_t)(CUdeviceptr *, size_t);
+    typedef CUresult (*free_t)(CUdeviceptr);
+    typedef CUresult (*aalloc_t)(CUdeviceptr *, size_t, CUstream);
+    typedef CUresult (*afree_t)(CUdeviceptr, CUstream);
+    alloc_t alloc = NULL, alloc2 = NULL;
+    free_t fr = NULL;
+    aalloc_t aalloc = NULL, aalloc_ptsz = NULL;
+    afree_t afree_ptsz = NULL;
+    enum cudaDriverEntryPointQueryResult st;
+    void *warm;
+    OK(cudaMalloc(&warm, 1));
+    OK(cudaFree(warm));
+    OK(cudaGetDriverEntryPoint("cuMemAlloc", (void **)&alloc, cudaEnableDefault, &st));
+    OK(cudaGetDriverEntryPointByVersion("cuMemAlloc", (void **)&alloc2, 12000, cudaEnableDefault, &st));
+    OK(cudaGetDriverEntryPointByVersion("cuMemFree", (void **)&fr, 12000, cudaEnableDefault, &st));
+    OK(cudaGetDriverEntryPointByVersion("cuMemAllocAsync", (void **)&aalloc, 12000, cudaEnableDefault, &st));
+    OK(cudaGetDriverEntryPointByVersion("cuMemAllocAsync", (void **)&aalloc_ptsz, 12000,
+                                        cudaEnablePerThreadDefaultStream, &st));
+    OK(cudaGetDriverEntryPointByVersion("cuMemFreeAsync", (void **)&afree_ptsz, 12000,
+                                        cudaEnablePerThreadDefaultStream, &st));
+    CHECK(alloc && alloc2 && fr && aalloc && aalloc_ptsz && afree_ptsz);
+    if (!(alloc && alloc2 && fr && aalloc && aalloc_ptsz && afree_ptsz))
+        return;
+    CHECK(aalloc != aalloc_ptsz);   /* the per-thread-stream variant stays distinct */
+    CUdeviceptr d1, d2, d3;
+    CHECK(alloc(&d1, 111) == CUDA_SUCCESS);
+    CHECK(alloc2(&d2, 222) == CUDA_SUCCESS);
+    CHECK(aalloc_ptsz(&d3, 333, NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE(666);
+    CHECK(fr(d1) == CUDA_SUCCESS);
+    CHECK(fr(d2) == CUDA_SUCCESS);
+    CHECK(afree_ptsz(d3, NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE(0);
+}
+
+static volatile sig_atomic_t dummy;
+
+/* Every snapshot trigger once; the test script checks the file. */
+static void scenario_snap(void)
+{
+    void *p[6];
+    for (int s = 0; s < 3; s++) {
+        OK(cudaMalloc(&p[s], 1000u * (s + 1)));
+        vramtrace_step();
+        usleep(30000);
+    }
+    OK(cudaMalloc(&p[5], 1));       /* a change since the last step snapshot ...      */
+    OK(cudaFree(p[5]));
+    usleep(150000);                 /* ... so periodic snapshots (VRAMTRACE_INTERVAL_MS=50) */
+    raise(SIGUSR1);                 /* signal snapshot */
+    usleep(100000);
+    void *big = NULL;
+    cudaError_t r = cudaMalloc(&big, (size_t)1 << 62);  /* oom snapshot */
+    CHECK(r == cudaErrorMemoryAllocation);
+    CHECK(vramtrace_snapshot("manual-one") == 0 || !tracked);
+    OK(cudaMalloc(&p[3], 5));
+    OK(cudaMallocHost(&p[4], 6));
+    OK(cudaFree(p[0]));
+    /* p[1], p[2], p[3], p[4] stay: 2000 + 3000 + 5 + 6 unfreed at exit */
+}
+
+static void *exit_ptr;
+static void free_at_exit(void)
+{
+    cudaError_t r = cudaFree(exit_ptr);
+    if (r != cudaSuccess)
+        fprintf(stderr, "atexit cudaFree: %d\n", (int)r);
+}
+
+/* Unfreed at exit = live after the program's own exit-time frees; what the runtime
+ * reclaims in its teardown still counts. */
+static void scenario_exit(void)
+{
+    void *a, *b;
+    OK(cudaMalloc(&a, 4000));
+    OK(cudaMalloc(&exit_ptr, 70000));
+    atexit(free_at_exit);           /* registered after the runtime initialised */
+    OK(cudaMalloc(&b, 300));
+    OK(cudaMallocAsync(&a, 20, 0));
+    EXPECT_LIVE(74320);
+    /* exit: 4000 + 300 + 20 unfreed */
+}
+
+/* fork: the child reports only its own allocations. */
+static void scenario_fork(void)
+{
+    void *parent;
+    OK(cudaMalloc(&parent, 1 << 20));
+    EXPECT_LIVE(1 << 20);
+    pid_t pid = fork();
+    if (pid == 0) {
+        failures = 0;
+        EXPECT_LIVE(0);             /* inherited records are not the child's */
+        void *c1, *c2;
+        OK(cudaMalloc(&c1, 12345));
+        OK(cudaMalloc(&c2, 55));
+        OK(cudaFree(c2));
+        EXPECT_LIVE(12345);
+        exit(failures ? 1 : 0);     /* c1 unfreed in the child */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_LIVE(1 << 20);
+    void *p2;
+    OK(cudaMalloc(&p2, 10));
+    OK(cudaFree(p2));
+    EXPECT_LIVE(1 << 20);
+}
+
+/* Runs until killed: churn and steps (the SIGKILL test). */
+static void scenario_loop(void)
+{
+    void *keep[256] = {0};
+    printf("ready\n");
+    fflush(stdout);
+    for (unsigned i = 0;; i++) {
+        void *p;
+        if (cudaMalloc(&p, 1 + rng(&rng_state) % 100000) == cudaSuccess) {
+            unsigned slot = i % 256;
+            if (keep[slot])
+                cudaFree(keep[slot]);
+            keep[slot] = p;
+        }
+        if (i % 64 == 0)
+            vramtrace_step();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    tracked = getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
+    const char *s = argc > 1 ? argv[1] : "";
+    if (!strcmp(s, "kinds")) scenario_kinds();
+    else if (!strcmp(s, "churn")) scenario_churn();
+    else if (!strcmp(s, "leak")) scenario_leak();
+    else if (!strcmp(s, "reset")) scenario_reset();
+    else if (!strcmp(s, "pool")) scenario_pool();
+    else if (!strcmp(s, "threads")) scenario_threads();
+    else if (!strcmp(s, "errors")) scenario_errors();
+    else if (!strcmp(s, "entry")) scenario_entry();
+    else if (!strcmp(s, "snap")) scenario_snap();
+    else if (!strcmp(s, "exit")) scenario_exit();
+    else if (!strcmp(s, "fork")) scenario_fork();
+    else if (!strcmp(s, "loop")) scenario_loop();
+    else {
+        fprintf(stderr, "usage: %s kinds|churn|leak|reset|pool|threads|errors|entry|snap|exit|fork|loop\n", argv[0]);
+        return 2;
+    }
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,468 @@
+/* test_core.c — unit tests of the preload core (no LD_PRELOAD, no CUDA): the table,
+ * totals, peaks, sites, implicit frees, VMM, the leak detector, fragmentation, the
+ * stack store, settings, JSON formatting, the writer, and the out-of-memory latch. */
+#define _GNU_SOURCE
+#include "vt_buf.h"
+#include "vt_config.h"
+#include "vt_core.h"
+#include "vt_mem.h"
+#include "vt_stack.h"
+#include "vt_writer.h"
+#include "vt_test.h"
+
+#include <jansson.h>
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static vt_alloc_info A(uint64_t addr, uint64_t size, int kind, int dev, uint32_t stack)
+{
+    vt_alloc_info a = {addr, size, 0, 0x1000 + (uint64_t)dev, dev, kind, stack};
+    return a;
+}
+
+static const vt_site_row *find_site(const vt_collect *c, uint32_t stack, int kind, int dev)
+{
+    for (size_t i = 0; i < c->n_sites; i++)
+        if (c->sites[i].stack == stack && c->sites[i].kind == kind && c->sites[i].device == dev)
+            return &c->sites[i];
+    return NULL;
+}
+
+static const vt_dev_stats *find_dev(const vt_collect *c, int dev)
+{
+    for (int i = 0; i < c->n_devs; i++)
+        if (c->devs[i].device == dev)
+            return &c->devs[i];
+    return NULL;
+}
+
+static void test_table(void)
+{
+    vt_alloc_info a1 = A(0x10000, 1000, VT_KIND_DEVICE, 0, 1);
+    vt_alloc_info a2 = A(0x20000, 500, VT_KIND_MANAGED, 0, 1);
+    vt_alloc_info a3 = A(0x30000, 7, VT_KIND_HOST_PINNED, 1, 2);
+    CHECK_EQ_INT(vt_core_alloc(&a1), 0);
+    CHECK_EQ_INT(vt_core_alloc(&a2), 0);
+    CHECK_EQ_INT(vt_core_alloc(&a3), 0);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 1507);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 1500);
+    CHECK_EQ_U64(vt_core_live_bytes(1), 7);
+    CHECK_EQ_U64(vt_core_peak_bytes(-1), 1507);
+
+    vt_taken t;
+    CHECK_EQ_INT(vt_core_take(0x10000, 0, &t), 1);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 507);
+    vt_core_restore(&t);              /* the real free failed */
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 1507);
+    CHECK_EQ_INT(vt_core_take(0x10000, 0, &t), 1);
+    vt_core_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 507);
+    CHECK_EQ_INT(vt_core_take(0x10000, 0, &t), 0);  /* double free / unknown: nothing */
+    CHECK_EQ_INT(vt_core_take(0xdead, 0, &t), 0);
+    CHECK_EQ_U64(vt_core_peak_bytes(-1), 1507);
+    CHECK_EQ_U64(vt_core_peak_bytes(0), 1500);
+
+    /* a kind mask refuses a free of another kind */
+    CHECK_EQ_INT(vt_core_take(0x20000, 1u << VT_KIND_HOST_PINNED, &t), 0);
+
+    vt_collect c;
+    CHECK_EQ_INT(vt_core_collect(&c, VT_COLLECT_ALLOCS, 10), 0);
+    CHECK_EQ_U64(c.n_allocs, 2);
+    const vt_dev_stats *d0 = find_dev(&c, 0);
+    CHECK(d0 != NULL);
+    if (d0) {
+        CHECK_EQ_U64(d0->kinds[VT_KIND_DEVICE].alloc_total, 1);
+        CHECK_EQ_U64(d0->kinds[VT_KIND_DEVICE].free_total, 1);
+        CHECK_EQ_U64(d0->kinds[VT_KIND_DEVICE].live_bytes, 0);
+        CHECK_EQ_U64(d0->kinds[VT_KIND_DEVICE].peak_bytes, 1000);
+        CHECK_EQ_U64(d0->kinds[VT_KIND_MANAGED].live_bytes, 500);
+    }
+    const vt_site_row *s = find_site(&c, 1, VT_KIND_DEVICE, 0);
+    CHECK(s != NULL);  /* fell to zero since the previous collection: listed once */
+    if (s) {
+        CHECK_EQ_U64(s->live_bytes, 0);
+        CHECK_EQ_U64(s->interval_peak_bytes, 1000);
+    }
+    vt_collect_free(&c);
+    CHECK_EQ_INT(vt_core_collect(&c, 0, 10), 0);
+    CHECK(find_site(&c, 1, VT_KIND_DEVICE, 0) == NULL);  /* unchanged and zero: omitted */
+    CHECK(find_site(&c, 1, VT_KIND_MANAGED, 0) != NULL);
+    vt_collect_free(&c);
+
+    /* clean up */
+    CHECK_EQ_INT(vt_core_take(0x20000, 0, &t), 1); vt_core_commit(&t);
+    CHECK_EQ_INT(vt_core_take(0x30000, 0, &t), 1); vt_core_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
+}
+
+static void test_reset(void)
+{
+    vt_alloc_info dev0 = A(0x100000, 100, VT_KIND_DEVICE, 0, 3);
+    vt_alloc_info pin0 = A(0x200000, 10, VT_KIND_HOST_PINNED, 0, 3);
+    vt_alloc_info async0 = A(0x300000, 1000, VT_KIND_ASYNC, 0, 3);
+    vt_alloc_info dev1 = A(0x400000, 5, VT_KIND_DEVICE, 1, 3);
+    vt_core_alloc(&dev0);
+    vt_core_alloc(&pin0);
+    vt_core_alloc(&async0);
+    vt_core_alloc(&dev1);
+    CHECK_EQ_INT(vt_core_vmm_create(77, 2 << 20, 0, 3), 0);
+    uint64_t before = vt_core_next_seq();
+    vt_alloc_info late = A(0x500000, 1, VT_KIND_DEVICE, 0, 3);  /* born after the reset began */
+    vt_core_alloc(&late);
+    CHECK_EQ_U64(vt_core_drop_context(0, 0, before), 2);  /* dev0 + pin0 */
+    CHECK_EQ_U64(vt_core_live_bytes(0), 1000 + (2 << 20) + 1);
+    CHECK_EQ_U64(vt_core_live_bytes(1), 5);
+    vt_taken t;
+    CHECK_EQ_INT(vt_core_take(0x100000, 0, &t), 0);      /* stale after the reset */
+    /* by context: dev1's record has ctx 0x1001 */
+    CHECK_EQ_U64(vt_core_drop_context(-1, 0x1001, vt_core_next_seq()), 1);
+    CHECK_EQ_U64(vt_core_live_bytes(1), 0);
+    CHECK_EQ_INT(vt_core_take(0x300000, 0, &t), 1); vt_core_commit(&t);
+    CHECK_EQ_INT(vt_core_take(0x500000, 0, &t), 1); vt_core_commit(&t);
+    CHECK_EQ_INT(vt_core_vmm_release(77, &t), 1); vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
+}
+
+static void test_vmm(void)
+{
+    vt_taken t;
+    CHECK_EQ_INT(vt_core_vmm_create(1, 4 << 20, 0, 4), 0);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 4 << 20);
+    vt_core_vmm_map(0x7f0000000000, 4 << 20, 1);
+    CHECK_EQ_INT(vt_core_vmm_release(1, &t), 1);         /* released while mapped: lives on */
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 4 << 20);
+    vt_collect c;
+    vt_core_collect(&c, VT_COLLECT_ALLOCS, 10);
+    CHECK_EQ_U64(c.n_allocs, 1);
+    if (c.n_allocs) {
+        CHECK_EQ_U64(c.allocs[0].addr, 0x7f0000000000);
+        CHECK_EQ_INT(c.allocs[0].kind, VT_KIND_VMM);
+    }
+    vt_collect_free(&c);
+    vt_core_vmm_unmap(0x7f0000000000, 4 << 20);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    /* failed release is undone */
+    vt_core_vmm_create(2, 100, 0, 4);
+    CHECK_EQ_INT(vt_core_vmm_release(2, &t), 1);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    vt_core_vmm_restore(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 100);
+    CHECK_EQ_INT(vt_core_vmm_release(2, &t), 1);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_vmm_release(2, &t), 0);          /* gone */
+}
+
+static void test_leak_detector(void)
+{
+    /* site 10 leaks 64 bytes per step; site 11 churns 1 MiB up and back down */
+    uint64_t addr = 0x9000000;
+    vt_collect c;
+    vt_core_collect(&c, VT_COLLECT_STEP, 5);  /* baseline step */
+    vt_collect_free(&c);
+    int warned_at = -1;
+    for (int step = 1; step <= 8; step++) {
+        vt_alloc_info l = A(addr += 0x1000, 64, VT_KIND_DEVICE, 0, 10);
+        vt_core_alloc(&l);
+        vt_alloc_info ch = A(0x8000000, 1 << 20, VT_KIND_DEVICE, 0, 11);
+        vt_core_alloc(&ch);
+        vt_taken t;
+        vt_core_take(0x8000000, 0, &t);
+        vt_core_commit(&t);
+        vt_core_step();
+        vt_core_collect(&c, VT_COLLECT_STEP, 5);
+        const vt_site_row *leak = find_site(&c, 10, VT_KIND_DEVICE, 0);
+        const vt_site_row *churn = find_site(&c, 11, VT_KIND_DEVICE, 0);
+        CHECK(leak != NULL);
+        if (leak) {
+            /* step 1's floor is 0 (it started empty); growth starts at step 2 */
+            CHECK_EQ_U64(leak->growth_steps, step - 1);
+            CHECK_EQ_U64(leak->growth_bytes, 64ull * (step - 1));
+            if (leak->leak_new) {
+                CHECK_EQ_INT(warned_at, -1);
+                warned_at = step;
+            }
+        }
+        if (churn) {
+            CHECK_EQ_U64(churn->growth_steps, 0);
+            CHECK_EQ_U64(churn->interval_peak_bytes, 1 << 20);
+            CHECK(!churn->leak_warn);
+        }
+        vt_collect_free(&c);
+    }
+    CHECK_EQ_INT(warned_at, 6);  /* growth_steps reaches 5 at step 6, warned once */
+    for (int i = 0; i < 8; i++) {
+        vt_taken t;
+        CHECK_EQ_INT(vt_core_take(0x9000000 + 0x1000 * (uint64_t)(i + 1), 0, &t), 1);
+        vt_core_commit(&t);
+    }
+    vt_core_collect(&c, VT_COLLECT_STEP, 5);
+    const vt_site_row *leak = find_site(&c, 10, VT_KIND_DEVICE, 0);
+    CHECK(leak && leak->growth_steps == 0);  /* fell back: reset */
+    vt_collect_free(&c);
+}
+
+static void test_fragmentation(void)
+{
+    uint64_t r[4][2] = {{300, 100}, {0, 100}, {150, 50}, {600, 10}};
+    /* sorted: [0,100) [150,200) [300,400) [600,610): gaps 50, 100, 200 -> 1 - 200/350 */
+    double f = vt_fragmentation(r, 4);
+    CHECK(f > 0.428 && f < 0.429);
+    uint64_t one[2][2] = {{0, 100}, {100, 100}};
+    CHECK(vt_fragmentation(one, 2) == 0.0);
+    uint64_t gap1[2][2] = {{0, 100}, {500, 100}};
+    CHECK(vt_fragmentation(gap1, 2) == 0.0);
+}
+
+static __attribute__((noinline)) uint32_t capture_a(void) { return vt_stack_capture(16); }
+static __attribute__((noinline)) uint32_t capture_b(void) { return vt_stack_capture(16); }
+
+static void test_stacks(void)
+{
+    uintptr_t s1[3] = {1, 2, 3}, s2[3] = {1, 2, 4};
+    uint32_t before = vt_stack_count();
+    uint32_t i1 = vt_stack_intern(s1, 3);
+    uint32_t i2 = vt_stack_intern(s2, 3);
+    uint32_t i3 = vt_stack_intern(s1, 3);
+    CHECK(i1 != 0 && i1 != UINT32_MAX);
+    CHECK(i1 != i2);
+    CHECK_EQ_U64(i1, i3);
+    CHECK_EQ_U64(vt_stack_count(), before + 2);
+    const uintptr_t *pcs;
+    int n;
+    CHECK_EQ_INT(vt_stack_get(i2, &pcs, &n), 0);
+    CHECK_EQ_INT(n, 3);
+    CHECK_EQ_U64(pcs[2], 4);
+    CHECK_EQ_INT(vt_stack_get(0, &pcs, &n), -1);
+    /* real captures: same site twice -> same id; another site -> another id */
+    uint32_t ids[2];
+    volatile int twice = 2;  /* not unrolled: really one call site */
+    for (int i = 0; i < twice; i++)
+        ids[i] = capture_a();     /* one call site, twice */
+    uint32_t a1 = ids[0], a2 = ids[1], b1 = capture_b();
+    CHECK(a1 != 0);
+    CHECK_EQ_U64(a1, a2);
+    CHECK(a1 != b1);
+    CHECK_EQ_INT(vt_stack_capture(0), 0);
+    /* many distinct stacks force the index to grow */
+    for (uintptr_t k = 0; k < 5000; k++) {
+        uintptr_t s[2] = {k, 99};
+        uint32_t id = vt_stack_intern(s, 2);
+        CHECK(id != UINT32_MAX);
+        if (k == 4999)
+            CHECK_EQ_U64(vt_stack_intern(s, 2), id);
+    }
+    CHECK_EQ_U64(vt_stack_intern(s1, 3), i1);
+}
+
+static void test_config(void)
+{
+    vt_config c;
+    char *good[] = {"VRAMTRACE_OUTPUT=/tmp/x", "VRAMTRACE_INTERVAL_MS=250", "VRAMTRACE_DEPTH=0",
+                    "VRAMTRACE_SIGNAL=SIGUSR2", "VRAMTRACE_STEP_EVERY=4", "VRAMTRACE_LOG=quiet",
+                    "VRAMTRACE_DISABLE=1", "VRAMTRACE_LEAK_STEPS=3", "PATH=/bin", NULL};
+    CHECK_EQ_INT(vt_config_parse(good, &c), 0);
+    CHECK(!strcmp(c.output, "/tmp/x"));
+    CHECK_EQ_INT(c.interval_ms, 250);
+    CHECK_EQ_INT(c.depth, 0);
+    CHECK_EQ_INT(c.signal, SIGUSR2);
+    CHECK_EQ_INT(c.step_every, 4);
+    CHECK_EQ_INT(c.disable, 1);
+    CHECK_EQ_INT(c.leak_steps, 3);
+    char *bad[] = {"VRAMTRACE_INTERVAL_MS=fast", "VRAMTRACE_DEPTH=100000", "VRAMTRACE_SIGNAL=KILL",
+                   "VRAMTRACE_STEP_EVERY=0", "VRAMTRACE_BOGUS=1", "VRAMTRACE_DISABLE=yes", NULL};
+    CHECK_EQ_INT(vt_config_parse(bad, &c), 6);  /* one warning each */
+    CHECK_EQ_INT(c.interval_ms, 1000);
+    CHECK_EQ_INT(c.depth, 32);
+    CHECK_EQ_INT(c.signal, SIGUSR1);
+    CHECK_EQ_INT(c.step_every, 1);
+    CHECK_EQ_INT(c.disable, 0);
+    char *sig[] = {"VRAMTRACE_SIGNAL=none", NULL};
+    vt_config_parse(sig, &c);
+    CHECK_EQ_INT(c.signal, 0);
+    char *num[] = {"VRAMTRACE_SIGNAL=12", NULL};
+    vt_config_parse(num, &c);
+    CHECK_EQ_INT(c.signal, 12);
+}
+
+static void test_buf(void)
+{
+    vt_buf b;
+    vt_buf_init(&b);
+    vt_buf_jstr(&b, "a\"b\\c\n\x01\xff\xc3\xa9", 0);
+    vt_buf_put(&b, " ", 1);
+    vt_buf_u64(&b, 18446744073709551615ull);
+    vt_buf_put(&b, " ", 1);
+    vt_buf_i64(&b, -42);
+    vt_buf_put(&b, " ", 1);
+    vt_buf_fixed6(&b, 0.3125);
+    vt_buf_put(&b, " ", 1);
+    vt_buf_fixed6(&b, -1);
+    vt_buf_put(&b, "", 1);
+    CHECK(!strcmp(b.p, "\"a\\\"b\\\\c\\n\\u0001\\u00ff\xc3\xa9\" 18446744073709551615 -42 0.312500 null"));
+    json_error_t err;
+    b.len = 0;
+    vt_buf_jstr(&b, "x\x80y", 0);
+    vt_buf_put(&b, "", 1);
+    json_t *j = json_loads(b.p, JSON_DECODE_ANY, &err);
+    CHECK(j != NULL);
+    json_decref(j);
+    vt_buf_free(&b);
+}
+
+/* Reads the one file in dir; returns its content (malloc'd) or NULL. */
+static char *read_only_file(const char *dir, char *path_out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    struct dirent *e;
+    char *data = NULL;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t dl = strlen(dir), nl = strlen(e->d_name);
+        if (dl + nl + 2 > 4096)
+            break;
+        memcpy(path_out, dir, dl);
+        path_out[dl] = '/';
+        memcpy(path_out + dl + 1, e->d_name, nl + 1);
+        FILE *f = fopen(path_out, "r");
+        if (!f)
+            break;
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        data = calloc(1, (size_t)n + 1);
+        if (fread(data, 1, (size_t)n, f) != (size_t)n) {}
+        fclose(f);
+        break;
+    }
+    closedir(d);
+    return data;
+}
+
+static void test_writer(void)
+{
+    char dir[] = "/tmp/vt_core_test.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(vt__config.output, sizeof vt__config.output, "%s/out/sub", dir);
+    vt__config.interval_ms = 0;
+    vt__config.signal = 0;
+    vt_alloc_info a = A(0xabc000, 4096, VT_KIND_DEVICE, 0, capture_a());
+    vt_core_alloc(&a);
+    vt_core_set_meminfo(0, 1000, 2000);
+    CHECK_EQ_INT(vt_writer_start(), 0);
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIGGER_MANUAL, "after \"a\""), 0);
+    vt_oom_info o = {"cudaMalloc", VT_KIND_DEVICE, 0, 1 << 30, 2, 1, 10, 20, a.stack};
+    CHECK_EQ_INT(vt_writer_oom(&o), 0);
+    CHECK_EQ_INT(vt_writer_oom(&o), 1);           /* same size class: once */
+    o.requested = 1 << 20;
+    CHECK_EQ_INT(vt_writer_oom(&o), 0);           /* another class */
+    struct stat st;
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/out", dir);
+    CHECK(stat(sub, &st) == 0 && (st.st_mode & 0777) == 0700);
+    char path[4096];
+    char *data = read_only_file(vt__config.output, path);
+    CHECK(data != NULL);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    int lines = 0, snaps = 0, stacks = 0, modules = 0, headers = 0;
+    for (char *line = data, *nl; data && (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = 0;
+        lines++;
+        json_error_t err;
+        json_t *j = json_loads(line, 0, &err);
+        CHECK(j != NULL);
+        if (!j) {
+            fprintf(stderr, "bad line: %s\n%s\n", err.text, line);
+            continue;
+        }
+        const char *t = json_string_value(json_object_get(j, "t"));
+        if (lines == 1)
+            CHECK(t && !strcmp(t, "header"));
+        if (t && !strcmp(t, "header")) {
+            headers++;
+            CHECK_EQ_INT(json_integer_value(json_object_get(j, "version")), 1);
+            CHECK(json_is_array(json_object_get(j, "cmdline")));
+        } else if (t && !strcmp(t, "module")) {
+            modules++;
+        } else if (t && !strcmp(t, "stack")) {
+            stacks++;
+            CHECK(json_array_size(json_object_get(j, "frames")) > 0);
+        } else if (t && !strcmp(t, "snapshot")) {
+            snaps++;
+            json_t *allocs = json_object_get(j, "allocations");
+            CHECK_EQ_U64(json_array_size(allocs), 1);
+            json_t *row = json_array_get(allocs, 0);
+            CHECK_EQ_U64(json_integer_value(json_array_get(row, 0)), 0xabc000);
+            CHECK_EQ_U64(json_integer_value(json_array_get(row, 1)), 4096);
+            CHECK(!strcmp(json_string_value(json_array_get(row, 2)), "device"));
+            json_t *dev = json_array_get(json_object_get(j, "devices"), 0);
+            CHECK_EQ_U64(json_integer_value(json_object_get(dev, "free_bytes")), 1000);
+            const char *trig = json_string_value(json_object_get(j, "trigger"));
+            if (!strcmp(trig, "manual")) {
+                CHECK(!strcmp(json_string_value(json_object_get(j, "label")), "after \"a\""));
+                CHECK(json_is_null(json_object_get(j, "oom")));
+            } else {
+                CHECK(!strcmp(trig, "oom"));
+                json_t *oom = json_object_get(j, "oom");
+                CHECK_EQ_U64(json_integer_value(json_object_get(oom, "free_bytes")), 10);
+                CHECK_EQ_U64(json_integer_value(json_object_get(oom, "tracked_bytes")), 4096);
+            }
+        }
+        json_decref(j);
+    }
+    CHECK_EQ_INT(headers, 1);
+    CHECK_EQ_INT(snaps, 3);
+    CHECK_EQ_INT(stacks, 1);           /* defined once per file */
+    CHECK(modules >= 1);
+    free(data);
+    vt_taken t;
+    vt_core_take(0xabc000, 0, &t);
+    vt_core_commit(&t);
+}
+
+static void test_oom_latch(void)
+{
+    /* in a child: the latch is permanent */
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fails = 0;
+        vt_mem_fail_at(1);  /* the very next internal allocation fails */
+        for (int i = 0; i < 5000; i++) {
+            vt_alloc_info a = A(0x40000000 + (uint64_t)i * 64, 64, VT_KIND_DEVICE, 2, 900 + (uint32_t)i);
+            if (vt_core_alloc(&a) < 0)
+                fails++;
+        }
+        /* latched: nothing recorded after the failure, no crash, tracking off */
+        _exit(fails == 5000 && !vt_core_enabled() && vt_core_live_bytes(2) == 0 &&
+              vt_core_dropped_records() >= 5000 ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(void)
+{
+    vt_config_load();
+    vt__config.leak_steps = 5;
+    CHECK_EQ_INT(vt_core_init(), 0);
+    vt_stack_init(0);
+    test_table();
+    test_reset();
+    test_vmm();
+    test_leak_detector();
+    test_fragmentation();
+    test_stacks();
+    test_config();
+    test_buf();
+    test_oom_latch();
+    test_writer();
+    TEST_DONE();
+}
