@@ -15,7 +15,8 @@
  * closes a step (the core's step counter advances); periodic snapshots are skipped
  * when nothing changed since the previous snapshot. With marks, a "step" snapshot is
  * written every VRAMTRACE_STEP_EVERY marks and only those close steps for the online
- * leak detector.
+ * leak detector. Step snapshots are written synchronously by the thread that calls
+ * vramtrace_step(), so every step is a point of the curve however fast steps come.
  */
 #define _GNU_SOURCE
 #include "vt_writer.h"
@@ -710,8 +711,14 @@ void vt_writer_kick_step(void)
 {
     if (!vt_writer_started())
         return;
-    __atomic_store_n(&vt__w.step_pending, 1, __ATOMIC_RELEASE);
-    sem_post(&vt__w.wake);
+    /* Written by the calling thread, at once: a step snapshot handed to the writer
+     * thread would be merged with the next ones whenever steps come faster than the
+     * writer wakes, and the step curve would lose points. The cost is one record
+     * per VRAMTRACE_STEP_EVERY marks on the thread that marks steps; hooks on other
+     * threads wait only for the core's copy (vt_core_collect), not for the write. */
+    pthread_mutex_lock(&vt__w.out_lock);
+    vt__snapshot_locked(VT_TRIGGER_STEP, NULL, NULL);
+    pthread_mutex_unlock(&vt__w.out_lock);
 }
 
 int vt_writer_snapshot(const char *trigger, const char *label)

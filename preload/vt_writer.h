@@ -11,7 +11,8 @@
  * Thread safety: all functions may be called from any thread. Records are serialised
  * by the writer's output lock; the core lock is held only while vt_core_collect
  * copies. Nothing here is called on the hook fast path except vt_writer_start (one
- * atomic load after the first call) and vt_writer_kick_step (atomic + sem_post).
+ * atomic load after the first call). vt_writer_kick_step runs on the thread that
+ * marks a step (vramtrace_step), not in a hook.
  */
 #ifndef VT_WRITER_H
 #define VT_WRITER_H
@@ -37,8 +38,9 @@ int  vt_writer_start(void);
 /* 1 once vt_writer_start succeeded (and not failed since). */
 int  vt_writer_started(void);
 
-/* Asks the writer thread for a "step" snapshot (vramtrace_step every N marks).
- * Async: returns at once. */
+/* Writes a "step" snapshot now, on the calling thread (vramtrace_step every N marks),
+ * so no step is merged with the next. Returns after the record is written (or
+ * dropped: tracking off, write error latched). No-op before the file exists. */
 void vt_writer_kick_step(void);
 
 /* Writes a snapshot now on the calling thread. trigger: a VT_TRIGGER_* string;
