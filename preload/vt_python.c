@@ -170,19 +170,23 @@ static int vt__py_find_lib_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* A handle on which dlsym finds the interpreter, or NULL. */
-static void *vt__py_handle(void)
+/* Sets *h to a handle on which dlsym finds the interpreter (RTLD_DEFAULT,
+ * which is NULL, or a libpython handle). Returns 0, or -1 when there is none. */
+static int vt__py_handle(void **h)
 {
-    if (dlsym(RTLD_DEFAULT, "Py_IsInitialized"))
-        return RTLD_DEFAULT;
+    if (dlsym(RTLD_DEFAULT, "Py_IsInitialized")) {
+        *h = RTLD_DEFAULT;
+        return 0;
+    }
     char path[PATH_MAX];
     path[0] = 0;
     dl_iterate_phdr(vt__py_find_lib_cb, path);
     if (!path[0])
-        return NULL;
+        return -1;
     /* Already loaded (RTLD_LOCAL); NOLOAD only bumps its reference count, which
      * we keep on purpose: the interpreter is never unloaded under our feet. */
-    return dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    return *h ? 0 : -1;
 }
 
 static unsigned long vt__py_version(void *h)
@@ -246,8 +250,8 @@ void vt_py_init(void)
 {
     if (__atomic_load_n(&vt__py.ready, __ATOMIC_ACQUIRE))
         return;
-    void *h = vt__py_handle();
-    if (!h)
+    void *h;
+    if (vt__py_handle(&h) != 0)
         return;
     vt__py.version_hex = vt__py_version(h);
     unsigned major = (unsigned)(vt__py.version_hex >> 24) & 0xff;

@@ -716,6 +716,7 @@ void vt_writer_kick_step(void)
      * writer wakes, and the step curve would lose points. The cost is one record
      * per VRAMTRACE_STEP_EVERY marks on the thread that marks steps; hooks on other
      * threads wait only for the core's copy (vt_core_collect), not for the write. */
+    vt__refresh(VT_TRIGGER_STEP);
     pthread_mutex_lock(&vt__w.out_lock);
     vt__snapshot_locked(VT_TRIGGER_STEP, NULL, NULL);
     pthread_mutex_unlock(&vt__w.out_lock);
