@@ -172,7 +172,8 @@ int vt_diff(vt_analysis *base, vt_analysis *now, FILE *out)
             change c = {&B.v[k], NULL, -(double)B.v[k].peak};
             VT_PUSH(ch, nch, cap, c);
         }
-    qsort(ch, nch, sizeof *ch, cmp_change);
+    if (nch)   /* qsort(NULL, 0, ...) is undefined (UBSan) */
+        qsort(ch, nch, sizeof *ch, cmp_change);
     fprintf(out, "%s\n", nch ? "site changes (new leaks first, then by peak change):" : "no site changed");
     for (size_t i = 0; i < nch && i < 20; i++) {
         const change *c = &ch[i];

@@ -196,7 +196,9 @@ static int cmd_report(int argc, char **argv)
     if (rc) return rc;
     FILE *f = stdout;
     if (out) {
-        int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+        /* O_NOFOLLOW: --force replaces a file, never the target of a symbolic link
+         * planted at the -o path (e.g. in a shared /tmp). */
+        int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
         if (fd < 0 || !(f = fdopen(fd, "w"))) {
             if (errno == EEXIST) fprintf(stderr, "vramtrace: %s already exists; not overwritten (--force overwrites)\n", out);
             else fprintf(stderr, "vramtrace: cannot write %s: %s\n", out, strerror(errno));

@@ -71,6 +71,9 @@ void vt_process_free(vt_process *p)
     }
     free(p->steps);
     free(p->step_total);
+    free(p->step_time);
+    for (size_t i = 0; i < p->nalists; i++) free(p->alists[i].rows);
+    free(p->alists);
     free(p->devices);
     free(p->ooms);
     free(p->touched);

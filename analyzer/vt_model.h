@@ -133,6 +133,25 @@ typedef struct vt_oom {
     int nsplit;
 } vt_oom;
 
+/* One live allocation of a record's `allocations` list (docs/snapshot-format.md). */
+typedef struct vt_alloc {
+    uint64_t addr, size;        /* device address, bytes */
+    uint64_t birth_ns;          /* CLOCK_MONOTONIC time of the allocation */
+    uint64_t stream;            /* 0: none */
+    int64_t stack;              /* raw stack id of the file; INT64_MIN: none */
+    int32_t kind, device;
+} vt_alloc;
+
+/* A record that carried the full live list (triggers exit, oom, signal, manual),
+ * kept only when vt_runset.keep_allocs is set (for `vramtrace export`). */
+typedef struct vt_alloc_list {
+    uint64_t seq, step, time_ns;
+    char trigger[16];
+    int is_exit;
+    vt_alloc *rows;             /* owned */
+    size_t n;
+} vt_alloc_list;
+
 typedef struct vt_process {
     char *file;                 /* snapshot file path */
     char *host;
@@ -151,6 +170,8 @@ typedef struct vt_process {
     size_t nsites;
     uint64_t *steps; size_t nsteps, capsteps;       /* step numbers, increasing */
     uint64_t *step_total; size_t captotal;           /* total live bytes at each step's last snapshot */
+    uint64_t *step_time; size_t captime;             /* time_ns of each step's last snapshot (0 unknown) */
+    vt_alloc_list *alists; size_t nalists, capalists; /* live lists, oldest first (keep_allocs only) */
     vt_device *devices; size_t ndevices, capdevices;
     vt_oom *ooms; size_t nooms, capooms;
     uint64_t nsnapshots;        /* series snapshots (not exit) */
@@ -169,6 +190,7 @@ typedef struct vt_runset {
     vt_process **procs;
     size_t n, cap;
     int verbose;                /* mention ignored torn lines */
+    int keep_allocs;            /* keep every record's live list (vt_process.alists) */
     char err[1200];             /* "file:line: what" after a failure */
 } vt_runset;
 

@@ -1,15 +1,16 @@
 /* vt_reader.c — snapshot stream reader (contract in vt_reader.h).
  *
- * Design: read(2) into a growing buffer, split at '\n', parse each line with the
- * vt_json pull cursor. A record is decoded completely into small reusable
- * scratch vectors (its sites, devices, live list) before anything is applied to
- * the process, so key order inside a record does not matter and a record that
- * fails half-way changes nothing. Applying a series snapshot updates each site's
- * step state; when the step number changes the previous step is closed: every
- * site touched in it, and every site that was non-zero before, gets its value for
- * that step appended to its run-length series (absent from the step's last
- * snapshot = 0 live bytes, docs/snapshot-format.md "sites"). The exit record
- * (trigger "exit" / unfreed_at_exit true) is not a step: it gives unfreed bytes.
+ * Design: read(2) into a growing buffer, split at '\n', check the line's length,
+ * parse it with jansson (vt_jline_load: one tree per line, freed before the
+ * next), and fold it into the model. A record is decoded completely into small
+ * reusable scratch vectors (its sites, devices, live list) before anything is
+ * applied to the process, so a record that fails half-way changes nothing.
+ * Applying a series snapshot updates each site's step state; when the step
+ * number changes the previous step is closed: every site touched in it, and
+ * every site that was non-zero before, gets its value for that step appended to
+ * its run-length series (absent from the step's last snapshot = 0 live bytes,
+ * docs/snapshot-format.md "sites"). The exit record (trigger "exit" /
+ * unfreed_at_exit true) is not a step: it gives unfreed bytes.
  */
 #include "vt_reader.h"
 
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 #include "vt_format.h"
-#include "vt_json.h"
+#include "vt_jline.h"
 #include "vt_util.h"
 
 /* Frames whose module basename starts with one of these are CUDA's or ours. */
@@ -45,11 +46,7 @@ typedef struct dev_ent {
     double frag;
 } dev_ent;
 
-typedef struct alloc_ent {
-    uint64_t addr, size;
-    int64_t stack;
-    int32_t kind, device;
-} alloc_ent;
+typedef vt_alloc alloc_ent;
 
 typedef struct rd {
     vt_runset *rs;
@@ -60,7 +57,7 @@ typedef struct rd {
     dev_ent *de; size_t nde, capde;
     alloc_ent *ae; size_t nae, capae;
     uint64_t record_mark;
-    char s[4096];               /* string scratch */
+    char e[300];                /* message scratch for vt_j* getters */
 } rd;
 
 static int rd_fail(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -73,13 +70,6 @@ static int rd_fail(rd *r, const char *fmt, ...)
     va_end(ap);
     snprintf(r->rs->err, sizeof r->rs->err, "%s:%llu: %s", r->path, (unsigned long long)r->line, msg);
     return -1;
-}
-
-/* "<record>.<field>: <json error>" */
-static int jfail(rd *r, vt_json *j, const char *field)
-{
-    if (!j->err[0]) vt_json_fail(j, "invalid value");
-    return rd_fail(r, "%s: %s", field, j->err);
 }
 
 /* Bounded copy: at most cap-1 bytes and a NUL. */
@@ -98,240 +88,158 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 static uint64_t u64max(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-/* "<array>[<i>].<key>: <json error>", formatted only on failure. */
-static int field_fail(rd *r, vt_json *j, const char *arr, size_t i, const char *k, size_t kn)
+/* ---- typed readers: "<field>: <what>" on failure ---- */
+
+static int get_u64(rd *r, const json_t *v, const char *f, uint64_t *out)
 {
-    char f[128];
-    snprintf(f, sizeof f, "%s[%zu]%s%.*s", arr, i, kn ? "." : "", (int)(kn > 40 ? 40 : kn), k);
-    return jfail(r, j, f);
+    return vt_ju64(v, out, r->e, sizeof r->e) < 0 ? rd_fail(r, "%s: %s", f, r->e) : 0;
 }
 
-static int kind_of(rd *r, vt_json *j, int32_t *out)
+static int get_i64(rd *r, const json_t *v, const char *f, int64_t *out)
 {
-    char b[32];
-    if (vt_json_str(j, b, sizeof b, NULL) < 0) return -1;
-    int k = vt_kind_from_name(b);
-    if (k < 0) return vt_json_fail(j, "unknown kind \"%s\"", b);
-    (void)r;
-    *out = k;
-    return 0;
+    return vt_ji64(v, out, r->e, sizeof r->e) < 0 ? rd_fail(r, "%s: %s", f, r->e) : 0;
 }
 
-static int int32_of(vt_json *j, int32_t *out)
+/* Optional u64 that may be null: absent or null -> *has = 0. */
+static int get_u64n(rd *r, const json_t *v, const char *f, uint64_t *out, int *has)
 {
-    int64_t v;
-    if (vt_json_i64(j, &v) < 0) return -1;
-    if (v < INT32_MIN || v > INT32_MAX) return vt_json_fail(j, "%lld out of range", (long long)v);
-    *out = (int32_t)v;
-    return 0;
-}
-
-/* ---- small typed readers with field names for messages ---- */
-
-static int get_u64(rd *r, vt_json *j, const char *f, uint64_t *v)
-{
-    return vt_json_u64(j, v) < 0 ? jfail(r, j, f) : 0;
-}
-
-static int get_i64(rd *r, vt_json *j, const char *f, int64_t *v)
-{
-    return vt_json_i64(j, v) < 0 ? jfail(r, j, f) : 0;
-}
-
-/* u64 or null: *has = 0 for null. */
-static int get_u64n(rd *r, vt_json *j, const char *f, uint64_t *v, int *has)
-{
-    int n = vt_json_null(j);
-    if (n < 0) return jfail(r, j, f);
-    if (n) { *has = 0; return 0; }
+    *has = 0;
+    if (!v || json_is_null(v)) return 0;
+    if (get_u64(r, v, f, out) < 0) return -1;
     *has = 1;
-    return get_u64(r, j, f, v);
-}
-
-static int get_str(rd *r, vt_json *j, const char *f, size_t cap)
-{
-    if (cap > sizeof r->s) cap = sizeof r->s;
-    return vt_json_str(j, r->s, cap, NULL) < 0 ? jfail(r, j, f) : 0;
-}
-
-static int get_int32(rd *r, vt_json *j, const char *f, int32_t *out)
-{
-    int64_t v;
-    if (get_i64(r, j, f, &v) < 0) return -1;
-    if (v < INT32_MIN || v > INT32_MAX) return rd_fail(r, "%s: %lld out of range", f, (long long)v);
-    *out = (int32_t)v;
     return 0;
 }
 
-static int get_kind(rd *r, vt_json *j, const char *f, int32_t *out)
+static int get_bool(rd *r, const json_t *v, const char *f, int *out)
 {
-    if (get_str(r, j, f, 32) < 0) return -1;
-    int k = vt_kind_from_name(r->s);
-    if (k < 0) return rd_fail(r, "%s: unknown kind \"%s\"", f, r->s);
+    return vt_jbool(v, out, r->e, sizeof r->e) < 0 ? rd_fail(r, "%s: %s", f, r->e) : 0;
+}
+
+/* A string of at most max bytes, borrowed from v; NULL after rd_fail. */
+static const char *get_str(rd *r, const json_t *v, const char *f, size_t max)
+{
+    const char *s = vt_jstr(v, max, r->e, sizeof r->e);
+    if (!s) rd_fail(r, "%s: %s", f, r->e);
+    return s;
+}
+
+static int get_int32(rd *r, const json_t *v, const char *f, int32_t *out)
+{
+    int64_t x;
+    if (get_i64(r, v, f, &x) < 0) return -1;
+    if (x < INT32_MIN || x > INT32_MAX) return rd_fail(r, "%s: %lld out of range", f, (long long)x);
+    *out = (int32_t)x;
+    return 0;
+}
+
+static int get_kind(rd *r, const json_t *v, const char *f, int32_t *out)
+{
+    const char *s = get_str(r, v, f, 31);
+    if (!s) return -1;
+    int k = vt_kind_from_name(s);
+    if (k < 0) return rd_fail(r, "%s: unknown kind \"%s\"", f, s);
     *out = k;
     return 0;
 }
 
-/* Finds the record type: 0 with r->s = type, -1 on error. Leaves j untouched. */
-static int record_type(rd *r, const vt_json *j0)
+/* "<array>[<i>].<key>" into buf. */
+static const char *field_name(char *buf, size_t cap, const char *arr, size_t i, const char *key)
 {
-    vt_json j = *j0;
-    const char *k;
-    size_t kn;
-    int rc;
-    if (vt_json_peek(&j) != VT_JSON_OBJECT) {
-        if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (the first line is not a JSON object)");
-        return rd_fail(r, "record is not a JSON object (%s)", j.err[0] ? j.err : vt_json_class_name(vt_json_peek(&j)));
-    }
-    if (vt_json_obj_begin(&j) < 0) return jfail(r, &j, "record");
-    while ((rc = vt_json_obj_next(&j, &k, &kn)) == 1) {
-        if (VT_JSON_KEY(k, kn, "t")) return get_str(r, &j, "t", 64);
-        if (vt_json_skip(&j) < 0) break;
-    }
-    if (rc == 0) {
-        if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (the first record has no \"t\")");
-        return rd_fail(r, "record has no \"t\" (record type)");
-    }
-    if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (line 1 is not valid JSON: %s)", j.err);
-    return jfail(r, &j, "record");
+    snprintf(buf, cap, "%s[%zu]%s%.40s", arr, i, key[0] ? "." : "", key);
+    return buf;
 }
 
 /* ---- header ---- */
 
-static int rd_header(rd *r, vt_json *j)
+static int rd_header(rd *r, json_t *o)
 {
     vt_process *p = vt_xcalloc(1, sizeof *p);
     p->file = vt_xstrdup(r->path);
     r->p = p;   /* owned by r until pushed */
-    const char *k;
-    size_t kn;
-    int rc, have_format = 0, have_version = 0, have_pid = 0, have_start = 0;
-    uint64_t version = 0;
-    char format[128] = "";
-    if (vt_json_obj_begin(j) < 0) return jfail(r, j, "header");
-    while ((rc = vt_json_obj_next(j, &k, &kn)) == 1) {
-        if (VT_JSON_KEY(k, kn, "format")) {
-            if (vt_json_peek(j) != VT_JSON_STRING)
-                return rd_fail(r, "not a vramtrace snapshot file (\"format\" is a %s)", vt_json_class_name(vt_json_peek(j)));
-            if (get_str(r, j, "format", sizeof format) < 0) return -1;
-            copy_str(format, sizeof format, r->s);
-            have_format = 1;
-        } else if (VT_JSON_KEY(k, kn, "version")) {
-            if (vt_json_peek(j) == VT_JSON_NUMBER && vt_json_u64(j, &version) == 0) { have_version = 1; continue; }
-            return jfail(r, j, "header.version");
-        } else if (VT_JSON_KEY(k, kn, "pid")) {
-            if (get_u64(r, j, "header.pid", &p->pid) < 0) return -1;
-            have_pid = 1;
-        } else if (VT_JSON_KEY(k, kn, "ppid")) {
-            int has;
-            if (get_u64n(r, j, "header.ppid", &p->ppid, &has) < 0) return -1;
-        } else if (VT_JSON_KEY(k, kn, "host")) {
-            if (get_str(r, j, "header.host", 256) < 0) return -1;
-            free(p->host);
-            p->host = vt_xstrdup(r->s);
-        } else if (VT_JSON_KEY(k, kn, "exe")) {
-            if (vt_json_null(j) == 1) continue;
-            if (get_str(r, j, "header.exe", 4096) < 0) return -1;
-            free(p->exe);
-            p->exe = vt_xstrdup(r->s);
-        } else if (VT_JSON_KEY(k, kn, "cmdline")) {
-            if (vt_json_null(j) == 1) continue;
-            char joined[4096];
-            size_t n = 0;
-            joined[0] = 0;
-            if (vt_json_arr_begin(j) < 0) return jfail(r, j, "header.cmdline");
-            while ((rc = vt_json_arr_next(j)) == 1) {
-                if (get_str(r, j, "header.cmdline[]", 4096) < 0) return -1;
-                int w = snprintf(joined + n, sizeof joined - n, "%s%s", n ? " " : "", r->s);
-                if (w > 0) n = n + (size_t)w >= sizeof joined ? sizeof joined - 1 : n + (size_t)w;
-            }
-            if (rc < 0) return jfail(r, j, "header.cmdline");
-            free(p->cmdline);
-            p->cmdline = vt_xstrdup(joined);
-        } else if (VT_JSON_KEY(k, kn, "rank") || VT_JSON_KEY(k, kn, "local_rank") || VT_JSON_KEY(k, kn, "world_size")) {
-            int64_t v;
-            int n = vt_json_null(j);
-            if (n < 0) return jfail(r, j, "header.rank");
-            if (n) continue;
-            if (get_i64(r, j, VT_JSON_KEY(k, kn, "rank") ? "header.rank" : "header.local_rank", &v) < 0) return -1;
-            if (VT_JSON_KEY(k, kn, "rank")) { p->rank = v; p->has_rank = 1; }
-            else if (VT_JSON_KEY(k, kn, "local_rank")) p->local_rank = v;
-            else p->world_size = v;
-        } else if (VT_JSON_KEY(k, kn, "start_ns")) {
-            if (get_u64(r, j, "header.start_ns", &p->start_ns) < 0) return -1;
-            have_start = 1;
-        } else if (VT_JSON_KEY(k, kn, "depth")) {
-            if (get_u64(r, j, "header.depth", &p->depth) < 0) return -1;
-        } else if (VT_JSON_KEY(k, kn, "interval_ms")) {
-            if (get_u64(r, j, "header.interval_ms", &p->interval_ms) < 0) return -1;
-        } else if (vt_json_skip(j) < 0) {
-            return jfail(r, j, "header");
-        }
-    }
-    if (rc < 0) return jfail(r, j, "header");
-    if (vt_json_end(j) < 0) return jfail(r, j, "header");
-    if (!have_format) return rd_fail(r, "not a vramtrace snapshot file (header has no \"format\")");
-    if (strcmp(format, VT_FORMAT_NAME) != 0)
-        return rd_fail(r, "foreign format \"%s\" (expected \"%s\")", format, VT_FORMAT_NAME);
-    if (!have_version) return rd_fail(r, "header has no \"version\"");
+    json_t *v = json_object_get(o, "format");
+    if (!v) return rd_fail(r, "not a vramtrace snapshot file (header has no \"format\")");
+    if (!json_is_string(v)) return rd_fail(r, "not a vramtrace snapshot file (\"format\" is a %s)", vt_jtype(v));
+    if (strcmp(json_string_value(v), VT_FORMAT_NAME) != 0)
+        return rd_fail(r, "foreign format \"%.100s\" (expected \"%s\")", json_string_value(v), VT_FORMAT_NAME);
+    uint64_t version;
+    v = json_object_get(o, "version");
+    if (!v) return rd_fail(r, "header has no \"version\"");
+    if (get_u64(r, v, "header.version", &version) < 0) return -1;
     if (version != VT_FORMAT_VERSION)
         return rd_fail(r, "unsupported snapshot format version %llu (this vramtrace reads version %d)",
                        (unsigned long long)version, VT_FORMAT_VERSION);
-    if (!have_pid) return rd_fail(r, "header has no \"pid\"");
-    if (!have_start) return rd_fail(r, "header has no \"start_ns\"");
-    if (!p->host) p->host = vt_xstrdup("");
+    if (!(v = json_object_get(o, "pid"))) return rd_fail(r, "header has no \"pid\"");
+    if (get_u64(r, v, "header.pid", &p->pid) < 0) return -1;
+    if (!(v = json_object_get(o, "start_ns"))) return rd_fail(r, "header has no \"start_ns\"");
+    if (get_u64(r, v, "header.start_ns", &p->start_ns) < 0) return -1;
+    int has;
+    if (get_u64n(r, json_object_get(o, "ppid"), "header.ppid", &p->ppid, &has) < 0) return -1;
+    if (get_u64n(r, json_object_get(o, "depth"), "header.depth", &p->depth, &has) < 0) return -1;
+    if (get_u64n(r, json_object_get(o, "interval_ms"), "header.interval_ms", &p->interval_ms, &has) < 0) return -1;
+    const char *s;
+    if ((v = json_object_get(o, "host"))) {
+        if (!(s = get_str(r, v, "header.host", 255))) return -1;
+        p->host = vt_xstrdup(s);
+    } else {
+        p->host = vt_xstrdup("");
+    }
+    if ((v = json_object_get(o, "exe")) && !json_is_null(v)) {
+        if (!(s = get_str(r, v, "header.exe", 4095))) return -1;
+        p->exe = vt_xstrdup(s);
+    }
+    if ((v = json_object_get(o, "cmdline")) && !json_is_null(v)) {
+        if (!json_is_array(v)) return rd_fail(r, "header.cmdline: expected an array, got %s", vt_jtype(v));
+        char joined[4096];
+        size_t n = 0, i;
+        json_t *a;
+        joined[0] = 0;
+        json_array_foreach(v, i, a) {
+            if (!(s = get_str(r, a, "header.cmdline[]", 4095))) return -1;
+            int w = snprintf(joined + n, sizeof joined - n, "%s%s", n ? " " : "", s);
+            if (w > 0) n = n + (size_t)w >= sizeof joined ? sizeof joined - 1 : n + (size_t)w;
+        }
+        p->cmdline = vt_xstrdup(joined);
+    }
+    static const char *const rk[] = {"rank", "local_rank", "world_size"};
+    int64_t *dst[] = {&p->rank, &p->local_rank, &p->world_size};
+    for (int i = 0; i < 3; i++) {
+        char f[32];
+        v = json_object_get(o, rk[i]);
+        if (!v || json_is_null(v)) continue;
+        snprintf(f, sizeof f, "header.%s", rk[i]);
+        if (get_i64(r, v, f, dst[i]) < 0) return -1;
+        if (i == 0) p->has_rank = 1;
+    }
     return 0;
 }
 
 /* ---- module ---- */
 
-static int rd_module(rd *r, vt_json *j)
+static int rd_module(rd *r, json_t *o)
 {
-    const char *k;
-    size_t kn;
-    int rc, have_id = 0;
-    int64_t id = 0;
+    int64_t id;
     uint64_t bias = 0;
-    char *path = NULL, *bid = NULL;
-    if (vt_json_obj_begin(j) < 0) return jfail(r, j, "module");
-    while ((rc = vt_json_obj_next(j, &k, &kn)) == 1) {
-        if (VT_JSON_KEY(k, kn, "id")) {
-            if (get_i64(r, j, "module.id", &id) < 0) goto fail;
-            have_id = 1;
-        } else if (VT_JSON_KEY(k, kn, "path")) {
-            if (get_str(r, j, "module.path", 4096) < 0) goto fail;
-            free(path);
-            path = vt_xstrdup(r->s);
-        } else if (VT_JSON_KEY(k, kn, "build_id")) {
-            if (vt_json_null(j) == 1) continue;
-            if (get_str(r, j, "module.build_id", 256) < 0) goto fail;
-            free(bid);
-            bid = vt_xstrdup(r->s);
-        } else if (VT_JSON_KEY(k, kn, "bias")) {
-            if (get_u64(r, j, "module.bias", &bias) < 0) goto fail;
-        } else if (vt_json_skip(j) < 0) {
-            jfail(r, j, "module");
-            goto fail;
-        }
-    }
-    if (rc < 0 || vt_json_end(j) < 0) { jfail(r, j, "module"); goto fail; }
-    if (!have_id) { rd_fail(r, "module has no \"id\""); goto fail; }
-    if (!path) { rd_fail(r, "module %lld has no \"path\"", (long long)id); goto fail; }
+    int has_bias;
+    const char *path, *bid = "";
+    json_t *v;
+    if (!(v = json_object_get(o, "id"))) return rd_fail(r, "module has no \"id\"");
+    if (get_i64(r, v, "module.id", &id) < 0) return -1;
+    if (!(v = json_object_get(o, "path"))) return rd_fail(r, "module %lld has no \"path\"", (long long)id);
+    if (!(path = get_str(r, v, "module.path", 4095))) return -1;
+    if ((v = json_object_get(o, "build_id")) && !json_is_null(v) && !(bid = get_str(r, v, "module.build_id", 255)))
+        return -1;
+    if (get_u64n(r, json_object_get(o, "bias"), "module.bias", &bias, &has_bias) < 0) return -1;
     vt_module *m;
     HASH_FIND(hh, r->p->module_by_id, &id, sizeof id, m);
-    if (m) { rd_fail(r, "module %lld is defined twice", (long long)id); goto fail; }
+    if (m) return rd_fail(r, "module %lld is defined twice", (long long)id);
     m = vt_xcalloc(1, sizeof *m);
     m->id = id;
-    m->path = path;
-    m->build_id = bid ? bid : vt_xstrdup("");
+    m->path = vt_xstrdup(path);
+    m->build_id = vt_xstrdup(bid);
     m->bias = bias;
     HASH_ADD(hh, r->p->module_by_id, id, sizeof m->id, m);
     VT_PUSH(r->p->modules, r->p->nmodules, r->p->capmodules, m);
     return 0;
-fail:
-    free(path);
-    free(bid);
-    return -1;
 }
 
 /* ---- stack ---- */
@@ -358,68 +266,56 @@ static int cuda_function(const char *fn)
 
 #define VT_MAX_FRAMES 1024
 
-static int rd_stack(rd *r, vt_json *j)
+/* One frame [module_id, offset, function-or-null, ...] into *f (function
+ * borrowed from the tree). */
+static int rd_frame(rd *r, const json_t *a, size_t i, vt_frame *f)
 {
-    const char *k;
-    size_t kn;
-    int rc, have_id = 0, have_frames = 0;
-    int64_t id = 0;
-    vt_frame *fr = NULL;
-    size_t nfr = 0, capfr = 0;
-    if (vt_json_obj_begin(j) < 0) return jfail(r, j, "stack");
-    while ((rc = vt_json_obj_next(j, &k, &kn)) == 1) {
-        if (VT_JSON_KEY(k, kn, "id")) {
-            if (get_i64(r, j, "stack.id", &id) < 0) goto fail;
-            have_id = 1;
-        } else if (VT_JSON_KEY(k, kn, "frames")) {
-            have_frames = 1;
-            if (vt_json_arr_begin(j) < 0) { jfail(r, j, "stack.frames"); goto fail; }
-            while ((rc = vt_json_arr_next(j)) == 1) {
-                vt_frame f = {0};
-                int64_t mid;
-                if (nfr >= VT_MAX_FRAMES) { rd_fail(r, "stack: more than %d frames", VT_MAX_FRAMES); goto fail; }
-                if (vt_json_arr_begin(j) < 0) { jfail(r, j, "stack.frames[]"); goto fail; }
-                if (vt_json_arr_next(j) != 1 || get_i64(r, j, "stack.frames[][0] (module id)", &mid) < 0) {
-                    if (!r->rs->err[0]) jfail(r, j, "stack.frames[]");
-                    goto fail;
-                }
-                if (vt_json_arr_next(j) != 1 || get_u64(r, j, "stack.frames[][1] (offset)", &f.offset) < 0) {
-                    if (!r->rs->err[0]) jfail(r, j, "stack.frames[] (needs [module, offset, function])");
-                    goto fail;
-                }
-                if ((rc = vt_json_arr_next(j)) == 1) {
-                    int n = vt_json_null(j);
-                    if (n < 0) { jfail(r, j, "stack.frames[][2]"); goto fail; }
-                    if (!n) {
-                        if (get_str(r, j, "stack.frames[][2] (function)", 4096) < 0) goto fail;
-                        f.function = vt_xstrdup(r->s);
-                    }
-                    while ((rc = vt_json_arr_next(j)) == 1)
-                        if (vt_json_skip(j) < 0) break;
-                }
-                if (rc < 0) { free(f.function); jfail(r, j, "stack.frames[]"); goto fail; }
-                if (mid != -1) {
-                    HASH_FIND(hh, r->p->module_by_id, &mid, sizeof mid, f.mod);
-                    if (!f.mod) {
-                        free(f.function);
-                        rd_fail(r, "stack: frame uses module %lld, which is not defined before it", (long long)mid);
-                        goto fail;
-                    }
-                }
-                VT_PUSH(fr, nfr, capfr, f);
-            }
-            if (rc < 0) { jfail(r, j, "stack.frames"); goto fail; }
-        } else if (vt_json_skip(j) < 0) {
-            jfail(r, j, "stack");
-            goto fail;
-        }
+    char fld[96];
+    int64_t mid;
+    if (!json_is_array(a) || json_array_size(a) < 2)
+        return rd_fail(r, "stack.frames[%zu]: expected [module, offset, function], got %s", i,
+                       json_is_array(a) ? "a shorter array" : vt_jtype(a));
+    snprintf(fld, sizeof fld, "stack.frames[%zu][0] (module id)", i);
+    if (get_i64(r, json_array_get(a, 0), fld, &mid) < 0) return -1;
+    snprintf(fld, sizeof fld, "stack.frames[%zu][1] (offset)", i);
+    if (get_u64(r, json_array_get(a, 1), fld, &f->offset) < 0) return -1;
+    const json_t *fn = json_array_get(a, 2);
+    f->function = NULL;
+    if (fn && !json_is_null(fn)) {
+        snprintf(fld, sizeof fld, "stack.frames[%zu][2] (function)", i);
+        const char *s = get_str(r, fn, fld, 4095);
+        if (!s) return -1;
+        f->function = (char *)s;
     }
-    if (rc < 0 || vt_json_end(j) < 0) { jfail(r, j, "stack"); goto fail; }
-    if (!have_id) { rd_fail(r, "stack has no \"id\""); goto fail; }
-    if (!have_frames) { rd_fail(r, "stack %lld has no \"frames\"", (long long)id); goto fail; }
+    f->mod = NULL;
+    if (mid != -1) {
+        HASH_FIND(hh, r->p->module_by_id, &mid, sizeof mid, f->mod);
+        if (!f->mod)
+            return rd_fail(r, "stack: frame uses module %lld, which is not defined before it", (long long)mid);
+    }
+    return 0;
+}
+
+static int rd_stack(rd *r, json_t *o)
+{
+    int64_t id;
+    json_t *v, *frames;
+    if (!(v = json_object_get(o, "id"))) return rd_fail(r, "stack has no \"id\"");
+    if (get_i64(r, v, "stack.id", &id) < 0) return -1;
+    if (!(frames = json_object_get(o, "frames"))) return rd_fail(r, "stack %lld has no \"frames\"", (long long)id);
+    if (!json_is_array(frames)) return rd_fail(r, "stack.frames: expected an array, got %s", vt_jtype(frames));
+    size_t nfr = json_array_size(frames);
+    if (nfr > VT_MAX_FRAMES) return rd_fail(r, "stack: more than %d frames", VT_MAX_FRAMES);
     vt_rawstack *raw;
     HASH_FIND(hh, r->p->rawstacks, &id, sizeof id, raw);
-    if (raw) { rd_fail(r, "stack %lld is defined twice", (long long)id); goto fail; }
+    if (raw) return rd_fail(r, "stack %lld is defined twice", (long long)id);
+    vt_frame *fr = vt_xcalloc(nfr ? nfr : 1, sizeof *fr);   /* functions borrowed from the tree */
+    for (size_t i = 0; i < nfr; i++) {
+        if (rd_frame(r, json_array_get(frames, i), i, &fr[i]) < 0) {
+            free(fr);
+            return -1;
+        }
+    }
 
     /* Trim: frames in our/CUDA's libraries anywhere, then a leading run of CUDA
      * API functions (static runtime inside the program). Keep all if nothing is left. */
@@ -436,6 +332,7 @@ static int rd_stack(rd *r, vt_json *j)
         memcpy(tf, fr, nfr * sizeof *fr);
         keep = nfr;
     }
+    free(fr);
     /* intern by (module pointer, offset) */
     size_t keylen = keep * (sizeof(void *) + sizeof(uint64_t));
     char *key = vt_xmalloc(keylen ? keylen : 1);
@@ -447,7 +344,6 @@ static int rd_stack(rd *r, vt_json *j)
     HASH_FIND(hh, r->p->stack_by_key, key, keylen, st);
     if (st) {
         free(key);
-        for (size_t i = 0; i < nfr; i++) free(fr[i].function);
         free(tf);
     } else {
         st = vt_xcalloc(1, sizeof *st);
@@ -455,22 +351,16 @@ static int rd_stack(rd *r, vt_json *j)
         st->nframes = (uint32_t)keep;
         st->frames = tf;
         for (size_t i = 0; i < keep; i++) tf[i].function = tf[i].function ? vt_xstrdup(tf[i].function) : NULL;
-        for (size_t i = 0; i < nfr; i++) free(fr[i].function);
         st->key = key;
         st->keylen = keylen;
         HASH_ADD_KEYPTR(hh, r->p->stack_by_key, st->key, st->keylen, st);
         VT_PUSH(r->p->stacks, r->p->nstacks, r->p->capstacks, st);
     }
-    free(fr);
     raw = vt_xcalloc(1, sizeof *raw);
     raw->id = id;
     raw->canon = st;
     HASH_ADD(hh, r->p->rawstacks, id, sizeof raw->id, raw);
     return 0;
-fail:
-    for (size_t i = 0; i < nfr; i++) free(fr[i].function);
-    free(fr);
-    return -1;
 }
 
 /* ---- snapshot ---- */
@@ -497,134 +387,139 @@ static int lookup_stack(rd *r, int64_t id, const char *where, vt_stack **out)
     return 0;
 }
 
-static int rd_sites(rd *r, vt_json *j)
+/* The per-site counters the analyzer does not use, still type-checked. */
+static int unused_counter(const char *k)
 {
-    int rc;
-    const char *k;
-    size_t kn;
-    char where[64];
-    if (vt_json_arr_begin(j) < 0) return jfail(r, j, "snapshot.sites");
-    while ((rc = vt_json_arr_next(j)) == 1) {
+    return !strcmp(k, "live_count") || !strcmp(k, "alloc_total") || !strcmp(k, "alloc_bytes_total") ||
+           !strcmp(k, "growth_steps") || !strcmp(k, "growth_bytes");
+}
+
+static int rd_sites(rd *r, const json_t *arr)
+{
+    char f[96];
+    size_t i;
+    json_t *o;
+    if (!json_is_array(arr)) return rd_fail(r, "snapshot.sites: expected an array, got %s", vt_jtype(arr));
+    json_array_foreach(arr, i, o) {
         site_ent e;
         memset(&e, 0, sizeof e);
         int have_stack = 0, have_kind = 0, have_live = 0;
-        if (vt_json_obj_begin(j) < 0) return field_fail(r, j, "sites", r->nse, "", 0);
-        while ((rc = vt_json_obj_next(j, &k, &kn)) == 1) {
-            uint64_t v;
-            int bad;
-            if (VT_JSON_KEY(k, kn, "stack")) { bad = vt_json_i64(j, &e.key.stack); have_stack = 1; }
-            else if (VT_JSON_KEY(k, kn, "kind")) { bad = kind_of(r, j, &e.key.kind); have_kind = 1; }
-            else if (VT_JSON_KEY(k, kn, "device")) bad = int32_of(j, &e.key.device);
-            else if (VT_JSON_KEY(k, kn, "live_bytes")) { bad = vt_json_u64(j, &e.live); have_live = 1; }
-            else if (VT_JSON_KEY(k, kn, "interval_peak_bytes")) bad = vt_json_u64(j, &e.ipeak);
-            else if (VT_JSON_KEY(k, kn, "free_total")) bad = vt_json_u64(j, &e.free_total);
-            else if (VT_JSON_KEY(k, kn, "live_count") || VT_JSON_KEY(k, kn, "alloc_total") ||
-                     VT_JSON_KEY(k, kn, "alloc_bytes_total") || VT_JSON_KEY(k, kn, "growth_steps") ||
-                     VT_JSON_KEY(k, kn, "growth_bytes")) bad = vt_json_u64(j, &v);
-            else bad = vt_json_skip(j);
-            if (bad < 0) return field_fail(r, j, "sites", r->nse, k, kn);
+        if (!json_is_object(o)) return rd_fail(r, "sites[%zu]: expected an object, got %s", i, vt_jtype(o));
+        const char *k;
+        json_t *v;
+        /* one pass over the members (no hashing): this is the hot loop */
+        json_object_foreach(o, k, v) {
+            /* field names are formatted only on failure */
+            int bad = 0;
+            uint64_t u;
+            int64_t x;
+            if (!strcmp(k, "stack")) { bad = vt_ji64(v, &e.key.stack, r->e, sizeof r->e); have_stack = 1; }
+            else if (!strcmp(k, "kind")) {
+                const char *ks = vt_jstr(v, 31, r->e, sizeof r->e);
+                have_kind = 1;
+                if (!ks) bad = -1;
+                else if ((e.key.kind = vt_kind_from_name(ks)) < 0) {
+                    snprintf(r->e, sizeof r->e, "unknown kind \"%s\"", ks);
+                    bad = -1;
+                }
+            } else if (!strcmp(k, "device")) {
+                bad = vt_ji64(v, &x, r->e, sizeof r->e);
+                if (!bad && (x < INT32_MIN || x > INT32_MAX)) {
+                    snprintf(r->e, sizeof r->e, "%lld out of range", (long long)x);
+                    bad = -1;
+                }
+                e.key.device = (int32_t)x;
+            }
+            else if (!strcmp(k, "live_bytes")) { bad = vt_ju64(v, &e.live, r->e, sizeof r->e); have_live = 1; }
+            else if (!strcmp(k, "interval_peak_bytes")) bad = vt_ju64(v, &e.ipeak, r->e, sizeof r->e);
+            else if (!strcmp(k, "free_total")) bad = vt_ju64(v, &e.free_total, r->e, sizeof r->e);
+            else if (unused_counter(k)) bad = vt_ju64(v, &u, r->e, sizeof r->e);
+            if (bad < 0) return rd_fail(r, "%s: %s", field_name(f, sizeof f, "sites", i, k), r->e);
         }
-        if (rc < 0) return field_fail(r, j, "sites", r->nse, "", 0);
         if (!have_stack || !have_kind || !have_live)
-            return rd_fail(r, "sites[%zu]: needs \"stack\", \"kind\" and \"live_bytes\"", r->nse);
-        vt_rawstack *raw;
-        HASH_FIND(hh, r->p->rawstacks, &e.key.stack, sizeof e.key.stack, raw);
-        if (!raw) {
-            snprintf(where, sizeof where, "sites[%zu]", r->nse);
-            return lookup_stack(r, e.key.stack, where, &e.canon);
-        }
-        e.canon = raw->canon;
+            return rd_fail(r, "sites[%zu]: needs \"stack\", \"kind\" and \"live_bytes\"", i);
+        snprintf(f, sizeof f, "sites[%zu]", i);
+        if (lookup_stack(r, e.key.stack, f, &e.canon) < 0) return -1;
         VT_PUSH(r->se, r->nse, r->capse, e);
     }
-    if (rc < 0) return jfail(r, j, "snapshot.sites");
     return 0;
 }
 
-static int rd_devices(rd *r, vt_json *j)
+static int rd_devices(rd *r, const json_t *arr)
 {
-    int rc;
-    const char *k;
-    size_t kn;
-    char where[64];
-    if (vt_json_null(j) == 1) return 0;
-    if (vt_json_arr_begin(j) < 0) return jfail(r, j, "snapshot.devices");
-    while ((rc = vt_json_arr_next(j)) == 1) {
+    char f[96];
+    size_t i;
+    json_t *o;
+    if (!arr || json_is_null(arr)) return 0;
+    if (!json_is_array(arr)) return rd_fail(r, "snapshot.devices: expected an array, got %s", vt_jtype(arr));
+    json_array_foreach(arr, i, o) {
         dev_ent d;
         memset(&d, 0, sizeof d);
-        snprintf(where, sizeof where, "devices[%zu]", r->nde);
-        if (vt_json_obj_begin(j) < 0) return jfail(r, j, where);
-        while ((rc = vt_json_obj_next(j, &k, &kn)) == 1) {
-            char f[96];
-            snprintf(f, sizeof f, "%s.%.*s", where, (int)(kn > 40 ? 40 : kn), k);
-            if (VT_JSON_KEY(k, kn, "device")) { if (get_i64(r, j, f, &d.device) < 0) return -1; }
-            else if (VT_JSON_KEY(k, kn, "free_bytes")) { if (get_u64n(r, j, f, &d.free_b, &d.has_free) < 0) return -1; }
-            else if (VT_JSON_KEY(k, kn, "total_bytes")) { if (get_u64n(r, j, f, &d.total_b, &d.has_total) < 0) return -1; }
-            else if (VT_JSON_KEY(k, kn, "live_bytes")) { if (get_u64(r, j, f, &d.live) < 0) return -1; }
-            else if (VT_JSON_KEY(k, kn, "peak_bytes")) { if (get_u64(r, j, f, &d.peak) < 0) return -1; }
-            else if (VT_JSON_KEY(k, kn, "pool_reserved_bytes")) { if (get_u64n(r, j, f, &d.pool_r, &d.has_pool_r) < 0) return -1; }
-            else if (VT_JSON_KEY(k, kn, "pool_used_bytes")) { if (get_u64n(r, j, f, &d.pool_u, &d.has_pool_u) < 0) return -1; }
-            else if (VT_JSON_KEY(k, kn, "fragmentation")) {
-                int n = vt_json_null(j);
-                if (n < 0) return jfail(r, j, f);
-                if (n) continue;
-                if (vt_json_f64(j, &d.frag) < 0) return jfail(r, j, f);
-                if (!(d.frag >= 0 && d.frag <= 1)) return rd_fail(r, "%s: %g is outside 0..1", f, d.frag);
-                d.has_frag = 1;
-            } else if (vt_json_skip(j) < 0) return jfail(r, j, where);
+        if (!json_is_object(o)) return rd_fail(r, "devices[%zu]: expected an object, got %s", i, vt_jtype(o));
+        json_t *v;
+        int has;
+        if ((v = json_object_get(o, "device")) && get_i64(r, v, field_name(f, sizeof f, "devices", i, "device"), &d.device) < 0)
+            return -1;
+        if (d.device < INT32_MIN || d.device > INT32_MAX) return rd_fail(r, "devices[%zu].device: out of range", i);
+        if (get_u64n(r, json_object_get(o, "free_bytes"), field_name(f, sizeof f, "devices", i, "free_bytes"), &d.free_b, &d.has_free) < 0 ||
+            get_u64n(r, json_object_get(o, "total_bytes"), field_name(f, sizeof f, "devices", i, "total_bytes"), &d.total_b, &d.has_total) < 0 ||
+            get_u64n(r, json_object_get(o, "live_bytes"), field_name(f, sizeof f, "devices", i, "live_bytes"), &d.live, &has) < 0 ||
+            get_u64n(r, json_object_get(o, "peak_bytes"), field_name(f, sizeof f, "devices", i, "peak_bytes"), &d.peak, &has) < 0 ||
+            get_u64n(r, json_object_get(o, "pool_reserved_bytes"), field_name(f, sizeof f, "devices", i, "pool_reserved_bytes"), &d.pool_r, &d.has_pool_r) < 0 ||
+            get_u64n(r, json_object_get(o, "pool_used_bytes"), field_name(f, sizeof f, "devices", i, "pool_used_bytes"), &d.pool_u, &d.has_pool_u) < 0)
+            return -1;
+        if ((v = json_object_get(o, "fragmentation")) && !json_is_null(v)) {
+            field_name(f, sizeof f, "devices", i, "fragmentation");
+            if (vt_jf64(v, &d.frag, r->e, sizeof r->e) < 0) return rd_fail(r, "%s: %s", f, r->e);
+            if (!(d.frag >= 0 && d.frag <= 1)) return rd_fail(r, "%s: %g is outside 0..1", f, d.frag);
+            d.has_frag = 1;
         }
-        if (rc < 0) return jfail(r, j, where);
-        if (d.device < INT32_MIN || d.device > INT32_MAX) return rd_fail(r, "%s.device: out of range", where);
         VT_PUSH(r->de, r->nde, r->capde, d);
     }
-    if (rc < 0) return jfail(r, j, "snapshot.devices");
     return 0;
 }
 
-static int rd_allocations(rd *r, vt_json *j, int *present)
+static int rd_allocations(rd *r, const json_t *arr, int *present)
 {
-    int rc;
-    char where[64];
-    if (vt_json_null(j) == 1) return 0;
+    char where[64], f[96];
+    size_t i;
+    json_t *row;
+    if (!arr || json_is_null(arr)) return 0;
     *present = 1;
-    if (vt_json_arr_begin(j) < 0) return jfail(r, j, "snapshot.allocations");
-    while ((rc = vt_json_arr_next(j)) == 1) {
+    if (!json_is_array(arr)) return rd_fail(r, "snapshot.allocations: expected an array, got %s", vt_jtype(arr));
+    json_array_foreach(arr, i, row) {
         alloc_ent a;
         memset(&a, 0, sizeof a);
-        snprintf(where, sizeof where, "allocations[%zu]", r->nae);
-        if (vt_json_arr_begin(j) < 0) return jfail(r, j, where);
-        int col = 0;
-        while ((rc = vt_json_arr_next(j)) == 1) {
-            char f[96];
-            snprintf(f, sizeof f, "%s[%d]", where, col);
-            switch (col) {
-            case VT_ALLOC_ADDR: if (get_u64(r, j, f, &a.addr) < 0) return -1; break;
-            case VT_ALLOC_SIZE: if (get_u64(r, j, f, &a.size) < 0) return -1; break;
-            case VT_ALLOC_KIND: if (get_kind(r, j, f, &a.kind) < 0) return -1; break;
-            case VT_ALLOC_DEVICE: if (get_int32(r, j, f, &a.device) < 0) return -1; break;
-            case VT_ALLOC_STACK: {
-                int n = vt_json_null(j);
-                if (n < 0) return jfail(r, j, f);
-                if (n) a.stack = INT64_MIN;
-                else if (get_i64(r, j, f, &a.stack) < 0) return -1;
+        snprintf(where, sizeof where, "allocations[%zu]", i);
+        if (!json_is_array(row)) return rd_fail(r, "%s: expected an array, got %s", where, vt_jtype(row));
+        size_t ncol = json_array_size(row), c;
+        if (ncol < VT_ALLOC_STACK + 1) return rd_fail(r, "%s: a row needs at least %d columns", where, VT_ALLOC_STACK + 1);
+        for (c = 0; c < ncol && c < VT_ALLOC_NCOLS; c++) {
+            json_t *v = json_array_get(row, c);
+            snprintf(f, sizeof f, "%s[%zu]", where, c);
+            int bad = 0;
+            uint64_t u;
+            switch (c) {
+            case VT_ALLOC_ADDR: bad = get_u64(r, v, f, &a.addr); break;
+            case VT_ALLOC_SIZE: bad = get_u64(r, v, f, &a.size); break;
+            case VT_ALLOC_KIND: bad = get_kind(r, v, f, &a.kind); break;
+            case VT_ALLOC_DEVICE: bad = get_int32(r, v, f, &a.device); break;
+            case VT_ALLOC_STACK:
+                if (json_is_null(v)) a.stack = INT64_MIN;
+                else bad = get_i64(r, v, f, &a.stack);
                 break;
+            case VT_ALLOC_BIRTH_NS: bad = get_u64(r, v, f, &a.birth_ns); break;
+            case VT_ALLOC_STREAM: bad = get_u64(r, v, f, &a.stream); break;
+            default: bad = get_u64(r, v, f, &u); break;
             }
-            default: {
-                uint64_t v;
-                if (col < VT_ALLOC_NCOLS) { if (get_u64(r, j, f, &v) < 0) return -1; }
-                else if (vt_json_skip(j) < 0) return jfail(r, j, f);
-            }
-            }
-            col++;
+            if (bad < 0) return -1;
         }
-        if (rc < 0) return jfail(r, j, where);
-        if (col < VT_ALLOC_STACK + 1) return rd_fail(r, "%s: a row needs at least %d columns", where, VT_ALLOC_STACK + 1);
         if (a.stack != INT64_MIN) {
             vt_stack *st;
             if (lookup_stack(r, a.stack, where, &st) < 0) return -1;
         }
         VT_PUSH(r->ae, r->nae, r->capae, a);
     }
-    if (rc < 0) return jfail(r, j, "snapshot.allocations");
     return 0;
 }
 
@@ -637,40 +532,31 @@ typedef struct oom_ent {
     int64_t result, stack;
 } oom_ent;
 
-static int rd_oom(rd *r, vt_json *j, oom_ent *o)
+static int rd_oom(rd *r, const json_t *o, oom_ent *m)
 {
-    int rc;
-    const char *k;
-    size_t kn;
-    int n = vt_json_null(j);
-    if (n < 0) return jfail(r, j, "snapshot.oom");
-    if (n) return 0;
-    o->present = 1;
-    o->stack = -1;
-    int have_req = 0;
-    if (vt_json_obj_begin(j) < 0) return jfail(r, j, "snapshot.oom");
-    while ((rc = vt_json_obj_next(j, &k, &kn)) == 1) {
-        char f[96];
-        snprintf(f, sizeof f, "oom.%.*s", (int)(kn > 40 ? 40 : kn), k);
-        if (VT_JSON_KEY(k, kn, "api")) { if (get_str(r, j, f, sizeof o->api) < 0) return -1; copy_str(o->api, sizeof o->api, r->s); }
-        else if (VT_JSON_KEY(k, kn, "kind")) { if (get_kind(r, j, f, &o->kind) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "device")) { if (get_int32(r, j, f, &o->device) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "requested_bytes")) { if (get_u64(r, j, f, &o->requested) < 0) return -1; have_req = 1; }
-        else if (VT_JSON_KEY(k, kn, "result")) { if (get_i64(r, j, f, &o->result) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "free_bytes")) { if (get_u64n(r, j, f, &o->free_b, &o->has_free) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "total_bytes")) { if (get_u64n(r, j, f, &o->total_b, &o->has_total) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "tracked_bytes")) { if (get_u64n(r, j, f, &o->tracked, &o->has_tracked) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "stack")) {
-            int z = vt_json_null(j);
-            if (z < 0) return jfail(r, j, f);
-            if (!z && get_i64(r, j, f, &o->stack) < 0) return -1;
-        } else if (vt_json_skip(j) < 0) return jfail(r, j, "oom");
+    json_t *v;
+    const char *s;
+    if (!o || json_is_null(o)) return 0;
+    if (!json_is_object(o)) return rd_fail(r, "snapshot.oom: expected an object or null, got %s", vt_jtype(o));
+    m->present = 1;
+    m->stack = -1;
+    if ((v = json_object_get(o, "api"))) {
+        if (!(s = get_str(r, v, "oom.api", 4095))) return -1;
+        copy_str(m->api, sizeof m->api, s);
     }
-    if (rc < 0) return jfail(r, j, "oom");
-    if (!have_req) return rd_fail(r, "oom: has no \"requested_bytes\"");
-    if (o->stack != -1) {
+    if ((v = json_object_get(o, "kind")) && get_kind(r, v, "oom.kind", &m->kind) < 0) return -1;
+    if ((v = json_object_get(o, "device")) && get_int32(r, v, "oom.device", &m->device) < 0) return -1;
+    if (!(v = json_object_get(o, "requested_bytes"))) return rd_fail(r, "oom: has no \"requested_bytes\"");
+    if (get_u64(r, v, "oom.requested_bytes", &m->requested) < 0) return -1;
+    if ((v = json_object_get(o, "result")) && get_i64(r, v, "oom.result", &m->result) < 0) return -1;
+    if (get_u64n(r, json_object_get(o, "free_bytes"), "oom.free_bytes", &m->free_b, &m->has_free) < 0 ||
+        get_u64n(r, json_object_get(o, "total_bytes"), "oom.total_bytes", &m->total_b, &m->has_total) < 0 ||
+        get_u64n(r, json_object_get(o, "tracked_bytes"), "oom.tracked_bytes", &m->tracked, &m->has_tracked) < 0)
+        return -1;
+    if ((v = json_object_get(o, "stack")) && !json_is_null(v) && get_i64(r, v, "oom.stack", &m->stack) < 0) return -1;
+    if (m->stack != -1) {
         vt_stack *st;
-        if (lookup_stack(r, o->stack, "oom", &st) < 0) return -1;
+        if (lookup_stack(r, m->stack, "oom", &st) < 0) return -1;
     }
     return 0;
 }
@@ -865,37 +751,35 @@ static void close_step(vt_process *p)
     p->ntouched = 0;
 }
 
-static int rd_snapshot(rd *r, vt_json *j)
+static int rd_snapshot(rd *r, json_t *o)
 {
     vt_process *p = r->p;
-    const char *k;
-    size_t kn;
-    int rc, have_step = 0, have_sites = 0, step_marked = 0, unfreed = 0, have_allocs = 0;
+    int has, step_marked = 0, unfreed = 0, have_allocs = 0;
     uint64_t step = 0, seq = 0, time_ns = 0, dropped = 0;
     char trigger[32] = "";
-    oom_ent o;
-    memset(&o, 0, sizeof o);
+    json_t *v;
+    const char *s;
+    oom_ent o_;
+    oom_ent *const po = &o_;
+    memset(po, 0, sizeof *po);
     r->nse = r->nde = r->nae = 0;
-    if (vt_json_obj_begin(j) < 0) return jfail(r, j, "snapshot");
-    while ((rc = vt_json_obj_next(j, &k, &kn)) == 1) {
-        if (VT_JSON_KEY(k, kn, "step")) { if (get_u64(r, j, "snapshot.step", &step) < 0) return -1; have_step = 1; }
-        else if (VT_JSON_KEY(k, kn, "seq")) { if (get_u64(r, j, "snapshot.seq", &seq) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "time_ns")) { if (get_u64(r, j, "snapshot.time_ns", &time_ns) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "dropped_records")) { if (get_u64(r, j, "snapshot.dropped_records", &dropped) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "trigger")) {
-            if (get_str(r, j, "snapshot.trigger", sizeof trigger) < 0) return -1;
-            copy_str(trigger, sizeof trigger, r->s);
-        } else if (VT_JSON_KEY(k, kn, "step_marked")) { if (vt_json_bool(j, &step_marked) < 0) return jfail(r, j, "snapshot.step_marked"); }
-        else if (VT_JSON_KEY(k, kn, "unfreed_at_exit")) { if (vt_json_bool(j, &unfreed) < 0) return jfail(r, j, "snapshot.unfreed_at_exit"); }
-        else if (VT_JSON_KEY(k, kn, "sites")) { if (rd_sites(r, j) < 0) return -1; have_sites = 1; }
-        else if (VT_JSON_KEY(k, kn, "devices")) { if (rd_devices(r, j) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "oom")) { if (rd_oom(r, j, &o) < 0) return -1; }
-        else if (VT_JSON_KEY(k, kn, "allocations")) { if (rd_allocations(r, j, &have_allocs) < 0) return -1; }
-        else if (vt_json_skip(j) < 0) return jfail(r, j, "snapshot");
+    if (!(v = json_object_get(o, "step"))) return rd_fail(r, "snapshot has no \"step\"");
+    if (get_u64(r, v, "snapshot.step", &step) < 0) return -1;
+    if (get_u64n(r, json_object_get(o, "seq"), "snapshot.seq", &seq, &has) < 0 ||
+        get_u64n(r, json_object_get(o, "time_ns"), "snapshot.time_ns", &time_ns, &has) < 0 ||
+        get_u64n(r, json_object_get(o, "dropped_records"), "snapshot.dropped_records", &dropped, &has) < 0)
+        return -1;
+    if ((v = json_object_get(o, "trigger"))) {
+        if (!(s = get_str(r, v, "snapshot.trigger", 31))) return -1;
+        copy_str(trigger, sizeof trigger, s);
     }
-    if (rc < 0 || vt_json_end(j) < 0) return jfail(r, j, "snapshot");
-    if (!have_step) return rd_fail(r, "snapshot has no \"step\"");
-    if (!have_sites) return rd_fail(r, "snapshot has no \"sites\"");
+    if ((v = json_object_get(o, "step_marked")) && get_bool(r, v, "snapshot.step_marked", &step_marked) < 0) return -1;
+    if ((v = json_object_get(o, "unfreed_at_exit")) && get_bool(r, v, "snapshot.unfreed_at_exit", &unfreed) < 0) return -1;
+    if (!(v = json_object_get(o, "sites"))) return rd_fail(r, "snapshot has no \"sites\"");
+    if (rd_sites(r, v) < 0) return -1;
+    if (rd_devices(r, json_object_get(o, "devices")) < 0) return -1;
+    if (rd_oom(r, json_object_get(o, "oom"), po) < 0) return -1;
+    if (rd_allocations(r, json_object_get(o, "allocations"), &have_allocs) < 0) return -1;
     int is_exit = unfreed || strcmp(trigger, VT_TRIGGER_EXIT) == 0;
     if (!is_exit && p->nsteps && step < p->steps[p->nsteps - 1])
         return rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",
@@ -924,6 +808,20 @@ static int rd_snapshot(rd *r, vt_json *j)
         uint64_t ret = dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0;
         if (ret > dv->retention_max) dv->retention_max = ret;
     }
+    if (r->rs->keep_allocs && have_allocs) {
+        /* copied before build_oom, which reorders r->ae */
+        vt_grow((void **)&p->alists, &p->capalists, p->nalists + 1, sizeof *p->alists);
+        vt_alloc_list *al = &p->alists[p->nalists++];
+        memset(al, 0, sizeof *al);
+        al->seq = seq;
+        al->step = step;
+        al->time_ns = time_ns;
+        al->is_exit = is_exit;
+        copy_str(al->trigger, sizeof al->trigger, trigger);
+        al->n = r->nae;
+        al->rows = vt_xmalloc((r->nae ? r->nae : 1) * sizeof *al->rows);
+        memcpy(al->rows, r->ae, r->nae * sizeof *al->rows);
+    }
     if (is_exit) {
         vt_rsite *s, *t;
         HASH_ITER(hh, p->sites, s, t) s->unfreed_exit = 0;
@@ -937,15 +835,16 @@ static int rd_snapshot(rd *r, vt_json *j)
             s2->peak_bytes = u64max(s2->peak_bytes, u64max(r->se[i].live, r->se[i].ipeak));
         }
         p->exited = 1;
-        if (o.present) build_oom(r, &o, have_allocs, step, seq, time_ns);
+        if (po->present) build_oom(r, po, have_allocs, step, seq, time_ns);
         return 0;
     }
-    if (o.present) build_oom(r, &o, have_allocs, step, seq, time_ns);
+    if (po->present) build_oom(r, po, have_allocs, step, seq, time_ns);
     if (!p->nsteps || step > p->steps[p->nsteps - 1]) {
         close_step(p);
         VT_PUSH(p->steps, p->nsteps, p->capsteps, step);
         vt_grow((void **)&p->step_total, &p->captotal, p->nsteps, sizeof *p->step_total);
         p->step_total[p->nsteps - 1] = 0;
+        vt_grow((void **)&p->step_time, &p->captime, p->nsteps, sizeof *p->step_time);
     }
     uint64_t ord = ++p->nsnapshots;
     uint32_t si = (uint32_t)(p->nsteps - 1);
@@ -986,33 +885,57 @@ static int rd_snapshot(rd *r, vt_json *j)
     }
     p->last_series_snap = ord;
     p->step_total[si] = total;
+    p->step_time[si] = time_ns;
     return 0;
 }
 
 /* ---- line loop ---- */
 
+static int rd_record(rd *r, json_t *root)
+{
+    if (!json_is_object(root)) {
+        if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (the first line is not a JSON object)");
+        return rd_fail(r, "record is not a JSON object (%s)", vt_jtype(root));
+    }
+    json_t *t = json_object_get(root, "t");
+    if (!t) {
+        if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (the first record has no \"t\")");
+        return rd_fail(r, "record has no \"t\" (record type)");
+    }
+    if (!json_is_string(t)) {
+        if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (\"t\" is a %s)", vt_jtype(t));
+        return rd_fail(r, "t: expected a string, got %s", vt_jtype(t));
+    }
+    const char *type = json_string_value(t);
+    if (r->line == 1) {
+        if (strcmp(type, "header") != 0)
+            return rd_fail(r, "not a vramtrace snapshot file (the first record is \"%.64s\", not a header)", type);
+        return rd_header(r, root);
+    }
+    if (strcmp(type, "header") == 0) return rd_fail(r, "a second header in the same file");
+    if (strcmp(type, "module") == 0) return rd_module(r, root);
+    if (strcmp(type, "stack") == 0) return rd_stack(r, root);
+    if (strcmp(type, "snapshot") == 0) return rd_snapshot(r, root);
+    return 0;   /* unknown record types are skipped (they were valid JSON) */
+}
+
 static int rd_line(rd *r, const char *line, size_t len)
 {
-    vt_json j;
-    vt_json_init(&j, line, len);
-    if (len == 0 || vt_json_peek(&j) == VT_JSON_NONE) return rd_fail(r, "empty line");
+    size_t k = 0;
+    while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r')) k++;
+    if (k == len) return rd_fail(r, "empty line");
     if (memchr(line, 0, len)) {
         if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (binary data)");
         return rd_fail(r, "NUL byte in line (binary data)");
     }
-    if (record_type(r, &j) < 0) return -1;
-    if (r->line == 1) {
-        if (strcmp(r->s, "header") != 0)
-            return rd_fail(r, "not a vramtrace snapshot file (the first record is \"%s\", not a header)", r->s);
-        return rd_header(r, &j);
+    json_t *root = vt_jline_load(line, len, r->e, sizeof r->e);
+    if (!root) {
+        if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (line 1 is not valid JSON: %s)", r->e);
+        return rd_fail(r, "not valid JSON: %s", r->e);
     }
-    if (strcmp(r->s, "header") == 0) return rd_fail(r, "a second header in the same file");
-    if (strcmp(r->s, "module") == 0) return rd_module(r, &j);
-    if (strcmp(r->s, "stack") == 0) return rd_stack(r, &j);
-    if (strcmp(r->s, "snapshot") == 0) return rd_snapshot(r, &j);
-    /* unknown record types are skipped, but must still be valid JSON */
-    if (vt_json_skip(&j) < 0 || vt_json_end(&j) < 0) return jfail(r, &j, "record");
-    return 0;
+    int rc = rd_record(r, root);
+    json_decref(root);
+    return rc;
 }
 
 static int same_process(const vt_process *a, const vt_process *b)
@@ -1146,7 +1069,8 @@ static int load_dir(vt_runset *rs, const char *path)
         snprintf(rs->err, sizeof rs->err, "%s:0: folder has no snapshot files (*.jsonl)", path);
         rc = -1;
     }
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n)   /* qsort(NULL, 0, ...) is undefined (UBSan) */
+        qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         if (rc == 0) rc = vt_load_file(rs, names[i], 1);
         free(names[i]);

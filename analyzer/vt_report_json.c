@@ -45,6 +45,7 @@ static json_t *frames_json(vt_analysis *a, const vt_site_result *r, uint32_t max
         const vt_sym *s = vt_site_frame(a, r, i);
         json_t *fr = json_object();
         json_object_set_new(fr, "function", s->function ? jstr(s->function) : json_null());
+        json_object_set_new(fr, "signature", s->signature ? jstr(s->signature) : json_null());
         json_object_set_new(fr, "file", s->file ? jstr(s->file) : json_null());
         json_object_set_new(fr, "line", s->line ? json_integer(s->line) : json_null());
         json_object_set_new(fr, "module", s->module ? jstr(s->module) : json_null());

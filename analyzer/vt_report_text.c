@@ -24,7 +24,7 @@ static const char *C_RED = "\033[1;31m", *C_YEL = "\033[33m", *C_BOLD = "\033[1m
 const vt_sym *vt_site_frame(vt_analysis *a, const vt_site_result *r, uint32_t i)
 {
     if (i >= r->stack->nframes) return NULL;
-    return vt_sym_frame(a->sym, &r->stack->frames[i], i == 0);
+    return vt_sym_frame(a->sym, &r->stack->frames[i]);
 }
 
 char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap)

@@ -2,7 +2,7 @@
  *
  * Design: one Dwfl per module file (modules are few, frames many), created on
  * first use and cached by (path, build-id) together with a failure flag; one
- * cache entry per (module, offset, innermost) with the finished strings.
+ * cache entry per (module, offset, written name) with the finished strings.
  */
 #include "vt_symbolize.h"
 
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vt_demangle.h"
 #include "vt_util.h"
 
 typedef struct mod_ent {
@@ -30,7 +31,6 @@ typedef struct sym_key {
     const vt_module *mod;
     uint64_t offset;
     const char *fallback;   /* snapshot function (pointer identity is enough: per stack) */
-    int innermost;
 } sym_key;
 
 typedef struct sym_ent {
@@ -73,6 +73,7 @@ void vt_sym_free(vt_symbolizer *s)
     HASH_ITER(hh, s->syms, e, et) {
         HASH_DEL(s->syms, e);
         free((char *)e->sym.function);
+        free((char *)e->sym.signature);
         free((char *)e->sym.file);
         free((char *)e->sym.label);
         free(e);
@@ -132,8 +133,9 @@ static mod_ent *module_for(vt_symbolizer *s, const vt_module *vm)
     return m;
 }
 
-/* The source-level name of the innermost function (inlined or not) containing
- * addr, from DWARF (DW_AT_name: unmangled), or NULL. */
+/* The name of the innermost function (inlined or not) containing addr, from
+ * DWARF: its linkage name (DW_AT_linkage_name, mangled for C++, demangled by the
+ * caller) where it has one, else DW_AT_name; NULL if none. */
 static const char *dwarf_function(Dwfl_Module *mod, GElf_Addr addr)
 {
     Dwarf_Addr bias = 0;
@@ -153,20 +155,22 @@ static const char *dwarf_function(Dwfl_Module *mod, GElf_Addr addr)
             else if (dwarf_attr(&origin, DW_AT_specification, &a) && dwarf_formref_die(&a, &spec)) origin = spec;
             else break;
         }
-        name = dwarf_diename(&origin);
+        if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a) ||
+            dwarf_attr_integrate(&scopes[i], DW_AT_MIPS_linkage_name, &a))
+            name = dwarf_formstring(&a);
+        if (!name) name = dwarf_diename(&origin);
     }
     free(scopes);
     return name;
 }
 
-const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f, int innermost)
+const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
 {
     sym_key k;
     memset(&k, 0, sizeof k);
     k.mod = f->mod;
     k.offset = f->offset;
     k.fallback = f->function;
-    k.innermost = innermost;
     sym_ent *e;
     HASH_FIND(hh, s->syms, &k, sizeof k, e);
     if (e) return &e->sym;
@@ -179,7 +183,8 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f, int innermost)
     if (f->mod) {
         mod_ent *m = module_for(s, f->mod);
         if (m->mod) {
-            GElf_Addr addr = f->offset - (innermost || f->offset == 0 ? 0 : 1);
+            /* every frame is a return address: the call is the byte before it */
+            GElf_Addr addr = f->offset ? f->offset - 1 : 0;
             GElf_Off off;
             GElf_Sym sym;
             fn = dwarf_function(m->mod, addr);
@@ -196,8 +201,20 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f, int innermost)
         }
     }
     if (!fn) fn = f->function;
-    /* ELF symbol versions ("__libc_start_main@@GLIBC_2.34") are not part of the name */
-    e->sym.function = fn ? vt_xstrndup(fn, strcspn(fn, "@")) : NULL;
+    if (fn) {
+        /* ELF symbol versions ("__libc_start_main@@GLIBC_2.34") are not part of the name */
+        char *plain = vt_xstrndup(fn, strcspn(fn, "@"));
+        char *sig = vt_demangle(plain);
+        if (sig) {
+            e->sym.function = vt_demangled_name(sig);
+            e->sym.signature = sig;
+            free(plain);
+        } else {
+            e->sym.function = plain;
+            e->sym.signature = vt_xstrdup(plain);
+        }
+        fn = e->sym.signature;   /* labels show the signature */
+    }
     e->sym.file = file ? vt_xstrdup(file) : NULL;
     e->sym.line = line;
     char buf[8192];

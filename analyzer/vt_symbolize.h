@@ -6,11 +6,13 @@
  * (dwfl_report_elf), its GNU build-id compared with the snapshot's; debug info
  * is found next to it or under /usr/lib/debug by build-id
  * (dwfl_standard_find_debuginfo; DEBUGINFOD_URLS is cleared so nothing is
- * fetched from the network). No program is ever run. For every frame but the
- * innermost the pc is a return address, so offset-1 is looked up.
+ * fetched from the network). No program is ever run. Every frame's pc, the
+ * innermost included, is a return address (docs/snapshot-format.md "stack"),
+ * so offset-1, a byte of the call instruction, is looked up.
  *
  * Fallbacks, in order: the DWARF/ELF answer; the function name the preload wrote;
- * "module+0xoffset". A build-id mismatch (the file changed since the run) or an
+ * "module+0xoffset". C++ names (Itanium ABI "_Z...") are demangled
+ * (vt_demangle.h) into a signature and a name without parameters. A build-id mismatch (the file changed since the run) or an
  * unreadable module skips libdw for that module.
  *
  * Results are cached per (module, offset); strings returned are owned by the
@@ -26,12 +28,14 @@
 typedef struct vt_symbolizer vt_symbolizer;
 
 typedef struct vt_sym {
-    const char *function;   /* NULL if unknown */
+    const char *function;   /* NULL if unknown; C++: demangled, without parameters ("ns::Foo::step") */
+    const char *signature;  /* NULL if unknown; C++: the demangled signature ("ns::Foo::step(int)");
+                               otherwise the same text as function */
     const char *file;       /* source file, NULL if unknown */
     int line;               /* 0 if unknown */
     const char *module;     /* module path, NULL for a frame without module */
     uint64_t offset;        /* as written in the snapshot */
-    const char *label;      /* one-line text: "fn (file.c:42)", "fn (libx.so+0x1f2)", "libx.so+0x1f2" */
+    const char *label;      /* one-line text: "sig (file.c:42)", "sig (libx.so+0x1f2)", "libx.so+0x1f2" */
 } vt_sym;
 
 /* Creates a symbolizer; never NULL (exits on OOM). disable_dwarf: use only
@@ -39,7 +43,7 @@ typedef struct vt_sym {
 vt_symbolizer *vt_sym_new(int disable_dwarf);
 void vt_sym_free(vt_symbolizer *s);
 
-/* Symbolizes frame f (innermost: index 0 of its stack). Never fails. */
-const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f, int innermost);
+/* Symbolizes frame f. Never fails. */
+const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f);
 
 #endif /* VT_SYMBOLIZE_H */

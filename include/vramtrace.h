@@ -43,6 +43,18 @@ uint64_t vramtrace_peak_bytes(int device);
 void     vramtrace_scope_begin(void);
 /* Bytes allocated since the last vramtrace_scope_begin and still live. */
 uint64_t vramtrace_scope_leaked_bytes(void);
+/* Sets the named gauge `key` (1..63 bytes of [A-Za-z0-9_.:-], copied) to `value`
+ * (finite; any unit — name it, e.g. "torch.cuda:0.memory_reserved_bytes"). Every
+ * snapshot written afterwards carries every gauge set so far, latest value per key
+ * ("annotations" in docs/snapshot-format.md). Returns 0, -EINVAL (bad key or value),
+ * -ENOSPC (more than 64 keys) or -ECANCELED (tracking off). */
+int      vramtrace_annotate(const char *key, double value);
+/* Highest total live bytes (as vramtrace_live_bytes(-1)) since the previous call, or
+ * since start for the first; then starts a new interval at the live bytes of now.
+ * Does not change vramtrace_peak_bytes. One caller should own the intervals. */
+uint64_t vramtrace_peak_interval_bytes(void);
+/* 1 while tracking is on; 0 when disabled (VRAMTRACE_DISABLE=1) or latched off. */
+int      vramtrace_enabled(void);
 
 #else /* a client program: resolve at run time, do nothing without the library */
 
@@ -102,6 +114,27 @@ static inline uint64_t vramtrace_scope_leaked_bytes(void)
 {
     static void *slot;
     uint64_t (*f)(void) = (uint64_t (*)(void))vramtrace__lookup(&slot, "vramtrace_scope_leaked_bytes");
+    return f ? f() : 0;
+}
+
+static inline int vramtrace_annotate(const char *key, double value)
+{
+    static void *slot;
+    int (*f)(const char *, double) = (int (*)(const char *, double))vramtrace__lookup(&slot, "vramtrace_annotate");
+    return f ? f(key, value) : 0;
+}
+
+static inline uint64_t vramtrace_peak_interval_bytes(void)
+{
+    static void *slot;
+    uint64_t (*f)(void) = (uint64_t (*)(void))vramtrace__lookup(&slot, "vramtrace_peak_interval_bytes");
+    return f ? f() : 0;
+}
+
+static inline int vramtrace_enabled(void)
+{
+    static void *slot;
+    int (*f)(void) = (int (*)(void))vramtrace__lookup(&slot, "vramtrace_enabled");
     return f ? f() : 0;
 }
 

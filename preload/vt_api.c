@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #define VRAMTRACE_IMPLEMENTATION
 #include "vramtrace.h"
+#include "vt_annot.h"
 #include "vt_config.h"
 #include "vt_core.h"
 #include "vt_hooks.h"
@@ -48,4 +49,26 @@ VT_EXPORT void vramtrace_scope_begin(void)
 VT_EXPORT uint64_t vramtrace_scope_leaked_bytes(void)
 {
     return vt_core_scope_leaked_bytes();
+}
+
+VT_EXPORT int vramtrace_annotate(const char *key, double value)
+{
+    vt_preload_init();
+    if (!vt_core_enabled())
+        return -ECANCELED;
+    int e = errno;
+    int rc = vt_annot_set(key, value);
+    errno = e;
+    return rc;
+}
+
+VT_EXPORT uint64_t vramtrace_peak_interval_bytes(void)
+{
+    return vt_core_peak_interval_take();
+}
+
+VT_EXPORT int vramtrace_enabled(void)
+{
+    vt_preload_init();
+    return vt_core_enabled() ? 1 : 0;
 }

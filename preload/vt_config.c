@@ -32,6 +32,7 @@ static void vt__config_defaults(vt_config *c)
     c->disable = 0;
     c->leak_steps = 10;
     c->test_fail_alloc_at = 0;
+    c->python = VT_PYTHON_AUTO;
 }
 
 /* Parses a whole decimal string into [lo, hi]. Returns 0 or -1. */
@@ -131,6 +132,11 @@ int vt_config_parse(char *const *env, vt_config *c)
             if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->disable = (int)n;
         } else if (VT_KEY("LEAK_STEPS")) {
             if (vt__parse_long(v, 1, 1000000000L, &n)) bad = 1; else c->leak_steps = (int)n;
+        } else if (VT_KEY("PYTHON")) {
+            if (!strcasecmp(v, "auto")) c->python = VT_PYTHON_AUTO;
+            else if (!strcasecmp(v, "on")) c->python = VT_PYTHON_ON;
+            else if (!strcasecmp(v, "off")) c->python = VT_PYTHON_OFF;
+            else bad = 1;
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else {

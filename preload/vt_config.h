@@ -23,7 +23,12 @@ typedef struct vt_config {
     int  leak_steps;         /* VRAMTRACE_LEAK_STEPS: online leak warning threshold (10)   */
     long test_fail_alloc_at; /* VRAMTRACE_TEST_FAIL_ALLOC_AT: TEST ONLY, 0 = off; the Nth
                                 internal allocation of the core fails                     */
+    int  python;             /* VRAMTRACE_PYTHON: VT_PYTHON_* (auto); see vt_python.h     */
 } vt_config;
+
+/* VRAMTRACE_PYTHON values: auto = Python frames when a supported CPython is in the
+ * process; on = the same, plus a warning when none is; off = native stacks only. */
+enum { VT_PYTHON_AUTO = 0, VT_PYTHON_ON = 1, VT_PYTHON_OFF = 2 };
 
 extern vt_config vt__config;
 

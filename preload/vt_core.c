@@ -123,6 +123,8 @@ static struct {
     uint64_t  n_sites;            /* under lock                                     */
     uint64_t  dropped;            /* atomic                                         */
     uint64_t  live_total, peak_total;         /* atomic store under lock            */
+    uint64_t  ipeak_total;                    /* under lock: max live_total since the
+                                                 last vt_core_peak_interval_take    */
     uint64_t  scope_seq, scope_bytes;         /* atomic store under lock            */
     uint64_t  dev_live[VT_DEV_SLOTS], dev_peak[VT_DEV_SLOTS]; /* atomic store under lock */
     vt_kind_stats ks[VT_DEV_SLOTS][VT_KIND_COUNT];           /* under lock           */
@@ -195,7 +197,7 @@ void vt_core_after_fork_child(void)
     vt__core.step = 0;
     vt__core.step_marked = 0;
     vt__core.changes = 0;
-    vt__core.live_total = vt__core.peak_total = 0;
+    vt__core.live_total = vt__core.peak_total = vt__core.ipeak_total = 0;
     vt__core.scope_seq = vt__core.scope_bytes = 0;
     memset(vt__core.dev_live, 0, sizeof vt__core.dev_live);
     memset(vt__core.dev_peak, 0, sizeof vt__core.dev_peak);
@@ -298,6 +300,8 @@ static void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
     __atomic_store_n(&vt__core.live_total, tl, __ATOMIC_RELAXED);
     if (tl > vt__core.peak_total)
         __atomic_store_n(&vt__core.peak_total, tl, __ATOMIC_RELAXED);
+    if (tl > vt__core.ipeak_total)
+        vt__core.ipeak_total = tl;
     if (seq >= vt__core.scope_seq)
         __atomic_store_n(&vt__core.scope_bytes, vt__core.scope_bytes + size, __ATOMIC_RELAXED);
     __atomic_store_n(&vt__core.live_count, vt__core.live_count + 1, __ATOMIC_RELAXED);
@@ -687,6 +691,16 @@ uint64_t vt_core_peak_bytes(int device)
     if (device >= VT_MAX_DEVICES)
         return 0;
     return __atomic_load_n(&vt__core.dev_peak[device + 1], __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_peak_interval_take(void)
+{
+    pthread_mutex_lock(&vt__core.lock);
+    uint64_t live = vt__core.live_total;
+    uint64_t r = vt__core.ipeak_total > live ? vt__core.ipeak_total : live;
+    vt__core.ipeak_total = live;
+    pthread_mutex_unlock(&vt__core.lock);
+    return r;
 }
 
 void vt_core_scope_begin(void)

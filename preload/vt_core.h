@@ -108,6 +108,10 @@ uint64_t vt_core_step(void);
 int      vt_core_advance_unmarked_step(void);
 uint64_t vt_core_live_bytes(int device);   /* device -1: all devices              */
 uint64_t vt_core_peak_bytes(int device);   /* device -1: peak of the process total */
+/* Highest process live bytes since the previous call (or since start), then starts a
+ * new interval at the live bytes of now. Does not change vt_core_peak_bytes. Takes the
+ * core lock briefly; thread-safe. */
+uint64_t vt_core_peak_interval_take(void);
 void     vt_core_scope_begin(void);
 uint64_t vt_core_scope_leaked_bytes(void);
 uint64_t vt_core_changes(void);            /* bumps on every alloc/free/drop       */

@@ -26,6 +26,7 @@
  * allocation call. Its records are only its own.
  */
 #define _GNU_SOURCE
+#include "vt_annot.h"
 #include "vt_hooks.h"
 #include "vt_config.h"
 #include "vt_core.h"
@@ -56,6 +57,7 @@ static void vt__fork_child(void)
     vt_guard_after_fork_child();
     vt_core_after_fork_child();
     vt_writer_fork_child();
+    vt_annot_reset();
 }
 
 void vt_preload_init(void)

@@ -41,6 +41,12 @@ typedef struct vt_py_frame {
                                 2 bytes) from the first instruction; -1 = the frame
                                 has not started executing                           */
     int32_t     firstlineno; /* co_firstlineno at capture (identity check)          */
+    uint32_t    group;       /* eval-loop activation this frame runs in, counted
+                                from the innermost (0): one native
+                                _PyEval_EvalFrameDefault frame per group. 3.10: one
+                                per frame; 3.11: a group ends at is_entry; 3.12+: at
+                                each C-stack entry shim (FRAME_OWNED_BY_CSTACK)     */
+    uint32_t    reserved;    /* 0 (keeps the struct free of padding bytes)          */
 } vt_py_frame;
 
 /* Finds a CPython interpreter in this process and selects its layout.

@@ -21,6 +21,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 __attribute__((visibility("hidden"), used)) void *(*vt__real_dlsym)(void *, const char *);
@@ -40,6 +41,10 @@ static const struct { const char *name; void **slot; } vt__helpers[] = {
 };
 #define VT_NHELPERS (sizeof vt__helpers / sizeof vt__helpers[0])
 
+/* Runs before the sanitizers' runtimes are initialised when an ASan-instrumented
+ * build is preloaded (ASan's own start-up calls dlsym(RTLD_NEXT, ...)): no
+ * instrumentation here. */
+__attribute__((no_sanitize("address", "undefined")))
 static void vt__find_real_dlsym(void)
 {
     if (__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
@@ -154,7 +159,18 @@ void *vt_resolve_swap(void *p)
     return h ? h : p;
 }
 
-__attribute__((visibility("hidden"), used)) void *vt__dlsym_impl(void *handle, const char *name)
+/* Called by the dlsym stub below, before it tail-jumps for RTLD_NEXT, when the real
+ * dlsym is not known yet (a dlsym from another library's start-up, before our
+ * constructor): the caller's return address must reach glibc untouched. */
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+void vt__dlsym_find_real(void)
+{
+    vt__find_real_dlsym();
+}
+
+/* Not instrumented either: ASan's start-up calls dlsym(RTLD_DEFAULT, ...) too. */
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+void *vt__dlsym_impl(void *handle, const char *name)
 {
     if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
         vt__find_real_dlsym();
@@ -167,8 +183,27 @@ __attribute__((visibility("hidden"), used)) void *vt__dlsym_impl(void *handle, c
 }
 
 #if defined(__x86_64__)
-/* void *dlsym(void *handle, const char *name): RTLD_NEXT ((void *)-1) tail-jumps to
- * glibc with the caller's return address; everything else goes to vt__dlsym_impl. */
+/* For the stub below: a "cu" name. redo = 1 when glibc found nothing, so that the
+ * stub asks glibc again AS THE CALLER (dlerror() then names the caller's object,
+ * exactly as without vramtrace); 0 when p is the answer (NULL included: one of our
+ * hooks with no real function behind it). Returned in rax:rdx. */
+typedef struct { void *p; uintptr_t redo; } vt_dlsym_res;
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+vt_dlsym_res vt__dlsym_cu(void *handle, const char *name)
+{
+    vt_dlsym_res r = {vt__real_dlsym(handle, name), 0};
+    if (!r.p)
+        r.redo = 1;
+    else
+        r.p = vt_resolve_swap(r.p);
+    return r;
+}
+
+/* void *dlsym(void *handle, const char *name). Every name that does not start with
+ * "cu", and every RTLD_NEXT look-up, tail-jumps to glibc with the caller's return
+ * address, so glibc sees the caller (RTLD_NEXT order, RTLD_DEFAULT's namespace,
+ * dlerror() text): exactly glibc's answer. "cu" names go through vt__dlsym_cu.
+ * The first call finds glibc's dlsym first, with the arguments saved. */
 __asm__(
     ".text\n"
     ".globl dlsym\n"
@@ -176,12 +211,39 @@ __asm__(
     ".p2align 4\n"
     "dlsym:\n"
     "    endbr64\n"
-    "    cmpq $-1, %rdi\n"
-    "    jne 1f\n"
+    "    movq vt__real_dlsym(%rip), %rax\n"
+    "    testq %rax, %rax\n"
+    "    jnz 3f\n"
+    "    pushq %rdi\n"
+    "    pushq %rsi\n"
+    "    subq $8, %rsp\n"              /* 16-byte alignment for the call */
+    "    call vt__dlsym_find_real\n"
+    "    addq $8, %rsp\n"
+    "    popq %rsi\n"
+    "    popq %rdi\n"
     "    movq vt__real_dlsym(%rip), %rax\n"
     "    testq %rax, %rax\n"
     "    jz 1f\n"
-    "    jmp *%rax\n"
+    "3:  cmpq $-1, %rdi\n"
+    "    je 2f\n"
+    "    testq %rsi, %rsi\n"
+    "    jz 2f\n"
+    "    cmpb $0x63, (%rsi)\n"        /* 'c' */
+    "    jne 2f\n"
+    "    cmpb $0x75, 1(%rsi)\n"       /* 'u' */
+    "    jne 2f\n"
+    "    pushq %rdi\n"
+    "    pushq %rsi\n"
+    "    subq $8, %rsp\n"
+    "    call vt__dlsym_cu\n"
+    "    addq $8, %rsp\n"
+    "    popq %rsi\n"
+    "    popq %rdi\n"
+    "    testq %rdx, %rdx\n"
+    "    jnz 4f\n"
+    "    ret\n"
+    "4:  movq vt__real_dlsym(%rip), %rax\n"
+    "2:  jmp *%rax\n"
     "1:  jmp vt__dlsym_impl\n"
     ".size dlsym, .-dlsym\n");
 #else

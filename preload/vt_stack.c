@@ -8,12 +8,20 @@
  * append the entry, publish its id with a release store; growing builds a new index
  * and publishes it (old indexes are retired, never freed, so a concurrent reader
  * never touches freed memory; their total is below the live index's size).
+ *
+ * Python (issue 8): when VRAMTRACE_PYTHON is not off and vt_python found a CPython,
+ * vt_stack_capture also copies the calling thread's Python frames (vt_py_capture:
+ * loads only, no GIL, no lock), still before any lock. They are part of the key:
+ * an entry holds n native pcs followed by npy vt_py_frame records, so two Python
+ * call sites through the same native frames are two stacks.
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "vt_stack.h"
 #include "vt_config.h"
+#include "vt_log.h"
 #include "vt_mem.h"
+#include "vt_python.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -22,14 +30,17 @@
 #include <string.h>
 
 #define VT_STK_SLACK   8          /* extra frames captured to cover our own        */
+#define VT_STK_PY_MAX  128        /* most Python frames kept (and <= depth)         */
 #define VT_DIR_BITS    12
 #define VT_DIR_CHUNK   (1u << VT_DIR_BITS)
 #define VT_DIR_TOP     4096u      /* up to 16M distinct stacks                      */
+#define VT_PY_WORDS    (sizeof(vt_py_frame) / sizeof(uintptr_t))
 
 typedef struct vt_stk_entry {
     uint64_t  hash;
-    uint32_t  n;
-    uintptr_t pcs[];
+    uint32_t  n;                  /* native pcs                                     */
+    uint32_t  npy;                /* Python frames after them (vt_py_frame each)    */
+    uintptr_t pcs[];              /* n pcs, then npy * VT_PY_WORDS words            */
 } vt_stk_entry;
 
 typedef struct vt_stk_index {
@@ -57,11 +68,21 @@ static uint64_t vt__mix(uint64_t h)
     return h;
 }
 
-static uint64_t vt__hash(const uintptr_t *pcs, int n)
+static uint64_t vt__hash(const uintptr_t *pcs, int n, const vt_py_frame *py, int npy)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-    for (int i = 0; i < n; i++)
-        h = vt__mix(h ^ (uint64_t)pcs[i]) + (uint64_t)i;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n ^ ((uint64_t)npy << 32);
+    /* one multiply-rotate per pc and a full mix at the end: the per-pc murmur mix
+     * cost ~25 instructions per frame, a fifth of unwinding one (docs/performance.md,
+     * figure 2); entries are compared whole, so this only sets probe lengths */
+    for (int i = 0; i < n; i++) {
+        h = (h ^ (uint64_t)pcs[i]) * 0x9e3779b97f4a7c15ULL;
+        h = (h << 29) | (h >> 35);
+    }
+    h = vt__mix(h);
+    /* one mix per Python frame: code identity and instruction offset (the other
+     * fields follow from them, and vt__probe compares whole records anyway) */
+    for (int i = 0; i < npy; i++)
+        h = vt__mix(h ^ (uint64_t)(uintptr_t)py[i].code ^ ((uint64_t)(uint32_t)py[i].instr << 47));
     return h ? h : 1;
 }
 
@@ -75,7 +96,7 @@ static vt_stk_entry *vt__entry(uint32_t id)
 
 /* Probes idx for the stack. Returns its id or 0; *slot gets the empty slot found. */
 static uint32_t vt__probe(vt_stk_index *idx, uint64_t h, const uintptr_t *pcs, int n,
-                          uint32_t *slot)
+                          const vt_py_frame *py, int npy, uint32_t *slot)
 {
     uint32_t i = (uint32_t)h & idx->mask;
     for (;;) {
@@ -86,8 +107,9 @@ static uint32_t vt__probe(vt_stk_index *idx, uint64_t h, const uintptr_t *pcs, i
             return 0;
         }
         vt_stk_entry *e = vt__entry(id);
-        if (e && e->hash == h && e->n == (uint32_t)n &&
-            !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs))
+        if (e && e->hash == h && e->n == (uint32_t)n && e->npy == (uint32_t)npy &&
+            !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs) &&
+            (npy == 0 || !memcmp(e->pcs + n, py, (size_t)npy * sizeof *py)))
             return id;
         i = (i + 1) & idx->mask;
     }
@@ -133,14 +155,23 @@ static int vt__grow(void)  /* under lock */
 
 uint32_t vt_stack_intern(const uintptr_t *pcs, int n)
 {
+    return vt_stack_intern_py(pcs, n, NULL, 0);
+}
+
+uint32_t vt_stack_intern_py(const uintptr_t *pcs, int n, const vt_py_frame *py, int npy)
+{
     if (n < 0)
         n = 0;
     if (n > VT_DEPTH_MAX)
         n = VT_DEPTH_MAX;
-    uint64_t h = vt__hash(pcs, n);
+    if (npy < 0 || !py)
+        npy = 0;
+    if (npy > VT_DEPTH_MAX)
+        npy = VT_DEPTH_MAX;
+    uint64_t h = vt__hash(pcs, n, py, npy);
     vt_stk_index *idx = __atomic_load_n(&vt__stk.index, __ATOMIC_ACQUIRE);
     if (idx) {
-        uint32_t id = vt__probe(idx, h, pcs, n, NULL);
+        uint32_t id = vt__probe(idx, h, pcs, n, py, npy, NULL);
         if (id)
             return id;
     }
@@ -151,7 +182,7 @@ uint32_t vt_stack_intern(const uintptr_t *pcs, int n)
             goto out;
     uint32_t slot;
     idx = vt__stk.index;
-    id = vt__probe(idx, h, pcs, n, &slot);
+    id = vt__probe(idx, h, pcs, n, py, npy, &slot);
     if (id)
         goto out;
     id = UINT32_MAX;
@@ -166,12 +197,16 @@ uint32_t vt_stack_intern(const uintptr_t *pcs, int n)
         vt__stk.bytes += VT_DIR_CHUNK * sizeof *chunk;
         __atomic_store_n(&vt__stk.dir[nid >> VT_DIR_BITS], chunk, __ATOMIC_RELEASE);
     }
-    vt_stk_entry *e = vt__arena_alloc(sizeof *e + (size_t)n * sizeof *pcs);
+    vt_stk_entry *e = vt__arena_alloc(sizeof *e + (size_t)n * sizeof *pcs +
+                                      (size_t)npy * sizeof *py);
     if (!e)
         goto out;
     e->hash = h;
     e->n = (uint32_t)n;
+    e->npy = (uint32_t)npy;
     memcpy(e->pcs, pcs, (size_t)n * sizeof *pcs);
+    if (npy)
+        memcpy(e->pcs + n, py, (size_t)npy * sizeof *py);
     __atomic_store_n(&chunk[nid & (VT_DIR_CHUNK - 1)], e, __ATOMIC_RELEASE);
     __atomic_store_n(&vt__stk.count, nid, __ATOMIC_RELEASE);
     __atomic_store_n(&idx->ids[slot], nid, __ATOMIC_RELEASE);
@@ -190,6 +225,18 @@ int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n)
         return -1;
     *pcs = e->pcs;
     *n = (int)e->n;
+    return 0;
+}
+
+int vt_stack_get_py(uint32_t id, const vt_py_frame **py, int *npy)
+{
+    if (id == 0 || id > __atomic_load_n(&vt__stk.count, __ATOMIC_ACQUIRE))
+        return -1;
+    vt_stk_entry *e = vt__entry(id);
+    if (!e)
+        return -1;
+    *py = (const vt_py_frame *)(e->pcs + e->n);
+    *npy = (int)e->npy;
     return 0;
 }
 
@@ -235,24 +282,57 @@ void vt_stack_init(int trim_own)
         dl_iterate_phdr(vt__own_range_cb, (void *)(uintptr_t)&vt_stack_init);
     void *warm[8];
     unw_backtrace(warm, 8);   /* first call initialises libunwind's caches */
+    if (vt__config.python != VT_PYTHON_OFF) {
+        vt_py_init();         /* dlsym only; a process without libpython pays ~µs */
+        if (vt_py_available())
+            vt_log(VT_LOG_INFO, "Python frames on: CPython %lu.%lu found",
+                   vt_py_version_hex() >> 24, (vt_py_version_hex() >> 16) & 0xff);
+        else if (vt__config.python == VT_PYTHON_ON)
+            vt_log(VT_LOG_WARN, "VRAMTRACE_PYTHON=on but no supported CPython (3.10-3.13) "
+                   "in this process; native stacks only");
+    }
 }
 
 __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
 {
     if (depth <= 0)
         return 0;
-    uintptr_t buf[VT_DEPTH_MAX + VT_STK_SLACK];
-    int want = depth + VT_STK_SLACK;
-    if (want > (int)(sizeof buf / sizeof buf[0]))
-        want = (int)(sizeof buf / sizeof buf[0]);
-    int n = unw_backtrace((void **)buf, want);
-    int skip = 1;  /* frame 0: this function */
-    while (skip < n && buf[skip] >= vt__stk.own_lo && buf[skip] < vt__stk.own_hi)
-        skip++;
+    /* Unwind the frames kept plus our own leading ones, no more: libunwind's cost is
+     * per frame, and a fixed slack of VT_STK_SLACK extra frames made a depth-8 capture
+     * cost 2x a bare unw_backtrace(8) (docs/performance.md, figure 2). The number of
+     * leading frames to drop (frame 0 + ours) is learned: the most seen so far
+     * (VT_STK_SLACK before the first capture). A capture that was cut short because
+     * this path has more own frames than seen before is taken again, once. */
+    static int own_seen;  /* atomic (relaxed): most leading frames dropped so far */
+    uintptr_t buf[VT_DEPTH_MAX + 2 * VT_STK_SLACK];
+    int slack = __atomic_load_n(&own_seen, __ATOMIC_RELAXED);
+    if (slack <= 0)
+        slack = VT_STK_SLACK;
+    int n, skip;
+    for (int again = 0;; again++) {
+        int want = depth + slack;
+        if (want > (int)(sizeof buf / sizeof buf[0]))
+            want = (int)(sizeof buf / sizeof buf[0]);
+        n = unw_backtrace((void **)buf, want);
+        skip = 1;  /* frame 0: inside unw_backtrace's caller (this function) */
+        while (skip < n && buf[skip] >= vt__stk.own_lo && buf[skip] < vt__stk.own_hi)
+            skip++;
+        if (skip > __atomic_load_n(&own_seen, __ATOMIC_RELAXED))
+            __atomic_store_n(&own_seen, skip, __ATOMIC_RELAXED);
+        if (again || n < want || skip <= slack)
+            break;   /* the stack ended, or nothing of the program's was cut off */
+        slack = skip + VT_STK_SLACK;
+    }
     n -= skip;
-    if (n <= 0)
-        return 0;
+    if (n < 0)
+        n = 0;
     if (n > depth)
         n = depth;
-    return vt_stack_intern(buf + skip, n);
+    vt_py_frame py[VT_STK_PY_MAX];
+    int npy = 0;
+    if (vt__config.python != VT_PYTHON_OFF)
+        npy = vt_py_capture(py, depth < VT_STK_PY_MAX ? depth : VT_STK_PY_MAX);
+    if (n == 0 && npy == 0)
+        return 0;
+    return vt_stack_intern_py(buf + skip, n, py, npy);
 }

@@ -6,6 +6,8 @@
  * record carries one 32-bit id. Ids start at 1; 0 means "no stack" (depth 0 or
  * capture failed). Entries are immutable and never move or die (until a fork child
  * resets nothing: the child keeps the parent's store, ids stay valid).
+ * A stack may also hold the calling thread's Python frames (vt_python.h), innermost
+ * first, up to min(depth, 128); they are part of its identity.
  */
 #ifndef VT_STACK_H
 #define VT_STACK_H
@@ -13,13 +15,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vt_python.h"
+
 /* Warms libunwind up (its first call may allocate and dl_iterate_phdr) and, when
  * trim_own is 1, finds the address range of the object that holds this code so that
- * vt_stack_capture drops those frames. Idempotent; call from the constructor. */
+ * vt_stack_capture drops those frames. Unless VRAMTRACE_PYTHON=off it also looks
+ * for a CPython in the process (vt_py_init; warns when =on and none is found).
+ * Idempotent; call from the constructor, after vt_config_load. */
 void vt_stack_init(int trim_own);
 
-/* Captures the calling thread's stack, at most depth frames after trimming, and
- * interns it. Must be called with NO lock held (libunwind may take the loader lock).
+/* Captures the calling thread's stack, at most depth frames after trimming, plus
+ * its Python frames (at most min(depth, 128); none when VRAMTRACE_PYTHON=off or no
+ * CPython was found by vt_stack_init), and interns it. Must be called with NO lock held (libunwind may take the loader lock).
  * Returns the stack id, or 0 when depth is 0 or nothing was captured.
  * Returns UINT32_MAX if the store is out of memory (the caller latches off).
  * Thread-safe; no stdio; allocation only when a new stack enters the store. */
@@ -29,6 +36,15 @@ uint32_t vt_stack_capture(int depth);
  * gets one), or UINT32_MAX when out of memory. Thread-safe, lock-free when the stack
  * is already known. */
 uint32_t vt_stack_intern(const uintptr_t *pcs, int n);
+
+/* Interns pcs[0..n) plus Python frames py[0..npy) (npy <= VT_DEPTH_MAX; py may
+ * be NULL when npy is 0). Same results and thread safety as vt_stack_intern. */
+uint32_t vt_stack_intern_py(const uintptr_t *pcs, int n, const vt_py_frame *py, int npy);
+
+/* The Python frames of an id, innermost first: *py (process lifetime, read-only;
+ * describe them with vt_py_describe) and *npy (0 when none). Returns 0, or -1 for
+ * an unknown id (0 included). Thread-safe. */
+int vt_stack_get_py(uint32_t id, const vt_py_frame **py, int *npy);
 
 /* Looks an id up. On success sets *pcs (valid for the process lifetime, read-only)
  * and *n and returns 0; returns -1 for an unknown id (0 included). Thread-safe. */

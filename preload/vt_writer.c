@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_writer.h"
+#include "vt_annot.h"
 #include "vt_buf.h"
 #include "vt_config.h"
 #include "vt_core.h"
@@ -155,7 +156,10 @@ static int vt__flush(void)
         return -EIO;
     }
     int rc = 0;
-    if (vt__write_all(vt__w.fd, b->p, b->len) < 0) {
+    struct stat st;
+    int gone = 0;   /* the file (or its folder) was removed: records would go nowhere */
+    if (vt__write_all(vt__w.fd, b->p, b->len) < 0 ||
+        (gone = fstat(vt__w.fd, &st) == 0 && st.st_nlink == 0)) {
         int e = errno;
         char why[PATH_MAX + 64];
         size_t pl = strlen(vt__w.path);
@@ -164,7 +168,7 @@ static int vt__flush(void)
         memcpy(why + 13, vt__w.path, pl);
         why[13 + pl] = 0;
         strcat(why, ": ");
-        strcat(why, strerror(e));
+        strcat(why, gone ? "the file was removed" : strerror(e));
         vt_core_latch_off(why);
         close(vt__w.fd);
         vt__w.fd = -1;
@@ -256,6 +260,47 @@ static void vt__stack_mark_written(uint32_t id)
     vt__w.stk_written[id] = 1;
 }
 
+/* Appends ,"py":[[file,function,line,native_index],...] for the Python frames of
+ * stack id (nothing when it has none). native_index: the native frame (index into
+ * pcs) of the interpreter eval loop (_PyEval_EvalFrameDefault) that runs the
+ * frame's activation (vt_py_frame.group: the g-th eval frame counted from the
+ * innermost), -1 when the native stack was cut before it. Under out_lock. */
+static void vt__define_py(vt_buf *b, uint32_t id, const uintptr_t *pcs, int n)
+{
+    const vt_py_frame *py = NULL;
+    int npy = 0;
+    if (vt_stack_get_py(id, &py, &npy) < 0 || npy == 0)
+        return;
+    int evals[VT_DEPTH_MAX], nev = 0;
+    for (int i = 0; i < n && nev < VT_DEPTH_MAX; i++) {
+        const char *fn = vt_modules_symbol(pcs[i] - 1);
+        if (fn && !strcmp(fn, "_PyEval_EvalFrameDefault"))
+            evals[nev++] = i;
+    }
+    vt_buf_cstr(b, ",\"py\":[");
+    for (int i = 0; i < npy; i++) {
+        char file[1024], func[256];
+        int line;
+        vt_py_describe(&py[i], file, sizeof file, func, sizeof func, &line);
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_put(b, "[", 1);
+        vt_buf_jstr(b, file, 1024);
+        vt_buf_put(b, ",", 1);
+        vt_buf_jstr(b, func, 256);
+        vt_buf_put(b, ",", 1);
+        vt_buf_u64(b, (uint64_t)(line > 0 ? line : 0));
+        if (py[i].group < (uint32_t)nev) {
+            vt_buf_put(b, ",", 1);
+            vt_buf_u64(b, (uint64_t)evals[py[i].group]);
+        } else {
+            vt_buf_cstr(b, ",-1");
+        }
+        vt_buf_put(b, "]", 1);
+    }
+    vt_buf_put(b, "]", 1);
+}
+
 /* Appends the module and stack records that stack `id` needs. Under out_lock. */
 static void vt__define_stack(vt_buf *b, uint32_t id)
 {
@@ -305,7 +350,9 @@ static void vt__define_stack(vt_buf *b, uint32_t id)
         vt_buf_jstr(b, vt_modules_symbol(pcs[i] - 1), 512);
         vt_buf_put(b, "]", 1);
     }
-    vt_buf_cstr(b, "]}\n");
+    vt_buf_put(b, "]", 1);
+    vt__define_py(b, id, pcs, n);
+    vt_buf_cstr(b, "}\n");
     vt__stack_mark_written(id);
 }
 
@@ -495,6 +542,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     }
     vt_buf_cstr(b, is_exit ? ",\"unfreed_at_exit\":true" : ",\"unfreed_at_exit\":false");
     vt__kv_u64(b, ",\"dropped_records\":", c.dropped_records);
+    vt_annot_format(b);
     vt_buf_cstr(b, "}\n");
     rc = vt__flush();
 
@@ -529,6 +577,13 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
                 break;
             }
         }
+        const vt_py_frame *py = NULL;
+        int npy = 0;
+        char file[512], func[256];
+        int line;
+        if (vt_stack_get_py(s->stack, &py, &npy) == 0 && npy > 0 &&
+            vt_py_describe(&py[0], file, sizeof file, func, sizeof func, &line) == 0)
+            snprintf(where, sizeof where, "%.300s:%d in %.180s", file, line, func);
         vt_log(VT_LOG_WARN, "possible leak: %s growing %llu bytes/step for %u steps (%s, device %d, stack %u)",
                where, (unsigned long long)(s->growth_steps ? s->growth_bytes / s->growth_steps : 0),
                s->growth_steps, vt_kind_name(s->kind), s->device, s->stack);
@@ -596,12 +651,41 @@ static void *vt__writer_main(void *arg)
 
 /* ---- public ---- */
 
+/* Threat model: the output folder may sit in a shared, world-writable place (/tmp)
+ * where another user planted a symbolic link, or a folder of their own, at its name
+ * before the run, to collect or tamper with the snapshots. The folder is used only if
+ * it is owned by us (or root), is not writable by others unless sticky, and, if the
+ * name is a symbolic link, the link is ours (or root's). Files are then created new
+ * (O_EXCL|O_NOFOLLOW, 0600), so nothing existing is ever opened or overwritten.
+ * Returns NULL when safe, else what is wrong. */
+static const char *vt__dir_unsafe(const char *dir)
+{
+    struct stat ls, st;
+    uid_t me = geteuid();
+    if (lstat(dir, &ls) < 0 || stat(dir, &st) < 0)
+        return "cannot be examined";
+    if (S_ISLNK(ls.st_mode) && ls.st_uid != me && ls.st_uid != 0)
+        return "a symbolic link owned by another user";
+    if (st.st_uid != me && st.st_uid != 0)
+        return "owned by another user";
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+        return "writable by others";
+    return NULL;
+}
+
 static int vt__open_file(void)
 {
     if (vt__mkdirs(vt__config.output) < 0) {
         char why[PATH_MAX + 64];
         int e = errno;
         snprintf(why, sizeof why, "cannot create output folder %s: %s", vt__config.output, strerror(e));
+        vt_core_latch_off(why);
+        return -1;
+    }
+    const char *unsafe = vt__dir_unsafe(vt__config.output);
+    if (unsafe) {
+        char why[PATH_MAX + 96];
+        snprintf(why, sizeof why, "output folder %s is not safe (%s)", vt__config.output, unsafe);
         vt_core_latch_off(why);
         return -1;
     }
@@ -636,7 +720,8 @@ static int vt__open_file(void)
     vt__w.seq = 0;
     vt__w.last_changes = 0;
     vt_modules_new_file();
-    memset(vt__w.stk_written, 0, vt__w.stk_cap);
+    if (vt__w.stk_written)   /* NULL before the first stack: memset(NULL, 0, 0) is UB */
+        memset(vt__w.stk_written, 0, vt__w.stk_cap);
     vt_buf_reset(&vt__w.buf);
     vt__format_header(&vt__w.buf, start_ns);
     int rc = vt__flush();

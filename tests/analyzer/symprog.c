@@ -1,11 +1,16 @@
 /* symprog.c — writes a snapshot stream about itself for the symbolization test:
  * its own module (path, GNU build-id, load bias) and a stack of three frames at
- * known places (a function entry, a return address in known_caller, one in
- * main), with no function names, so names, files and lines can only come from
+ * known places, each a return address as the preload writes them (one in
+ * known_function whose call ends its source line, so only the offset-1 rule
+ * finds the call's line; one in known_caller; one in main), with no names, so names, files and lines can only come from
  * libdw. Also writes a second stream whose build-id is wrong (libdw must be
  * skipped, the written name "fallback_name" used) and lines.json with the
- * truth. Usage: analyzer_symprog OUTDIR  (built -O0 -g). */
+ * truth. Usage: analyzer_symprog OUTDIR  (built -O0 -g). Also built as C++
+ * (analyzer_symprog_cxx, gcc -x c++): then its functions have mangled ELF and
+ * DWARF linkage names that the report must demangle. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <elf.h>
 #include <link.h>
 #include <limits.h>
@@ -48,9 +53,18 @@ __attribute__((noinline)) static void *capture(void)
     return __builtin_return_address(0);
 }
 
-static const int known_function_line = __LINE__ + 1;
+static void *ra0;
+
+/* Stores its return address; the call is the last instruction of its line. */
+__attribute__((noinline)) static void capture_into(void **slot)
+{
+    *slot = __builtin_return_address(0);
+}
+
+static const int known_function_line = __LINE__ + 3;
 __attribute__((noinline)) int known_function(int x)
 {
+    capture_into(&ra0);
     return x * 3 + 1;
 }
 
@@ -82,9 +96,10 @@ int main(int argc, char **argv)
     dl_iterate_phdr(phdr_cb, NULL);
     char exe[PATH_MAX];
     if (!realpath("/proc/self/exe", exe)) { perror("realpath"); return 1; }
+    known_function(1);
     void *ra1 = known_caller();
     void *ra2 = capture(); l2 = __LINE__;
-    uint64_t f0 = (uint64_t)(uintptr_t)&known_function - bias;
+    uint64_t f0 = (uint64_t)(uintptr_t)ra0 - bias;
     uint64_t f1 = (uint64_t)(uintptr_t)ra1 - bias, f2 = (uint64_t)(uintptr_t)ra2 - bias;
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/good.jsonl", argv[1]);

@@ -1,12 +1,13 @@
-/* test_unit.c — unit tests of the analyzer library: SIZE parsing, the JSON
- * cursor, floor, Theil–Sen and the verdicts of docs/metrics.md on synthetic
+/* test_unit.c — unit tests of the analyzer library: SIZE parsing, the jansson
+ * line reader (vt_jline), floor, Theil–Sen and the verdicts of docs/metrics.md on synthetic
  * step series. Prints one line per failed assertion; exit 1 if any failed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vt_json.h"
+#include "vt_demangle.h"
+#include "vt_jline.h"
 #include "vt_series.h"
 #include "vt_size.h"
 
@@ -47,72 +48,111 @@ static void test_size(void)
     CHECK(!strcmp(vt_size_fmt(100, b, sizeof b), "100 B"), "%s", b);
 }
 
+/* Parses text with vt_jline_load and reads its one-element array as u64. */
 static int parse_u64(const char *text, uint64_t *v, char *err, size_t cap)
 {
-    vt_json j;
-    vt_json_init(&j, text, strlen(text));
-    int rc = vt_json_u64(&j, v);
-    if (rc == 0) rc = vt_json_end(&j);
-    snprintf(err, cap, "%s", j.err);
+    char doc[128];
+    snprintf(doc, sizeof doc, "[%s]", text);
+    err[0] = 0;
+    json_t *root = vt_jline_load(doc, strlen(doc), err, cap);
+    if (!root) return -1;
+    int rc = json_array_size(root) == 1 ? vt_ju64(json_array_get(root, 0), v, err, cap) : -1;
+    json_decref(root);
     return rc;
 }
 
 static void test_json(void)
 {
     uint64_t v;
-    char err[256];
-    CHECK(parse_u64("18446744073709551615", &v, err, sizeof err) == 0 && v == UINT64_MAX, "%s", err);
-    CHECK(parse_u64("18446744073709551616", &v, err, sizeof err) < 0 && strstr(err, "exceeds 2^64-1"), "%s", err);
-    CHECK(parse_u64("-5", &v, err, sizeof err) < 0 && strstr(err, "negative"), "%s", err);
+    char err[300];
+    /* the format's integers are at most 2^63-1 (docs/snapshot-format.md) */
+    CHECK(parse_u64("9223372036854775807", &v, err, sizeof err) == 0 && v == 9223372036854775807ULL, "%s", err);
+    CHECK(parse_u64("9223372036854775808", &v, err, sizeof err) < 0 && strstr(err, "exceeds 2^63-1"), "%s", err);
+    CHECK(parse_u64("18446744073709551615", &v, err, sizeof err) < 0 && strstr(err, "exceeds 2^63-1"), "%s", err);
+    CHECK(parse_u64("-5", &v, err, sizeof err) < 0 && strstr(err, "negative value -5"), "%s", err);
     CHECK(parse_u64("1.5", &v, err, sizeof err) < 0 && strstr(err, "not an integer"), "%s", err);
     CHECK(parse_u64("\"12\"", &v, err, sizeof err) < 0 && strstr(err, "got string"), "%s", err);
-    CHECK(parse_u64("012", &v, err, sizeof err) < 0 && strstr(err, "leading zero"), "%s", err);
-    CHECK(parse_u64("12 x", &v, err, sizeof err) < 0, "trailing garbage accepted");
+    CHECK(parse_u64("null", &v, err, sizeof err) < 0 && strstr(err, "got null"), "%s", err);
+    CHECK(parse_u64("012", &v, err, sizeof err) < 0 && strstr(err, "column"), "leading zero accepted: %s", err);
+    CHECK(parse_u64("0", &v, err, sizeof err) == 0 && v == 0, "%s", err);
 
-    /* an object with every value class, escapes and nesting */
-    const char *doc = "{\"a\":[1,2,{\"b\":null}],\"s\":\"x\\u00e9\\n\\ud83d\\ude00\",\"t\":true,\"f\":-1.5e3}";
-    vt_json j;
-    vt_json_init(&j, doc, strlen(doc));
-    const char *k;
-    size_t kn;
-    int n = 0, rc;
-    CHECK(vt_json_obj_begin(&j) == 0, "%s", j.err);
-    while ((rc = vt_json_obj_next(&j, &k, &kn)) == 1) {
-        n++;
-        if (VT_JSON_KEY(k, kn, "s")) {
-            char buf[32];
-            size_t len;
-            CHECK(vt_json_str(&j, buf, sizeof buf, &len) == 0, "%s", j.err);
-            CHECK(len == 8 && !memcmp(buf, "x\xc3\xa9\n\xf0\x9f\x98\x80", 8), "decoded %zu bytes", len);
-        } else if (VT_JSON_KEY(k, kn, "f")) {
-            double d;
-            CHECK(vt_json_f64(&j, &d) == 0 && d == -1500, "%g", d);
-        } else {
-            CHECK(vt_json_skip(&j) == 0, "%s", j.err);
-        }
+    /* typed reads of every value class, escapes decoded by jansson */
+    const char *doc = "{\"a\":[1,2,{\"b\":null}],\"s\":\"x\\u00e9\\n\\ud83d\\ude00\",\"t\":true,\"f\":-1.5e3,\"i\":-7}";
+    json_t *root = vt_jline_load(doc, strlen(doc), err, sizeof err);
+    CHECK(root != NULL, "%s", err);
+    if (root) {
+        const char *s = vt_jstr(json_object_get(root, "s"), 64, err, sizeof err);
+        CHECK(s && strlen(s) == 8 && !memcmp(s, "x\xc3\xa9\n\xf0\x9f\x98\x80", 8), "decoded %s", s ? s : err);
+        CHECK(vt_jstr(json_object_get(root, "s"), 4, err, sizeof err) == NULL && strstr(err, "longer than 4"), "%s", err);
+        double d;
+        CHECK(vt_jf64(json_object_get(root, "f"), &d, err, sizeof err) == 0 && d == -1500, "%g", d);
+        int b;
+        CHECK(vt_jbool(json_object_get(root, "t"), &b, err, sizeof err) == 0 && b == 1, "%s", err);
+        CHECK(vt_jbool(json_object_get(root, "a"), &b, err, sizeof err) < 0 && strstr(err, "got array"), "%s", err);
+        int64_t i;
+        CHECK(vt_ji64(json_object_get(root, "i"), &i, err, sizeof err) == 0 && i == -7, "%s", err);
+        CHECK(vt_ju64(json_object_get(root, "missing"), &v, err, sizeof err) < 0 && strstr(err, "got nothing"), "%s", err);
+        json_decref(root);
     }
-    CHECK(rc == 0 && n == 4 && vt_json_end(&j) == 0, "rc %d n %d %s", rc, n, j.err);
 
     static const char *const bad[] = {"{\"a\":1,}", "[1,]", "{\"a\" 1}", "[1 2]", "{\"a\":tru}", "\"abc", "{\"a\":\"\x01\"}",
-                                      "[\"\\x\"]", "{,}", "[", "{\"a\":1}}"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        vt_json_init(&j, bad[i], strlen(bad[i]));
-        rc = vt_json_skip(&j);
-        if (rc == 0) rc = vt_json_end(&j);
-        CHECK(rc < 0 && j.err[0], "accepted bad JSON %s", bad[i]);
+                                      "[\"\\x\"]", "{,}", "[", "{\"a\":1}}", "{\"a\":1,\"a\":2}", "[\"\\u0000\"]", "[\"\xff\"]", "7"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        err[0] = 0;
+        root = vt_jline_load(bad[k], strlen(bad[k]), err, sizeof err);
+        CHECK(root == NULL && err[0], "accepted bad JSON %s", bad[k]);
+        json_decref(root);
     }
-    /* depth limit: 64 levels pass, 65 fail, 100000 fail without recursion trouble */
-    char deep[200001];
-    for (int d = 64; d <= 65; d++) {
+    root = vt_jline_load("{\"a\":1,\"a\":2}", 13, err, sizeof err);
+    CHECK(!root && strstr(err, "duplicate"), "duplicate keys: %s", err);
+    /* depth: jansson stops at 2048 levels; 100000 nested '[' fail cleanly, no deep recursion */
+    static char deep[200001];
+    for (int d = 2048; d <= 2049; d++) {
         memset(deep, '[', (size_t)d);
         memset(deep + d, ']', (size_t)d);
-        vt_json_init(&j, deep, (size_t)d * 2);
-        rc = vt_json_skip(&j);
-        CHECK((rc == 0) == (d == 64), "depth %d rc %d %s", d, rc, j.err);
+        root = vt_jline_load(deep, (size_t)d * 2, err, sizeof err);
+        CHECK((root != NULL) == (d == 2048), "depth %d: %s", d, root ? "accepted" : err);
+        json_decref(root);
     }
     memset(deep, '[', 100000);
-    vt_json_init(&j, deep, 100000);
-    CHECK(vt_json_skip(&j) < 0 && strstr(j.err, "nesting deeper"), "%s", j.err);
+    memset(deep + 100000, ']', 100000);
+    root = vt_jline_load(deep, 200000, err, sizeof err);
+    CHECK(!root && strstr(err, "nesting deeper than 2048"), "%s", err);
+}
+
+static void test_demangle(void)
+{
+    static const struct { const char *mangled, *sig, *name; } cases[] = {
+        {"_ZL14remember_batchi", "remember_batch(int)", "remember_batch"},
+        {"_ZN2ns3Foo4stepEv", "ns::Foo::step()", "ns::Foo::step"},
+        {"_ZNK2ns3Foo4sizeEv", "ns::Foo::size() const", "ns::Foo::size"},
+        {"_Z3fooIiEvT_", "void foo<int>(int)", "foo<int>"},
+        {"_ZN3FooclEi", "Foo::operator()(int)", "Foo::operator()"},
+        {"_ZN3FoocvbEv", "Foo::operator bool()", "Foo::operator bool"},
+        {"_ZltRK1AS1_", "operator<(A const&, A const&)", "operator<"},
+        {"_ZlsIiEvRK1AT_", "void operator<< <int>(A const&, int)", "operator<< <int>"},
+        {"_ZN12_GLOBAL__N_13barEv", "(anonymous namespace)::bar()", "(anonymous namespace)::bar"},
+        {"_Z3fooi.cold", "foo(int) [clone .cold]", "foo"},
+        {"_ZZ4mainENKUliE_clEi", "main::{lambda(int)#1}::operator()(int) const", "main::{lambda(int)#1}::operator()"},
+        {"_Znwm", "operator new(unsigned long)", "operator new"},
+        {"_ZdaPv", "operator delete[](void*)", "operator delete[]"},
+        {"_Z3bazB5cxx11v", "baz[abi:cxx11]()", "baz"},
+        {"_ZSt4moveIRiEONSt16remove_referenceIT_E4typeEOS2_", "std::remove_reference<int&>::type&& std::move<int&>(int&)",
+         "std::move<int&>"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *sig = vt_demangle(cases[i].mangled);
+        CHECK(sig && !strcmp(sig, cases[i].sig), "%s -> %s", cases[i].mangled, sig ? sig : "(null)");
+        char *name = vt_demangled_name(cases[i].sig);
+        CHECK(!strcmp(name, cases[i].name), "%s -> \"%s\", expected \"%s\"", cases[i].sig, name, cases[i].name);
+        free(sig);
+        free(name);
+    }
+    CHECK(vt_demangle("main") == NULL, "C name demangled");
+    CHECK(vt_demangle("_Zgarbage!") == NULL, "invalid mangled name accepted");
+    char *n = vt_demangled_name("cudaMalloc");
+    CHECK(!strcmp(n, "cudaMalloc"), "%s", n);
+    free(n);
 }
 
 static void test_floor_theil_sen(void)
@@ -229,6 +269,7 @@ int main(void)
 {
     test_size();
     test_json();
+    test_demangle();
     test_floor_theil_sen();
     test_verdicts();
     printf("%d checks, %d failed\n", checks, failures);

@@ -300,7 +300,8 @@ def check_exports(c):
     expect(not bad, "unexpected exports: %r" % bad)
     for n in ("dlsym", "cuGetProcAddress_v2", "cuMemAlloc_v2", "cudaMalloc", "vramtrace_step",
               "vramtrace_snapshot", "vramtrace_live_bytes", "vramtrace_peak_bytes",
-              "vramtrace_scope_begin", "vramtrace_scope_leaked_bytes", "cudaGetDriverEntryPointByVersion"):
+              "vramtrace_scope_begin", "vramtrace_scope_leaked_bytes", "vramtrace_annotate",
+              "vramtrace_peak_interval_bytes", "vramtrace_enabled", "cudaGetDriverEntryPointByVersion"):
         expect(n in names, "missing export " + n)
     print("exports ok (%d)" % len(names))
 

@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""vt_bench.py — runs the vramtrace performance figures of issue 7, each printed with
+its floor beside it (docs/performance.md records the results).
+
+Instruction counts come from `valgrind --tool=callgrind --collect-atstart=no
+--toggle-collect=bench_measured_*` (deterministic, so the machine's noise does not
+enter), wall times from paired runs (traced and untraced alternate; the median of the
+per-pair ratios is reported), memory from mallinfo2 and /proc/self/status.
+
+Usage:
+  vt_bench.py --build BUILD_DIR [--work DIR] [--quick] [--figures 1,2,...] [--json FILE]
+
+--quick runs every figure at tiny sizes (CTest bench_smoke): it proves the
+benchmarks run; its numbers mean nothing. Exit status 0 when every benchmark ran
+(a missed target is reported, not an error), 1 when one failed to run.
+No figure is asserted: benchmarks are not timed tests.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ARGS = None
+RESULTS = []          # one dict per printed row
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def row(figure, what, measured, floor=None, target=None, unit="", ok=None, note=""):
+    r = {"figure": figure, "what": what, "measured": measured, "floor": floor,
+         "target": target, "unit": unit, "ok": ok, "note": note}
+    RESULTS.append(r)
+    def fmt(v):
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}"
+        return str(v)
+    verdict = "" if ok is None else ("  [meets target]" if ok else "  [MISSES target]")
+    log(f"  fig{figure} {what}: {fmt(measured)} {unit}   floor {fmt(floor)}   target {fmt(target)}{verdict}"
+        + (f"   ({note})" if note else ""))
+
+
+# ---- environments ----
+
+def base_env():
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("VRAMTRACE_") or k == "LD_PRELOAD":
+            del env[k]
+    env["LD_LIBRARY_PATH"] = ARGS.cuda_lib or os.path.join(ARGS.build, "simcuda")
+    env["VRAMTRACE_LOG"] = "quiet"
+    return env
+
+
+def traced_env(**kw):
+    env = base_env()
+    env["LD_PRELOAD"] = os.path.join(ARGS.build, "lib", "libvramtrace.so")
+    env["VRAMTRACE_OUTPUT"] = os.path.join(ARGS.work, "out")
+    for k, v in kw.items():
+        env["VRAMTRACE_" + k] = str(v)
+    return env
+
+
+def binp(name):
+    return os.path.join(ARGS.build, "bin", name)
+
+
+def run(cmd, env, timeout=600):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr[-2000:]}")
+    return p.stdout
+
+
+def kv(text):
+    out = {}
+    for tok in re.findall(r"(\w+)=(\S+)", text):
+        out[tok[0]] = tok[1]
+    return out
+
+
+# ---- callgrind ----
+
+_cg_n = 0
+
+
+def callgrind(cmd, env, toggle="bench_measured_*", top=0):
+    """Instructions executed inside functions matching toggle (inclusive)."""
+    global _cg_n
+    _cg_n += 1
+    out = os.path.join(ARGS.work, f"cg.{_cg_n}.out")
+    vg = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={toggle}",
+          f"--callgrind-out-file={out}"]
+    p = subprocess.run(vg + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=900)
+    if p.returncode != 0:
+        raise RuntimeError(f"callgrind {' '.join(cmd)} exited {p.returncode}: {p.stderr[-2000:]}")
+    total = None
+    with open(out) as f:
+        for line in f:
+            m = re.match(r"(summary|totals):\s+(\d+)", line)
+            if m:
+                total = int(m.group(2))
+    if total is None:
+        raise RuntimeError("no callgrind total in " + out)
+    funcs = []
+    if top and shutil.which("callgrind_annotate"):
+        a = subprocess.run(["callgrind_annotate", "--inclusive=no", out], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True).stdout
+        for line in a.splitlines():
+            m = re.match(r"\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$", line)
+            if m and "PROGRAM TOTALS" not in line:
+                funcs.append((int(m.group(1).replace(",", "")), m.group(2).strip()))
+    return total, p.stdout, funcs
+
+
+def show_top(funcs, per, label, base=None):
+    """Per-function self cost per event; with base, the traced-minus-untraced delta."""
+    if not funcs:
+        return
+    if base is not None:
+        b = {}
+        for n, name in base:
+            b[name] = b.get(name, 0) + n
+        d = {}
+        for n, name in funcs:
+            d[name] = d.get(name, 0) + n
+        for name, n in b.items():
+            d[name] = d.get(name, 0) - n
+        funcs = sorted(((n, name) for name, n in d.items() if n), reverse=True)[:14]
+        log(f"    callgrind self cost per {label}, traced minus untraced, by function:")
+    else:
+        log(f"    callgrind self cost per {label}, top functions:")
+        funcs = funcs[:14]
+    for n, name in funcs:
+        log(f"      {n / per:9.1f}  {name[:110]}")
+
+
+# ---- figure 1: hook bookkeeping, stacks off ----
+
+def fig1():
+    log("Figure 1: hook bookkeeping per alloc+free pair, VRAMTRACE_DEPTH=0 (callgrind instructions)")
+    n = 200 if ARGS.quick else 5000
+    for path in ("runtime", "driver"):
+        cmd = [binp("bench_alloc"), "pairs", path, str(n)]
+        u, _, utop = callgrind(cmd, base_env(), top=ARGS.verbose)
+        t, _, top = callgrind(cmd, traced_env(DEPTH=0, INTERVAL_MS=0), top=ARGS.verbose)
+        extra = (t - u) / n
+        row(1, f"{path} path: instructions per pair beyond untraced", extra, floor=u / n,
+            target=300, unit="instr", ok=extra <= 300,
+            note="floor = the untraced pair itself (simulated CUDA)")
+        show_top(top, n, "pair", utop)
+
+
+# ---- figure 2: stack capture ----
+
+def fig2():
+    log("Figure 2: stack capture vs bare unw_backtrace of the same depth (callgrind instructions)")
+    n = 100 if ARGS.quick else 2000
+    depths = (8, 64) if ARGS.quick else (8, 16, 32, 64)
+    frames = "72"
+    cmd0 = [binp("bench_alloc"), "pairs", "runtime", str(n), "--frames", frames]
+    t0, _, top0 = callgrind(cmd0, traced_env(DEPTH=0, INTERVAL_MS=0), top=ARGS.verbose)
+    for d in depths:
+        floor, _, _ = callgrind([binp("bench_alloc"), "unw", str(d), str(n), "--frames", frames], base_env())
+        td, _, top = callgrind(cmd0, traced_env(DEPTH=d, INTERVAL_MS=0), top=ARGS.verbose)
+        cap = (td - t0) / n
+        fl = floor / n
+        row(2, f"depth {d}: hook stack capture (traced DEPTH={d} minus DEPTH=0, per pair)", cap,
+            floor=fl, target=1.2 * fl, unit="instr", ok=cap <= 1.2 * fl,
+            note=f"ratio {cap / fl:.3f}x")
+        show_top(top, n, f"pair (DEPTH={d} minus DEPTH=0)", top0)
+        # the store alone, in the core: capture + intern vs unw_backtrace, and dedup growth
+        ccmd = [binp("bench_core"), "stack", str(d), str(n)]
+        cc, out, _ = callgrind(ccmd, base_env(), toggle="bench_measured_capture")
+        cu, _, _ = callgrind(ccmd, base_env(), toggle="bench_measured_unw")
+        o = kv(out)
+        row(2, f"depth {d}: vt_stack_capture in the core (per capture)", cc / (n + 1), floor=cu / (n + 1),
+            target=1.2 * cu / (n + 1), unit="instr", ok=cc <= 1.2 * cu, note=f"ratio {cc / cu:.3f}x")
+        row(2, f"depth {d}: store growth over {o.get('captures')} repeated captures",
+            f"{o.get('store_growth_stacks')} stacks, {o.get('store_growth_bytes')} bytes",
+            floor="0", target="0", ok=o.get("store_growth_stacks") == "0" and o.get("store_growth_bytes") == "0")
+
+
+# ---- figure 3: realistic programs, wall time ----
+
+def paired(cmd, rounds, env_traced):
+    """Alternates untraced/traced runs; returns (median ratio, median u, median t)."""
+    ratios, us, ts = [], [], []
+    for r in range(rounds):
+        order = [(False, base_env()), (True, env_traced)]
+        if r % 2:
+            order.reverse()
+        res = {}
+        for traced, env in order:
+            shutil.rmtree(os.path.join(ARGS.work, "out"), ignore_errors=True)
+            t = time.perf_counter()
+            run(cmd, env)
+            res[traced] = time.perf_counter() - t
+        ratios.append(res[True] / res[False])
+        us.append(res[False])
+        ts.append(res[True])
+    return statistics.median(ratios), statistics.median(us), statistics.median(ts)
+
+
+def fig3():
+    log("Figure 3: realistic programs, wall time traced/untraced, default settings, paired runs")
+    rounds = 2 if ARGS.quick else ARGS.rounds
+    cal = lambda ns: kv(run([binp("bench_alloc"), "calibrate", str(ns)], base_env()))["iters"]
+    # training loop: 200 allocations per step (7 sites + weights), 20 ms of "kernels" per step
+    steps = 3 if ARGS.quick else 50
+    step_ms = 20
+    cmd = [binp("bench_alloc"), "train", str(steps), "200", cal(step_ms * 1000000)]
+    r, u, t = paired(cmd, rounds, traced_env())
+    row(3, f"training loop ({steps} steps x 200 allocations, {step_ms} ms kernels/step): traced/untraced wall",
+        r, floor=1.0, target=1.05, unit="x", ok=r <= 1.05,
+        note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s")
+    if ARGS.hyperfine and shutil.which("hyperfine") and not ARGS.quick:
+        hyper(cmd, "train")
+    # churn: 100,000 alloc/free pairs per second for 1 s (10 us per pair untraced)
+    pairs = 2000 if ARGS.quick else 100000
+    one = kv(run([binp("bench_alloc"), "churn", "20000", "0"], base_env()))
+    alloc_ns = 1e9 / float(one["pairs_per_s"])
+    sp = cal(max(1000, int(10000 - alloc_ns)))
+    cmd = [binp("bench_alloc"), "churn", str(pairs), sp]
+    chk = kv(run(cmd, base_env()))
+    r, u, t = paired(cmd, rounds, traced_env())
+    row(3, f"churn ({pairs} pairs at {float(chk['pairs_per_s']):.0f} pairs/s untraced): traced/untraced wall",
+        r, floor=1.0, target=1.05, unit="x", ok=r <= 1.05,
+        note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s")
+    if ARGS.hyperfine and shutil.which("hyperfine") and not ARGS.quick:
+        hyper(cmd, "churn")
+
+
+def hyper(cmd, name):
+    js = os.path.join(ARGS.work, f"hyperfine.{name}.json")
+    env = traced_env()
+    pre = f"LD_PRELOAD={env['LD_PRELOAD']} VRAMTRACE_OUTPUT={env['VRAMTRACE_OUTPUT']} VRAMTRACE_LOG=quiet "
+    c = " ".join(cmd)
+    subprocess.run(["hyperfine", "-N" if False else "--shell=bash", "--warmup", "2", "--runs", str(ARGS.rounds),
+                    "--export-json", js, "-n", "untraced", c, "-n", "traced", pre + c],
+                   env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=900)
+    try:
+        with open(js) as f:
+            res = {x["command"]: x for x in json.load(f)["results"]}
+        u, t = res["untraced"]["median"], res["traced"]["median"]
+        row(3, f"{name}: hyperfine median traced/untraced (not paired)", t / u, floor=1.0, target=1.05,
+            unit="x", ok=t / u <= 1.05, note=f"untraced {u:.3f} s, traced {t:.3f} s")
+    except (OSError, KeyError, ValueError) as e:
+        log(f"    hyperfine failed: {e}")
+
+
+# ---- figure 4: memory ----
+
+def fig4():
+    log("Figure 4: memory per live allocation and in total")
+    n = 20000 if ARGS.quick else 1000000
+    o = kv(run([binp("bench_core"), "mem", str(n)], base_env()))
+    b = float(o["bytes_per_alloc"])
+    row(4, f"core: heap bytes per live allocation ({n} live, one stack)", b, floor=46, target=96,
+        unit="B", ok=b <= 96, note="floor = the 46 bytes a live-list row carries (addr, size, kind, "
+        "device, stack, step, birth, tid, stream)")
+    row(4, f"core: resident growth for {n} live allocations", int(o["rss_growth_kb"]) / 1024.0,
+        unit="MiB", target=150 * n / 1e6, ok=int(o["rss_growth_kb"]) / 1024.0 <= 150 * n / 1e6)
+    cmd = [binp("bench_alloc"), "live", str(n)]
+    u = kv(run(cmd, base_env()))
+    t = kv(run(cmd, traced_env()))
+    du = int(u["rss_kb"]) - int(u["rss0_kb"])
+    dt = int(t["rss_kb"]) - int(t["rss0_kb"])
+    tracer = (int(t["rss_kb"]) - int(u["rss_kb"])) / 1024.0
+    row(4, f"process under the preload, {n} live cudaMalloc: tracer resident memory (traced RSS - untraced RSS)",
+        tracer, floor=0.0, target=150 * n / 1e6, unit="MiB", ok=tracer <= 150 * n / 1e6,
+        note=f"RSS growth over the allocations: untraced {du / 1024:.1f} MiB, traced {dt / 1024:.1f} MiB; "
+             f"traced total RSS {int(t['rss_kb']) / 1024:.1f} MiB")
+
+
+# ---- figure 5: snapshot stalls ----
+
+def fig5():
+    log("Figure 5: snapshot stalls (wall clock; 2-core machine, noisy)")
+    cases = [(20000, 500, 3)] if ARGS.quick else [(1000000, 10000, 20), (200000, 10000, 20)]
+    for live, sites, per in cases:
+        stall_case(live, sites, per)
+
+
+def stall_case(live, sites, per):
+    env = base_env()
+    env["VRAMTRACE_OUTPUT"] = os.path.join(ARGS.work, "stall")
+    shutil.rmtree(env["VRAMTRACE_OUTPUT"], ignore_errors=True)
+    out = run([binp("bench_core"), "stall", str(live), str(sites), str(per)], env)
+    o = kv(out.splitlines()[0])
+    waits, coll = {}, {}
+    for line in out.splitlines():
+        k = kv(line)
+        if line.startswith("hook_wait"):
+            waits[k["phase"]] = k
+        elif line.startswith("collect"):
+            coll[k["kind"]] = float(k["ms"])
+    idle = float(waits["idle"]["max_us"]) / 1000
+    pw = float(waits["periodic"]["max_us"]) / 1000
+    fw = float(waits["full_list"]["max_us"]) / 1000
+    frag = live <= 262144
+    hold = coll["sites_and_fragmentation" if frag else "sites_only"]
+    row(5, f"periodic snapshot, {live} live, {sites} sites: vt_core_collect alone (bounds the lock hold)", hold,
+        target=1.0, unit="ms", ok=hold <= 1.0,
+        note="copies sites" + (" and every live row (fragmentation, <= 262,144 live)" if frag else ""))
+    row(5, f"periodic snapshots, {live} live: longest observed hook call", pw, floor=idle, target=1.0,
+        unit="ms", ok=pw <= 1.0, note=f"floor = longest hook call with no snapshot running; "
+        f"calls over 1 ms: {waits['periodic']['over_1ms']} of {waits['periodic']['calls']}")
+    row(5, f"full live-list snapshot, {live} live: vt_core_collect alone (bounds the lock hold)",
+        coll["full_live_list"], target=1.0, unit="ms", ok=coll["full_live_list"] <= 1.0)
+    row(5, f"full live-list snapshot, {live} live: longest observed hook call", fw, floor=idle, target=1.0,
+        unit="ms", ok=fw <= 1.0)
+    pm = float(o["periodic_max_ms"])
+    row(5, f"periodic snapshot of {sites} sites, {live} live: written in (max of {per})", pm, target=20,
+        unit="ms", ok=pm <= 20,
+        note=f"mean {o['periodic_mean_ms']} ms; the first one (defines {sites} stacks) {o['first_snapshot_ms']} ms")
+    fl = float(o["full_list_ms"])
+    row(5, f"full live list of {live} allocations: written in", fl / 1000, target=2.0, unit="s", ok=fl <= 2000)
+
+
+# ---- figure 6: scale ----
+
+def fig6():
+    log("Figure 6: cost per event against live allocations; throughput against threads")
+    lives = (1000, 10000) if ARGS.quick else (1000, 10000, 100000, 1000000)
+    k = 2000 if ARGS.quick else 200000
+    kcg = 200 if ARGS.quick else 5000
+    for live in lives:
+        o = kv(run([binp("bench_core"), "scale", str(live), str(k)], base_env()))
+        cg, _, _ = callgrind([binp("bench_core"), "scale", str(live), str(kcg)], base_env())
+        # the program runs the measured loop 1 (warm, min(k,1000)) + 3 times
+        per = cg / (min(kcg, 1000) + 3 * kcg)
+        row(6, f"{live} live: free+alloc pair in the core", float(o["ns_per_pair"]), unit="ns",
+            note=f"{per:.0f} instructions per pair (callgrind)")
+    n = 2000 if ARGS.quick else 100000
+    for th in (1, 2, 4, 8):
+        u = kv(run([binp("bench_alloc"), "threads", str(th), str(n // th)], base_env()))
+        t = kv(run([binp("bench_alloc"), "threads", str(th), str(n // th)], traced_env()))
+        up, tp = float(u["pairs_per_s"]), float(t["pairs_per_s"])
+        row(6, f"{th} threads: traced pairs/s (default settings)", tp, floor=up, unit="pairs/s",
+            note=f"traced/untraced throughput {tp / up:.3f}")
+
+
+# ---- figure 7: analyzer ----
+
+def fig7():
+    log("Figure 7: analyzer reading and reporting N snapshots x 500 sites")
+    counts = (20, 100) if ARGS.quick else tuple(ARGS.analyzer_counts)
+    sites = 500
+    prev = None
+    for n in counts:
+        d = os.path.join(ARGS.work, f"ana{n}")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        f = os.path.join(d, "vt.benchhost.4242.1700000000000000000.jsonl")
+        size = int(kv(run([binp("gen_snapshots"), f, str(n), str(sites)], base_env()))["bytes"])
+        t = time.perf_counter()
+        p = subprocess.Popen([binp("vramtrace"), "report", "--format", "json", d],
+                             env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        err = p.stderr.read().decode(errors="replace")
+        p.stderr.close()
+        rc = os.waitstatus_to_exitcode(status)
+        if rc not in (0, 1):
+            raise RuntimeError(f"vramtrace report exited {rc}: {err[-1000:]}")
+        mib = ru.ru_maxrss / 1024.0
+        scale = f"; x{wall / prev:.2f} time for x{n // prevn} input" if prev else ""
+        row(7, f"{n} snapshots x {sites} sites ({size / 2**20:.0f} MiB): report wall", wall, unit="s",
+            target=3.0 * n / 10000, ok=wall <= 3.0 * n / 10000 if n >= 10000 else None,
+            note=f"max RSS {mib:.0f} MiB (target 200 MiB at 10k){scale}")
+        row(7, f"{n} snapshots x {sites} sites: report max RSS", mib, unit="MiB", target=200,
+            ok=mib <= 200 if n <= 10000 else None)
+        prev, prevn = wall, n
+        shutil.rmtree(d, ignore_errors=True)
+
+
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7}
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7")
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
+    ap.add_argument("--hyperfine", action="store_true", help="also run hyperfine (figure 3)")
+    ap.add_argument("--verbose", action="store_true", help="callgrind per-function costs")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--cuda-lib", default=None,
+                    help="folder of a real libcudart.so.13/libcuda.so.1 (GPU machine) instead of build/simcuda")
+    ARGS = ap.parse_args()
+    ARGS.build = os.path.abspath(ARGS.build)
+    ARGS.work = os.path.abspath(ARGS.work or os.path.join(ARGS.build, "bench-work"))
+    os.makedirs(ARGS.work, exist_ok=True)
+    figs = [int(x) for x in ARGS.figures.split(",") if x]
+    need_vg = any(f in (1, 2, 6) for f in figs)
+    if need_vg and not shutil.which("valgrind"):
+        log("valgrind not found: instruction-count figures need it")
+        return 1
+    failed = 0
+    for f in figs:
+        t = time.perf_counter()
+        try:
+            FIGS[f]()
+        except Exception as e:  # report and go on with the other figures
+            log(f"  fig{f} FAILED TO RUN: {e}")
+            failed += 1
+        log(f"  (figure {f}: {time.perf_counter() - t:.1f} s)")
+    if ARGS.json:
+        with open(ARGS.json, "w") as fh:
+            json.dump(RESULTS, fh, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+"""Reading this process's own snapshot stream (docs/snapshot-format.md, version 1).
+
+Design: libvramtrace.so appends JSON Lines records to one file per process,
+``vt.<host>.<pid>.<start_ns>.jsonl`` under ``$VRAMTRACE_OUTPUT`` (default
+``vramtrace-out`` in the working directory), and keeps it open. :func:`find_own_stream`
+finds that file through ``/proc/self/fd`` (exact even after a chdir) and falls back
+to the output folder. :class:`Stream` reads it incrementally: each :meth:`Stream.poll`
+parses only the whole lines appended since the previous poll (a line without its
+``\\n`` is left for later), absorbs ``module`` and ``stack`` definitions, and returns
+the new ``snapshot`` records. The window functions compare two labelled manual
+snapshots: allocations born between them and still live, grouped by site, and
+bounds of the highest live total between them.
+
+A site, as in docs/metrics.md: (trimmed stack, kind, device); trimming drops frames
+in libvramtrace/libcudart/libcuda, then a leading run of CUDA API names.
+Sizes are bytes. Not thread-safe: one Stream per user.
+"""
+import json
+import os
+import re
+
+FORMAT_NAME = "vramtrace-snapshot"
+FORMAT_VERSION = 1
+
+_FILE_RE = re.compile(r"^vt\.(.+)\.([0-9]+)\.([0-9]+)\.jsonl$")
+_CUDA_API_RE = re.compile(r"^(cuda[A-Z]|cu[A-Z]|__cudart)")
+_TRIM_PREFIXES = ("libvramtrace", "libcudart", "libcuda.", "libcuda-")
+
+
+class SnapshotError(Exception):
+    """A malformed stream: the message is ``file:line: what``."""
+
+
+def stream_file_pid(path):
+    """The pid in a stream file's name, or None when the name is not a stream's."""
+    m = _FILE_RE.match(os.path.basename(path))
+    return int(m.group(2)) if m else None
+
+
+def find_own_stream(pid=None, output_dir=None):
+    """Path of the snapshot stream that process `pid` (default: this one) writes,
+    or None. Looks at the process's open files first (``/proc/<pid>/fd``), then in
+    `output_dir` (default ``$VRAMTRACE_OUTPUT`` or ``vramtrace-out``, relative to the
+    working directory) for ``vt.*.<pid>.*.jsonl``, newest start time first."""
+    pid = os.getpid() if pid is None else pid
+    fd_dir = "/proc/%d/fd" % pid
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        fds = []
+    for fd in fds:
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if stream_file_pid(target) == pid and os.path.isfile(target):
+            return target
+    if output_dir is None:
+        output_dir = os.environ.get("VRAMTRACE_OUTPUT") or "vramtrace-out"
+    try:
+        names = os.listdir(output_dir)
+    except OSError:
+        return None
+    found = []
+    for name in names:
+        m = _FILE_RE.match(name)
+        if m and int(m.group(2)) == pid:
+            found.append((int(m.group(3)), os.path.join(output_dir, name)))
+    return max(found)[1] if found else None
+
+
+class Stream:
+    """Incremental reader of one snapshot stream.
+
+    Attributes: path; header (dict or None until read); modules {id: record};
+    stacks {id: record}. poll() raises SnapshotError on a malformed line or a
+    header of another format/version, OSError when the file cannot be read."""
+
+    def __init__(self, path):
+        self.path = path
+        self.header = None
+        self.modules = {}
+        self.stacks = {}
+        self._offset = 0
+        self._line = 0
+
+    def poll(self):
+        """Returns the snapshot records appended since the last poll, in file order."""
+        with open(self.path, "rb") as f:
+            f.seek(self._offset)
+            data = f.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        out = []
+        for raw in data[:end].split(b"\n"):
+            self._line += 1
+            try:
+                rec = json.loads(raw)
+            except ValueError as e:
+                raise SnapshotError("%s:%d: not JSON: %s" % (self.path, self._line, e))
+            if not isinstance(rec, dict) or "t" not in rec:
+                raise SnapshotError("%s:%d: not a record (no \"t\")" % (self.path, self._line))
+            t = rec["t"]
+            if t == "header":
+                if rec.get("format") != FORMAT_NAME or rec.get("version") != FORMAT_VERSION:
+                    raise SnapshotError("%s:%d: not a %s version %d stream" %
+                                        (self.path, self._line, FORMAT_NAME, FORMAT_VERSION))
+                self.header = rec
+            elif t == "module":
+                self.modules[rec["id"]] = rec
+            elif t == "stack":
+                self.stacks[rec["id"]] = rec
+            elif t == "snapshot":
+                out.append(rec)
+            # other record types are skipped (docs/snapshot-format.md)
+        self._offset += end + 1
+        return out
+
+    # ---- stacks and frames ----
+
+    def frames(self, stack_id):
+        """Frames of stack `stack_id`, innermost first, as dicts
+        {"module": path or None, "offset": int, "function": str or None}."""
+        st = self.stacks.get(stack_id)
+        if st is None:
+            return []
+        out = []
+        for mod_id, offset, function in st.get("frames", []):
+            mod = self.modules.get(mod_id)
+            out.append({"module": mod.get("path") if mod else None,
+                        "offset": offset, "function": function})
+        return out
+
+    def python_frames(self, stack_id):
+        """The Python frames the preload recorded with stack `stack_id` (its "py"
+        list: [file, function, line, native_index], innermost first), as dicts
+        {"file", "function", "line"}; [] when it has none."""
+        st = self.stacks.get(stack_id)
+        out = []
+        for row in (st.get("py") or []) if st else []:
+            out.append({"file": row[0], "function": row[1], "line": row[2]})
+        return out
+
+    def trimmed_frames(self, stack_id):
+        """frames() without the tracer's and the CUDA libraries' own frames, then
+        without a leading run of CUDA API names (docs/metrics.md, "Sites"); the whole
+        stack when nothing would be left."""
+        frames = self.frames(stack_id)
+        kept = [f for f in frames
+                if not os.path.basename(f["module"] or "").startswith(_TRIM_PREFIXES)]
+        i = 0
+        while i < len(kept) and kept[i]["function"] and _CUDA_API_RE.match(kept[i]["function"]):
+            i += 1
+        kept = kept[i:]
+        return kept if kept else frames
+
+    def site_key(self, stack_id, kind, device):
+        """The site of an allocation: (trimmed frames and Python frames as tuples,
+        kind, device)."""
+        frames = tuple((f["module"], f["offset"]) for f in self.trimmed_frames(stack_id))
+        py = tuple((f["file"], f["function"], f["line"]) for f in self.python_frames(stack_id))
+        return (frames, py, kind, device)
+
+
+def format_python_frame(frame):
+    """One Python frame as "function (file:line)"."""
+    return "%s (%s:%s)" % (frame["function"] or "?", frame["file"] or "?", frame["line"])
+
+
+def format_frame(frame):
+    """One frame as "function (libfoo.so+0x1a2b)" or "libfoo.so+0x1a2b"."""
+    mod = os.path.basename(frame["module"]) if frame["module"] else "?"
+    where = "%s+0x%x" % (mod, frame["offset"])
+    return "%s (%s)" % (frame["function"], where) if frame["function"] else where
+
+
+def find_labelled(records, label):
+    """Index of the snapshot record labelled `label` in `records`, or None."""
+    for i, rec in enumerate(records):
+        if rec.get("label") == label:
+            return i
+    return None
+
+
+def _site_rows(rec):
+    return rec.get("sites") or []
+
+
+def new_allocations_by_site(stream, before, after):
+    """Allocations live in `after` that were not live in `before` (matched by
+    address, birth time and stack, so a reused address is a new allocation),
+    grouped by site. Returns a list of dicts sorted by bytes, largest first:
+    {"bytes", "count", "kind", "device", "stacks": [ids], "frames": [...],
+    "py": [Python frames, see Stream.python_frames]}.
+    Raises SnapshotError when either record lacks its allocation list."""
+    if before.get("allocations") is None or after.get("allocations") is None:
+        raise SnapshotError("%s: a manual snapshot without \"allocations\"" % stream.path)
+    seen = set()
+    for row in before["allocations"]:
+        seen.add((row[0], row[6], row[4]))
+    sites = {}
+    for row in after["allocations"]:
+        addr, size, kind, device, stack, birth = row[0], row[1], row[2], row[3], row[4], row[6]
+        if (addr, birth, stack) in seen:
+            continue
+        key = stream.site_key(stack, kind, device)
+        s = sites.get(key)
+        if s is None:
+            s = sites[key] = {"bytes": 0, "count": 0, "kind": kind, "device": device,
+                              "stacks": [], "frames": stream.trimmed_frames(stack),
+                              "py": stream.python_frames(stack)}
+        s["bytes"] += size
+        s["count"] += 1
+        if stack not in s["stacks"]:
+            s["stacks"].append(stack)
+    return sorted(sites.values(), key=lambda s: -s["bytes"])
+
+
+def live_total(rec):
+    """Total live bytes (all devices, all kinds) in a snapshot record."""
+    return sum(int(r.get("live_bytes", 0)) for r in _site_rows(rec))
+
+
+def _counters(row):
+    """A site row's (alloc_total, free_total), or None when the row lacks them."""
+    a, f = row.get("alloc_total"), row.get("free_total")
+    return None if a is None or f is None else (a, f)
+
+
+def window_peak_bounds(before, later):
+    """Bounds of the highest total live bytes between snapshot `before` and the last
+    record of `later` (the snapshot records written after `before`, in file order,
+    ending with the closing one).
+
+    Each site row carries ``interval_peak_bytes``, the site's highest live bytes
+    since the previous record, and its alloc/free counters; a site absent from a
+    record had no live bytes and no change. Sites whose counters did not move were
+    constant through the window. So: upper bound = constant sites + the sum of each
+    changing site's highest value; lower bound = the highest total at a record, or
+    the constant sites plus any one changing site's highest value. Both are exact
+    when at most one site changed. Returns (base, low, high), base = total live at
+    `before`."""
+    first = {}
+    for r in _site_rows(before):
+        first[(r.get("stack"), r.get("kind"), r.get("device"))] = r
+    last, top = {}, {}
+    low = 0
+    for rec in later:
+        for r in _site_rows(rec):
+            key = (r.get("stack"), r.get("kind"), r.get("device"))
+            v = int(r.get("interval_peak_bytes", r.get("live_bytes", 0)))
+            top[key] = max(top.get(key, 0), v)
+            last[key] = r
+        low = max(low, live_total(rec))
+    constant = 0
+    changing = []
+    for key in set(first) | set(last):
+        b, e = first.get(key), last.get(key, first.get(key))
+        if b is not None and _counters(b) is not None and _counters(b) == _counters(e):
+            constant += int(b.get("live_bytes", 0))
+        else:
+            changing.append(top.get(key, int(b.get("live_bytes", 0)) if b else 0))
+    high = constant + sum(changing)
+    low = max(low, constant + max(changing, default=0))
+    return live_total(before), low, max(high, low)
+
+
+def window_site_rises(stream, before, later):
+    """Per site, how far its live bytes rose during the window above their value at
+    `before` (its highest interval peak in `later` minus its live bytes at
+    `before`). Returns a list of {"bytes", "kind", "device", "frames", "py"} for the sites
+    that rose, largest first; "stacks" lists the stack ids of the site."""
+    start = {}
+    for r in _site_rows(before):
+        start[(r.get("stack"), r.get("kind"), r.get("device"))] = int(r.get("live_bytes", 0))
+    top = {}
+    for rec in later:
+        for r in _site_rows(rec):
+            key = (r.get("stack"), r.get("kind"), r.get("device"))
+            v = int(r.get("interval_peak_bytes", r.get("live_bytes", 0)))
+            if v > top.get(key, 0):
+                top[key] = v
+    sites = {}
+    for (stack, kind, device), peak in top.items():
+        rise = peak - start.get((stack, kind, device), 0)
+        if rise <= 0:
+            continue
+        skey = stream.site_key(stack, kind, device)
+        s = sites.get(skey)
+        if s is None:
+            s = sites[skey] = {"bytes": 0, "kind": kind, "device": device, "stacks": [],
+                               "frames": stream.trimmed_frames(stack),
+                               "py": stream.python_frames(stack)}
+        s["bytes"] += rise
+        s["stacks"].append(stack)
+    return sorted(sites.values(), key=lambda s: -s["bytes"])
+
+
+_INTERPRETER_RE = re.compile(r"^(lib)?python[0-9.]*[dmu]*(\.so[0-9.]*)?$")
+
+
+def module_name(frame):
+    """Basename of a frame's module, or "?"."""
+    return os.path.basename(frame["module"]) if frame["module"] else "?"
+
+
+def collapse_interpreter(frames):
+    """Groups frames for display: each run of two or more consecutive frames in the
+    CPython interpreter (python3.X, libpython3.X.so) becomes one group, every other
+    frame its own. Yields (index of the group's first frame, [frames])."""
+    i = 0
+    while i < len(frames):
+        j = i
+        while j < len(frames) and _INTERPRETER_RE.match(module_name(frames[j])):
+            j += 1
+        if j - i >= 2:
+            yield i, frames[i:j]
+            i = j
+        else:
+            yield i, [frames[i]]
+            i += 1

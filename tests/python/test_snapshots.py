@@ -1,0 +1,201 @@
+"""Reading snapshot streams (vramtrace.snapshots) on hand-written records that follow
+docs/snapshot-format.md."""
+import json
+import os
+
+import pytest
+
+from vramtrace.snapshots import (SnapshotError, Stream, collapse_interpreter,
+                                 format_python_frame,
+                                 find_own_stream, format_frame, new_allocations_by_site,
+                                 stream_file_pid, window_peak_bounds, window_site_rises)
+
+HEADER = {"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": 1}
+MODULES = [
+    {"t": "module", "id": 1, "path": "/usr/lib/libcudart.so.13", "build_id": "", "bias": 0},
+    {"t": "module", "id": 2, "path": "/opt/app/libtrain.so", "build_id": "ab", "bias": 4096},
+    {"t": "module", "id": 3, "path": "/usr/bin/python3.11", "build_id": "", "bias": 0},
+]
+STACKS = [
+    # same trimmed frames (the cudart frame and the CUDA API name differ only)
+    {"t": "stack", "id": 10, "frames": [[1, 100, "cudaMalloc"], [2, 0x1a2b, "remember_batch"],
+                                        [3, 10, "main"]]},
+    {"t": "stack", "id": 11, "frames": [[1, 200, "cudaMallocAsync"],
+                                        [2, 0x1a2b, "remember_batch"], [3, 10, "main"]]},
+    {"t": "stack", "id": 12, "frames": [[2, 0x3000, "forward"], [3, 10, "main"]]},
+    {"t": "stack", "id": 13, "frames": [[1, 300, "cudaMalloc"]]},  # nothing left: kept whole
+]
+
+
+def site(stack, live, peak=None, allocs=1, frees=0, kind="device", device=0):
+    return {"stack": stack, "kind": kind, "device": device, "live_bytes": live,
+            "live_count": 1, "interval_peak_bytes": live if peak is None else peak,
+            "alloc_total": allocs, "alloc_bytes_total": live, "free_total": frees,
+            "growth_steps": 0, "growth_bytes": 0}
+
+
+def snap(seq, sites, label=None, allocations=None, trigger="manual"):
+    return {"t": "snapshot", "seq": seq, "trigger": trigger, "label": label,
+            "time_ns": seq * 1000, "step": 0, "step_marked": False, "devices": [],
+            "sites": sites, "leak_warnings": [], "oom": None, "allocations": allocations,
+            "unfreed_at_exit": False, "dropped_records": 0}
+
+
+def write(path, records, tail=b""):
+    with open(path, "ab") as f:
+        for r in records:
+            f.write(json.dumps(r).encode() + b"\n")
+        f.write(tail)
+
+
+def test_stream_reads_incrementally_and_waits_for_whole_lines(tmp_path):
+    p = tmp_path / "vt.h.1.5.jsonl"
+    write(p, [HEADER] + MODULES + STACKS + [snap(1, [], "a")], tail=b'{"t":"snapsh')
+    s = Stream(str(p))
+    recs = s.poll()
+    assert [r["label"] for r in recs] == ["a"]
+    assert s.header["pid"] == 1 and set(s.stacks) == {10, 11, 12, 13}
+    assert s.poll() == []                      # the torn line is not read yet
+    with open(p, "ab") as f:                   # ... until its end arrives
+        f.write(b'ot","label":"b","sites":[]}\n')
+    assert [r["label"] for r in s.poll()] == ["b"]
+    write(p, [{"t": "future-record", "x": 1}, snap(3, [], "c")])
+    assert [r["label"] for r in s.poll()] == ["c"]   # unknown record types skipped
+
+
+def test_stream_rejects_malformed_lines_with_file_and_line(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write(p, [HEADER], tail=b"{nope\n")
+    with pytest.raises(SnapshotError, match=r"s\.jsonl:2: not JSON"):
+        Stream(str(p)).poll()
+    q = tmp_path / "v.jsonl"
+    write(q, [dict(HEADER, version=99)])
+    with pytest.raises(SnapshotError, match="version 1"):
+        Stream(str(q)).poll()
+
+
+def test_frames_are_trimmed_like_the_analyzer(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write(p, [HEADER] + MODULES + STACKS)
+    s = Stream(str(p))
+    s.poll()
+    fr = s.trimmed_frames(10)
+    assert [f["function"] for f in fr] == ["remember_batch", "main"]
+    assert format_frame(fr[0]) == "remember_batch (libtrain.so+0x1a2b)"
+    assert format_frame({"module": None, "offset": 16, "function": None}) == "?+0x10"
+    assert s.site_key(10, "device", 0) == s.site_key(11, "device", 0)
+    assert s.site_key(10, "device", 0) != s.site_key(10, "device", 1)
+    assert [f["function"] for f in s.trimmed_frames(13)] == ["cudaMalloc"]
+
+
+def test_new_allocations_are_grouped_by_site(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write(p, [HEADER] + MODULES + STACKS)
+    s = Stream(str(p))
+    s.poll()
+    old = [0x1000, 100, "device", 0, 12, 0, 5, 1, 0]
+    before = snap(1, [], "b", allocations=[old])
+    after = snap(2, [], "a", allocations=[
+        old,                                        # was there before: not new
+        [0x2000, 3 << 20, "device", 0, 10, 0, 50, 1, 0],
+        [0x3000, 1 << 20, "device", 0, 11, 0, 60, 1, 0],   # same site as stack 10
+        [0x1000, 64, "device", 0, 12, 0, 70, 1, 0],        # reused address: new
+    ])
+    sites = new_allocations_by_site(s, before, after)
+    assert [(x["bytes"], x["count"]) for x in sites] == [(4 << 20, 2), (64, 1)]
+    assert sorted(sites[0]["stacks"]) == [10, 11]
+    assert sites[0]["frames"][0]["function"] == "remember_batch"
+    with pytest.raises(SnapshotError):
+        new_allocations_by_site(s, snap(1, [], "b"), after)
+
+
+def test_peak_bounds_exact_with_one_changing_site():
+    before = snap(1, [site(12, 10 << 20, allocs=1), site(10, 0, allocs=2, frees=2)])
+    later = [snap(2, [site(12, 10 << 20, allocs=1),               # constant
+                      site(10, 1 << 20, peak=6 << 20, allocs=4, frees=3)],
+                  trigger="periodic"),
+             snap(3, [site(12, 10 << 20, allocs=1), site(10, 0, peak=2 << 20, allocs=4,
+                                                         frees=4)])]
+    base, low, high = window_peak_bounds(before, later)
+    assert base == 10 << 20
+    assert (low - base, high - base) == (6 << 20, 6 << 20)
+
+
+def test_peak_bounds_with_two_changing_sites_are_a_range():
+    before = snap(1, [])
+    later = [snap(2, [site(10, 0, peak=4 << 20, allocs=1, frees=1),
+                      site(12, 0, peak=3 << 20, allocs=1, frees=1)])]
+    base, low, high = window_peak_bounds(before, later)
+    assert (base, low, high) == (0, 4 << 20, 7 << 20)
+
+
+def test_site_rises(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write(p, [HEADER] + MODULES + STACKS)
+    s = Stream(str(p))
+    s.poll()
+    before = snap(1, [site(12, 5 << 20)])
+    later = [snap(2, [site(12, 5 << 20), site(10, 0, peak=2 << 20, allocs=1, frees=1)])]
+    rises = window_site_rises(s, before, later)
+    assert [(r["bytes"], r["frames"][0]["function"]) for r in rises] == \
+        [(2 << 20, "remember_batch")]
+
+
+def test_interpreter_frames_are_collapsed_for_display():
+    mk = lambda m: {"module": m, "offset": 0, "function": None}
+    frames = [mk("/l/libffi.so.8"), mk("/usr/bin/python3.11"), mk("/l/libpython3.11.so.1.0"),
+              mk("/usr/bin/python3.11"), mk("/l/libc.so.6"), mk("/usr/bin/python3.11")]
+    groups = [(i, len(g)) for i, g in collapse_interpreter(frames)]
+    assert groups == [(0, 1), (1, 3), (4, 1), (5, 1)]
+
+
+def test_find_own_stream_through_open_files_and_folder(tmp_path, monkeypatch):
+    pid = os.getpid()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("VRAMTRACE_OUTPUT", raising=False)
+    assert find_own_stream() is None
+    out = tmp_path / "vramtrace-out"
+    out.mkdir()
+    older = out / ("vt.node.7.%d.100.jsonl" % pid)
+    newer = out / ("vt.node.7.%d.200.jsonl" % pid)
+    other = out / ("vt.node.7.%d.300.jsonl" % (pid + 1))
+    for f in (older, newer, other):
+        f.write_text("")
+    assert stream_file_pid(str(newer)) == pid          # host names may contain dots
+    assert find_own_stream() == os.path.join("vramtrace-out", newer.name)
+    # An open stream file of this process wins over the folder, wherever it is.
+    elsewhere = tmp_path / "x"
+    elsewhere.mkdir()
+    held = elsewhere / ("vt.h.%d.1.jsonl" % pid)
+    with open(held, "w"):
+        assert find_own_stream() == str(held)
+
+
+def test_peak_bounds_without_counters_assume_change():
+    bare = lambda stack, live, peak: {"stack": stack, "kind": "device", "device": 0,
+                                      "live_bytes": live, "interval_peak_bytes": peak}
+    before = snap(1, [bare(12, 4 << 20, 4 << 20)])
+    later = [snap(2, [bare(12, 4 << 20, 4 << 20), bare(10, 0, 2 << 20)])]
+    base, low, high = window_peak_bounds(before, later)
+    # site 12 may have dipped and come back: it cannot be counted as constant
+    assert (base, low, high) == (4 << 20, 4 << 20, 6 << 20)
+
+
+def test_python_frames_name_the_site(tmp_path):
+    """Stacks with the preload's "py" list ([file, function, line, native_index],
+    innermost first): shown, and part of the site (same native stack, other line)."""
+    p = tmp_path / "s.jsonl"
+    py_a = {"t": "stack", "id": 20, "frames": [[2, 0x3000, "forward"]],
+            "py": [["/src/model.py", "remember", 41, 0], ["/src/train.py", "main", 7, -1]]}
+    py_b = dict(py_a, id=21, py=[["/src/model.py", "remember", 44, 0]])
+    write(p, [HEADER] + MODULES + [py_a, py_b])
+    s = Stream(str(p))
+    s.poll()
+    assert [format_python_frame(f) for f in s.python_frames(20)] == \
+        ["remember (/src/model.py:41)", "main (/src/train.py:7)"]
+    assert s.python_frames(12) == []
+    assert s.site_key(20, "device", 0) != s.site_key(21, "device", 0)
+    before = snap(1, [], "b", allocations=[])
+    after = snap(2, [], "a", allocations=[[0x10, 100, "device", 0, 20, 0, 9, 1, 0]])
+    (site_,) = new_allocations_by_site(s, before, after)
+    assert site_["py"][0]["line"] == 41

@@ -1,0 +1,59 @@
+/* rel_early.c — a library whose constructor and destructor call the CUDA runtime
+ * (issue 6 item 7, interposition safety). Linked into rel_interpose; with
+ * LD_PRELOAD=libvramtrace.so its constructor runs BEFORE libvramtrace's (the
+ * checker proves the order with LD_DEBUG=libs), so the hooks run before the
+ * preload's constructor; its destructor runs after main returned, after the
+ * runtime's teardown and after libvramtrace's destructor.
+ *
+ * It also asks dlsym(RTLD_NEXT, "rel_probe_sym") from its constructor, before the
+ * preload's constructor ran: glibc answers relative to the CALLER (this library),
+ * and no later object defines the name, so the right answer is NULL; an override
+ * that resolves RTLD_NEXT relative to itself would return this library's own
+ * definition. Results are read by rel_interpose through rel_early_report().
+ */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((visibility("default"))) int rel_probe_sym = 42;
+
+static void *early_ptr;
+static int early_alloc_rc = -1;
+static void *early_next_probe = (void *)1;
+static void *early_next_glibc = (void *)1;
+
+__attribute__((constructor)) static void rel_early_ctor(void)
+{
+    early_next_probe = dlsym(RTLD_NEXT, "rel_probe_sym");
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    void *(*glibc_dlsym)(void *, const char *) = NULL;
+    if (libc)
+        glibc_dlsym = (void *(*)(void *, const char *))dlvsym(libc, "dlsym", "GLIBC_2.34");
+    if (!glibc_dlsym && libc)
+        glibc_dlsym = (void *(*)(void *, const char *))dlvsym(libc, "dlsym", "GLIBC_2.2.5");
+    early_next_glibc = glibc_dlsym ? glibc_dlsym(RTLD_NEXT, "rel_probe_sym") : (void *)2;
+    early_alloc_rc = (int)cudaMalloc(&early_ptr, 5000);
+}
+
+__attribute__((destructor)) static void rel_early_dtor(void)
+{
+    char line[128];
+    void *p = NULL;
+    int a = (int)cudaMalloc(&p, 6000);
+    int f = p ? (int)cudaFree(p) : -1;
+    int g = (int)cudaFree(early_ptr);
+    int n = snprintf(line, sizeof line, "early_dtor malloc %d free %d free_early %d\n", a, f, g);
+    if (write(1, line, (size_t)n) < 0)
+        return;
+}
+
+/* ctor results: allocation code, and whether dlsym(RTLD_NEXT) matched glibc's. */
+__attribute__((visibility("default"))) void rel_early_report(int *alloc_rc, int *next_ok, int *next_null)
+{
+    *alloc_rc = early_alloc_rc;
+    *next_ok = early_next_probe == early_next_glibc;
+    *next_null = early_next_probe == NULL;
+}

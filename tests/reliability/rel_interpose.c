@@ -1,0 +1,108 @@
+/* rel_interpose.c — interposition safety (issue 6 item 7), run with and without
+ * LD_PRELOAD=libvramtrace.so by check_reliability.py, which compares the output.
+ *
+ * - rel_early (a linked library) allocated from its constructor, before the
+ *   preload's constructor ran, and asked dlsym(RTLD_NEXT) there (see rel_early.c);
+ * - an atexit handler registered BEFORE the first CUDA call runs after the CUDA
+ *   runtime's own teardown ("runtime unloading") and calls cudaMalloc/cudaFree;
+ * - rel_early's destructor allocates and frees after main returned;
+ * - dlsym on names vramtrace does not hook, with every kind of handle, returns
+ *   exactly glibc's pointer (and glibc's dlerror() text when NULL), errno kept;
+ *   dlopen is glibc's own.
+ * Prints every CUDA result code; "dlsym_mismatch" lines name any difference.
+ * With VT_EXPECT_TRACKED=1 also checks the tracer saw the constructor's allocation.
+ * Exit 0 when every check held.
+ */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vramtrace.h"
+
+void rel_early_report(int *alloc_rc, int *next_ok, int *next_null);
+
+static void late_handler(void)
+{
+    char line[128];
+    void *p = NULL;
+    int a = (int)cudaMalloc(&p, 123);
+    int f = (int)cudaFree(p);
+    int n = snprintf(line, sizeof line, "late_atexit malloc %d free %d\n", a, f);
+    if (write(1, line, (size_t)n) < 0)
+        _exit(9);
+}
+
+typedef void *(*dlsym_t)(void *, const char *);
+
+int main(void)
+{
+    int tracked = getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
+    int bad = 0;
+    atexit(late_handler);          /* before any CUDA call of main: runs after the runtime's teardown */
+
+    int arc, next_ok, next_null;
+    rel_early_report(&arc, &next_ok, &next_null);
+    printf("early_ctor malloc %d next_ok %d next_null %d\n", arc, next_ok, next_null);
+    bad |= arc != 0 || !next_ok || !next_null;
+
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    dlsym_t glibc = libc ? (dlsym_t)dlvsym(libc, "dlsym", "GLIBC_2.34") : NULL;
+    if (!glibc && libc)
+        glibc = (dlsym_t)dlvsym(libc, "dlsym", "GLIBC_2.2.5");
+    if (!glibc) {
+        printf("no glibc dlsym\n");
+        return 1;
+    }
+    void *handles[5] = {RTLD_DEFAULT, RTLD_NEXT, dlopen("libcudart.so.13", RTLD_NOW),
+                        dlopen("libcuda.so.1", RTLD_NOW), dlopen(NULL, RTLD_NOW)};
+    static const char *const names[] = {
+        "malloc", "free", "printf", "pthread_create", "dlopen", "dlclose", "dlvsym",
+        "cudaGetDeviceCount", "cudaDeviceSynchronize", "cudaMemcpy", "cudaGetErrorString",
+        "cuInit", "cuDeviceGet", "cuMemcpy", "cuCtxGetCurrent", "cuMemAlloc", "cuMemFree",
+        "cuMemAlloc_v2_no_such", "cu", "c", "", "no_such_symbol_xyz", "rel_probe_sym",
+        "cuNoSuchFunction", "cudaNoSuchFunction"};
+    int compared = 0;
+    for (int h = 0; h < 5; h++)
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            dlerror();
+            errno = 4321;
+            void *want = glibc(handles[h], names[i]);
+            const char *we = dlerror();
+            char want_err[512];
+            snprintf(want_err, sizeof want_err, "%s", we ? we : "(none)");
+            errno = 4321;
+            void *got = dlsym(handles[h], names[i]);
+            int e = errno;
+            const char *ge = dlerror();
+            if (got != want || strcmp(want_err, ge ? ge : "(none)") || e != 4321) {
+                printf("dlsym_mismatch handle %d %s: %p vs glibc %p, '%s' vs '%s', errno %d\n", h, names[i],
+                       got, want, ge ? ge : "(none)", want_err, e);
+                bad = 1;
+            }
+            compared++;
+        }
+    /* dlopen is not hooked: the name resolves to glibc's */
+    if (dlsym(RTLD_DEFAULT, "dlopen") != dlvsym(libc, "dlopen", "GLIBC_2.34") &&
+        dlsym(RTLD_DEFAULT, "dlopen") != dlvsym(libc, "dlopen", "GLIBC_2.2.5")) {
+        printf("dlopen is not glibc's\n");
+        bad = 1;
+    }
+    printf("dlsym compared %d\n", compared);
+
+    void *p;
+    int r = (int)cudaMalloc(&p, 1000);
+    printf("main malloc %d\n", r);
+    if (tracked && vramtrace_live_bytes(-1) != 6000) {
+        fprintf(stderr, "rel_interpose: live %llu, expected 6000 (constructor's 5000 + 1000)\n",
+                (unsigned long long)vramtrace_live_bytes(-1));
+        bad = 1;
+    }
+    printf("main free %d\n", (int)cudaFree(p));
+    fflush(stdout);
+    return bad;
+}
