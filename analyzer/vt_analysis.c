@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "vt_format.h"
+#include "vt_reader.h"
+#include "vt_symbolize.h"
 #include "vt_util.h"
 
 static int cmp_rsite(const void *a, const void *b)
@@ -141,11 +143,30 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
     free(tf);
 }
 
+/* A statically linked CUDA runtime lives inside the program's own module, where the
+ * preload could not name its (local) functions; once symbolized offline, drop the
+ * leading run of CUDA runtime frames so the first frame is the program's call. Keeps
+ * at least one frame. */
+static void trim_static_runtime(vt_symbolizer *sym, vt_process *p)
+{
+    for (size_t k = 0; k < p->nstacks; k++) {
+        vt_stack *st = p->stacks[k];
+        uint32_t n = 0;
+        while (n + 1 < st->nframes && vt_is_cuda_function(vt_sym_frame(sym, &st->frames[n])->function))
+            n++;
+        if (!n) continue;
+        for (uint32_t i = 0; i < n; i++) free(st->frames[i].function);
+        memmove(st->frames, st->frames + n, (st->nframes - n) * sizeof *st->frames);
+        st->nframes -= n;
+    }
+}
+
 void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out)
 {
     memset(out, 0, sizeof *out);
     out->rs = rs;
     out->sym = vt_sym_new(no_dwarf);
+    for (size_t i = 0; i < rs->n; i++) trim_static_runtime(out->sym, rs->procs[i]);
     out->procs = vt_xcalloc(rs->n ? rs->n : 1, sizeof *out->procs);
     for (size_t i = 0; i < rs->n; i++) analyze_process(rs->procs[i], warmup, &out->procs[i]);
     out->n = rs->n;

@@ -254,10 +254,12 @@ static int trimmed_module(const vt_module *m)
 }
 
 /* CUDA runtime/driver API names, for a statically linked runtime (frames in the
- * program's own module): cudaXxx, cuXxx, __cudart*. */
-static int cuda_function(const char *fn)
+ * program's own module): cudaXxx, cuXxx, __cudart*, and the static runtime's own
+ * local symbols, libcudart_static_<hash> (seen on a real H200, docs/gpu-validation.md). */
+int vt_is_cuda_function(const char *fn)
 {
     if (!fn) return 0;
+    if (strncmp(fn, "libcudart_static_", 17) == 0) return 1;
     if (strncmp(fn, "__cudart", 8) == 0) return 1;
     if (strncmp(fn, "cuda", 4) == 0 && fn[4] >= 'A' && fn[4] <= 'Z') return 1;
     if (strncmp(fn, "cu", 2) == 0 && fn[2] >= 'A' && fn[2] <= 'Z') return 1;
@@ -324,7 +326,7 @@ static int rd_stack(rd *r, json_t *o)
     int leading = 1;
     for (size_t i = 0; i < nfr; i++) {
         if (trimmed_module(fr[i].mod)) continue;
-        if (leading && cuda_function(fr[i].function)) continue;
+        if (leading && vt_is_cuda_function(fr[i].function)) continue;
         leading = 0;
         tf[keep++] = fr[i];
     }
@@ -648,7 +650,7 @@ static void build_oom(rd *r, const oom_ent *o, int have_allocs, uint64_t step, u
                 (a->kind == VT_KIND_DEVICE || a->kind == VT_KIND_ASYNC || a->kind == VT_KIND_VMM) && a->addr)
                 r->ae[nd++] = *a;
         }
-        qsort(r->ae, nd, sizeof *r->ae, cmp_alloc_addr);
+        if (nd) qsort(r->ae, nd, sizeof *r->ae, cmp_alloc_addr);
         for (size_t i = 0; i + 1 < nd; i++) {
             uint64_t end = r->ae[i].addr + r->ae[i].size;
             uint64_t gap = r->ae[i + 1].addr > end ? r->ae[i + 1].addr - end : 0;

@@ -1,41 +1,48 @@
 #!/usr/bin/env bash
 # One prepared run on a machine with a real NVIDIA GPU (see docs/gpu-validation.md).
-# Builds, then runs under the preload against the REAL CUDA runtime and driver:
-#   1. the examples built with nvcc -cudart shared (training loop, fragmentation)
-#   2. an nvcc program with the default STATIC runtime (driver-layer hooks only)
-#   3. the driver-API resolver example
-#   4. a real PyTorch training loop: default allocator, expandable_segments:True,
+# Runs under the preload against the REAL CUDA runtime and driver:
+#   1. the training-loop example built with nvcc -cudart shared
+#   2. the same program built with nvcc's default STATIC runtime (driver hooks only)
+#   3. the driver-API resolver example, 4. the ctypes Python example
+#   5. a real PyTorch training loop: default allocator, expandable_segments:True,
 #      backend:cudaMallocAsync
-# and prints each report's verdicts. Writes everything under ${OUT:-gpu-validate-out}.
+# and keeps each report. SKIP_BUILD=1 uses an existing build/ (plus build/gpu-libs for
+# runtime libraries the machine lacks, build/gpu/training_loop_static prebuilt).
+# Results go to ${OUT:-gpu-validate-out}.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-validate-out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-nvidia-smi -L || { echo "no GPU"; exit 1; }
-bash scripts/build.sh >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-VT=build/bin/vramtrace
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/build/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+{ nvidia-smi -L; nvidia-smi --query-gpu=driver_version,memory.total --format=csv; } | tee "$OUT/gpu.txt" || { echo "no GPU"; exit 1; }
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  bash scripts/build.sh >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  mkdir -p build/gpu && nvcc -O1 -g -I include -o build/gpu/training_loop_static examples/training_loop.cu
+fi
+VT=$PWD/build/bin/vramtrace
 step() {  # step NAME CMD...
   local name=$1; shift
   echo "=== $name: $*"
   rm -rf "$OUT/$name"
-  timeout 300 "$VT" run -o "$OUT/$name" -- "$@" >"$OUT/$name.out" 2>&1; echo "exit $?" | tee -a "$OUT/$name.out"
-  tail -3 "$OUT/$name.out"
-  "$VT" report "$OUT/$name" | tee "$OUT/$name.txt" | head -40
-  "$VT" report --format json "$OUT/$name" >"$OUT/$name.json"
+  local t0=$(date +%s.%N)
+  timeout 120 "$VT" run -o "$OUT/$name" -- "$@" >"$OUT/$name.out" 2>&1
+  local rc=$?
+  echo "exit $rc, $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s" | tee -a "$OUT/$name.out"
+  tail -4 "$OUT/$name.out"
+  "$VT" report "$OUT/$name" >"$OUT/$name.txt" 2>&1; sed -n 1,30p "$OUT/$name.txt"
+  "$VT" report --format json "$OUT/$name" >"$OUT/$name.json" 2>/dev/null
 }
 step training_loop build/bin/training_loop 40
-step fragmentation build/bin/fragmentation
-nvcc -O1 -g -I include -o "$OUT/training_loop_static" examples/training_loop.cu   # default: -cudart static
-step training_loop_static "$OUT/training_loop_static" 40
+step training_loop_static build/gpu/training_loop_static 40
 step driver_leak build/bin/driver_leak 30
 step python_ctypes python3 examples/python/train.py --steps 40
-if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>"$OUT/torch-check.txt"; then
+  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' | tee "$OUT/torch.txt"
   step torch_default python3 examples/python/torch_train.py --steps 60
   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True step torch_expandable python3 examples/python/torch_train.py --steps 60
   PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync step torch_async python3 examples/python/torch_train.py --steps 60
 else
-  echo "PyTorch with CUDA not available: torch steps skipped"
+  echo "PyTorch with CUDA not available: torch steps skipped"; cat "$OUT/torch-check.txt"
 fi
 echo "=== done; results in $OUT"
