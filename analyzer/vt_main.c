@@ -5,6 +5,7 @@
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT] PATH...
  *   vramtrace diff [--warmup STEPS] BASE NEW
+ *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force] PATH...
  *
  * Exit codes (DESIGN.md): 0 pass, 1 a check failed, 2 bad usage or unreadable
  * input (the reader's "file:line: what" on stderr). `run` exits with the
@@ -22,6 +23,7 @@
 #include "vt_analysis.h"
 #include "vt_check.h"
 #include "vt_diff.h"
+#include "vt_export.h"
 #include "vt_reader.h"
 #include "vt_report.h"
 #include "vt_run.h"
@@ -35,6 +37,8 @@ static void usage(FILE *f)
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] PATH...\n"
           "  vramtrace diff [--warmup STEPS] BASE NEW\n"
+          "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
+          "                   [--warmup STEPS] PATH...\n"
           "PATH: a snapshot folder or snapshot files (*.jsonl). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
           "exit status: 0 pass, 1 a check failed, 2 bad usage or unreadable input\n",
           f);
@@ -71,11 +75,12 @@ static int parse_steps(const char *s, long *out)
     return 0;
 }
 
-/* Loads and analyzes paths; 0 or 2 (message printed). */
-static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *rs, vt_analysis *a)
+/* Loads and analyzes paths; 0 or 2 (message printed). keep_allocs: keep live lists. */
+static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep_allocs, vt_runset *rs, vt_analysis *a)
 {
     memset(rs, 0, sizeof *rs);
     rs->verbose = verbose;
+    rs->keep_allocs = keep_allocs;
     if (vt_load_paths(rs, paths, n) < 0) {
         fprintf(stderr, "%s\n", rs->err);
         vt_runset_free(rs);
@@ -83,6 +88,26 @@ static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *
     }
     vt_analyze(rs, warmup, getenv("VRAMTRACE_NO_DWARF") != NULL, a);
     return 0;
+}
+
+static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *rs, vt_analysis *a)
+{
+    return load_ex(paths, n, warmup, verbose, 0, rs, a);
+}
+
+/* Opens -o FILE (never overwriting unless force) or returns stdout; NULL after a message. */
+static FILE *open_out(const char *out, int force)
+{
+    if (!out) return stdout;
+    FILE *f = NULL;
+    int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+        if (errno == EEXIST) fprintf(stderr, "vramtrace: %s already exists; not overwritten (--force overwrites)\n", out);
+        else fprintf(stderr, "vramtrace: cannot write %s: %s\n", out, strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    return f;
 }
 
 enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE };
@@ -220,6 +245,69 @@ static int cmd_report(int argc, char **argv)
     return rc < 0 ? 2 : 0;
 }
 
+enum { O_METRIC = 300 };
+
+static int cmd_export(int argc, char **argv)
+{
+    static const struct option lo[] = {{"format", required_argument, 0, O_FORMAT}, {"output", required_argument, 0, 'o'},
+                                       {"metric", required_argument, 0, O_METRIC}, {"force", no_argument, 0, O_FORCE},
+                                       {"warmup", required_argument, 0, O_WARMUP}, {"verbose", no_argument, 0, O_VERBOSE},
+                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *format = NULL, *out = NULL, *metric = "live";
+    int force = 0, verbose = 0, c;
+    long warmup = -1;
+    while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
+        switch (c) {
+        case O_FORMAT: format = optarg; break;
+        case 'o': out = optarg; break;
+        case O_METRIC: metric = optarg; break;
+        case O_FORCE: force = 1; break;
+        case O_VERBOSE: verbose = 1; break;
+        case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
+        case 'h': usage(stdout); return 0;
+        default: return bad_usage("export: unknown option%s", "");
+        }
+    }
+    if (!format) return bad_usage("export: --format torch|perfetto|collapsed is required%s", "");
+    if (strcmp(format, "torch") && strcmp(format, "perfetto") && strcmp(format, "collapsed"))
+        return bad_usage("export: --format must be torch, perfetto or collapsed, not \"%s\"", format);
+    vt_metric m = VT_METRIC_LIVE;
+    if (!strcmp(metric, "leaked")) m = VT_METRIC_LEAKED;
+    else if (!strcmp(metric, "peak")) m = VT_METRIC_PEAK;
+    else if (strcmp(metric, "live")) return bad_usage("export: --metric must be live, leaked or peak, not \"%s\"", metric);
+    if (optind >= argc) return bad_usage("export: no PATH given%s", "");
+    if (!strcmp(format, "torch") && !out && isatty(STDOUT_FILENO)) {
+        fputs("vramtrace: export --format torch writes a binary pickle; use -o FILE\n", stderr);
+        return 2;
+    }
+    vt_runset rs;
+    vt_analysis a;
+    int rc = load_ex(argv + optind, argc - optind, warmup, verbose, !strcmp(format, "torch"), &rs, &a);
+    if (rc) return rc;
+    if (!strcmp(format, "torch") && a.n != 1) {
+        fprintf(stderr, "vramtrace: export --format torch writes one process; the input has %zu (name one snapshot file)\n", a.n);
+        vt_analysis_free(&a);
+        vt_runset_free(&rs);
+        return 2;
+    }
+    FILE *f = open_out(out, force);
+    if (!f) {
+        vt_analysis_free(&a);
+        vt_runset_free(&rs);
+        return 2;
+    }
+    char err[256] = "";
+    if (!strcmp(format, "torch")) rc = vt_export_torch(f, &a, err, sizeof err);
+    else if (!strcmp(format, "perfetto")) rc = vt_export_perfetto(f, &a, err, sizeof err);
+    else rc = vt_export_collapsed(f, &a, m, err, sizeof err);
+    if (fflush(f) != 0) rc = -1;
+    if (out && fclose(f) != 0) rc = -1;
+    if (rc < 0) fprintf(stderr, "vramtrace: export to %s failed: %s\n", out ? out : "stdout", err[0] ? err : strerror(errno));
+    vt_analysis_free(&a);
+    vt_runset_free(&rs);
+    return rc < 0 ? 2 : 0;
+}
+
 static int cmd_diff(int argc, char **argv)
 {
     static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -308,6 +396,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return cmd_report(argc, argv);
     if (!strcmp(cmd, "check")) return cmd_check(argc, argv);
     if (!strcmp(cmd, "diff")) return cmd_diff(argc, argv);
+    if (!strcmp(cmd, "export")) return cmd_export(argc, argv);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

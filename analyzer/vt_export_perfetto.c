@@ -1,0 +1,129 @@
+/* vt_export_perfetto.c — Chrome trace-event JSON for Perfetto (vt_export.h).
+ *
+ * Design: one JSON object {"traceEvents":[...],"displayTimeUnit":"ns"} written
+ * event by event (each event built as a small jansson object and dumped, so
+ * strings are escaped by the library and memory stays per event). Per process
+ * (trace pid = the program's pid, made unique if two inputs share one):
+ *   - "M" process_name metadata: "rank R, pid P on HOST";
+ *   - "C" counter events, one track per device and kind, named
+ *     "gpu<D> <kind> live bytes" with args {"bytes": N}, plus "gpu<D> live bytes"
+ *     (all kinds), one sample per step at the time of the step's last snapshot
+ *     (ts in microseconds of CLOCK_MONOTONIC), in step order, so every track's
+ *     timestamps are non-decreasing;
+ *   - "i" instant events "step N" (process scope) and "OOM ..." with the
+ *     request, free/total memory and the verdict in args.
+ * Steps whose time is unknown (records without time_ns) are left out.
+ */
+#include "vt_export.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_format.h"
+#include "vt_size.h"
+#include "vt_util.h"
+
+typedef struct track {
+    int device, kind;           /* kind -1: all kinds */
+    uint64_t *v;                /* per step */
+} track;
+
+static json_t *jbytes(uint64_t v)
+{
+    return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/* Writes one event (NULL: jansson refused a value, e.g. invalid UTF-8) and frees it. */
+static int emit(FILE *f, json_t *ev, int *first)
+{
+    if (!ev) return -1;
+    if (!*first && fputs(",\n", f) == EOF) return -1;
+    *first = 0;
+    int rc = json_dumpf(ev, f, JSON_COMPACT);
+    json_decref(ev);
+    return rc;
+}
+
+static track *track_for(track **tr, size_t *n, size_t *cap, int dev, int kind, size_t nsteps)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*tr)[i].device == dev && (*tr)[i].kind == kind) return &(*tr)[i];
+    track t = {.device = dev, .kind = kind, .v = vt_xcalloc(nsteps ? nsteps : 1, sizeof(uint64_t))};
+    VT_PUSH(*tr, *n, *cap, t);
+    return &(*tr)[*n - 1];
+}
+
+static int process_events(FILE *f, const vt_proc_result *pr, int64_t pid, int *first)
+{
+    const vt_process *p = pr->p;
+    char title[512], name[128];
+    int rc = 0;
+    rc |= emit(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (json_int_t)pid,
+                            "tid", (json_int_t)0, "args", "name", vt_process_title(p, title, sizeof title)), first);
+    size_t ns = p->nsteps;
+    track *tr = NULL;
+    size_t ntr = 0, captr = 0;
+    uint64_t *tmp = vt_xcalloc(ns ? ns : 1, sizeof *tmp);
+    vt_rsite *s, *st;
+    HASH_ITER(hh, p->sites, s, st) {
+        vt_rsite_expand(s, ns, tmp, NULL, NULL);
+        track *a = track_for(&tr, &ntr, &captr, s->key.device, s->key.kind, ns);
+        track *all = track_for(&tr, &ntr, &captr, s->key.device, -1, ns);
+        for (size_t i = 0; i < ns; i++) {
+            a->v[i] += tmp[i];
+            all->v[i] += tmp[i];
+        }
+    }
+    free(tmp);
+    for (size_t i = 0; i < ns && rc == 0; i++) {
+        if (!p->step_time[i]) continue;
+        double ts = (double)p->step_time[i] / 1000.0;
+        for (size_t k = 0; k < ntr; k++) {
+            if (tr[k].kind < 0) snprintf(name, sizeof name, "gpu%d live bytes", tr[k].device);
+            else snprintf(name, sizeof name, "gpu%d %s live bytes", tr[k].device, vt_kind_name(tr[k].kind));
+            rc |= emit(f, json_pack("{s:s, s:s, s:f, s:I, s:I, s:{s:o}}", "name", name, "ph", "C", "ts", ts,
+                                    "pid", (json_int_t)pid, "tid", (json_int_t)0, "args", "bytes", jbytes(tr[k].v[i])),
+                       first);
+        }
+        snprintf(name, sizeof name, "step %llu", (unsigned long long)p->steps[i]);
+        rc |= emit(f, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I}", "name", name, "ph", "i", "s", "p", "ts", ts,
+                                "pid", (json_int_t)pid, "tid", (json_int_t)0), first);
+    }
+    for (size_t k = 0; k < ntr; k++) free(tr[k].v);
+    free(tr);
+    for (size_t i = 0; i < p->nooms && rc == 0; i++) {
+        const vt_oom *o = &p->ooms[i];
+        const char *verdict = !o->has_mem ? "unknown" : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion";
+        char sz[32];
+        snprintf(name, sizeof name, "OOM %s %s on gpu%d (%s)", o->api, vt_size_fmt(o->requested_bytes, sz, sizeof sz),
+                 o->device, verdict);
+        json_t *args = json_pack("{s:o, s:s, s:I, s:s}", "requested_bytes", jbytes(o->requested_bytes), "verdict", verdict,
+                                 "step", (json_int_t)o->step, "api", o->api);
+        if (o->has_mem) {
+            json_object_set_new(args, "free_bytes", jbytes(o->free_bytes));
+            json_object_set_new(args, "total_bytes", jbytes(o->total_bytes));
+        }
+        json_object_set_new(args, "tracked_bytes", jbytes(o->tracked_bytes));
+        rc |= emit(f, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:o}", "name", name, "ph", "i", "s", "p",
+                                "ts", (double)o->time_ns / 1000.0, "pid", (json_int_t)pid, "tid", (json_int_t)0, "args", args),
+                   first);
+    }
+    return rc ? -1 : 0;
+}
+
+int vt_export_perfetto(FILE *f, vt_analysis *a, char *err, size_t cap)
+{
+    int first = 1, rc = 0;
+    if (fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f) == EOF) rc = -1;
+    for (size_t i = 0; i < a->n && rc == 0; i++) {
+        int64_t pid = (int64_t)a->procs[i].p->pid;
+        for (size_t j = 0; j < i; j++)   /* two inputs with the same pid (other hosts): keep tracks apart */
+            if ((int64_t)a->procs[j].p->pid == pid) pid += 10000000 * (int64_t)(i + 1);
+        rc = process_events(f, &a->procs[i], pid, &first);
+    }
+    if (rc == 0 && fputs("\n]}\n", f) == EOF) rc = -1;
+    if (rc == 0 && ferror(f)) rc = -1;
+    if (rc < 0) snprintf(err, cap, "write failed");
+    return rc;
+}

@@ -1,0 +1,275 @@
+/* vt_export_torch.c — PyTorch memory snapshot pickle (vt_export.h).
+ *
+ * Design: PyTorch's snapshot (torch.cuda.memory._snapshot(), structure in
+ * ../shared/docs/prior-art.md §1) describes its caching allocator; under the
+ * preload every cudaMalloc-level allocation is both a segment and the one
+ * block that fills it. From the records that carry a live list (exit, oom,
+ * signal, manual; docs/snapshot-format.md "allocations"):
+ *   - segments = the last live list (each with one "active_allocated" block);
+ *   - device_traces, per device, in time order:
+ *       segment_alloc + alloc   at each distinct block's birth_ns,
+ *       free_completed + segment_free at the first list where a block seen
+ *                               before is missing (its exact free time is unknown),
+ *       oom                     at each OOM record (size = request, device_free);
+ *   so that replaying the trace backwards from the segments (what memory_viz
+ *   does) is consistent: every block of a segment has an earlier alloc.
+ * Allocations born and freed between two lists are not in the file and so not
+ * in the trace. Host-pinned memory is host memory and is left out. Frames are
+ * innermost first, {filename, line, name}; each stack's list is written once
+ * and shared through the pickle memo. time_us is CLOCK_MONOTONIC microseconds.
+ */
+#include "vt_export.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_format.h"
+#include "vt_pickle.h"
+#include "vt_util.h"
+
+typedef struct blk_key {
+    uint64_t addr, birth_ns;
+    int32_t device, pad;
+} blk_key;
+
+typedef struct blk {
+    blk_key key;
+    const vt_alloc *row;        /* the row where it was first seen */
+    size_t last_list;           /* index of the last list that has it */
+    UT_hash_handle hh;
+} blk;
+
+enum { EV_SEG_ALLOC, EV_ALLOC, EV_FREE, EV_SEG_FREE, EV_OOM };
+
+typedef struct ev {
+    uint64_t time_ns;
+    int action;
+    int device;
+    const blk *b;
+    const vt_oom *o;
+    size_t order;
+} ev;
+
+typedef struct tctx {
+    vt_analysis *a;
+    vt_process *p;
+    vt_pickle pk;
+    uint32_t *memo;             /* per canonical stack: memo index + 1, 0 = not written */
+    uint32_t empty_memo;        /* memo index + 1 of an empty frame list */
+} tctx;
+
+static int exported_kind(int kind)
+{
+    return kind == VT_KIND_DEVICE || kind == VT_KIND_ASYNC || kind == VT_KIND_VMM || kind == VT_KIND_MANAGED;
+}
+
+static int cmp_ev(const void *x, const void *y)
+{
+    const ev *a = x, *b = y;
+    if (a->time_ns != b->time_ns) return a->time_ns < b->time_ns ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Pushes the frame list of canonical stack st (NULL: empty), memoized. */
+static void frames(tctx *t, const vt_stack *st)
+{
+    uint32_t *slot = st ? &t->memo[st->index] : &t->empty_memo;
+    if (*slot) {
+        vt_pk_get(&t->pk, *slot - 1);
+        return;
+    }
+    vt_pk_list(&t->pk);
+    *slot = vt_pk_memoize(&t->pk) + 1;
+    if (!st || !st->nframes) return;
+    vt_pk_mark(&t->pk);
+    for (uint32_t i = 0; i < st->nframes; i++) {   /* innermost first, as stored */
+        const vt_sym *s = vt_sym_frame(t->a->sym, &st->frames[i]);
+        vt_pk_dict(&t->pk);
+        vt_pk_mark(&t->pk);
+        vt_pk_kv_str(&t->pk, "filename", s->file ? s->file : s->module ? s->module : "??");
+        vt_pk_kv_int(&t->pk, "line", s->line);
+        vt_pk_kv_str(&t->pk, "name", s->signature ? s->signature : vt_export_frame_name(s));
+        vt_pk_setitems(&t->pk);
+    }
+    vt_pk_appends(&t->pk);
+}
+
+static const vt_stack *stack_of(const vt_process *p, int64_t id)
+{
+    if (id == INT64_MIN) return NULL;
+    vt_rawstack *raw;
+    HASH_FIND(hh, p->rawstacks, &id, sizeof id, raw);
+    return raw ? raw->canon : NULL;
+}
+
+static void segment(tctx *t, const vt_alloc *r)
+{
+    vt_pickle *pk = &t->pk;
+    const vt_stack *st = stack_of(t->p, r->stack);
+    vt_pk_dict(pk);
+    vt_pk_mark(pk);
+    vt_pk_kv_int(pk, "device", r->device);
+    vt_pk_kv_uint(pk, "address", r->addr);
+    vt_pk_kv_uint(pk, "total_size", r->size);
+    vt_pk_kv_uint(pk, "allocated_size", r->size);
+    vt_pk_kv_uint(pk, "active_size", r->size);
+    vt_pk_kv_uint(pk, "requested_size", r->size);
+    vt_pk_kv_uint(pk, "stream", r->stream);
+    vt_pk_kv_str(pk, "segment_type", "large");
+    vt_pk_str(pk, "segment_pool_id");
+    vt_pk_int(pk, 0);
+    vt_pk_int(pk, 0);
+    vt_pk_tuple2(pk);
+    vt_pk_str(pk, "is_expandable");
+    vt_pk_bool(pk, r->kind == VT_KIND_VMM);
+    vt_pk_str(pk, "frames");
+    frames(t, st);
+    vt_pk_str(pk, "blocks");
+    vt_pk_list(pk);
+    vt_pk_mark(pk);
+    vt_pk_dict(pk);
+    vt_pk_mark(pk);
+    vt_pk_kv_uint(pk, "address", r->addr);
+    vt_pk_kv_uint(pk, "size", r->size);
+    vt_pk_kv_uint(pk, "requested_size", r->size);
+    vt_pk_kv_str(pk, "state", "active_allocated");
+    vt_pk_str(pk, "frames");
+    frames(t, st);
+    vt_pk_setitems(pk);
+    vt_pk_appends(pk);
+    vt_pk_setitems(pk);
+}
+
+static void trace_entry(tctx *t, const ev *e)
+{
+    static const char *const names[] = {"segment_alloc", "alloc", "free_completed", "segment_free", "oom"};
+    vt_pickle *pk = &t->pk;
+    vt_pk_dict(pk);
+    vt_pk_mark(pk);
+    vt_pk_kv_str(pk, "action", names[e->action]);
+    if (e->action == EV_OOM) {
+        const vt_oom *o = e->o;
+        vt_pk_kv_uint(pk, "device_free", o->has_mem ? o->free_bytes : 0);
+        vt_pk_kv_uint(pk, "size", o->requested_bytes);
+        vt_pk_kv_int(pk, "stream", 0);
+        vt_pk_str(pk, "frames");
+        frames(t, o->site ? o->site->canon : stack_of(t->p, o->stack));
+    } else {
+        const vt_alloc *r = e->b->row;
+        vt_pk_kv_uint(pk, "addr", r->addr);
+        vt_pk_kv_uint(pk, "size", r->size);
+        vt_pk_kv_uint(pk, "stream", r->stream);
+        vt_pk_str(pk, "frames");
+        frames(t, stack_of(t->p, r->stack));
+    }
+    vt_pk_kv_uint(pk, "time_us", e->time_ns / 1000);
+    vt_pk_setitems(pk);
+}
+
+int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
+{
+    if (a->n != 1) {
+        snprintf(err, cap, "--format torch writes one process; the input has %zu (name one snapshot file)", a->n);
+        return -1;
+    }
+    tctx t;
+    memset(&t, 0, sizeof t);
+    t.a = a;
+    t.p = a->procs[0].p;
+    vt_process *p = t.p;
+    t.memo = vt_xcalloc(p->nstacks ? p->nstacks : 1, sizeof *t.memo);
+
+    /* distinct blocks over all live lists */
+    blk *blocks = NULL, *b, *bt;
+    int maxdev = 0;
+    for (size_t li = 0; li < p->nalists; li++) {
+        const vt_alloc_list *al = &p->alists[li];
+        for (size_t i = 0; i < al->n; i++) {
+            const vt_alloc *r = &al->rows[i];
+            if (!exported_kind(r->kind) || r->device < 0) continue;
+            blk_key k = {.addr = r->addr, .birth_ns = r->birth_ns, .device = r->device};
+            HASH_FIND(hh, blocks, &k, sizeof k, b);
+            if (!b) {
+                b = vt_xcalloc(1, sizeof *b);
+                b->key = k;
+                b->row = r;
+                HASH_ADD(hh, blocks, key, sizeof b->key, b);
+            }
+            b->last_list = li;
+            if (r->device > maxdev) maxdev = r->device;
+        }
+    }
+    for (size_t i = 0; i < p->nooms; i++)
+        if (p->ooms[i].device > maxdev) maxdev = p->ooms[i].device;
+
+    ev *evs = NULL;
+    size_t nev = 0, capev = 0;
+    HASH_ITER(hh, blocks, b, bt) {
+        ev e = {.time_ns = b->row->birth_ns, .device = b->key.device, .b = b};
+        e.action = EV_SEG_ALLOC; e.order = nev; VT_PUSH(evs, nev, capev, e);
+        e.action = EV_ALLOC; e.order = nev; VT_PUSH(evs, nev, capev, e);
+        if (b->last_list + 1 < p->nalists) {   /* missing from the next list: freed before it */
+            e.time_ns = p->alists[b->last_list + 1].time_ns;
+            e.action = EV_FREE; e.order = nev; VT_PUSH(evs, nev, capev, e);
+            e.action = EV_SEG_FREE; e.order = nev; VT_PUSH(evs, nev, capev, e);
+        }
+    }
+    for (size_t i = 0; i < p->nooms; i++) {
+        if (p->ooms[i].device < 0) continue;
+        ev e = {.time_ns = p->ooms[i].time_ns, .action = EV_OOM, .device = p->ooms[i].device, .o = &p->ooms[i], .order = nev};
+        VT_PUSH(evs, nev, capev, e);
+    }
+    if (nev) qsort(evs, nev, sizeof *evs, cmp_ev);
+
+    vt_pickle *pk = &t.pk;
+    vt_pk_begin(pk, f);
+    vt_pk_dict(pk);
+    vt_pk_mark(pk);
+    /* segments: the final state */
+    vt_pk_str(pk, "segments");
+    vt_pk_list(pk);
+    if (p->nalists) {
+        const vt_alloc_list *last = &p->alists[p->nalists - 1];
+        size_t n = 0;
+        for (size_t i = 0; i < last->n; i++) {
+            const vt_alloc *r = &last->rows[i];
+            if (!exported_kind(r->kind) || r->device < 0) continue;
+            if (n++ % 1000 == 0) {
+                if (n > 1) vt_pk_appends(pk);
+                vt_pk_mark(pk);
+            }
+            segment(&t, r);
+        }
+        if (n) vt_pk_appends(pk);
+    }
+    vt_pk_str(pk, "device_traces");
+    vt_pk_list(pk);
+    vt_pk_mark(pk);
+    for (int d = 0; d <= maxdev; d++) {
+        vt_pk_list(pk);
+        size_t n = 0;
+        for (size_t i = 0; i < nev; i++) {
+            if (evs[i].device != d) continue;
+            if (n++ % 1000 == 0) {
+                if (n > 1) vt_pk_appends(pk);
+                vt_pk_mark(pk);
+            }
+            trace_entry(&t, &evs[i]);
+        }
+        if (n) vt_pk_appends(pk);
+    }
+    vt_pk_appends(pk);
+    vt_pk_str(pk, "allocator_settings");
+    vt_pk_dict(pk);
+    vt_pk_setitems(pk);
+    int rc = vt_pk_end(pk);
+    if (rc < 0) snprintf(err, cap, "write failed");
+
+    HASH_ITER(hh, blocks, b, bt) {
+        HASH_DEL(blocks, b);
+        free(b);
+    }
+    free(evs);
+    free(t.memo);
+    return rc;
+}
