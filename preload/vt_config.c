@@ -137,6 +137,8 @@ int vt_config_parse(char *const *env, vt_config *c)
             else if (!strcasecmp(v, "on")) c->python = VT_PYTHON_ON;
             else if (!strcasecmp(v, "off")) c->python = VT_PYTHON_OFF;
             else bad = 1;
+        } else if (VT_KEY("PROMETHEUS")) {
+            if (!*v || strlen(v) >= sizeof c->prometheus - 64) bad = 1; else strcpy(c->prometheus, v);
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else {

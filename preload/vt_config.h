@@ -24,6 +24,7 @@ typedef struct vt_config {
     long test_fail_alloc_at; /* VRAMTRACE_TEST_FAIL_ALLOC_AT: TEST ONLY, 0 = off; the Nth
                                 internal allocation of the core fails                     */
     int  python;             /* VRAMTRACE_PYTHON: VT_PYTHON_* (auto); see vt_python.h     */
+    char prometheus[PATH_MAX]; /* VRAMTRACE_PROMETHEUS: textfile folder ("" = off); vt_prom.h */
 } vt_config;
 
 /* VRAMTRACE_PYTHON values: auto = Python frames when a supported CPython is in the

@@ -24,6 +24,7 @@
 #include "vt_buf.h"
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_host.h"
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_stack.h"
@@ -543,6 +544,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     vt_buf_cstr(b, is_exit ? ",\"unfreed_at_exit\":true" : ",\"unfreed_at_exit\":false");
     vt__kv_u64(b, ",\"dropped_records\":", c.dropped_records);
     vt_annot_format(b);
+    vt_host_format(b, &c, trigger);   /* "host" object + Prometheus textfile (vt_host.h) */
     vt_buf_cstr(b, "}\n");
     rc = vt__flush();
 
@@ -598,7 +600,7 @@ static void vt__on_signal(int sig)
 {
     (void)sig;
     int e = errno;
-    vt__w.sig_pending = 1;
+    __atomic_store_n(&vt__w.sig_pending, 1, __ATOMIC_RELEASE);  /* lock-free: signal-safe */
     sem_post(&vt__w.wake);
     errno = e;
 }
@@ -616,12 +618,12 @@ static void *vt__writer_main(void *arg)
     uint64_t interval = (uint64_t)vt__config.interval_ms * 1000000ull;
     uint64_t deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
     while (!__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE)) {
+        vt_host_tick();   /* UUIDs, NVML sample, textfile (vt_host.h); outside every lock */
         struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
         sem_clockwait(&vt__w.wake, CLOCK_MONOTONIC, &ts);
         if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
             break;
-        if (vt__w.sig_pending) {
-            vt__w.sig_pending = 0;
+        if (__atomic_exchange_n(&vt__w.sig_pending, 0, __ATOMIC_ACQ_REL)) {   /* set by the handler on another thread */
             vt__refresh(VT_TRIGGER_SIGNAL);
             pthread_mutex_lock(&vt__w.out_lock);
             vt__snapshot_locked(VT_TRIGGER_SIGNAL, NULL, NULL);

@@ -1,0 +1,76 @@
+/* vt_host.h — host and hardware signals in every snapshot (the "host" object of
+ * docs/snapshot-format.md), and the hub that feeds the Prometheus textfile (vt_prom.h).
+ *
+ * What is sampled, and where:
+ *   - the process's resident and swapped memory (/proc/self/status VmRSS, VmHWM,
+ *     VmSwap; kB there, bytes here) and its cgroup's memory events (cgroup v2
+ *     memory.events "oom"/"oom_kill", memory.current, memory.max; cgroup v1
+ *     memory.oom_control "oom_kill", memory.usage_in_bytes, memory.limit_in_bytes):
+ *     read when a snapshot is formatted, on whichever thread writes it (a few
+ *     open/read/close calls, no lock but our own);
+ *   - NVML (libnvidia-ml.so.1, dlopen'ed on the writer thread only, never in a
+ *     hook; nvmlInit_v2 once; absent library or failed init = no "nvml" key):
+ *     per CUDA device, matched by UUID (nvmlDeviceGetHandleByUUID), the device's
+ *     used/total memory (nvmlDeviceGetMemoryInfo), this process's used memory
+ *     (nvmlDeviceGetComputeRunningProcesses_v3, the entry with our pid), ECC counts
+ *     (nvmlDeviceGetTotalEccErrors: NVML_MEMORY_ERROR_TYPE_CORRECTED/UNCORRECTED x
+ *     NVML_VOLATILE_ECC/NVML_AGGREGATE_ECC), retired pages
+ *     (nvmlDeviceGetRetiredPages, per nvmlPageRetirementCause_t) and remapped rows
+ *     (nvmlDeviceGetRemappedRows). Sampled by the writer thread, outside every lock,
+ *     at most once per VRAMTRACE_INTERVAL_MS (1 s when 0), into a cache; snapshots
+ *     carry the latest sample with its time;
+ *   - device UUIDs (cuDeviceGetUuid_v2 of the real driver, found with
+ *     dlopen("libcuda.so.1", RTLD_NOLOAD)), on the writer thread, outside locks,
+ *     once, formatted like nvidia-smi and DCGM: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+ *     No CUDA call is made once process exit has begun (vt_writer_is_exiting).
+ *
+ * Thread safety: one mutex (vt__host.lock) guards the caches; it is held only to
+ * copy them, never across a CUDA, NVML or file call. vt_host_tick runs on the writer
+ * thread only; vt_host_format on any thread that writes a snapshot (under the
+ * writer's output lock). A fork child re-initialises the mutex and forgets the
+ * parent's Prometheus data (pthread_atfork handler registered at the first tick).
+ */
+#ifndef VT_HOST_H
+#define VT_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "vt_buf.h"
+#include "vt_core.h"
+
+/* Writer thread, once per loop iteration (vt_writer.c): resolves device UUIDs and
+ * NVML the first time, samples NVML when due, and writes the Prometheus textfile
+ * when a snapshot written by another thread left it out of date. Never blocks on
+ * another thread for longer than a cache copy. */
+void vt_host_tick(void);
+
+/* Snapshot formatting (vt_writer.c, under the output lock, any thread): appends
+ * ,"host":{...} to b and hands the snapshot's figures to the Prometheus textfile
+ * (written at once on the writer thread and at exit, else at the next tick).
+ * trigger: the snapshot's VT_TRIGGER_* string. */
+void vt_host_format(vt_buf *b, const vt_collect *c, const char *trigger);
+
+/* UUID of CUDA device ordinal `device` as "GPU-..." into out (cap >= 41). Returns 0,
+ * or -1 when not known (yet). Thread-safe. */
+int vt_host_uuid(int device, char *out, size_t cap);
+
+/* CUuuid bytes -> "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (41 bytes with the NUL;
+ * cap >= 41). Lowercase hex, nvidia-smi's and DCGM's form. */
+void vt_host_format_uuid(const unsigned char bytes[16], char *out, size_t cap);
+
+/* ---- parsers, exposed for unit tests (pure, thread-safe) ---- */
+
+/* Value of "key <number>" or "Key:  <number> kB" lines: finds the first line that
+ * starts with key (key includes its ':' when the file has one) and parses the
+ * unsigned decimal after it; a " kB" suffix multiplies by 1024. Returns 0 or -1. */
+int vt_host_field(const char *text, const char *key, uint64_t *out);
+
+/* Cgroup folder of this process for `version` (2: the "0::/path" line and the
+ * cgroup2 mount; 1: the line whose controllers include "memory" and the cgroup
+ * mount whose super options include "memory"), from the texts of
+ * /proc/self/cgroup and /proc/self/mountinfo. Writes mountpoint + path (the mount's
+ * root removed) to dir. Returns 0, or -1 when there is no such hierarchy. */
+int vt_host_cgroup_dir(const char *proc_cgroup, const char *mountinfo, int version,
+                       char *dir, size_t cap);
+
+#endif /* VT_HOST_H */

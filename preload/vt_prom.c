@@ -1,0 +1,309 @@
+/* vt_prom.c — the node_exporter textfile (see vt_prom.h, preload/README.md
+ * "Prometheus textfile").
+ *
+ * Design: vt_host.c turns each snapshot's vt_collect into a small vt_prom_snap (no
+ * sites, no addresses) and publishes it here. The latest one is kept under our own
+ * lock with a "dirty" flag; it is rendered and written (temp file + rename(2)) at
+ * once when published from the writer thread or at exit, otherwise by the writer
+ * thread's next tick, so a thread that marks steps never writes the textfile itself.
+ * Families are rendered metric-major (all samples of one metric together, after its
+ * HELP and TYPE lines), as the exposition format requires.
+ */
+#define _GNU_SOURCE
+#include "vt_prom.h"
+#include "vt_config.h"
+#include "vt_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct {
+    pthread_mutex_t lock;
+    int             failed;     /* under lock: given up after a write error        */
+    int             dirty;      /* under lock: snap not on disk yet                */
+    vt_prom_snap    snap;       /* under lock: latest figures                      */
+    vt_buf          buf;        /* under lock                                       */
+} vt__prom = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int vt_prom_enabled(void)
+{
+    return vt__config.prometheus[0] != 0 && !__atomic_load_n(&vt__prom.failed, __ATOMIC_RELAXED);
+}
+
+/* ---- rendering ---- */
+
+static void vt__family(vt_buf *b, const char *name, const char *type, const char *help)
+{
+    vt_buf_cstr(b, "# HELP ");
+    vt_buf_cstr(b, name);
+    vt_buf_put(b, " ", 1);
+    vt_buf_cstr(b, help);
+    vt_buf_cstr(b, "\n# TYPE ");
+    vt_buf_cstr(b, name);
+    vt_buf_put(b, " ", 1);
+    vt_buf_cstr(b, type);
+    vt_buf_put(b, "\n", 1);
+}
+
+/* name{pid="..",gpu="..",UUID=".."[,kind=".."]} */
+static void vt__labels(vt_buf *b, const char *name, const vt_prom_snap *s, const vt_prom_dev *d, int kind)
+{
+    vt_buf_cstr(b, name);
+    vt_buf_cstr(b, "{pid=\"");
+    vt_buf_i64(b, s->pid);
+    vt_buf_put(b, "\"", 1);
+    if (d) {
+        vt_buf_cstr(b, ",gpu=\"");
+        vt_buf_i64(b, d->device);
+        vt_buf_cstr(b, "\",UUID=\"");
+        vt_buf_cstr(b, d->uuid);   /* [0-9a-fGPU-] only: no escaping needed */
+        vt_buf_put(b, "\"", 1);
+    }
+    if (kind >= 0) {
+        vt_buf_cstr(b, ",kind=\"");
+        vt_buf_cstr(b, vt_kind_name(kind));
+        vt_buf_put(b, "\"", 1);
+    }
+    vt_buf_cstr(b, "} ");
+}
+
+static void vt__u(vt_buf *b, uint64_t v)
+{
+    vt_buf_u64(b, v);
+    vt_buf_put(b, "\n", 1);
+}
+
+/* Per-kind families: which field of vt_kind_stats. */
+enum { F_LIVE, F_PEAK, F_UNFREED, F_ALLOCS, F_FREES, F_ALLOC_BYTES, F_FAILED };
+
+static uint64_t vt__kind_field(const vt_kind_stats *k, int f)
+{
+    switch (f) {
+    case F_LIVE: case F_UNFREED: return k->live_bytes;
+    case F_PEAK:        return k->peak_bytes;
+    case F_ALLOCS:      return k->alloc_total;
+    case F_FREES:       return k->free_total;
+    case F_ALLOC_BYTES: return k->alloc_bytes_total;
+    default:            return k->failed_total;
+    }
+}
+
+/* Per-device families: value and whether it is known. */
+enum { D_USED, D_TOTAL, D_PROC, D_UNTRACKED, D_POOL_RES, D_POOL_USED, D_FRAG,
+       D_GROWTH, D_GROWTH_STEPS, D_LEAKS };
+
+static int vt__dev_known(const vt_prom_dev *d, int f)
+{
+    switch (f) {
+    case D_USED: case D_TOTAL: return d->used_known;
+    case D_PROC:               return d->proc_known;
+    case D_UNTRACKED:          return d->untracked_known;
+    case D_POOL_RES: case D_POOL_USED: return d->pool_known;
+    case D_FRAG:               return d->fragmentation >= 0;
+    default:                   return 1;
+    }
+}
+
+static void vt__dev_value(vt_buf *b, const vt_prom_dev *d, int f)
+{
+    switch (f) {
+    case D_USED:         vt__u(b, d->used_bytes); break;
+    case D_TOTAL:        vt__u(b, d->total_bytes); break;
+    case D_PROC:         vt__u(b, d->proc_used_bytes); break;
+    case D_UNTRACKED:    vt_buf_i64(b, d->untracked_bytes); vt_buf_put(b, "\n", 1); break;
+    case D_POOL_RES:     vt__u(b, d->pool_reserved_bytes); break;
+    case D_POOL_USED:    vt__u(b, d->pool_used_bytes); break;
+    case D_FRAG:         vt_buf_fixed6(b, d->fragmentation); vt_buf_put(b, "\n", 1); break;
+    case D_GROWTH:       vt__u(b, d->growth_bytes_per_step); break;
+    case D_GROWTH_STEPS: vt__u(b, d->growth_steps); break;
+    default:             vt__u(b, d->leak_warnings); break;
+    }
+}
+
+void vt_prom_render(vt_buf *b, const vt_prom_snap *s)
+{
+    static const struct { const char *name, *type, *help; int f; } kf[] = {
+        {"vramtrace_live_bytes", "gauge",
+         "Bytes of GPU allocations live now, as the program asked for them (vramtrace).", F_LIVE},
+        {"vramtrace_peak_bytes", "gauge",
+         "Highest live bytes since the process started.", F_PEAK},
+        {"vramtrace_unfreed_bytes", "gauge",
+         "Bytes still live at process exit, after the program's own exit-time frees (written at exit).", F_UNFREED},
+        {"vramtrace_allocations_total", "counter",
+         "Successful allocation calls.", F_ALLOCS},
+        {"vramtrace_frees_total", "counter",
+         "Frees of tracked allocations (explicit, or by context destroy/reset).", F_FREES},
+        {"vramtrace_allocated_bytes_total", "counter",
+         "Bytes asked for by successful allocation calls.", F_ALLOC_BYTES},
+        {"vramtrace_failed_allocations_total", "counter",
+         "Failed allocation calls (out of memory, and any other error).", F_FAILED},
+    };
+    static const struct { const char *name, *type, *help; int f; } df[] = {
+        {"vramtrace_device_memory_used_bytes", "gauge",
+         "Device memory in use by every process (NVML nvmlDeviceGetMemoryInfo, else total - free of cuMemGetInfo).", D_USED},
+        {"vramtrace_device_memory_total_bytes", "gauge",
+         "Device memory size (NVML nvmlDeviceGetMemoryInfo, else cuMemGetInfo).", D_TOTAL},
+        {"vramtrace_process_memory_used_bytes", "gauge",
+         "Device memory this process uses as NVML sees it (nvmlDeviceGetComputeRunningProcesses).", D_PROC},
+        {"vramtrace_untracked_bytes", "gauge",
+         "Device memory in use that no tracked allocation explains (context, modules; see README).", D_UNTRACKED},
+        {"vramtrace_pool_reserved_bytes", "gauge",
+         "Bytes the default stream-ordered memory pool holds (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT).", D_POOL_RES},
+        {"vramtrace_pool_used_bytes", "gauge",
+         "Live bytes of stream-ordered allocations in pools.", D_POOL_USED},
+        {"vramtrace_fragmentation_ratio", "gauge",
+         "1 - largest gap / sum of gaps between this process's live blocks (0 = one free piece).", D_FRAG},
+        {"vramtrace_fastest_site_growth_bytes_per_step", "gauge",
+         "Floor growth per step of the fastest-growing allocation site on the device (0 = none growing).", D_GROWTH},
+        {"vramtrace_fastest_site_growth_steps", "gauge",
+         "Consecutive steps the fastest-growing site has grown without falling back.", D_GROWTH_STEPS},
+        {"vramtrace_leak_warning_sites", "gauge",
+         "Allocation sites whose floor rose for at least VRAMTRACE_LEAK_STEPS steps.", D_LEAKS},
+    };
+    vt__family(b, "vramtrace_up", "gauge", "1 while the process runs, 0 after it exited.");
+    vt__labels(b, "vramtrace_up", s, NULL, -1);
+    vt__u(b, (uint64_t)(s->up ? 1 : 0));
+    vt__family(b, "vramtrace_step", "gauge",
+               "Step number (vramtrace_step() marks, else periodic snapshots).");
+    vt__labels(b, "vramtrace_step", s, NULL, -1);
+    vt__u(b, s->step);
+    for (size_t i = 0; i < sizeof kf / sizeof kf[0]; i++) {
+        if (kf[i].f == F_UNFREED && !s->at_exit)
+            continue;
+        if (s->n_devs == 0)
+            continue;
+        vt__family(b, kf[i].name, kf[i].type, kf[i].help);
+        for (int d = 0; d < s->n_devs; d++)
+            for (int k = 0; k < VT_KIND_COUNT; k++) {
+                vt__labels(b, kf[i].name, s, &s->devs[d], k);
+                vt__u(b, vt__kind_field(&s->devs[d].kinds[k], kf[i].f));
+            }
+    }
+    for (size_t i = 0; i < sizeof df / sizeof df[0]; i++) {
+        int any = 0;
+        for (int d = 0; d < s->n_devs; d++)
+            any |= vt__dev_known(&s->devs[d], df[i].f);
+        if (!any)
+            continue;
+        vt__family(b, df[i].name, df[i].type, df[i].help);
+        for (int d = 0; d < s->n_devs; d++) {
+            if (!vt__dev_known(&s->devs[d], df[i].f))
+                continue;
+            vt__labels(b, df[i].name, s, &s->devs[d], -1);
+            vt__dev_value(b, &s->devs[d], df[i].f);
+        }
+    }
+}
+
+/* ---- writing ---- */
+
+static void vt__give_up(const char *what, const char *path, int e)
+{
+    vt_log(VT_LOG_WARN, "Prometheus textfile: cannot %s %s: %s; textfile off", what, path, strerror(e));
+    __atomic_store_n(&vt__prom.failed, 1, __ATOMIC_RELAXED);
+}
+
+/* Renders vt__prom.snap and replaces the file. Under vt__prom.lock. */
+static void vt__write_locked(void)
+{
+    const char *dir = vt__config.prometheus;
+    if (!dir[0] || vt__prom.failed)
+        return;
+    char path[PATH_MAX], tmp[PATH_MAX];
+    int pid = vt__prom.snap.pid;
+    if (snprintf(path, sizeof path, "%s/vramtrace_%d.prom", dir, pid) >= (int)sizeof path ||
+        snprintf(tmp, sizeof tmp, "%s/.vramtrace_%d.prom.tmp", dir, pid) >= (int)sizeof tmp) {
+        vt__give_up("name a file in", dir, ENAMETOOLONG);
+        return;
+    }
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        vt__give_up("create folder", dir, errno);
+        return;
+    }
+    vt_buf *b = &vt__prom.buf;
+    vt_buf_reset(b);
+    vt_prom_render(b, &vt__prom.snap);
+    if (b->oom) {
+        vt__give_up("format", path, ENOMEM);
+        return;
+    }
+    /* Never open what someone else put at the temporary name (a link, a file of
+     * theirs in a shared folder): remove ours, then create it new. */
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        vt__give_up("create", tmp, errno);
+        return;
+    }
+    const char *p = b->p;
+    size_t n = b->len;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            close(fd);
+            unlink(tmp);
+            vt__give_up("write", tmp, e);
+            return;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        vt__give_up("rename to", path, e);
+        return;
+    }
+    vt__prom.dirty = 0;
+}
+
+void vt_prom_publish(const vt_prom_snap *s, int write_now)
+{
+    if (!vt_prom_enabled())
+        return;
+    pthread_mutex_lock(&vt__prom.lock);
+    vt__prom.snap = *s;
+    vt__prom.dirty = 1;
+    if (write_now)
+        vt__write_locked();
+    pthread_mutex_unlock(&vt__prom.lock);
+}
+
+void vt_prom_edit(void (*edit)(vt_prom_snap *s, void *arg), void *arg)
+{
+    if (!vt_prom_enabled())
+        return;
+    pthread_mutex_lock(&vt__prom.lock);
+    if (vt__prom.snap.pid == (int)getpid() && vt__prom.snap.up) {
+        edit(&vt__prom.snap, arg);
+        vt__prom.dirty = 1;
+    }
+    pthread_mutex_unlock(&vt__prom.lock);
+}
+
+void vt_prom_flush(void)
+{
+    if (!vt_prom_enabled())
+        return;
+    pthread_mutex_lock(&vt__prom.lock);
+    if (vt__prom.dirty && vt__prom.snap.pid == (int)getpid())
+        vt__write_locked();
+    pthread_mutex_unlock(&vt__prom.lock);
+}
+
+void vt_prom_after_fork_child(void)
+{
+    pthread_mutex_init(&vt__prom.lock, NULL);
+    vt__prom.dirty = 0;
+    vt__prom.snap.n_devs = 0;
+    vt_buf_init(&vt__prom.buf);   /* the parent's buffer may be mid-use: leak it */
+}

@@ -1,0 +1,83 @@
+/* vt_prom.h — the Prometheus node_exporter textfile of one process
+ * (VRAMTRACE_PROMETHEUS=DIR -> DIR/vramtrace_<pid>.prom).
+ *
+ * Format: Prometheus text exposition format 0.0.4, as node_exporter's textfile
+ * collector reads it (--collector.textfile.directory): every family has HELP and TYPE
+ * lines, its samples follow together, no timestamps, base units (`_bytes`), counters
+ * end in `_total`. Labels: `pid` on every sample (node_exporter merges every *.prom
+ * file, so each process needs its own label set), `gpu` (CUDA ordinal as a string) and
+ * `UUID` ("GPU-..."), spelled as dcgm-exporter spells them so a query can join on
+ * them, and `kind` (device|managed|host_pinned|async|vmm). No addresses and no stack
+ * ids: the cardinality is devices x kinds. The metric list is in preload/README.md.
+ *
+ * Writing: the text is built in memory, written to DIR/.vramtrace_<pid>.prom.tmp
+ * (O_CREAT|O_TRUNC|O_NOFOLLOW, 0644) and renamed over DIR/vramtrace_<pid>.prom, so
+ * the collector sees the old file or the new one, never a part (the dot keeps the
+ * temporary name out of node_exporter's "*.prom" glob). At exit the file is written
+ * one last time with vramtrace_up 0 and the unfreed bytes, and kept. A failure prints
+ * one "vramtrace:" warning and the textfile is given up; tracking goes on.
+ *
+ * Thread safety: vt_prom_publish and vt_prom_flush take vt__prom.lock; the file is
+ * written under it (a few KiB), never under the core lock.
+ */
+#ifndef VT_PROM_H
+#define VT_PROM_H
+
+#include <stdint.h>
+#include "vt_buf.h"
+#include "vt_core.h"
+
+/* One device of a textfile (a snapshot's figures, prepared by vt_host.c). */
+typedef struct vt_prom_dev {
+    int      device;                       /* CUDA ordinal, -1 unknown             */
+    char     uuid[48];                     /* "GPU-..." or ""                       */
+    vt_kind_stats kinds[VT_KIND_COUNT];    /* live/peak/alloc/free/failed counters  */
+    int      used_known;                   /* device used/total known              */
+    uint64_t used_bytes, total_bytes;      /* NVML memory info, else cuMemGetInfo  */
+    int      untracked_known;
+    int64_t  untracked_bytes;              /* may be < 0 (figures of two moments)   */
+    int      proc_known;
+    uint64_t proc_used_bytes;              /* NVML: this process on this device     */
+    uint64_t tracked_bytes;                /* device-memory bytes our allocations
+                                              explain (vt_host.c), for untracked  */
+    int      meminfo_known;                /* cuMemGetInfo figures of the snapshot */
+    uint64_t meminfo_free, meminfo_total;
+    int      pool_known;
+    uint64_t pool_reserved_bytes, pool_used_bytes;
+    double   fragmentation;                /* < 0: not computed                     */
+    uint64_t growth_bytes_per_step;        /* fastest-growing site on this device  */
+    uint32_t growth_steps;                 /* ... and for how many steps           */
+    uint32_t leak_warnings;                /* sites at/above VRAMTRACE_LEAK_STEPS  */
+} vt_prom_dev;
+
+typedef struct vt_prom_snap {
+    int         pid;
+    int         up;                        /* 0 on the exit write                   */
+    int         at_exit;                   /* unfreed bytes are written             */
+    uint64_t    step;
+    int         n_devs;
+    vt_prom_dev devs[VT_DEV_SLOTS];
+} vt_prom_snap;
+
+/* 1 when VRAMTRACE_PROMETHEUS is set (and the textfile was not given up). */
+int  vt_prom_enabled(void);
+
+/* Stores s as the latest figures. write_now: write the file now (writer thread, exit);
+ * otherwise it is written by the next vt_prom_flush. Thread-safe. */
+void vt_prom_publish(const vt_prom_snap *s, int write_now);
+
+/* Applies edit(latest figures, arg) under the lock and marks them for writing
+ * (the writer thread refreshes NVML-derived figures between snapshots). No-op before
+ * the first vt_prom_publish. */
+void vt_prom_edit(void (*edit)(vt_prom_snap *s, void *arg), void *arg);
+
+/* Writes the file if the latest figures are not on disk yet (writer thread). */
+void vt_prom_flush(void);
+
+/* Renders s in the exposition format into b (for tests and vt_prom_publish). */
+void vt_prom_render(vt_buf *b, const vt_prom_snap *s);
+
+/* Fork child: forgets the parent's figures and re-initialises the lock. */
+void vt_prom_after_fork_child(void);
+
+#endif /* VT_PROM_H */

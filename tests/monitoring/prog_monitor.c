@@ -1,0 +1,121 @@
+/* prog_monitor.c — a CUDA program with known figures, for the monitoring_* tests
+ * (Prometheus textfile and the snapshots' "host" object), run under LD_PRELOAD on the
+ * simulated device (tests/simcuda) with the simulated NVML.
+ *
+ *   prog_monitor prom   VRAMTRACE_PROMETHEUS=DIR, VRAMTRACE_INTERVAL_MS=100,
+ *                       SIMCUDA_MEM=1GiB: 5 marked steps, each keeping 1 MiB
+ *                       (cudaMalloc) and freeing a 256 KiB temporary; then 2 MiB
+ *                       managed, 64 KiB pinned host, 1 MiB cudaMallocAsync kept, one
+ *                       failed 1 TiB cudaMalloc (out of memory). Waits 450 ms, copies
+ *                       DIR/vramtrace_<pid>.prom to DIR/running.prom, frees the
+ *                       managed block and exits (the rest stays unfreed).
+ *                       check_monitoring.py prom checks both files.
+ *   prog_monitor steps N SLEEP_MS
+ *                       N marked steps, each allocating a new 1 MiB block and freeing
+ *                       the previous one, SLEEP_MS apart (the host/ECC test).
+ * Exit status 0 unless a CUDA call that must succeed failed.
+ */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vramtrace.h"
+
+#define MIB (1024ul * 1024ul)
+
+static int failures;
+#define OK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, (int)e_); failures++; } } while (0)
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    char buf[65536];
+    int in = open(from, O_RDONLY);
+    if (in < 0)
+        return -1;
+    ssize_t n = read(in, buf, sizeof buf);
+    close(in);
+    if (n <= 0)
+        return -1;
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0)
+        return -1;
+    int rc = write(out, buf, (size_t)n) == n ? 0 : -1;
+    close(out);
+    return rc;
+}
+
+static void *kept[64];
+
+static int run_prom(void)
+{
+    const char *dir = getenv("VRAMTRACE_PROMETHEUS");
+    if (!dir) {
+        fprintf(stderr, "prog_monitor prom: VRAMTRACE_PROMETHEUS is not set\n");
+        return 2;
+    }
+    for (int i = 0; i < 5; i++) {
+        void *tmp = NULL;
+        OK(cudaMalloc(&kept[i], MIB));
+        OK(cudaMalloc(&tmp, 256 * 1024));
+        OK(cudaFree(tmp));
+        vramtrace_step();
+    }
+    void *managed = NULL, *pinned = NULL, *async = NULL, *huge = NULL;
+    OK(cudaMallocManaged(&managed, 2 * MIB, cudaMemAttachGlobal));
+    OK(cudaMallocHost(&pinned, 64 * 1024));
+    OK(cudaMallocAsync(&async, MIB, 0));
+    if (cudaMalloc(&huge, (size_t)1 << 40) == cudaSuccess) {
+        fprintf(stderr, "a 1 TiB cudaMalloc succeeded on a 1 GiB device\n");
+        failures++;
+    }
+    cudaGetLastError();
+    sleep_ms(450);
+    char from[4096], to[4096];
+    snprintf(from, sizeof from, "%s/vramtrace_%d.prom", dir, (int)getpid());
+    snprintf(to, sizeof to, "%s/running.prom", dir);
+    if (copy_file(from, to) < 0) {
+        fprintf(stderr, "no textfile %s while running\n", from);
+        failures++;
+    }
+    OK(cudaFree(managed));
+    printf("pid %d\n", (int)getpid());
+    return failures ? 1 : 0;
+}
+
+static int run_steps(int n, long ms)
+{
+    void *prev = NULL;
+    for (int i = 0; i < n; i++) {
+        void *p = NULL;
+        OK(cudaMalloc(&p, MIB));
+        if (prev)
+            OK(cudaFree(prev));
+        prev = p;
+        vramtrace_step();
+        sleep_ms(ms);
+    }
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "prom"))
+        return run_prom();
+    if (argc >= 4 && !strcmp(argv[1], "steps"))
+        return run_steps(atoi(argv[2]), atol(argv[3]));
+    fprintf(stderr, "usage: prog_monitor prom | steps N SLEEP_MS\n");
+    return 2;
+}
