@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "vt_format.h"
+#include "vt_pyview.h"
 #include "vt_reader.h"
 #include "vt_symbolize.h"
 #include "vt_util.h"
@@ -14,7 +15,7 @@
 static int cmp_rsite(const void *a, const void *b)
 {
     const vt_rsite *x = *(vt_rsite *const *)a, *y = *(vt_rsite *const *)b;
-    if (x->canon->index != y->canon->index) return x->canon->index < y->canon->index ? -1 : 1;
+    if (x->canon->group->index != y->canon->group->index) return x->canon->group->index < y->canon->group->index ? -1 : 1;
     if (x->key.kind != y->key.kind) return x->key.kind < y->key.kind ? -1 : 1;
     if (x->key.device != y->key.device) return x->key.device < y->key.device ? -1 : 1;
     return 0;
@@ -59,6 +60,14 @@ static void site_id(vt_site_result *r)
         if (f->mod) h = vt_fnv1a(h, f->mod->build_id, strlen(f->mod->build_id) + 1);
         h = vt_fnv1a(h, &f->offset, sizeof f->offset);
     }
+    /* Python frames (none: the id of a native-only site is unchanged) */
+    for (uint32_t i = 0; i < r->stack->npy; i++) {
+        const vt_pyframe *f = &r->stack->py[i];
+        h = vt_fnv1a(h, f->file, strlen(f->file) + 1);
+        h = vt_fnv1a(h, f->function, strlen(f->function) + 1);
+        h = vt_fnv1a(h, &f->line, sizeof f->line);
+        h = vt_fnv1a(h, &f->native_index, sizeof f->native_index);
+    }
     snprintf(r->id, sizeof r->id, "s%016" PRIx64, h);
 }
 
@@ -82,7 +91,7 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         size_t j = i + 1;
         while (j < na && cmp_rsite(&all[i], &all[j]) == 0) j++;
         vt_site_result *r = &pr->sites[pr->nsites];
-        r->stack = all[i]->canon;
+        r->stack = all[i]->canon->group;
         r->kind = all[i]->key.kind;
         r->device = all[i]->key.device;
         r->exhaustion_step = -1;
@@ -158,24 +167,146 @@ static void trim_static_runtime(vt_symbolizer *sym, vt_process *p)
         for (uint32_t i = 0; i < n; i++) free(st->frames[i].function);
         memmove(st->frames, st->frames + n, (st->nframes - n) * sizeof *st->frames);
         st->nframes -= n;
+        for (uint32_t k = 0; k < st->npy; k++)   /* the eval frame cannot be a CUDA function; clamp anyway */
+            if (st->py[k].native_index >= 0)
+                st->py[k].native_index = st->py[k].native_index >= (int32_t)n ? st->py[k].native_index - (int32_t)n : 0;
     }
+}
+
+/* Views (vt_pyview.h) and, with python_only, the grouping by Python frames. */
+static void prepare_stacks(vt_process *p, int python_only)
+{
+    size_t n = p->nstacks;   /* vt_python_only_stack appends */
+    for (size_t k = 0; k < n; k++) {
+        vt_stack *st = p->stacks[k];
+        vt_stack_view(st);
+        st->group = python_only ? vt_python_only_stack(p, st) : st;
+    }
+}
+
+#define TITLE_FRAMES 3
+
+/* The first k Python frames of r's view from its title on into key (file,
+ * function, line each); 0 when r's title is not a Python frame. */
+static size_t title_key(const vt_site_result *r, uint32_t k, char **key, size_t *cap)
+{
+    const vt_stack *st = r->stack;
+    size_t n = 0;
+    if (st->title >= st->nview || st->view[st->title] >= 0) return 0;
+    n += (size_t)snprintf(*key, *cap, "%d|%d", r->kind, r->device) + 1;
+    for (uint32_t i = st->title, got = 0; i < st->nview && got < k; i++) {
+        if (st->view[i] >= 0) continue;
+        const vt_pyframe *f = &st->py[-1 - st->view[i]];
+        size_t need = n + strlen(f->file) + strlen(f->function) + 16;
+        if (need > *cap) {
+            *cap = need * 2;
+            *key = vt_xrealloc(*key, *cap);
+        }
+        n += (size_t)sprintf(*key + n, "%s|%s|%u", f->file, f->function, f->line) + 1;
+        got++;
+    }
+    return n;
+}
+
+typedef struct title_count {
+    char *key;
+    size_t len;
+    size_t n;
+    UT_hash_handle hh;
+} title_count;
+
+/* Names Python-titled sites so that two sites of a process whose title frame is
+ * the same helper (train.py:56 in device_alloc) read apart in one line: each
+ * gets the fewest Python frames (1..TITLE_FRAMES) from its title on that no
+ * other site of the same kind and device starts with. */
+static void python_titles(vt_analysis *a, vt_proc_result *pr)
+{
+    size_t cap = 256;
+    char *key = vt_xmalloc(cap);
+    uint32_t *depth = vt_xcalloc(pr->nsites ? pr->nsites : 1, sizeof *depth);
+    for (uint32_t k = 1; k <= TITLE_FRAMES; k++) {
+        title_count *h = NULL, *e, *t;
+        for (size_t i = 0; i < pr->nsites; i++) {
+            size_t n = title_key(&pr->sites[i], k, &key, &cap);
+            if (!n) continue;
+            HASH_FIND(hh, h, key, n, e);
+            if (!e) {
+                e = vt_xcalloc(1, sizeof *e);
+                e->key = vt_xmalloc(n);
+                memcpy(e->key, key, n);
+                e->len = n;
+                HASH_ADD_KEYPTR(hh, h, e->key, e->len, e);
+            }
+            e->n++;
+        }
+        for (size_t i = 0; i < pr->nsites; i++) {
+            size_t n = title_key(&pr->sites[i], k, &key, &cap);
+            if (!n || depth[i]) continue;
+            HASH_FIND(hh, h, key, n, e);
+            if (e->n == 1 || k == TITLE_FRAMES) depth[i] = k;
+        }
+        HASH_ITER(hh, h, e, t) {
+            HASH_DEL(h, e);
+            free(e->key);
+            free(e);
+        }
+    }
+    for (size_t i = 0; i < pr->nsites; i++) {
+        vt_site_result *r = &pr->sites[i];
+        if (!depth[i]) continue;
+        const vt_stack *st = r->stack;
+        size_t len = 0, tcap = 256;
+        char *txt = vt_xmalloc(tcap);
+        txt[0] = 0;
+        for (uint32_t v = st->title, got = 0; v < st->nview && got < depth[i]; v++) {
+            if (st->view[v] >= 0) continue;
+            const char *l = vt_sym_pyframe(a->sym, &st->py[-1 - st->view[v]])->label;
+            size_t need = len + strlen(l) + 5;
+            if (need > tcap) {
+                tcap = need * 2;
+                txt = vt_xrealloc(txt, tcap);
+            }
+            len += (size_t)sprintf(txt + len, "%s%s", got ? " <- " : "", l);
+            got++;
+        }
+        r->title = txt;
+    }
+    free(depth);
+    free(key);
 }
 
 void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out)
 {
+    vt_analyze_opts o = {.warmup = warmup, .no_dwarf = no_dwarf};
+    vt_analyze_ex(rs, &o, out);
+}
+
+void vt_analyze_ex(vt_runset *rs, const vt_analyze_opts *o, vt_analysis *out)
+{
+    long warmup = o->warmup;
     memset(out, 0, sizeof *out);
     out->rs = rs;
-    out->sym = vt_sym_new(no_dwarf);
-    for (size_t i = 0; i < rs->n; i++) trim_static_runtime(out->sym, rs->procs[i]);
+    out->python_only = o->python_only;
+    out->sym = vt_sym_new(o->no_dwarf);
+    for (size_t i = 0; i < rs->n; i++) {
+        trim_static_runtime(out->sym, rs->procs[i]);
+        prepare_stacks(rs->procs[i], o->python_only);
+    }
     out->procs = vt_xcalloc(rs->n ? rs->n : 1, sizeof *out->procs);
-    for (size_t i = 0; i < rs->n; i++) analyze_process(rs->procs[i], warmup, &out->procs[i]);
+    for (size_t i = 0; i < rs->n; i++) {
+        analyze_process(rs->procs[i], warmup, &out->procs[i]);
+        python_titles(out, &out->procs[i]);
+    }
     out->n = rs->n;
 }
 
 void vt_analysis_free(vt_analysis *a)
 {
     for (size_t i = 0; i < a->n; i++) {
-        for (size_t k = 0; k < a->procs[i].nsites; k++) free(a->procs[i].sites[k].curve);
+        for (size_t k = 0; k < a->procs[i].nsites; k++) {
+            free(a->procs[i].sites[k].curve);
+            free(a->procs[i].sites[k].title);
+        }
         free(a->procs[i].sites);
     }
     free(a->procs);

@@ -1,6 +1,7 @@
 /* vt_analysis.h — turns loaded processes into per-site verdicts and totals.
  *
- * For each process: raw sites with the same trimmed stack, kind and device are
+ * For each process: raw sites with the same trimmed stack (native and Python
+ * frames; with python_only, the same Python frames), kind and device are
  * merged (their step series summed), classified with vt_classify, given a
  * stable id, projected to device exhaustion, and sorted biggest problem first:
  * leaks (by leaked bytes), churn, plateau, stable (each by peak bytes).
@@ -18,14 +19,19 @@
 #include "vt_symbolize.h"
 
 typedef struct vt_site_result {
-    vt_stack *stack;            /* trimmed frames */
+    vt_stack *stack;            /* trimmed frames (with python_only: the Python-only group stack) */
     int kind, device;
     vt_site_stats st;
     uint64_t peak_bytes;        /* max live bytes (incl. within steps and at exit) */
     uint64_t unfreed_exit;      /* live in the exit record, bytes */
     int64_t exhaustion_step;    /* leak only, free memory known: step the device runs out; else -1 */
     uint64_t *curve;            /* leak sites: live bytes per step (nsteps); owned; else NULL */
-    char id[20];                /* "s" + 16 hex digits of (kind, device, module, build-id, offset...) */
+    char *title;                /* Python-named sites: the one-line name, the title frame's label and, while
+                                   another site of the process starts the same, its Python callers
+                                   ("train.py:56 in device_alloc <- train.py:95 in remember_batch", at most
+                                   3 frames); owned; NULL: the title frame's label (vt_site_title) */
+    char id[20];                /* "s" + 16 hex digits of (kind, device, module, build-id, offset...,
+                                   then file, function, line, native index of each Python frame) */
 } vt_site_result;
 
 typedef struct vt_proc_result {
@@ -42,11 +48,22 @@ typedef struct vt_analysis {
     vt_proc_result *procs;
     size_t n;
     vt_symbolizer *sym;         /* owned */
+    int python_only;            /* sites grouped by Python frames alone (vt_analyze_opts) */
 } vt_analysis;
+
+typedef struct vt_analyze_opts {
+    long warmup;                /* steps; < 0: automatic (vt_auto_warmup) */
+    int no_dwarf;               /* symbolize with snapshot names only */
+    int python_only;            /* `--python-only`: show only Python frames, and merge the sites of
+                                   stacks with the same Python frames (vt_pyview.h); stacks without
+                                   Python frames keep their native frames */
+} vt_analyze_opts;
 
 /* Analyzes every process of rs. warmup < 0: automatic (vt_auto_warmup).
  * no_dwarf: symbolize with snapshot names only. Exits on OOM; cannot fail. */
 void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out);
+/* The same with every option. Builds each stack's view (vt_pyview.h) first. */
+void vt_analyze_ex(vt_runset *rs, const vt_analyze_opts *o, vt_analysis *out);
 void vt_analysis_free(vt_analysis *a);
 
 /* Sum of leak slopes on device dev (bytes/step) and the step at which its last

@@ -7,11 +7,13 @@
 #include "vt_report.h"
 #include "vt_size.h"
 
+/* Three frames from the site's title on (vt_site_title_index). */
 static void site_frames(FILE *out, vt_analysis *a, const vt_site_result *r)
 {
-    for (uint32_t i = 0; i < 3 && i < r->stack->nframes; i++)
-        fprintf(out, "%s%s", i ? " <- " : "", vt_site_frame(a, r, i)->label);
-    if (!r->stack->nframes) fputs("(no frames)", out);
+    uint32_t t = vt_site_title_index(r), n = vt_site_nframes(r);
+    for (uint32_t i = t; i < t + 3 && i < n; i++)
+        fprintf(out, "%s%s", i > t ? " <- " : "", vt_site_frame(a, r, i)->label);
+    if (!n) fputs("(no frames)", out);
     fputc('\n', out);
 }
 

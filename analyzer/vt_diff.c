@@ -35,15 +35,22 @@ static int worse(vt_verdict a, vt_verdict b)
     return rank[a] > rank[b];
 }
 
+/* The shown frames (vt_site_frame): the first KEY_FRAMES native ones and every
+ * Python one, so two Python call sites never match each other. */
 static char *make_key(vt_analysis *a, const vt_site_result *r, int lines)
 {
     size_t cap = 256, n = 0;
     char *k = vt_xmalloc(cap);
     n += (size_t)snprintf(k, cap, "%s", vt_kind_name(r->kind));
-    for (uint32_t i = 0; i < r->stack->nframes && i < KEY_FRAMES; i++) {
+    uint32_t native = 0;
+    for (uint32_t i = 0; i < vt_site_nframes(r); i++) {
         const vt_sym *s = vt_site_frame(a, r, i);
         char part[9000];
-        if (s->function && lines && s->file)
+        if (!s->python && native++ >= KEY_FRAMES) continue;
+        if (s->python)
+            snprintf(part, sizeof part, "|py %s %s:%d", s->function ? s->function : "?",
+                     s->file ? (lines ? s->file : vt_basename(s->file)) : "?", lines ? s->line : 0);
+        else if (s->function && lines && s->file)
             snprintf(part, sizeof part, "|%s %s:%d", s->function, vt_basename(s->file), s->line);
         else if (s->function)
             snprintf(part, sizeof part, "|%s", s->function);
@@ -85,8 +92,7 @@ static void build(vt_analysis *a, dset *d)
             e = vt_xcalloc(1, sizeof *e);
             e->kfull = kf;
             e->kfunc = make_key(a, r, 0);
-            const vt_sym *s0 = vt_site_frame(a, r, 0);
-            e->label = s0 ? s0->label : "(no frames)";
+            e->label = vt_site_title(a, r);
             e->peak = r->peak_bytes;
             e->unfreed = r->unfreed_exit;
             e->slope = r->st.slope;

@@ -35,7 +35,8 @@ int vt_export_perfetto(FILE *f, vt_analysis *a, char *err, size_t cap);
 int vt_export_collapsed(FILE *f, vt_analysis *a, vt_metric m, char *err, size_t cap);
 
 /* The frame name used by exports: the function (C++: without parameters), else
- * the one-line label ("libx.so+0x1f2"). Never NULL. */
+ * the one-line label ("libx.so+0x1f2"); a Python frame's label
+ * ("train.py:95 in remember_batch"). Never NULL. */
 const char *vt_export_frame_name(const vt_sym *s);
 
 #endif /* VT_EXPORT_H */

@@ -5,7 +5,8 @@
  * reverse of the snapshot's innermost-first frames), the leaf being the
  * function that called CUDA. With several processes each line starts with the
  * process ("rank 1, pid 42 on node7") so one graph shows them apart. Frame
- * names are the exports' names (vt_export_frame_name); ';' inside a name becomes
+ * names are the exports' names (vt_export_frame_name; Python frames interleaved
+ * as the reports show them, "train.py:95 in remember_batch"); ';' inside a name becomes
  * ':' and control bytes become ' ', so a line always splits back into its frames
  * and the count after the last space. Render:
  *   flamegraph.pl --countname bytes --colors mem out.folded > out.svg
@@ -19,6 +20,7 @@
 
 const char *vt_export_frame_name(const vt_sym *s)
 {
+    if (s->python) return s->label;
     return s->function ? s->function : s->label;
 }
 
@@ -42,7 +44,7 @@ int vt_export_collapsed(FILE *f, vt_analysis *a, vt_metric m, char *err, size_t 
                 put_name(f, vt_process_title(pr->p, title, sizeof title));
                 sep = 1;
             }
-            for (uint32_t j = r->stack->nframes; j-- > 0;) {
+            for (uint32_t j = vt_site_nframes(r); j-- > 0;) {
                 if (sep) fputc(';', f);
                 put_name(f, vt_export_frame_name(vt_site_frame(a, r, j)));
                 sep = 1;

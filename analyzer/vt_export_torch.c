@@ -80,15 +80,16 @@ static void frames(tctx *t, const vt_stack *st)
     }
     vt_pk_list(&t->pk);
     *slot = vt_pk_memoize(&t->pk) + 1;
-    if (!st || !st->nframes) return;
+    if (!st || !st->nview) return;
     vt_pk_mark(&t->pk);
-    for (uint32_t i = 0; i < st->nframes; i++) {   /* innermost first, as stored */
-        const vt_sym *s = vt_sym_frame(t->a->sym, &st->frames[i]);
+    for (uint32_t i = 0; i < st->nview; i++) {   /* innermost first, Python frames interleaved (vt_pyview.h) */
+        int32_t v = st->view[i];
+        const vt_sym *s = v >= 0 ? vt_sym_frame(t->a->sym, &st->frames[v]) : vt_sym_pyframe(t->a->sym, &st->py[-1 - v]);
         vt_pk_dict(&t->pk);
         vt_pk_mark(&t->pk);
-        vt_pk_kv_str(&t->pk, "filename", s->file ? s->file : s->module ? s->module : "??");
+        vt_pk_kv_str(&t->pk, "filename", s->file ? s->file : s->python ? "??" : s->module ? s->module : "??");
         vt_pk_kv_int(&t->pk, "line", s->line);
-        vt_pk_kv_str(&t->pk, "name", s->signature ? s->signature : vt_export_frame_name(s));
+        vt_pk_kv_str(&t->pk, "name", s->signature ? s->signature : s->python ? "??" : vt_export_frame_name(s));
         vt_pk_setitems(&t->pk);
     }
     vt_pk_appends(&t->pk);

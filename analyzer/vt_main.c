@@ -1,11 +1,12 @@
 /* vt_main.c — the `vramtrace` command: argument parsing and dispatch.
  *
  *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]
- *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] PATH...
+ *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] PATH...
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT] PATH...
  *   vramtrace diff [--warmup STEPS] BASE NEW
- *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force] PATH...
+ *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]
+ *                    [--python-only] PATH...
  *
  * Exit codes (DESIGN.md): 0 pass, 1 a check failed, 2 bad usage or unreadable
  * input (the reader's "file:line: what" on stderr). `run` exits with the
@@ -33,12 +34,13 @@ static void usage(FILE *f)
 {
     fputs("usage:\n"
           "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
-          "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] PATH...\n"
+          "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] PATH...\n"
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] PATH...\n"
           "  vramtrace diff [--warmup STEPS] BASE NEW\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
-          "                   [--warmup STEPS] PATH...\n"
+          "                   [--warmup STEPS] [--python-only] PATH...\n"
+          "--python-only: show only the Python frames of Python call stacks, one site per Python call site\n"
           "PATH: a snapshot folder or snapshot files (*.jsonl). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
           "exit status: 0 pass, 1 a check failed, 2 bad usage or unreadable input\n",
           f);
@@ -75,8 +77,10 @@ static int parse_steps(const char *s, long *out)
     return 0;
 }
 
-/* Loads and analyzes paths; 0 or 2 (message printed). keep_allocs: keep live lists. */
-static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep_allocs, vt_runset *rs, vt_analysis *a)
+/* Loads and analyzes paths; 0 or 2 (message printed). keep_allocs: keep live lists;
+ * python_only: group sites by Python frames (vt_analyze_opts). */
+static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep_allocs, int python_only, vt_runset *rs,
+                   vt_analysis *a)
 {
     memset(rs, 0, sizeof *rs);
     rs->verbose = verbose;
@@ -86,13 +90,14 @@ static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep
         vt_runset_free(rs);
         return 2;
     }
-    vt_analyze(rs, warmup, getenv("VRAMTRACE_NO_DWARF") != NULL, a);
+    vt_analyze_opts o = {.warmup = warmup, .no_dwarf = getenv("VRAMTRACE_NO_DWARF") != NULL, .python_only = python_only};
+    vt_analyze_ex(rs, &o, a);
     return 0;
 }
 
 static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *rs, vt_analysis *a)
 {
-    return load_ex(paths, n, warmup, verbose, 0, rs, a);
+    return load_ex(paths, n, warmup, verbose, 0, 0, rs, a);
 }
 
 /* Opens -o FILE (never overwriting unless force) or returns stdout; NULL after a message. */
@@ -110,7 +115,8 @@ static FILE *open_out(const char *out, int force)
     return f;
 }
 
-enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE };
+enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE,
+       O_PYONLY };
 
 typedef struct check_args {
     vt_check_opts o;
@@ -197,9 +203,10 @@ static int cmd_report(int argc, char **argv)
 {
     static const struct option lo[] = {{"format", required_argument, 0, O_FORMAT}, {"output", required_argument, 0, 'o'},
                                        {"force", no_argument, 0, O_FORCE}, {"warmup", required_argument, 0, O_WARMUP},
-                                       {"verbose", no_argument, 0, O_VERBOSE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                       {"verbose", no_argument, 0, O_VERBOSE}, {"python-only", no_argument, 0, O_PYONLY},
+                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *format = "text", *out = NULL;
-    int force = 0, verbose = 0, c;
+    int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
     while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
         switch (c) {
@@ -207,6 +214,7 @@ static int cmd_report(int argc, char **argv)
         case 'o': out = optarg; break;
         case O_FORCE: force = 1; break;
         case O_VERBOSE: verbose = 1; break;
+        case O_PYONLY: python_only = 1; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
         case 'h': usage(stdout); return 0;
         default: return bad_usage("report: unknown option%s", "");
@@ -217,7 +225,7 @@ static int cmd_report(int argc, char **argv)
     if (optind >= argc) return bad_usage("report: no PATH given%s", "");
     vt_runset rs;
     vt_analysis a;
-    int rc = load(argv + optind, argc - optind, warmup, verbose, &rs, &a);
+    int rc = load_ex(argv + optind, argc - optind, warmup, verbose, 0, python_only, &rs, &a);
     if (rc) return rc;
     FILE *f = stdout;
     if (out) {
@@ -252,9 +260,9 @@ static int cmd_export(int argc, char **argv)
     static const struct option lo[] = {{"format", required_argument, 0, O_FORMAT}, {"output", required_argument, 0, 'o'},
                                        {"metric", required_argument, 0, O_METRIC}, {"force", no_argument, 0, O_FORCE},
                                        {"warmup", required_argument, 0, O_WARMUP}, {"verbose", no_argument, 0, O_VERBOSE},
-                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                       {"python-only", no_argument, 0, O_PYONLY}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *format = NULL, *out = NULL, *metric = "live";
-    int force = 0, verbose = 0, c;
+    int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
     while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
         switch (c) {
@@ -263,6 +271,7 @@ static int cmd_export(int argc, char **argv)
         case O_METRIC: metric = optarg; break;
         case O_FORCE: force = 1; break;
         case O_VERBOSE: verbose = 1; break;
+        case O_PYONLY: python_only = 1; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
         case 'h': usage(stdout); return 0;
         default: return bad_usage("export: unknown option%s", "");
@@ -282,7 +291,9 @@ static int cmd_export(int argc, char **argv)
     }
     vt_runset rs;
     vt_analysis a;
-    int rc = load_ex(argv + optind, argc - optind, warmup, verbose, !strcmp(format, "torch"), &rs, &a);
+    if (python_only && strcmp(format, "collapsed"))
+        return bad_usage("export: --python-only goes with --format collapsed%s", "");
+    int rc = load_ex(argv + optind, argc - optind, warmup, verbose, !strcmp(format, "torch"), python_only, &rs, &a);
     if (rc) return rc;
     if (!strcmp(format, "torch") && a.n != 1) {
         fprintf(stderr, "vramtrace: export --format torch writes one process; the input has %zu (name one snapshot file)\n", a.n);

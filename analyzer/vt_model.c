@@ -50,13 +50,21 @@ void vt_process_free(vt_process *p)
     }
     free(p->modules);
     HASH_CLEAR(hh, p->stack_by_key);
+    HASH_CLEAR(hh, p->pyonly_by_key);
     for (size_t i = 0; i < p->nstacks; i++) {
         vt_stack *s = p->stacks[i];
         for (uint32_t k = 0; k < s->nframes; k++) free(s->frames[k].function);
         free(s->frames);
+        for (uint32_t k = 0; k < s->npy; k++) {
+            free(s->py[k].file);
+            free(s->py[k].function);
+        }
+        free(s->py);
+        free(s->view);
         free(s->key);
         free(s);
     }
+    free(p->annots);
     free(p->stacks);
     vt_rawstack *r, *rt;
     HASH_ITER(hh, p->rawstacks, r, rt) {

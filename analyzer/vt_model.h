@@ -5,7 +5,8 @@
  * run wrote:
  *   - modules and stacks once per file (stacks are interned after trimming the
  *     frames of libvramtrace/libcudart/libcuda, so sites that differ only inside
- *     CUDA's own libraries are one site);
+ *     CUDA's own libraries are one site; a stack's Python frames, issue 8, are
+ *     part of its interning key, so two Python call sites are two stacks);
  *   - one vt_rsite per (raw stack id, kind, device) with its step series stored
  *     run-length encoded (vt_point: a value holds from its step until the next
  *     point), 24 bytes per change;
@@ -37,14 +38,32 @@ typedef struct vt_frame {
     char *function;             /* dladdr name at write time, or NULL */
 } vt_frame;
 
+/* One Python frame of a stack (docs/snapshot-format.md "stack", key "py"). */
+typedef struct vt_pyframe {
+    char *file;                 /* co_filename as written; "?" when unknown; owned */
+    char *function;             /* co_qualname (co_name on 3.10); "?" when unknown; owned */
+    uint32_t line;              /* 1-based source line; 0 = unknown */
+    int32_t native_index;       /* index into the owning vt_stack.frames (after trimming) of the
+                                   eval-loop frame that runs it; -1: after the last native frame */
+} vt_pyframe;
+
 /* A canonical (trimmed, interned) stack: one per distinct frame list per process. */
 typedef struct vt_stack {
     uint32_t index;             /* position in vt_process.stacks */
     uint32_t nframes;
     vt_frame *frames;           /* innermost first; owned */
-    char *key;                  /* (module ptr, offset) bytes: the interning key */
+    uint32_t npy;
+    vt_pyframe *py;             /* Python frames, innermost first; owned; NULL when npy == 0 */
+    char *key;                  /* (module ptr, offset) bytes, then the Python frames: the interning key */
     size_t keylen;
-    UT_hash_handle hh;          /* vt_process.stack_by_key */
+    /* set by vt_analyze (vt_pyview.h) */
+    int32_t *view;              /* frames as shown, innermost first: >= 0 a native frame index,
+                                   < 0 the Python frame -1-v; owned */
+    uint32_t nview;
+    uint32_t title;             /* index into view of the frame that names the site (nview: none) */
+    struct vt_stack *group;     /* the stack whose sites this stack's sites merge into: itself, or
+                                   with --python-only its Python frames' stack */
+    UT_hash_handle hh;          /* vt_process.stack_by_key (or pyonly_by_key) */
 } vt_stack;
 
 /* Maps a stack id of the file to its canonical stack. */
@@ -101,7 +120,27 @@ typedef struct vt_device {
     double frag_last, frag_max;             /* fragmentation, docs/metrics.md */
     uint64_t pool_reserved, pool_used;      /* last written */
     uint64_t retention_max;                 /* max (reserved - used) */
+    /* PyTorch caching-allocator gauges from the snapshot's annotations
+     * ("torch.cuda:<device>.<name>", docs/snapshot-format.md "annotations"), bytes,
+     * latest values; has_torch: bit 0 allocated, bit 1 reserved, bit 2 inactive split */
+    int has_torch;
+    double torch_allocated, torch_reserved, torch_inactive_split;
+    double torch_cached_max;                /* max (reserved - allocated) over snapshots with both */
 } vt_device;
+
+#define VT_TORCH_ALLOCATED 1
+#define VT_TORCH_RESERVED 2
+#define VT_TORCH_INACTIVE_SPLIT 4
+
+/* One annotation key of a process: its latest value (docs/snapshot-format.md "annotations"). */
+typedef struct vt_annot {
+    char key[64];               /* 1-63 bytes of [A-Za-z0-9_.:-] */
+    double value;               /* in the last snapshot that carried the key */
+    double max;                 /* largest value seen */
+    uint64_t step;              /* step of that last snapshot */
+} vt_annot;
+
+#define VT_MAX_ANNOT 1024       /* distinct keys per process; more is an error */
 
 /* A site's share of an OOM moment. */
 typedef struct vt_oom_site {
@@ -165,6 +204,8 @@ typedef struct vt_process {
     vt_module **modules; size_t nmodules, capmodules;
     vt_stack *stack_by_key;
     vt_stack **stacks; size_t nstacks, capstacks;
+    vt_stack *pyonly_by_key;    /* --python-only group stacks (also in stacks), vt_pyview.c */
+    vt_annot *annots; size_t nannots, capannots;      /* in order of first appearance */
     vt_rawstack *rawstacks;
     vt_rsite *sites;            /* hash of all sites */
     size_t nsites;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,11 @@ typedef struct dev_ent {
 
 typedef vt_alloc alloc_ent;
 
+typedef struct annot_ent {
+    const char *key;            /* borrowed from the tree */
+    double value;
+} annot_ent;
+
 typedef struct rd {
     vt_runset *rs;
     const char *path;
@@ -56,6 +62,7 @@ typedef struct rd {
     site_ent *se; size_t nse, capse;
     dev_ent *de; size_t nde, capde;
     alloc_ent *ae; size_t nae, capae;
+    annot_ent *an; size_t nan, capan;
     uint64_t record_mark;
     char e[300];                /* message scratch for vt_j* getters */
 } rd;
@@ -298,6 +305,67 @@ static int rd_frame(rd *r, const json_t *a, size_t i, vt_frame *f)
     return 0;
 }
 
+/* The stack's "py" list (issue 8, docs/snapshot-format.md "stack"): each entry
+ * [file, function, line, native_index] into py[] (strings borrowed from the
+ * tree). nfr: the number of raw native frames (native_index is -1 or below it). */
+static int rd_pyframes(rd *r, const json_t *arr, size_t nfr, vt_pyframe **out, size_t *nout)
+{
+    char fld[96];
+    *out = NULL;
+    *nout = 0;
+    if (!arr || json_is_null(arr)) return 0;
+    if (!json_is_array(arr)) return rd_fail(r, "stack.py: expected an array, got %s", vt_jtype(arr));
+    size_t n = json_array_size(arr);
+    if (n > VT_MAX_FRAMES) return rd_fail(r, "stack: more than %d Python frames", VT_MAX_FRAMES);
+    if (!n) return 0;
+    vt_pyframe *py = vt_xcalloc(n, sizeof *py);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *a = json_array_get(arr, i);
+        const char *file, *fn;
+        uint64_t line;
+        int64_t ni;
+        if (!json_is_array(a) || json_array_size(a) != 4) {
+            rd_fail(r, "stack.py[%zu]: expected [file, function, line, native_index], got %s", i,
+                    json_is_array(a) ? "an array of another length" : vt_jtype(a));
+            goto fail;
+        }
+        snprintf(fld, sizeof fld, "stack.py[%zu][0] (file)", i);
+        if (!(file = get_str(r, json_array_get(a, 0), fld, 4095))) goto fail;
+        snprintf(fld, sizeof fld, "stack.py[%zu][1] (function)", i);
+        if (!(fn = get_str(r, json_array_get(a, 1), fld, 4095))) goto fail;
+        snprintf(fld, sizeof fld, "stack.py[%zu][2] (line)", i);
+        if (get_u64(r, json_array_get(a, 2), fld, &line) < 0) goto fail;
+        if (line > INT32_MAX) {
+            rd_fail(r, "%s: %llu out of range", fld, (unsigned long long)line);
+            goto fail;
+        }
+        snprintf(fld, sizeof fld, "stack.py[%zu][3] (native_index)", i);
+        if (get_i64(r, json_array_get(a, 3), fld, &ni) < 0) goto fail;
+        if (ni < -1 || ni >= (int64_t)nfr) {
+            rd_fail(r, "%s: %lld is neither -1 nor the index of one of the stack's %zu frames", fld, (long long)ni, nfr);
+            goto fail;
+        }
+        py[i].file = (char *)file;
+        py[i].function = (char *)fn;
+        py[i].line = (uint32_t)line;
+        py[i].native_index = (int32_t)ni;
+    }
+    *out = py;
+    *nout = n;
+    return 0;
+fail:
+    free(py);
+    return -1;
+}
+
+/* Appends n bytes to a growing key buffer. */
+static void key_put(char **key, size_t *len, size_t *cap, const void *p, size_t n)
+{
+    if (*len + n > *cap) vt_grow((void **)key, cap, *len + n, 1);
+    memcpy(*key + *len, p, n);
+    *len += n;
+}
+
 static int rd_stack(rd *r, json_t *o)
 {
     int64_t id;
@@ -318,41 +386,75 @@ static int rd_stack(rd *r, json_t *o)
             return -1;
         }
     }
+    vt_pyframe *py;
+    size_t npy;
+    if (rd_pyframes(r, json_object_get(o, "py"), nfr, &py, &npy) < 0) {
+        free(fr);
+        return -1;
+    }
 
     /* Trim: frames in our/CUDA's libraries anywhere, then a leading run of CUDA
-     * API functions (static runtime inside the program). Keep all if nothing is left. */
+     * API functions (static runtime inside the program). Keep all if nothing is left.
+     * pos[i]: the trimmed index of raw frame i, or -1 when it was trimmed. */
     size_t keep = 0;
     vt_frame *tf = vt_xcalloc(nfr ? nfr : 1, sizeof *tf);
+    int32_t *pos = vt_xmalloc((nfr ? nfr : 1) * sizeof *pos);
     int leading = 1;
     for (size_t i = 0; i < nfr; i++) {
+        pos[i] = -1;
         if (trimmed_module(fr[i].mod)) continue;
         if (leading && vt_is_cuda_function(fr[i].function)) continue;
         leading = 0;
+        pos[i] = (int32_t)keep;
         tf[keep++] = fr[i];
     }
     if (keep == 0) {
         memcpy(tf, fr, nfr * sizeof *fr);
         keep = nfr;
+        for (size_t i = 0; i < nfr; i++) pos[i] = (int32_t)i;
     }
     free(fr);
-    /* intern by (module pointer, offset) */
-    size_t keylen = keep * (sizeof(void *) + sizeof(uint64_t));
-    char *key = vt_xmalloc(keylen ? keylen : 1);
+    /* A Python frame's eval-loop frame moves with the trimming; were it trimmed
+     * itself, the frames go in front of the next kept frame (or after the last). */
+    for (size_t k = 0; k < npy; k++) {
+        int32_t ni = py[k].native_index;
+        if (ni < 0) continue;
+        while ((size_t)ni < nfr && pos[ni] < 0) ni++;
+        py[k].native_index = (size_t)ni < nfr ? pos[ni] : -1;
+    }
+    free(pos);
+    /* intern by (module pointer, offset) of each native frame, then each Python
+     * frame's file, function, line and native index */
+    size_t keylen = 0, keycap = keep * (sizeof(void *) + sizeof(uint64_t)) + 1;
+    char *key = vt_xmalloc(keycap);
     for (size_t i = 0; i < keep; i++) {
-        memcpy(key + i * 16, &tf[i].mod, sizeof(void *));
-        memcpy(key + i * 16 + sizeof(void *), &tf[i].offset, sizeof(uint64_t));
+        key_put(&key, &keylen, &keycap, &tf[i].mod, sizeof(void *));
+        key_put(&key, &keylen, &keycap, &tf[i].offset, sizeof(uint64_t));
+    }
+    for (size_t k = 0; k < npy; k++) {
+        key_put(&key, &keylen, &keycap, py[k].file, strlen(py[k].file) + 1);
+        key_put(&key, &keylen, &keycap, py[k].function, strlen(py[k].function) + 1);
+        key_put(&key, &keylen, &keycap, &py[k].line, sizeof py[k].line);
+        key_put(&key, &keylen, &keycap, &py[k].native_index, sizeof py[k].native_index);
     }
     vt_stack *st;
     HASH_FIND(hh, r->p->stack_by_key, key, keylen, st);
     if (st) {
         free(key);
         free(tf);
+        free(py);
     } else {
         st = vt_xcalloc(1, sizeof *st);
         st->index = (uint32_t)r->p->nstacks;
         st->nframes = (uint32_t)keep;
         st->frames = tf;
         for (size_t i = 0; i < keep; i++) tf[i].function = tf[i].function ? vt_xstrdup(tf[i].function) : NULL;
+        st->npy = (uint32_t)npy;
+        st->py = py;
+        for (size_t k = 0; k < npy; k++) {
+            py[k].file = vt_xstrdup(py[k].file);
+            py[k].function = vt_xstrdup(py[k].function);
+        }
         st->key = key;
         st->keylen = keylen;
         HASH_ADD_KEYPTR(hh, r->p->stack_by_key, st->key, st->keylen, st);
@@ -753,6 +855,98 @@ static void close_step(vt_process *p)
     p->ntouched = 0;
 }
 
+/* ---- annotations (docs/snapshot-format.md "annotations") ---- */
+
+static int annot_key_ok(const char *k)
+{
+    size_t n = 0;
+    for (; k[n]; n++) {
+        char c = k[n];
+        if (n >= 63) return 0;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == ':' || c == '-'))
+            return 0;
+    }
+    return n > 0;
+}
+
+static int rd_annotations(rd *r, const json_t *o)
+{
+    const char *k;
+    json_t *v;
+    if (!o || json_is_null(o)) return 0;
+    if (!json_is_object(o)) return rd_fail(r, "snapshot.annotations: expected an object, got %s", vt_jtype(o));
+    json_object_foreach((json_t *)o, k, v) {
+        annot_ent e;
+        if (!annot_key_ok(k))
+            return rd_fail(r, "annotations: key \"%.80s\" is not 1-63 bytes of [A-Za-z0-9_.:-]", k);
+        if (vt_jf64(v, &e.value, r->e, sizeof r->e) < 0) return rd_fail(r, "annotations.%s: %s", k, r->e);
+        if (!isfinite(e.value)) return rd_fail(r, "annotations.%s: not a finite number", k);
+        e.key = k;
+        VT_PUSH(r->an, r->nan, r->capan, e);
+    }
+    return 0;
+}
+
+/* "torch.cuda:<device>.<name>" -> device and one of VT_TORCH_*; 0 if not such a key. */
+static int torch_key(const char *k, int *dev)
+{
+    static const char pre[] = "torch.cuda:";
+    if (strncmp(k, pre, sizeof pre - 1) != 0) return 0;
+    const char *p = k + sizeof pre - 1;
+    long d = 0;
+    if (*p < '0' || *p > '9') return 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        d = d * 10 + (*p - '0');
+        if (d > INT32_MAX) return 0;
+    }
+    if (*p++ != '.') return 0;
+    *dev = (int)d;
+    if (!strcmp(p, "memory_allocated_bytes")) return VT_TORCH_ALLOCATED;
+    if (!strcmp(p, "memory_reserved_bytes")) return VT_TORCH_RESERVED;
+    if (!strcmp(p, "inactive_split_bytes")) return VT_TORCH_INACTIVE_SPLIT;
+    return 0;
+}
+
+/* Folds the record's annotations into the process: latest value per key (the
+ * records are read in order, so the last one wins), and the torch gauges into
+ * their devices. Called only once the record is known to be valid. */
+static void apply_annotations(rd *r, uint64_t step)
+{
+    vt_process *p = r->p;
+    for (size_t i = 0; i < r->nan; i++) {
+        const annot_ent *e = &r->an[i];
+        vt_annot *a = NULL;
+        if (i < p->nannots && !strcmp(p->annots[i].key, e->key)) a = &p->annots[i];   /* same order as before */
+        for (size_t k = 0; !a && k < p->nannots; k++)
+            if (!strcmp(p->annots[k].key, e->key)) a = &p->annots[k];
+        if (!a) {
+            vt_annot na;
+            memset(&na, 0, sizeof na);
+            copy_str(na.key, sizeof na.key, e->key);
+            na.max = e->value;
+            VT_PUSH(p->annots, p->nannots, p->capannots, na);
+            a = &p->annots[p->nannots - 1];
+        }
+        a->value = e->value;
+        if (e->value > a->max) a->max = e->value;
+        a->step = step;
+        int dev, which = torch_key(e->key, &dev);
+        if (!which) continue;
+        vt_device *dv = vt_process_device(p, dev);
+        dv->has_torch |= which;
+        if (which == VT_TORCH_ALLOCATED) dv->torch_allocated = e->value;
+        else if (which == VT_TORCH_RESERVED) dv->torch_reserved = e->value;
+        else dv->torch_inactive_split = e->value;
+    }
+    for (size_t d = 0; r->nan && d < p->ndevices; d++) {
+        vt_device *dv = &p->devices[d];
+        if ((dv->has_torch & (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED)) != (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED)) continue;
+        double cached = dv->torch_reserved - dv->torch_allocated;
+        if (cached > dv->torch_cached_max) dv->torch_cached_max = cached;
+    }
+}
+
 static int rd_snapshot(rd *r, json_t *o)
 {
     vt_process *p = r->p;
@@ -764,7 +958,7 @@ static int rd_snapshot(rd *r, json_t *o)
     oom_ent o_;
     oom_ent *const po = &o_;
     memset(po, 0, sizeof *po);
-    r->nse = r->nde = r->nae = 0;
+    r->nse = r->nde = r->nae = r->nan = 0;
     if (!(v = json_object_get(o, "step"))) return rd_fail(r, "snapshot has no \"step\"");
     if (get_u64(r, v, "snapshot.step", &step) < 0) return -1;
     if (get_u64n(r, json_object_get(o, "seq"), "snapshot.seq", &seq, &has) < 0 ||
@@ -782,12 +976,24 @@ static int rd_snapshot(rd *r, json_t *o)
     if (rd_devices(r, json_object_get(o, "devices")) < 0) return -1;
     if (rd_oom(r, json_object_get(o, "oom"), po) < 0) return -1;
     if (rd_allocations(r, json_object_get(o, "allocations"), &have_allocs) < 0) return -1;
+    if (rd_annotations(r, json_object_get(o, "annotations")) < 0) return -1;
     int is_exit = unfreed || strcmp(trigger, VT_TRIGGER_EXIT) == 0;
     if (!is_exit && p->nsteps && step < p->steps[p->nsteps - 1])
         return rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",
                        (unsigned long long)step, (unsigned long long)p->steps[p->nsteps - 1]);
 
+    size_t newkeys = 0;
+    for (size_t i = 0; i < r->nan; i++) {
+        if (i < p->nannots && !strcmp(p->annots[i].key, r->an[i].key)) continue;   /* the usual case */
+        size_t k = 0;
+        while (k < p->nannots && strcmp(p->annots[k].key, r->an[i].key)) k++;
+        if (k == p->nannots) newkeys++;
+    }
+    if (p->nannots + newkeys > VT_MAX_ANNOT)
+        return rd_fail(r, "annotations: more than %d distinct keys in one process", VT_MAX_ANNOT);
+
     /* ---- apply: nothing above changed the process ---- */
+    apply_annotations(r, step);
     if (dropped > p->dropped_records) p->dropped_records = dropped;
     if (step_marked) p->step_marked = 1;
     for (size_t i = 0; i < r->nde; i++) {
@@ -822,7 +1028,8 @@ static int rd_snapshot(rd *r, json_t *o)
         copy_str(al->trigger, sizeof al->trigger, trigger);
         al->n = r->nae;
         al->rows = vt_xmalloc((r->nae ? r->nae : 1) * sizeof *al->rows);
-        memcpy(al->rows, r->ae, r->nae * sizeof *al->rows);
+        if (r->nae)   /* r->ae may be NULL: memcpy(p, NULL, 0) is undefined (UBSan) */
+            memcpy(al->rows, r->ae, r->nae * sizeof *al->rows);
     }
     if (is_exit) {
         vt_rsite *s, *t;
@@ -1020,6 +1227,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     free(r.se);
     free(r.de);
     free(r.ae);
+    free(r.an);
     if (rc < 0) {
         vt_process_free(r.p);
         return -1;

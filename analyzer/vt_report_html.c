@@ -95,16 +95,16 @@ static void plot(FILE *f, vt_proc_result *pr)
 static void stack_html(FILE *f, vt_analysis *a, const vt_site_result *r)
 {
     fputs("<details><summary>", f);
-    const vt_sym *s0 = vt_site_frame(a, r, 0);
-    esc(f, s0 ? s0->label : "(no frames)");
+    esc(f, vt_site_title(a, r));
     fputs("</summary><ol class=\"stack\">", f);
-    for (uint32_t i = 0; i < r->stack->nframes; i++) {
+    for (uint32_t i = 0; i < vt_site_nframes(r); i++) {
         const vt_sym *s = vt_site_frame(a, r, i);
-        fputs("<li>", f);
+        fputs(s->python ? "<li class=\"py\">" : "<li>", f);
         esc(f, s->label);
-        if (s->module) {
+        const char *where = s->python ? s->file : s->module;   /* Python: the whole path */
+        if (where) {
             fputs(" <span class=\"mod\">", f);
-            esc(f, s->module);
+            esc(f, where);
             fputs("</span>", f);
         }
         fputs("</li>", f);
@@ -133,8 +133,7 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     for (size_t s = 0; s < pr->nsites; s++) {
         if (!pr->sites[s].curve) continue;
         fprintf(f, " &nbsp; <span style=\"color:%s\">&#9632;</span> ", colors[c++ % 7]);
-        const vt_sym *s0 = vt_site_frame(a, &pr->sites[s], 0);
-        esc(f, s0 ? s0->label : pr->sites[s].id);
+        esc(f, vt_site_nframes(&pr->sites[s]) ? vt_site_title(a, &pr->sites[s]) : pr->sites[s].id);
     }
     fputs("</p>\n", f);
 
@@ -199,14 +198,17 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     fputs("</table>\n", f);
     if (p->ndevices) {
         fputs("<h3>Devices</h3><table><tr><th>device</th><th>peak</th><th>free / total</th><th>fragmentation (max)</th>"
-              "<th>pool retention (max)</th></tr>\n", f);
+              "<th>pool retention (max)</th><th>PyTorch caching allocator</th></tr>\n", f);
         for (size_t d = 0; d < p->ndevices; d++) {
             vt_device *dv = &p->devices[d];
             fprintf(f, "<tr><td>%d</td><td>%s</td><td>", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
             if (dv->has_mem) fprintf(f, "%s / %s", vt_size_fmt(dv->free_bytes, b2, sizeof b2), vt_size_fmt(dv->total_bytes, b3, sizeof b3));
-            fprintf(f, "</td><td>%.2f (%.2f)</td><td>%s (%s)</td></tr>\n", dv->frag_last, dv->frag_max,
+            fprintf(f, "</td><td>%.2f (%.2f)</td><td>%s (%s)</td><td>", dv->frag_last, dv->frag_max,
                     vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
                     vt_size_fmt(dv->retention_max, b2, sizeof b2));
+            char tl[400];
+            if (vt_torch_line(dv, tl, sizeof tl)) esc(f, tl);
+            fputs("</td></tr>\n", f);
         }
         fputs("</table>\n", f);
     }
@@ -222,7 +224,7 @@ int vt_report_html(FILE *f, vt_analysis *a)
           "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;font-size:13px}"
           "th{background:#f3f3f3}.meta{color:#555;font-size:13px}.bad{color:#b00}.mod{color:#888;font-size:11px}"
           ".stack{margin:.2em 0;padding-left:1.5em;font-family:monospace;font-size:12px}summary{font-family:monospace;cursor:pointer}"
-          ".v-leak{color:#b00;font-weight:bold}.v-churn{color:#a60}.legend{font-size:13px}code{font-size:13px}"
+          ".py{color:#1a5e20}.v-leak{color:#b00;font-weight:bold}.v-churn{color:#a60}.legend{font-size:13px}code{font-size:13px}"
           "\n</style></head><body>\n<h1>vramtrace report</h1>\n", f);
     for (size_t i = 0; i < a->n; i++) process_html(f, a, &a->procs[i]);
     fputs("</body></html>\n", f);

@@ -19,6 +19,13 @@ static json_t *ju(uint64_t v)
     return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
+/* A gauge: an integer when it is one (byte counts), else a real. */
+static json_t *jnum(double v)
+{
+    if (v == floor(v) && v > -9.2e18 && v < 9.2e18) return json_integer((json_int_t)v);
+    return json_real(v);
+}
+
 static json_t *jstr_or_null(const char *s)
 {
     return s ? json_string(s) : json_null();
@@ -38,20 +45,61 @@ static json_t *jstr(const char *s)
     return j ? j : json_string("?");
 }
 
+static json_t *native_json(const vt_sym *s)
+{
+    json_t *fr = json_object();
+    json_object_set_new(fr, "function", s->function ? jstr(s->function) : json_null());
+    json_object_set_new(fr, "signature", s->signature ? jstr(s->signature) : json_null());
+    json_object_set_new(fr, "file", s->file ? jstr(s->file) : json_null());
+    json_object_set_new(fr, "line", s->line ? json_integer(s->line) : json_null());
+    json_object_set_new(fr, "module", s->module ? jstr(s->module) : json_null());
+    json_object_set_new(fr, "offset", ju(s->offset));
+    return fr;
+}
+
+/* Shown frames (vt_site_frame): native ones as native_json, Python ones as
+ * {function, signature, file, line, module: "python"} (null for "?" and line 0). */
 static json_t *frames_json(vt_analysis *a, const vt_site_result *r, uint32_t max)
 {
     json_t *arr = json_array();
-    for (uint32_t i = 0; i < r->stack->nframes && i < max; i++) {
+    for (uint32_t i = 0; i < vt_site_nframes(r) && i < max; i++) {
         const vt_sym *s = vt_site_frame(a, r, i);
+        if (!s->python) {
+            json_array_append_new(arr, native_json(s));
+            continue;
+        }
         json_t *fr = json_object();
         json_object_set_new(fr, "function", s->function ? jstr(s->function) : json_null());
         json_object_set_new(fr, "signature", s->signature ? jstr(s->signature) : json_null());
         json_object_set_new(fr, "file", s->file ? jstr(s->file) : json_null());
         json_object_set_new(fr, "line", s->line ? json_integer(s->line) : json_null());
-        json_object_set_new(fr, "module", s->module ? jstr(s->module) : json_null());
-        json_object_set_new(fr, "offset", ju(s->offset));
+        json_object_set_new(fr, "module", json_string("python"));
         json_array_append_new(arr, fr);
     }
+    return arr;
+}
+
+/* The stack's Python frames as written (native_index into native_frames), and
+ * every trimmed native frame, glue included. */
+static json_t *python_frames_json(const vt_stack *st)
+{
+    json_t *arr = json_array();
+    for (uint32_t k = 0; k < st->npy; k++) {
+        const vt_pyframe *p = &st->py[k];
+        json_t *fr = json_object();
+        json_object_set_new(fr, "file", jstr(p->file));
+        json_object_set_new(fr, "function", jstr(p->function));
+        json_object_set_new(fr, "line", json_integer(p->line));
+        json_object_set_new(fr, "native_index", json_integer(p->native_index));
+        json_array_append_new(arr, fr);
+    }
+    return arr;
+}
+
+static json_t *native_frames_json(vt_analysis *a, const vt_stack *st)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < st->nframes; i++) json_array_append_new(arr, native_json(vt_sym_frame(a->sym, &st->frames[i])));
     return arr;
 }
 
@@ -74,6 +122,9 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "floor_rises", json_integer(r->st.rises));
     json_object_set_new(s, "churn_events", json_integer(r->st.churn_events));
     json_object_set_new(s, "frames", frames_json(a, r, UINT32_MAX));
+    json_object_set_new(s, "title", jstr(vt_site_title(a, r)));
+    json_object_set_new(s, "python_frames", python_frames_json(r->stack));
+    if (r->stack->npy && r->stack->nframes) json_object_set_new(s, "native_frames", native_frames_json(a, r->stack));
     (void)pr;
     return s;
 }
@@ -177,9 +228,23 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
         json_object_set_new(o, "leak_bytes_per_step", json_real(vt_device_leak_rate(pr, dv->device)));
         int64_t ex = vt_device_exhaustion_step(pr, dv->device);
         json_object_set_new(o, "exhaustion_step", ex >= 0 ? json_integer(ex) : json_null());
+        if (dv->has_torch) {
+            json_t *t = json_object();
+            int both = (dv->has_torch & (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED)) == (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED);
+            json_object_set_new(t, "allocated_bytes", dv->has_torch & VT_TORCH_ALLOCATED ? jnum(dv->torch_allocated) : json_null());
+            json_object_set_new(t, "reserved_bytes", dv->has_torch & VT_TORCH_RESERVED ? jnum(dv->torch_reserved) : json_null());
+            json_object_set_new(t, "reserved_unallocated_bytes", both ? jnum(dv->torch_reserved - dv->torch_allocated) : json_null());
+            json_object_set_new(t, "reserved_unallocated_max_bytes", both ? jnum(dv->torch_cached_max) : json_null());
+            json_object_set_new(t, "inactive_split_bytes",
+                                dv->has_torch & VT_TORCH_INACTIVE_SPLIT ? jnum(dv->torch_inactive_split) : json_null());
+            json_object_set_new(o, "torch", t);
+        }
         json_array_append_new(devs, o);
     }
     json_object_set_new(j, "devices", devs);
+    json_t *an = json_object();
+    for (size_t i = 0; i < p->nannots; i++) json_object_set_new(an, p->annots[i].key, jnum(p->annots[i].value));
+    json_object_set_new(j, "annotations", an);
     json_t *total = json_array();
     for (size_t i = 0; i < p->nsteps; i++) json_array_append_new(total, json_pack("[o,o]", ju(p->steps[i]), ju(p->step_total[i])));
     json_object_set_new(j, "total_live_bytes_by_step", total);

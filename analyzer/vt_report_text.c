@@ -23,8 +23,54 @@ static const char *C_RED = "\033[1;31m", *C_YEL = "\033[33m", *C_BOLD = "\033[1m
 
 const vt_sym *vt_site_frame(vt_analysis *a, const vt_site_result *r, uint32_t i)
 {
-    if (i >= r->stack->nframes) return NULL;
-    return vt_sym_frame(a->sym, &r->stack->frames[i]);
+    const vt_stack *st = r->stack;
+    if (i >= st->nview) return NULL;
+    int32_t v = st->view[i];
+    return v >= 0 ? vt_sym_frame(a->sym, &st->frames[v]) : vt_sym_pyframe(a->sym, &st->py[-1 - v]);
+}
+
+uint32_t vt_site_nframes(const vt_site_result *r)
+{
+    return r->stack->nview;
+}
+
+uint32_t vt_site_title_index(const vt_site_result *r)
+{
+    return r->stack->title < r->stack->nview ? r->stack->title : 0;
+}
+
+const char *vt_site_title(vt_analysis *a, const vt_site_result *r)
+{
+    if (r->title) return r->title;
+    const vt_sym *s = vt_site_frame(a, r, vt_site_title_index(r));
+    return s ? s->label : "(no frames)";
+}
+
+static uint64_t nonneg(double v)
+{
+    return v > 0 ? (v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v) : 0;
+}
+
+int vt_torch_line(const vt_device *dv, char *buf, size_t cap)
+{
+    char b1[32], b2[32];
+    size_t o = 0;
+    buf[0] = 0;
+    if (!dv->has_torch) return 0;
+#define PUT(...) do { int w_ = snprintf(buf + o, cap - o, __VA_ARGS__); if (w_ > 0) o = o + (size_t)w_ >= cap ? cap - 1 : o + (size_t)w_; } while (0)
+    PUT("PyTorch");
+    if (dv->has_torch & VT_TORCH_ALLOCATED) PUT(" allocated %s", vt_size_fmt(nonneg(dv->torch_allocated), b1, sizeof b1));
+    if (dv->has_torch & VT_TORCH_RESERVED)
+        PUT("%s reserved %s", dv->has_torch & VT_TORCH_ALLOCATED ? "," : "", vt_size_fmt(nonneg(dv->torch_reserved), b1, sizeof b1));
+    if ((dv->has_torch & (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED)) == (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED))
+        PUT(": %s reserved but not allocated (max %s)", vt_size_fmt(nonneg(dv->torch_reserved - dv->torch_allocated), b1, sizeof b1),
+            vt_size_fmt(nonneg(dv->torch_cached_max), b2, sizeof b2));
+    if (dv->has_torch & VT_TORCH_INACTIVE_SPLIT)
+        PUT("%s inactive split %s", (dv->has_torch & (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED)) ? "," : "",
+            vt_size_fmt(nonneg(dv->torch_inactive_split), b1, sizeof b1));
+    PUT("; the driver saw %s live", vt_size_fmt(dv->live_bytes, b1, sizeof b1));
+#undef PUT
+    return 1;
 }
 
 char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap)
@@ -46,19 +92,27 @@ char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t 
     return buf;
 }
 
-static void frames(FILE *f, vt_analysis *a, const vt_site_result *r, const char *indent, int max, const char *dim,
+/* max frames from the title on; frames inside the title (native frames of a
+ * C extension called from Python) are summed up in one line first. */
+static void frames(FILE *f, vt_analysis *a, const vt_site_result *r, const char *indent, uint32_t max, const char *dim,
                    const char *off)
 {
-    for (uint32_t i = 0; i < r->stack->nframes && (int)i < max; i++)
-        fprintf(f, "%s%s%s%s%s\n", indent, i ? "  " : "at ", i ? dim : "", vt_site_frame(a, r, i)->label, i ? off : "");
-    if ((int)r->stack->nframes > max) fprintf(f, "%s  %s... %u more frames%s\n", indent, dim, r->stack->nframes - max, off);
-    if (!r->stack->nframes) fprintf(f, "%s(no frames)\n", indent);
+    uint32_t n = vt_site_nframes(r), t = vt_site_title_index(r);
+    if (!n) {
+        fprintf(f, "%s(no frames)\n", indent);
+        return;
+    }
+    if (t) fprintf(f, "%s%s(%u frame%s inside, innermost %s)%s\n", indent, dim, t, t == 1 ? "" : "s",
+                   vt_site_frame(a, r, 0)->label, off);
+    for (uint32_t i = t; i < n && i - t < max; i++)
+        fprintf(f, "%s%s%s%s%s\n", indent, i > t ? "  " : "at ", i > t ? dim : "", vt_site_frame(a, r, i)->label,
+                i > t ? off : "");
+    if (n - t > max) fprintf(f, "%s  %s... %u more frames%s\n", indent, dim, n - t - max, off);
 }
 
 static const char *top_label(vt_analysis *a, const vt_site_result *r)
 {
-    const vt_sym *s = vt_site_frame(a, r, 0);
-    return s ? s->label : "(no frames)";
+    return vt_site_title(a, r);
 }
 
 static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
@@ -193,6 +247,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
                     vt_size_fmt(dv->retention_max, b2, sizeof b2));
         fprintf(f, "\n");
+        char tl[400];
+        if (vt_torch_line(dv, tl, sizeof tl)) fprintf(f, "    %s\n", tl);
         double rate = vt_device_leak_rate(pr, dv->device);
         int64_t ex = vt_device_exhaustion_step(pr, dv->device);
         if (rate > 0 && ex >= 0)

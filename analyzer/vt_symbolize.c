@@ -30,7 +30,8 @@ typedef struct mod_ent {
 typedef struct sym_key {
     const vt_module *mod;
     uint64_t offset;
-    const char *fallback;   /* snapshot function (pointer identity is enough: per stack) */
+    const char *fallback;   /* snapshot function (pointer identity is enough: per stack);
+                               Python frames: mod NULL, offset UINT64_MAX, the vt_pyframe's address */
 } sym_key;
 
 typedef struct sym_ent {
@@ -230,6 +231,37 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
     else
         snprintf(buf, sizeof buf, "0x%" PRIx64, f->offset);
     e->sym.label = vt_xstrdup(buf);
+    HASH_ADD(hh, s->syms, key, sizeof e->key, e);
+    return &e->sym;
+}
+
+const vt_sym *vt_sym_pyframe(vt_symbolizer *s, const vt_pyframe *f)
+{
+    sym_key k;
+    memset(&k, 0, sizeof k);
+    k.mod = NULL;
+    k.offset = UINT64_MAX;
+    k.fallback = (const char *)f;
+    sym_ent *e;
+    HASH_FIND(hh, s->syms, &k, sizeof k, e);
+    if (e) return &e->sym;
+    e = vt_xcalloc(1, sizeof *e);
+    e->key = k;
+    int known_fn = strcmp(f->function, "?") != 0, known_file = strcmp(f->file, "?") != 0;
+    e->sym.function = known_fn ? vt_xstrdup(f->function) : NULL;
+    e->sym.signature = known_fn ? vt_xstrdup(f->function) : NULL;
+    e->sym.file = known_file ? vt_xstrdup(f->file) : NULL;
+    e->sym.line = (int)f->line;
+    e->sym.module = "python";
+    e->sym.offset = 0;
+    e->sym.python = 1;
+    size_t n = strlen(f->file) + strlen(f->function) + 32;
+    char *buf = vt_xmalloc(n);
+    if (f->line)
+        snprintf(buf, n, "%s:%u in %s", vt_basename(f->file), f->line, f->function);
+    else
+        snprintf(buf, n, "%s in %s", vt_basename(f->file), f->function);
+    e->sym.label = buf;
     HASH_ADD(hh, s->syms, key, sizeof e->key, e);
     return &e->sym;
 }

@@ -35,7 +35,9 @@ typedef struct vt_sym {
     int line;               /* 0 if unknown */
     const char *module;     /* module path, NULL for a frame without module */
     uint64_t offset;        /* as written in the snapshot */
-    const char *label;      /* one-line text: "sig (file.c:42)", "sig (libx.so+0x1f2)", "libx.so+0x1f2" */
+    const char *label;      /* one-line text: "sig (file.c:42)", "sig (libx.so+0x1f2)", "libx.so+0x1f2";
+                               Python: "train.py:95 in remember_batch" */
+    int python;             /* 1: a Python frame (vt_sym_pyframe): module is "python", offset 0 */
 } vt_sym;
 
 /* Creates a symbolizer; never NULL (exits on OOM). disable_dwarf: use only
@@ -45,5 +47,12 @@ void vt_sym_free(vt_symbolizer *s);
 
 /* Symbolizes frame f. Never fails. */
 const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f);
+
+/* The same record for a Python frame (issue 8): function and signature are the
+ * written function, file the written file (both NULL when written as "?"), line
+ * (0 unknown), module "python", python 1, label "<basename of file>:<line> in
+ * <function>" (":<line>" left out when unknown). Cached by the address of f,
+ * which must stay valid and unchanged until vt_sym_free. Never fails. */
+const vt_sym *vt_sym_pyframe(vt_symbolizer *s, const vt_pyframe *f);
 
 #endif /* VT_SYMBOLIZE_H */

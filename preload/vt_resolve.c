@@ -44,7 +44,7 @@ static const struct { const char *name; void **slot; } vt__helpers[] = {
 /* Runs before the sanitizers' runtimes are initialised when an ASan-instrumented
  * build is preloaded (ASan's own start-up calls dlsym(RTLD_NEXT, ...)): no
  * instrumentation here. */
-__attribute__((no_sanitize("address", "undefined")))
+__attribute__((no_sanitize("address", "undefined", "thread")))
 static void vt__find_real_dlsym(void)
 {
     if (__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
@@ -162,14 +162,14 @@ void *vt_resolve_swap(void *p)
 /* Called by the dlsym stub below, before it tail-jumps for RTLD_NEXT, when the real
  * dlsym is not known yet (a dlsym from another library's start-up, before our
  * constructor): the caller's return address must reach glibc untouched. */
-__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined", "thread")))
 void vt__dlsym_find_real(void)
 {
     vt__find_real_dlsym();
 }
 
 /* Not instrumented either: ASan's start-up calls dlsym(RTLD_DEFAULT, ...) too. */
-__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined", "thread")))
 void *vt__dlsym_impl(void *handle, const char *name)
 {
     if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
@@ -188,7 +188,7 @@ void *vt__dlsym_impl(void *handle, const char *name)
  * exactly as without vramtrace); 0 when p is the answer (NULL included: one of our
  * hooks with no real function behind it). Returned in rax:rdx. */
 typedef struct { void *p; uintptr_t redo; } vt_dlsym_res;
-__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined", "thread")))
 vt_dlsym_res vt__dlsym_cu(void *handle, const char *name)
 {
     vt_dlsym_res r = {vt__real_dlsym(handle, name), 0};

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,8 +191,10 @@ static int scenario_crash(uint64_t seed, long at)
         if (i % 500 == 0)
             vramtrace_snapshot("tick");
         if (i == at) {
-            volatile int *np = (volatile int *)(uintptr_t)(rng(&s) & 0xfff);  /* page 0 */
-            *np = 1;
+            /* a genuine fault: a store into a PROT_NONE page (not UB that a
+             * sanitizer would stop first) */
+            volatile int *np = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            np[(rng(&s) % 1024)] = 1;
         }
     }
     return 0;
