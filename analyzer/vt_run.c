@@ -1,6 +1,7 @@
 /* vt_run.c — launcher for programs under the preload (contract in vt_run.h). */
 #include "vt_run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -56,10 +57,42 @@ static int find_lib(char *buf, size_t cap)
     return 0;
 }
 
+/* mkdir -p: creates the missing parents of path (mode 0700); 0 or -1 (errno set). */
+static int mkdir_parents(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+/* Number of *.jsonl files directly in dir (0 when it cannot be read). */
+int vt_run_count_snapshots(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 6 && !strcmp(e->d_name + l - 6, ".jsonl")) n++;
+    }
+    closedir(d);
+    return n;
+}
+
 static int make_outdir(vt_run_opts *o)
 {
     if (o->outdir) {
-        if (mkdir(o->outdir, 0700) < 0 && errno != EEXIST) {
+        if (mkdir_parents(o->outdir) < 0 || (mkdir(o->outdir, 0700) < 0 && errno != EEXIST)) {
             fprintf(stderr, "vramtrace: cannot create %s: %s\n", o->outdir, strerror(errno));
             return -1;
         }

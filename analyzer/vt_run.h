@@ -25,4 +25,7 @@ typedef struct vt_run_opts {
  * library, folder not creatable, fork failed). */
 int vt_run(vt_run_opts *o);
 
+/* Number of snapshot files (*.jsonl) directly in dir; 0 when it cannot be read. */
+int vt_run_count_snapshots(const char *dir);
+
 #endif /* VT_RUN_H */

@@ -17,8 +17,11 @@ VT_EXPORT void vramtrace_step(void)
     if (!vt_core_enabled())
         return;
     uint64_t step = vt_core_step();
-    if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0)
+    if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0) {
+        if (vt_writer_started())
+            vt_hooks_step_meminfo();
         vt_writer_kick_step();
+    }
 }
 
 VT_EXPORT int vramtrace_snapshot(const char *label)

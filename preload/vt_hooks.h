@@ -96,6 +96,11 @@ void vt_hook_ctx_changed(void);
 void vt_hook_pool_seen(int device);
 /* Writer callback (vt_writer_refresh): pool reserved bytes per device. */
 void vt_hooks_refresh(void);
+/* On the thread that marks a step (vramtrace_step): asks the real driver for the
+ * current device's free/total memory (cuCtxGetCurrent/cuCtxGetDevice,
+ * cuMemGetInfo_v2) so every step snapshot knows free memory and the analyzer can
+ * tell when the device would run out. Never on a hook path; errno preserved. */
+void vt_hooks_step_meminfo(void);
 /* Real cuMemGetInfo_v2 (driver hooks file); NULL if absent. */
 int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
 

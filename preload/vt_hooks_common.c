@@ -95,6 +95,18 @@ void vt_hooks_refresh(void)
     errno = e;
 }
 
+void vt_hooks_step_meminfo(void)
+{
+    int e = errno;
+    vt_guard_enter();
+    uint64_t ctx = 0, fr = 0, to = 0;
+    int dev = vt_hook_device(&ctx);
+    if (dev >= 0 && vt_hook_meminfo(&fr, &to) == 0)
+        vt_core_set_meminfo(dev, fr, to);
+    vt_guard_leave();
+    errno = e;
+}
+
 static int vt__atexit_registered;
 
 static void vt__exit_marker(void)
