@@ -217,12 +217,15 @@ typedef struct title_count {
 
 /* Names Python-titled sites so that two sites of a process whose title frame is
  * the same helper (train.py:56 in device_alloc) read apart in one line: each
- * gets the fewest Python frames (1..TITLE_FRAMES) from its title on that no
- * other site of the same kind and device starts with. */
+ * gets the fewest Python frames (1..TITLE_FRAMES) from its title on that set it
+ * apart from the other sites of the same kind and device as well as
+ * TITLE_FRAMES frames would. */
 static void python_titles(vt_analysis *a, vt_proc_result *pr)
 {
     size_t cap = 256;
     char *key = vt_xmalloc(cap);
+    /* cnt[i * TITLE_FRAMES + k-1]: sites (this one included) starting with the same k frames */
+    size_t *cnt = vt_xcalloc((pr->nsites ? pr->nsites : 1) * TITLE_FRAMES, sizeof *cnt);
     uint32_t *depth = vt_xcalloc(pr->nsites ? pr->nsites : 1, sizeof *depth);
     for (uint32_t k = 1; k <= TITLE_FRAMES; k++) {
         title_count *h = NULL, *e, *t;
@@ -241,9 +244,9 @@ static void python_titles(vt_analysis *a, vt_proc_result *pr)
         }
         for (size_t i = 0; i < pr->nsites; i++) {
             size_t n = title_key(&pr->sites[i], k, &key, &cap);
-            if (!n || depth[i]) continue;
+            if (!n) continue;
             HASH_FIND(hh, h, key, n, e);
-            if (e->n == 1 || k == TITLE_FRAMES) depth[i] = k;
+            cnt[i * TITLE_FRAMES + k - 1] = e->n;
         }
         HASH_ITER(hh, h, e, t) {
             HASH_DEL(h, e);
@@ -251,6 +254,15 @@ static void python_titles(vt_analysis *a, vt_proc_result *pr)
             free(e);
         }
     }
+    /* the fewest frames that tell the site apart as well as TITLE_FRAMES do (sites
+     * that differ only in native frames or deeper callers read alike anyway) */
+    for (size_t i = 0; i < pr->nsites; i++) {
+        if (!cnt[i * TITLE_FRAMES]) continue;
+        uint32_t k = 1;
+        while (k < TITLE_FRAMES && cnt[i * TITLE_FRAMES + k - 1] > cnt[i * TITLE_FRAMES + TITLE_FRAMES - 1]) k++;
+        depth[i] = k;
+    }
+    free(cnt);
     for (size_t i = 0; i < pr->nsites; i++) {
         vt_site_result *r = &pr->sites[i];
         if (!depth[i]) continue;

@@ -382,6 +382,16 @@ static int cmd_run(int argc, char **argv)
     ro.argv = argv + optind;
     int st = vt_run(&ro);
     if (st < 0) return 2;
+    if (vt_run_count_snapshots(ro.outbuf) == 0) {
+        fprintf(stderr, "vramtrace: no snapshots were written to %s: the program made no CUDA "
+                "allocation call, could not start, or tracking was off (see any vramtrace: line above)\n",
+                ro.outbuf);
+        if (check) {
+            fprintf(stderr, "vramtrace check: nothing to check\n");
+            return st ? st : 2;
+        }
+        return st;
+    }
     fprintf(stderr, "vramtrace: snapshots are in %s\n", ro.outbuf);
     if (!check) return st;
     char *paths[1] = {ro.outbuf};

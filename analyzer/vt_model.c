@@ -65,6 +65,7 @@ void vt_process_free(vt_process *p)
         free(s);
     }
     free(p->annots);
+    free(p->hostsig.gpus);
     free(p->stacks);
     vt_rawstack *r, *rt;
     HASH_ITER(hh, p->rawstacks, r, rt) {

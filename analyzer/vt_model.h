@@ -12,7 +12,9 @@
  *     point), 24 bytes per change;
  *   - per step only the step number and the process's total live bytes;
  *   - per device the last and extreme values; per OOM its forensics, computed
- *     from the record's live list while it is parsed and then dropped.
+ *     from the record's live list while it is parsed and then dropped;
+ *   - per annotation key its latest value (PyTorch's gauges also per device), and
+ *     the host/NVML signals' first and last values (vt_hostsig.h).
  * Units: bytes and nanoseconds throughout; "step index" is a dense 0-based index
  * into vt_process.steps, "step" is the program's own step number.
  * Single-threaded; a vt_runset owns everything reachable from it.
@@ -191,6 +193,44 @@ typedef struct vt_alloc_list {
     size_t n;
 } vt_alloc_list;
 
+/* A host/hardware counter over a run (docs/snapshot-format.md "host"): the first
+ * and last values that were not null, in snapshot order. */
+typedef struct vt_hcount {
+    int known;                  /* some snapshot had a value */
+    uint64_t first, last, max;
+} vt_hcount;
+
+/* NVML counters of one GPU, in this order (names in vt_hostsig.c). */
+enum {
+    VT_HC_ECC_VOL_CORR, VT_HC_ECC_VOL_UNCORR, VT_HC_ECC_AGG_CORR, VT_HC_ECC_AGG_UNCORR,
+    VT_HC_RETIRED_SBE, VT_HC_RETIRED_DBE, VT_HC_REMAP_CORR, VT_HC_REMAP_UNCORR, VT_HC_N
+};
+
+/* One GPU as NVML saw it ("host".nvml.devices[]), matched across snapshots by UUID
+ * (else by NVML index). */
+typedef struct vt_gpu_health {
+    char uuid[96];              /* "" if none was written */
+    int64_t device;             /* CUDA ordinal; -1 when null */
+    int64_t index;              /* NVML index; -1 when null */
+    vt_hcount used, total, process_used;   /* bytes */
+    vt_hcount c[VT_HC_N];
+    int pending_first, pending_last;       /* remapped_rows_pending: -1 never known, else 0/1 */
+    int failure_first, failure_last;       /* remapped_rows_failure: the same */
+} vt_gpu_health;
+
+#define VT_MAX_GPUS 64          /* NVML devices kept per process; more are ignored */
+
+/* The "host" key of the snapshots, read leniently (vt_hostsig.h). */
+typedef struct vt_host {
+    int present;                /* some snapshot had a "host" object */
+    vt_hcount rss, rss_peak, swap;         /* bytes */
+    int has_cgroup;
+    int64_t cg_version;         /* 1 or 2; -1 unknown */
+    char cg_path[256];
+    vt_hcount cg_oom, cg_oom_kill, cg_current, cg_max;
+    vt_gpu_health *gpus; size_t ngpus, capgpus;
+} vt_host;
+
 typedef struct vt_process {
     char *file;                 /* snapshot file path */
     char *host;
@@ -206,6 +246,7 @@ typedef struct vt_process {
     vt_stack **stacks; size_t nstacks, capstacks;
     vt_stack *pyonly_by_key;    /* --python-only group stacks (also in stacks), vt_pyview.c */
     vt_annot *annots; size_t nannots, capannots;      /* in order of first appearance */
+    vt_host hostsig;            /* host and hardware signals (vt_hostsig.h) */
     vt_rawstack *rawstacks;
     vt_rsite *sites;            /* hash of all sites */
     size_t nsites;

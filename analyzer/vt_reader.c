@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "vt_format.h"
+#include "vt_hostsig.h"
 #include "vt_jline.h"
 #include "vt_util.h"
 
@@ -994,6 +995,7 @@ static int rd_snapshot(rd *r, json_t *o)
 
     /* ---- apply: nothing above changed the process ---- */
     apply_annotations(r, step);
+    vt_host_read(&p->hostsig, json_object_get(o, "host"));   /* lenient: cannot fail */
     if (dropped > p->dropped_records) p->dropped_records = dropped;
     if (step_marked) p->step_marked = 1;
     for (size_t i = 0; i < r->nde; i++) {

@@ -14,7 +14,11 @@
  * wrong type, a negative number or one above 2^63-1, a duplicate key, nesting
  * deeper than 2048 (jansson's limit), a line
  * over VT_MAX_LINE, a stack or module used before it is defined, a step that goes
- * backwards, a folder without snapshot files. A final line without '\n' is a torn
+ * backwards, a folder without snapshot files, a malformed Python frame of a
+ * stack's "py" list (issue 8: [file, function, line, native_index], native_index
+ * -1 or a frame index), a malformed annotation (key rule, non-number value, more
+ * than VT_MAX_ANNOT keys). The snapshot's "host" object is read leniently
+ * (vt_hostsig.h) and never fails a load. A final line without '\n' is a torn
  * write and is ignored (noted on stderr when rs->verbose).
  * A second file of the same process (host, pid, start_ns) is skipped with a
  * warning on stderr. Single-threaded.

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vt_format.h"
+#include "vt_hostsig.h"
 #include "vt_size.h"
 
 #define PLOT_POINTS 600
@@ -112,6 +113,20 @@ static void stack_html(FILE *f, vt_analysis *a, const vt_site_result *r)
     fputs("</ol></details>", f);
 }
 
+static void no_line(void *ctx, const char *text)
+{
+    (void)ctx;
+    (void)text;
+}
+
+static void warn_html(void *ctx, const char *text)
+{
+    FILE *f = ctx;
+    fputs("<li>", f);
+    esc(f, text);
+    fputs("</li>", f);
+}
+
 static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
 {
     vt_process *p = pr->p;
@@ -127,6 +142,11 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
             pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE]);
     esc(f, p->file);
     fputs("</p>\n", f);
+    if (vt_host_warnings(&p->hostsig, no_line, NULL)) {
+        fputs("<ul class=\"bad\">", f);
+        vt_host_warnings(&p->hostsig, warn_html, f);
+        fputs("</ul>\n", f);
+    }
     plot(f, pr);
     fprintf(f, "<p class=\"legend\"><span style=\"color:%s\">&#9632;</span> total live bytes", TOTAL_COLOR);
     int c = 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "vt_format.h"
+#include "vt_hostsig.h"
 
 static json_t *ju(uint64_t v)
 {
@@ -178,6 +179,77 @@ static json_t *oom_json(vt_analysis *a, const vt_proc_result *pr, const vt_oom *
     return j;
 }
 
+static json_t *hc_last(const vt_hcount *c)
+{
+    return c->known ? ju(c->last) : json_null();
+}
+
+static json_t *hc_max(const vt_hcount *c)
+{
+    return c->known ? ju(c->max) : json_null();
+}
+
+/* {first, last, max} of a counter, or null when never known. */
+static json_t *hc_json(const vt_hcount *c)
+{
+    if (!c->known) return json_null();
+    return json_pack("{s:o,s:o,s:o}", "first", ju(c->first), "last", ju(c->last), "max", ju(c->max));
+}
+
+static json_t *flag_json(int v)
+{
+    return v < 0 ? json_null() : json_boolean(v);
+}
+
+static void warn_append(void *ctx, const char *text)
+{
+    json_array_append_new((json_t *)ctx, jstr(text));
+}
+
+/* docs/metrics.md "Host and hardware": null when no snapshot had "host". */
+static json_t *host_json(const vt_host *h)
+{
+    if (!h->present) return json_null();
+    json_t *j = json_object();
+    json_object_set_new(j, "rss_bytes", hc_last(&h->rss));
+    json_object_set_new(j, "rss_peak_bytes", h->rss_peak.known ? hc_max(&h->rss_peak) : hc_max(&h->rss));
+    json_object_set_new(j, "swap_bytes", hc_last(&h->swap));
+    json_object_set_new(j, "swap_max_bytes", hc_max(&h->swap));
+    if (h->has_cgroup) {
+        json_t *c = json_object();
+        json_object_set_new(c, "version", h->cg_version > 0 ? json_integer(h->cg_version) : json_null());
+        json_object_set_new(c, "path", h->cg_path[0] ? jstr(h->cg_path) : json_null());
+        json_object_set_new(c, "oom", hc_json(&h->cg_oom));
+        json_object_set_new(c, "oom_kill", hc_json(&h->cg_oom_kill));
+        json_object_set_new(c, "memory_current_bytes", hc_last(&h->cg_current));
+        json_object_set_new(c, "memory_max_bytes", hc_last(&h->cg_max));
+        json_object_set_new(j, "cgroup", c);
+    } else {
+        json_object_set_new(j, "cgroup", json_null());
+    }
+    json_t *gpus = json_array();
+    for (size_t i = 0; i < h->ngpus; i++) {
+        const vt_gpu_health *g = &h->gpus[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "device", g->device >= 0 ? json_integer(g->device) : json_null());
+        json_object_set_new(o, "index", g->index >= 0 ? json_integer(g->index) : json_null());
+        json_object_set_new(o, "uuid", g->uuid[0] ? jstr(g->uuid) : json_null());
+        json_object_set_new(o, "used_bytes", hc_last(&g->used));
+        json_object_set_new(o, "total_bytes", hc_last(&g->total));
+        json_object_set_new(o, "process_used_bytes", hc_last(&g->process_used));
+        json_object_set_new(o, "process_used_max_bytes", hc_max(&g->process_used));
+        for (int c = 0; c < VT_HC_N; c++) json_object_set_new(o, vt_hc_name(c), hc_json(&g->c[c]));
+        json_object_set_new(o, "remapped_rows_pending", flag_json(g->pending_last));
+        json_object_set_new(o, "remapped_rows_failure", flag_json(g->failure_last));
+        json_array_append_new(gpus, o);
+    }
+    json_object_set_new(j, "nvml_devices", gpus);
+    json_t *w = json_array();
+    vt_host_warnings(h, warn_append, w);
+    json_object_set_new(j, "warnings", w);
+    return j;
+}
+
 static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
 {
     const vt_process *p = pr->p;
@@ -245,6 +317,7 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_t *an = json_object();
     for (size_t i = 0; i < p->nannots; i++) json_object_set_new(an, p->annots[i].key, jnum(p->annots[i].value));
     json_object_set_new(j, "annotations", an);
+    json_object_set_new(j, "host", host_json(&p->hostsig));
     json_t *total = json_array();
     for (size_t i = 0; i < p->nsteps; i++) json_array_append_new(total, json_pack("[o,o]", ju(p->steps[i]), ju(p->step_total[i])));
     json_object_set_new(j, "total_live_bytes_by_step", total);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "vt_format.h"
+#include "vt_hostsig.h"
 #include "vt_size.h"
 
 #define MAX_LIST 5
@@ -115,6 +116,61 @@ static const char *top_label(vt_analysis *a, const vt_site_result *r)
     return vt_site_title(a, r);
 }
 
+typedef struct warn_ctx {
+    FILE *f;
+    const char *on, *off;
+} warn_ctx;
+
+static void warn_line(void *ctx, const char *text)
+{
+    const warn_ctx *w = ctx;
+    fprintf(w->f, "   %swarning: %s%s\n", w->on, text, w->off);
+}
+
+static void host_text(FILE *f, const vt_host *h)
+{
+    char b1[32], b2[32];
+    if (!h->present || (!h->rss.known && !h->swap.known && !h->has_cgroup)) return;
+    fputs("  host:", f);
+    const char *sep = " ";
+    if (h->rss.known) {
+        fprintf(f, "%sRSS %s (peak %s)", sep, vt_size_fmt(h->rss.last, b1, sizeof b1),
+                vt_size_fmt(h->rss_peak.known ? h->rss_peak.max : h->rss.max, b2, sizeof b2));
+        sep = ", ";
+    }
+    if (h->swap.known) {
+        fprintf(f, "%sswap %s (max %s)", sep, vt_size_fmt(h->swap.last, b1, sizeof b1), vt_size_fmt(h->swap.max, b2, sizeof b2));
+        sep = ", ";
+    }
+    if (h->has_cgroup) {
+        fprintf(f, "%scgroup", sep);
+        if (h->cg_version > 0) fprintf(f, " v%" PRId64, h->cg_version);
+        if (h->cg_current.known) fprintf(f, " memory %s", vt_size_fmt(h->cg_current.last, b1, sizeof b1));
+        if (h->cg_max.known) fprintf(f, " of %s", vt_size_fmt(h->cg_max.last, b2, sizeof b2));
+        if (h->cg_oom.known) fprintf(f, ", oom %" PRIu64, h->cg_oom.last);
+        if (h->cg_oom_kill.known) fprintf(f, ", oom_kill %" PRIu64, h->cg_oom_kill.last);
+    }
+    fputc('\n', f);
+}
+
+/* NVML's view of CUDA device dev: "NVML: 40.0 GiB of 140 GiB used on the GPU, 2.0 GiB by this process". */
+static void nvml_text(FILE *f, const vt_host *h, int dev)
+{
+    char b1[32], b2[32];
+    for (size_t i = 0; i < h->ngpus; i++) {
+        const vt_gpu_health *g = &h->gpus[i];
+        if (g->device != dev || (!g->used.known && !g->process_used.known)) continue;
+        fputs("    NVML:", f);
+        if (g->used.known)
+            fprintf(f, " %s of %s used on the GPU", vt_size_fmt(g->used.last, b1, sizeof b1),
+                    g->total.known ? vt_size_fmt(g->total.last, b2, sizeof b2) : "?");
+        if (g->process_used.known)
+            fprintf(f, "%s%s by this process (max %s)", g->used.known ? ", " : " ",
+                    vt_size_fmt(g->process_used.last, b1, sizeof b1), vt_size_fmt(g->process_used.max, b2, sizeof b2));
+        fputc('\n', f);
+    }
+}
+
 static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
 {
     const char *red = color ? C_RED : "", *yel = color ? C_YEL : "", *bold = color ? C_BOLD : "",
@@ -132,6 +188,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable\n", pr->count[VT_LEAK], pr->count[VT_CHURN],
             pr->count[VT_PLATEAU], pr->count[VT_STABLE]);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
+    warn_ctx wc = {f, red, off};
+    vt_host_warnings(&p->hostsig, warn_line, &wc);
 
     size_t shown = 0;
     if (pr->count[VT_LEAK]) fprintf(f, "\n%sLEAKS%s\n", red, off);
@@ -235,7 +293,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         }
     }
 
-    if (p->ndevices) fprintf(f, "\n%sDEVICES%s\n", bold, off);
+    if (p->ndevices || p->hostsig.present) fprintf(f, "\n%sDEVICES%s\n", bold, off);
     for (size_t d = 0; d < p->ndevices; d++) {
         vt_device *dv = &p->devices[d];
         fprintf(f, "  device %d: peak %s", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
@@ -249,12 +307,14 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         fprintf(f, "\n");
         char tl[400];
         if (vt_torch_line(dv, tl, sizeof tl)) fprintf(f, "    %s\n", tl);
+        nvml_text(f, &p->hostsig, dv->device);
         double rate = vt_device_leak_rate(pr, dv->device);
         int64_t ex = vt_device_exhaustion_step(pr, dv->device);
         if (rate > 0 && ex >= 0)
             fprintf(f, "    %sleaking %s/step in all: free memory runs out at step %" PRId64 "%s\n", red,
                     vt_size_fmt_signed(rate, b1, sizeof b1), ex, off);
     }
+    host_text(f, &p->hostsig);
 }
 
 int vt_report_text(FILE *f, vt_analysis *a, int color)

@@ -67,6 +67,8 @@ def main():
             errors.append("%s: exited %r, expected %r" % (tag, p.get("exited"), ep["exited"]))
         by_fn = {}
         for s in p["sites"]:
+            if s["python_frames"]:
+                continue   # named by their Python frames (py_sites below)
             fn = s["frames"][0]["function"] if s["frames"] else None
             by_fn.setdefault(fn, []).append(s)
         for fn, es in ep.get("sites", {}).items():
@@ -83,9 +85,51 @@ def main():
                     errors.append("%s: %s grows %.0f B/step, expected %.0f..%.0f" % (tag, fn, s["growth_bytes_per_step"], lo, hi))
             if "unfreed" in es and s["unfreed_at_exit_bytes"] != es["unfreed"]:
                 errors.append("%s: %s unfreed %d, expected %d" % (tag, fn, s["unfreed_at_exit_bytes"], es["unfreed"]))
+        # Python sites (issue 8): named by a Python function of their stack
+        for fn, es in ep.get("py_sites", {}).items():
+            ss = [s for s in p["sites"] if any(f["function"] == fn for f in s["python_frames"])]
+            if len(ss) != es.get("count", 1):
+                errors.append("%s: expected %d site(s) whose Python frames name %s, found %d"
+                              % (tag, es.get("count", 1), fn, len(ss)))
+                continue
+            for s in ss:
+                pf = next(f for f in s["python_frames"] if f["function"] == fn)
+                if "file" in es and (pf["file"], pf["line"]) != (es["file"], es["line"]):
+                    errors.append("%s: %s at %s:%d, expected %s:%d" % (tag, fn, pf["file"], pf["line"], es["file"], es["line"]))
+                shown = [f for f in s["frames"] if f["module"] == "python"]
+                if len(shown) != len(s["python_frames"]) or any(
+                        (f["function"], f["file"], f["line"]) != (q["function"], q["file"], q["line"] or None)
+                        for f, q in zip(shown, s["python_frames"])):
+                    errors.append("%s: %s: the shown frames do not hold the Python frames in order" % (tag, fn))
+                if "title" in es and s.get("title") != es["title"]:
+                    errors.append("%s: %s titled %r, expected %r" % (tag, fn, s.get("title"), es["title"]))
+                if "verdict" in es and s["verdict"] != es["verdict"]:
+                    errors.append("%s: %s is %s, expected %s" % (tag, fn, s["verdict"], es["verdict"]))
+                if "growth" in es:
+                    lo, hi = es["growth"]
+                    if not lo <= s["growth_bytes_per_step"] <= hi:
+                        errors.append("%s: %s grows %.0f B/step, expected %.0f..%.0f" % (tag, fn, s["growth_bytes_per_step"], lo, hi))
+                if "unfreed" in es and s["unfreed_at_exit_bytes"] != es["unfreed"]:
+                    errors.append("%s: %s unfreed %d, expected %d" % (tag, fn, s["unfreed_at_exit_bytes"], es["unfreed"]))
+        # annotations: the latest values; PyTorch's per device
+        if "annotations" in ep and p.get("annotations") != ep["annotations"]:
+            errors.append("%s: annotations %r, expected %r" % (tag, p.get("annotations"), ep["annotations"]))
+        if "torch" in ep:
+            t = next((d.get("torch") for d in p["devices"] if d["device"] == 0), None)
+            for k, v in ep["torch"].items():
+                if not t or t.get(k) != v:
+                    errors.append("%s: device 0 torch.%s = %r, expected %r" % (tag, k, t and t.get(k), v))
+        if "host_warnings" in ep:
+            got = (p.get("host") or {}).get("warnings")
+            if got != ep["host_warnings"]:
+                errors.append("%s: host warnings %r, expected %r" % (tag, got, ep["host_warnings"]))
         # a site the scenario does not name must not be a leak
         for s in p["sites"]:
             fn = s["frames"][0]["function"] if s["frames"] else None
+            if s["python_frames"]:
+                if s["verdict"] == "leak" and not any(f["function"] in ep.get("py_sites", {}) for f in s["python_frames"]):
+                    errors.append("%s: unexpected leak at %s" % (tag, s.get("title")))
+                continue
             if fn not in ep.get("sites", {}) and s["verdict"] == "leak":
                 errors.append("%s: unexpected leak at %s" % (tag, fn))
         eo = ep.get("ooms", [])
@@ -116,7 +160,10 @@ def main():
         errors.append("check failed without naming a site: %s" % r.stdout)
     # text report golden
     txt = os.path.join(setdir, "report.txt")
-    r = subprocess.run([exe, "report", setdir], capture_output=True, text=True, env=env, cwd=os.path.dirname(setdir) or ".")
+    # run from the set's parent with a relative path: report.txt holds no checkout path
+    setdir = os.path.abspath(setdir)
+    r = subprocess.run([os.path.abspath(exe), "report", os.path.basename(setdir)], capture_output=True, text=True, env=env,
+                       cwd=os.path.dirname(setdir))
     out = r.stdout.replace(os.path.basename(setdir) + "/", "SET/")
     if update:
         open(txt, "w").write(out)

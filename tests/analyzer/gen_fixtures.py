@@ -63,6 +63,8 @@ class Proc:
         self.stack_ids = {}        # tuple(chain) -> id
         self.prev_written = {}     # key -> tuple written last time
         self.peak = 0
+        self.annotations = {}      # key -> latest value (docs/snapshot-format.md "annotations")
+        self.host = None           # function(proc) -> the snapshot's "host" object
         self.write({"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": pid, "ppid": ppid,
                     "host": HOST, "exe": "/opt/vtdemo/bin/" + name, "cmdline": ["/opt/vtdemo/bin/" + name, "--steps"],
                     "rank": rank, "local_rank": rank, "world_size": None if rank is None else 2,
@@ -90,6 +92,17 @@ class Proc:
             self.stack_ids[chain] = sid
         return self.stack_ids[chain]
 
+    def raw_stack(self, name, frames, py=None):
+        """A stack written as given (frames innermost first, py: the Python frames)."""
+        if name not in self.stack_ids:
+            sid = 100 + len(self.stack_ids) * 7
+            rec = {"t": "stack", "id": sid, "frames": frames}
+            if py is not None:
+                rec["py"] = py
+            self.write(rec)
+            self.stack_ids[name] = sid
+        return self.stack_ids[name]
+
     def site(self, key):
         if key not in self.sites:
             self.sites[key] = {"live": 0, "count": 0, "ipeak": 0, "alloc": 0, "abytes": 0, "free": 0}
@@ -111,9 +124,9 @@ class Proc:
             cur = max(cur, a + self.blocks[a][0])
         return cur if cap_end - cur >= size else None
 
-    def alloc(self, chain, size, kind="device", dev=0):
+    def alloc(self, chain, size, kind="device", dev=0, sid=None):
         self.advance(0.01)
-        key = (self.stack(chain), kind, dev)
+        key = (self.stack(chain) if sid is None else sid, kind, dev)
         addr = self.find_gap(size)
         if addr is None:
             self.oom(key, size)
@@ -201,6 +214,10 @@ class Proc:
         if allocations:
             rec["allocations"] = [[a, b[0], b[1][1], b[1][2], b[1][0], b[2], b[3], 4242, 0]
                                   for a, b in sorted(self.blocks.items())]
+        if self.annotations:
+            rec["annotations"] = dict(self.annotations)
+        if self.host is not None:
+            rec["host"] = self.host(self)
         self.write(rec)
 
     def oom(self, key, size):
@@ -383,6 +400,183 @@ def sc_torn(out, mode, pid=5008):
              "sites": {"record_history": {"verdict": "leak", "growth": [0.9 * MiB, 1.1 * MiB]}}}], 1
 
 
+# ---------------- Python frames (issue 8) and annotations ----------------
+# Modules of a Python interpreter and of PyTorch. The paths do not exist, so the
+# analyzer names frames with the names written here (as dladdr found them).
+PY_MODULES = [
+    (3, "/opt/py/lib/libpython3.11.so.1.0", "3a" * 20, 0x7ffff6000000),
+    (4, "/opt/py/lib/libffi.so.8", "4b" * 20, 0x7ffff5e00000),
+    (5, "/opt/py/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so", "5c" * 20, 0x7ffff5c00000),
+    (6, "/opt/venv/lib/python3.11/site-packages/torch/lib/libc10_cuda.so", "6d" * 20, 0x7ffff5000000),
+    (7, "/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_python.so", "7e" * 20, 0x7ffff4000000),
+]
+EVAL = [3, 0xfd9c3, "_PyEval_EvalFrameDefault"]
+PY_OUTER = [[3, 0x2508e4, "PyEval_EvalCode"], [3, 0x2bb1a0, "Py_RunMain"], [3, 0x2bb717, "Py_BytesMain"],
+            [2, 0x29d90, "__libc_start_main"], [0, 0x1081, "_start"]]
+TRAIN = "/srv/job/train.py"
+
+
+def py_modules(p):
+    for mid, path, bid, bias in PY_MODULES:
+        p.write({"t": "module", "id": mid, "path": path, "build_id": bid, "bias": bias})
+
+
+def ctypes_frames(variant=0):
+    """cudaMalloc called through ctypes: libffi, _ctypes, then the eval loop (index 7)."""
+    return ([[1, 0x4a2f0, "cudaMalloc"], [4, 0x6f79, None], [4, 0x640e, None], [4, 0x6b0d, "ffi_call"],
+             [5, 0x1117a + 0x110 * variant, None], [5, 0xbd9e, None], [3, 0x158a1d, "_PyObject_MakeTpCall"], EVAL]
+            + PY_OUTER)
+
+
+def train_py(caller, line, main_line):
+    return [[TRAIN, "device_alloc", 56, 7], [TRAIN, caller, line, 7], [TRAIN, "main", main_line, 7],
+            [TRAIN, "<module>", 114, 7]]
+
+
+def sc_python_train(out, mode, pid=5101, steps=40):
+    """examples/python/train.py's shape: every allocation goes through one helper,
+    device_alloc (train.py:56), from three callers: init_parameters (stable, here
+    through two native ctypes paths), forward (churn), remember_batch (the leak)."""
+    p = Proc(out, "python3.11", pid, mode, seed=21)
+    py_modules(p)
+    init_a = p.raw_stack("init_a", ctypes_frames(0), train_py("init_parameters", 80, 103))
+    init_b = p.raw_stack("init_b", ctypes_frames(1), train_py("init_parameters", 80, 103))
+    fwd = p.raw_stack("forward", ctypes_frames(0), train_py("forward", 84, 105))
+    rem = p.raw_stack("remember_batch", ctypes_frames(0), train_py("remember_batch", 95, 107))
+    p.alloc(None, 64 * MiB, sid=init_a)
+    p.alloc(None, 64 * MiB, sid=init_b)
+    for i in range(steps):
+        p.advance(1.0)
+        act = p.alloc(None, 48 * MiB, sid=fwd)
+        p.advance(3.0)
+        p.free(act)
+        p.advance(1.0)
+        p.alloc(None, 2 * MiB, sid=rem)
+        p.advance(p.iter_time - 5.0)
+        p.mark_step()
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 128 * MiB + 2 * MiB * steps,
+             "py_sites": {"remember_batch": {"verdict": "leak", "growth": [1.9 * MiB, 2.1 * MiB], "unfreed": 2 * MiB * steps,
+                                             "file": TRAIN, "line": 95,
+                                             "title": "train.py:56 in device_alloc <- train.py:95 in remember_batch"},
+                          "forward": {"verdict": "churn", "unfreed": 0, "file": TRAIN, "line": 84,
+                                      "title": "train.py:56 in device_alloc <- train.py:84 in forward"},
+                          "init_parameters": {"count": 2, "verdict": "stable", "file": TRAIN, "line": 80}}}], 1
+
+
+MODEL, SERVE = "/srv/llm/model.py", "/srv/llm/serve.py"
+OWN = "/opt/venv/lib/python3.11/site-packages/vramtrace/peaks.py"
+C10_MALLOC = [6, 0x3a110, "_ZN3c104cuda6mallocEm"]            # c10::cuda::malloc(unsigned long)
+THP_EMPTY = [7, 0x5a0c0, "_ZN5torch8autograd11THPVariable5emptyEv"]
+
+
+def sc_torch_cache(out, mode, pid=5102, steps=30):
+    """A PyTorch-like server: the caching allocator (libc10_cuda) calls cudaMalloc.
+    kv_cache: KVCache.grow leaks 4 MiB/step; its innermost Python frame is in
+    vramtrace's own package (the site must still be named model.py:12 in
+    KVCache.grow), and a C++ frame of libtorch_python lies between its two
+    eval-loop activations. attention: churn, native stack cut before the eval loop
+    (native_index -1). worker: an autograd thread with no Python frames.
+    Each step annotates PyTorch's allocated/reserved/inactive-split bytes and a
+    user gauge."""
+    p = Proc(out, "python3.11", pid, mode, seed=22)
+    py_modules(p)
+    kv = p.raw_stack("kv", [[1, 0x4a2f0, "cudaMalloc"], C10_MALLOC, THP_EMPTY, EVAL,
+                            [7, 0x61a30, "_ZN5torch2nn6Module4callEv"], EVAL] + PY_OUTER,
+                     [[OWN, "PeakTracker.sample", 41, 3], [MODEL, "KVCache.grow", 12, 3],
+                      [MODEL, "Model.forward", 30, 5], [SERVE, "<module>", 8, 5]])
+    att = p.raw_stack("attention", [[1, 0x4a2f0, "cudaMalloc"], C10_MALLOC, THP_EMPTY],
+                      [[MODEL, "Model.attention", 20, -1], [MODEL, "Model.forward", 31, -1], [SERVE, "<module>", 8, -1]])
+    wk = p.raw_stack("worker", [[1, 0x4a2f0, "cudaMalloc"], C10_MALLOC, [6, 0x41000, "_ZN3c104cuda10autogradWkEv"],
+                                [2, 0x94ac3, "start_thread"]])
+    p.alloc(None, 32 * MiB, sid=wk)
+    allocated = reserved = 0
+    cached_max = 0
+    for i in range(steps):
+        p.advance(1.0)
+        a = p.alloc(None, 96 * MiB, sid=att)
+        p.advance(2.0)
+        p.free(a)
+        p.alloc(None, 4 * MiB, sid=kv)
+        reserved = p.used()
+        allocated = reserved - (i % 4) * 3 * MiB - 2 * MiB
+        cached_max = max(cached_max, reserved - allocated)
+        p.annotations["torch.cuda:0.memory_allocated_bytes"] = allocated
+        p.annotations["torch.cuda:0.memory_reserved_bytes"] = reserved
+        p.annotations["torch.cuda:0.inactive_split_bytes"] = (i % 3) * MiB
+        p.annotations["train.loss"] = round(2.0 / (i + 1), 6)
+        p.advance(p.iter_time - 3.0)
+        p.mark_step()
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 32 * MiB + 4 * MiB * steps,
+             "py_sites": {"KVCache.grow": {"verdict": "leak", "growth": [3.9 * MiB, 4.1 * MiB], "file": MODEL, "line": 12,
+                                           "title": "model.py:12 in KVCache.grow"},
+                          "Model.attention": {"verdict": "churn", "file": MODEL, "line": 20,
+                                              "title": "model.py:20 in Model.attention"}},
+             "sites": {"c10::cuda::malloc": {"verdict": "stable", "unfreed": 32 * MiB}},
+             "torch": {"allocated_bytes": allocated, "reserved_bytes": reserved,
+                       "reserved_unallocated_max_bytes": cached_max,
+                       "inactive_split_bytes": ((steps - 1) % 3) * MiB},
+             "annotations": dict(p.annotations)}], 1
+
+
+GPU0, GPU1 = "GPU-5c9a1f62-8d3e-4b7a-9f01-2e6d4c8b7a10", "GPU-0b7e3d21-4c5f-4e6a-8b9c-1d2e3f4a5b6c"
+
+
+def sc_host_ecc(out, mode, pid=5103, steps=20):
+    """Host and NVML signals (docs/snapshot-format.md "host"): GPU 0 reports ECC
+    errors and a remapped row during the run, GPU 1 stays clean (ECC off: nulls),
+    the cgroup's OOM killer fires at step 12; one snapshot carries values of the
+    wrong type, which the reader must ignore."""
+    p = Proc(out, "hostecc", pid, mode, seed=23)
+
+    def host(proc):
+        s = proc.step
+        bad = s == 5
+        return {"rss_bytes": "n/a" if bad else (300 + 2 * s) * MiB, "rss_peak_bytes": (310 + 2 * s) * MiB,
+                "swap_bytes": 0,
+                "cgroup": {"version": 2, "path": "/sys/fs/cgroup/job.slice/train.scope",
+                           "oom": 0 if s < 12 else 2, "oom_kill": 0 if s < 12 else 1,
+                           "memory_current_bytes": (800 + s) * MiB, "memory_max_bytes": 4 * GiB},
+                "nvml": {"time_ns": proc.seq * 1000,
+                         "devices": [{"device": 0, "index": 0, "uuid": GPU0, "used_bytes": proc.used() + GiB,
+                                      "total_bytes": proc.total, "process_used_bytes": proc.used() + 300 * MiB,
+                                      "ecc_volatile_corrected": 0 if s < 8 else 3, "ecc_volatile_uncorrected": 0 if s < 15 else 1,
+                                      "ecc_aggregate_corrected": 12 if s < 8 else 15,
+                                      "ecc_aggregate_uncorrected": [] if bad else (0 if s < 15 else 1),
+                                      "retired_pages_single_bit": None, "retired_pages_double_bit": None,
+                                      "remapped_rows_corrected": 0, "remapped_rows_uncorrected": 0 if s < 15 else 1,
+                                      "remapped_rows_pending": s >= 15, "remapped_rows_failure": False},
+                                     {"device": 1, "index": 1, "uuid": GPU1, "used_bytes": 512 * MiB, "total_bytes": proc.total,
+                                      "process_used_bytes": None,
+                                      "ecc_volatile_corrected": None, "ecc_volatile_uncorrected": None,
+                                      "ecc_aggregate_corrected": None, "ecc_aggregate_uncorrected": None,
+                                      "retired_pages_single_bit": None, "retired_pages_double_bit": None,
+                                      "remapped_rows_corrected": None, "remapped_rows_uncorrected": None,
+                                      "remapped_rows_pending": None, "remapped_rows_failure": None}]}}
+    p.host = host
+    p.snapshot("manual")   # the start snapshot was written before host was set
+    w = p.alloc(["load_weights"], 256 * MiB)
+    for i in range(steps):
+        p.advance(1.0)
+        t = p.alloc(["alloc_activations"], 32 * MiB)
+        p.advance(p.iter_time - 2.0)
+        p.free(t)
+        p.advance(1.0)
+        p.mark_step()
+    p.free(w)
+    p.exit()
+    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
+             "sites": {"alloc_activations": {"verdict": "churn"}, "load_weights": {"verdict": "stable", "unfreed": 0}},
+             "host_warnings": [
+                 "GPU 0 (%s): memory errors during the run: ECC volatile single-bit (corrected) 0 -> 3, "
+                 "ECC volatile double-bit (uncorrected) 0 -> 1, ECC aggregate single-bit (corrected) 12 -> 15, "
+                 "ECC aggregate double-bit (uncorrected) 0 -> 1, remapped rows (uncorrected) 0 -> 1, "
+                 "remapped rows pending (became true)" % GPU0,
+                 "memory cgroup /sys/fs/cgroup/job.slice/train.scope: out-of-memory events during the run: "
+                 "oom 0 -> 2, oom_kill 0 -> 1"]}], 0
+
+
 SCENARIOS = {
     "leak_churn": sc_leak_churn,
     "plateau": sc_plateau,
@@ -393,6 +587,9 @@ SCENARIOS = {
     "reset": sc_reset,
     "two_ranks": sc_two_ranks,
     "torn": sc_torn,
+    "python_train": sc_python_train,
+    "torch_cache": sc_torch_cache,
+    "host_ecc": sc_host_ecc,
 }
 
 

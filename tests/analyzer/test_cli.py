@@ -8,6 +8,9 @@
   test_cli.py symbolize_cxx VRAMTRACE TESTDIR SYMPROG_CXX  the same, compiled as C++: demangled names
   test_cli.py run       VRAMTRACE TESTDIR FAKELIB  `vramtrace run`: env, LD_PRELOAD, exit status, --check
   test_cli.py export    VRAMTRACE TESTDIR          torch pickle (pickle module + memory_viz rules), perfetto JSON, folded stacks
+  test_cli.py python    VRAMTRACE TESTDIR          Python frames (issue 8): interleaving, titles, --python-only, check,
+                                                   diff, exports, HTML; PyTorch annotations in text/HTML; host
+                                                   signals (lenient reading, ECC/cgroup warnings)
   test_cli.py chromium  VRAMTRACE TESTDIR          HTML report screenshot in headless Chromium shows the curves
 """
 import filecmp
@@ -118,6 +121,33 @@ def t_malformed(exe, testdir):
     add("second_header", with_line(snap_i, lines[0]), snap_i + 1, r"second header")
     add("bad_frame", with_line(next(i for i, l in enumerate(lines) if '"t":"stack"' in l), '{"t":"stack","id":1,"frames":[["a",1,null]]}'),
         next(i for i, l in enumerate(lines) if '"t":"stack"' in l) + 1, r"module id.*expected an integer, got string")
+    # Python frames (issue 8) and annotations
+    st_i = next(i for i, l in enumerate(lines) if '"t":"stack"' in l)
+    stk = json.loads(lines[st_i])
+    nfr = len(stk["frames"])
+
+    def stack_with(py):
+        x = dict(stk)
+        x["py"] = py
+        return json.dumps(x, separators=(",", ":"))
+    add("py_not_array", with_line(st_i, stack_with({"f": 1})), st_i + 1, r"stack.py: expected an array, got object")
+    add("py_short_entry", with_line(st_i, stack_with([["t.py", "f", 3]])), st_i + 1, r"stack.py\[0\]: expected \[file, function, line, native_index\]")
+    add("py_entry_not_array", with_line(st_i, stack_with(["t.py"])), st_i + 1, r"stack.py\[0\]: expected .*got string")
+    add("py_file_number", with_line(st_i, stack_with([[7, "f", 3, 0]])), st_i + 1, r"stack.py\[0\]\[0\] \(file\): expected a string, got integer")
+    add("py_func_null", with_line(st_i, stack_with([["t.py", "f", 3, 0], ["t.py", None, 3, 0]])), st_i + 1, r"stack.py\[1\]\[1\] \(function\): expected a string, got null")
+    add("py_line_string", with_line(st_i, stack_with([["t.py", "f", "3", 0]])), st_i + 1, r"stack.py\[0\]\[2\] \(line\): expected a non-negative integer, got string")
+    add("py_line_negative", with_line(st_i, stack_with([["t.py", "f", -3, 0]])), st_i + 1, r"stack.py\[0\]\[2\] \(line\): negative value -3")
+    add("py_index_past_frames", with_line(st_i, stack_with([["t.py", "f", 3, nfr]])), st_i + 1, r"native_index\): %d is neither -1 nor the index of one of the stack's %d frames" % (nfr, nfr))
+    add("py_index_below", with_line(st_i, stack_with([["t.py", "f", 3, -2]])), st_i + 1, r"native_index\): -2 is neither")
+    add("py_index_real", with_line(st_i, stack_with([["t.py", "f", 3, 1.0]])), st_i + 1, r"native_index\): .*(not an integer|expected an integer)")
+    s = json.loads(lines[snap_i]); s["annotations"] = [1]
+    add("annotations_not_object", with_line(snap_i, json.dumps(s)), snap_i + 1, r"snapshot.annotations: expected an object, got array")
+    s = json.loads(lines[snap_i]); s["annotations"] = {"torch.cuda:0.memory_reserved_bytes": "1"}
+    add("annotation_string", with_line(snap_i, json.dumps(s)), snap_i + 1, r"annotations.torch.cuda:0.memory_reserved_bytes: .*got string")
+    s = json.loads(lines[snap_i]); s["annotations"] = {"bad key!": 1}
+    add("annotation_key", with_line(snap_i, json.dumps(s)), snap_i + 1, r"annotations: key \"bad key!\" is not 1-63 bytes")
+    s = json.loads(lines[snap_i]); s["annotations"] = {"k" * 64: 1}
+    add("annotation_key_long", with_line(snap_i, json.dumps(s)), snap_i + 1, r"is not 1-63 bytes")
     try:
         for name, content, line, pattern in cases:
             p = os.path.join(tmp, name + ".jsonl")
@@ -496,6 +526,156 @@ def t_export(exe, testdir):
         shutil.rmtree(tmp)
 
 
+# ---------------------------------------------------------------- python
+def site_by_py(rep, fn):
+    return [st for p in rep["processes"] for st in p["sites"] if any(f["function"] == fn for f in st["python_frames"])]
+
+
+def t_python(exe, testdir):
+    tr, tc = golden(testdir, "python_train-step"), golden(testdir, "torch_cache-step")
+    rep = report_json(exe, tr)
+    # interleaved frames: the Python frames replace the eval frame; ctypes/libffi/interpreter frames are not shown
+    rb = site_by_py(rep, "remember_batch")
+    check(len(rb) == 1, "remember_batch: %d sites" % len(rb))
+    if rb:
+        names = [f["function"] for f in rb[0]["frames"]]
+        check(names[:4] == ["device_alloc", "remember_batch", "main", "<module>"],
+              "remember_batch: first frames %r (e2e expect_report looks at the first 4)" % names[:4])
+        check(not {"ffi_call", "_PyEval_EvalFrameDefault", "_PyObject_MakeTpCall", "Py_RunMain"} & set(names),
+              "interpreter/ctypes frames shown: %r" % names)
+        check("__libc_start_main" in names, "a native frame outside the interpreter was dropped: %r" % names)
+        nf = [f["function"] for f in rb[0]["native_frames"]]
+        check(nf[:4] == [None, None, "ffi_call", None] and nf[6] == "_PyEval_EvalFrameDefault",
+              "native_frames (trimmed, glue kept) %r" % nf)
+        check(all(f["native_index"] == 6 for f in rb[0]["python_frames"]),
+              "native_index not moved with the trimming of cudaMalloc: %r" % rb[0]["python_frames"])
+    ids = {st["id"] for p in rep["processes"] for st in p["sites"]}
+    check(len(ids) == 4, "python_train: expected 4 distinct site ids, got %r" % ids)
+    # --python-only: init_parameters' two native paths merge, bytes and series summed
+    po = report_json_args(exe, ["--python-only"], tr)
+    ip = site_by_py(po, "init_parameters")
+    check(len(ip) == 1 and ip[0]["peak_bytes"] == 128 << 20 and ip[0]["unfreed_at_exit_bytes"] == 128 << 20,
+          "--python-only: init_parameters %r" % [(x["peak_bytes"], x["unfreed_at_exit_bytes"]) for x in ip])
+    for st in [st for p in po["processes"] for st in p["sites"]]:
+        check(all(f["module"] == "python" for f in st["frames"]), "--python-only: native frame in %r" % st["title"])
+        check(all(f["native_index"] == -1 for f in st["python_frames"]), "--python-only: native_index kept")
+    r = run([exe, "report", "--python-only", tr])
+    check(r.returncode == 0 and "train.py:95 in remember_batch" in r.stdout and r.stdout.count("init_parameters") == 2
+          and "libc" not in r.stdout, "--python-only text:\n" + r.stdout)
+    # torch-like stacks: title skips vramtrace's own frame; a C++ frame between activations stays
+    rep = report_json(exe, tc)
+    kv = site_by_py(rep, "KVCache.grow")
+    check(len(kv) == 1 and kv and kv[0]["title"] == "model.py:12 in KVCache.grow", "KVCache title %r" % [x["title"] for x in kv])
+    if kv:
+        names = [f["function"] for f in kv[0]["frames"]]
+        want = ["c10::cuda::malloc", "torch::autograd::THPVariable::empty", "PeakTracker.sample", "KVCache.grow",
+                "torch::nn::Module::call", "Model.forward", "<module>", "__libc_start_main"]
+        check(names == want, "KVCache frames %r, expected %r" % (names, want))
+    att = site_by_py(rep, "Model.attention")
+    if att:
+        names = [f["function"] for f in att[0]["frames"]]
+        check(names[2:] == ["Model.attention", "Model.forward", "<module>"], "native_index -1 frames not last: %r" % names)
+    wk = [st for p in rep["processes"] for st in p["sites"] if not st["python_frames"]]
+    check(len(wk) == 1 and "native_frames" not in wk[0] and wk[0]["frames"][0]["function"] == "c10::cuda::malloc",
+          "native-only thread: %r" % [(x["title"], list(x)) for x in wk])
+    r = run([exe, "report", tc])
+    check(re.search(r"\(3 frames inside, innermost c10::cuda::malloc.*\)\n\s+at model.py:12 in KVCache.grow\n", r.stdout),
+          "text LEAKS block of KVCache:\n" + r.stdout)
+    check(re.search(r"PyTorch allocated 147 MiB, reserved 152 MiB: 5 MiB reserved but not allocated \(max 11 MiB\), "
+                    r"inactive split 2 MiB; the driver saw 152 MiB live", r.stdout), "torch line:\n" + r.stdout)
+    r = run([exe, "report", "--python-only", tc])
+    check("c10::cuda::malloc" in r.stdout and "KVCache.grow" in r.stdout and "Module::call" not in r.stdout,
+          "--python-only keeps native-only stacks and drops native frames of Python ones:\n" + r.stdout)
+    # check names the Python call site
+    r = run([exe, "check", tr])
+    check(r.returncode == 1 and re.search(r"FAIL .*leak \+2 MiB/step.*\n\s+at train.py:56 in device_alloc <- train.py:95 in remember_batch",
+                                          r.stdout), "check message:\n" + r.stdout)
+    tmp = tempfile.mkdtemp()
+    try:
+        # diff: the same native frames, another Python function, is another site
+        new = os.path.join(tmp, "renamed")
+        os.mkdir(new)
+        f = [x for x in os.listdir(tr) if x.endswith(".jsonl")][0]
+        text = open(os.path.join(tr, f)).read().replace('"forward",84', '"forward_v2",84')
+        open(os.path.join(new, f), "w").write(text)
+        r = run([exe, "diff", tr, new])
+        check(re.search(r"new .*\n\s+train.py:56 in device_alloc <- train.py:84 in forward_v2", r.stdout)
+              and re.search(r"gone .*\n\s+train.py:56 in device_alloc <- train.py:84 in forward\n", r.stdout)
+              and "remember_batch" not in r.stdout, "diff by Python frames:\n" + r.stdout)
+        # unknown frames ("?", line 0) and "py": null are read
+        recs = [json.loads(l) for l in open(os.path.join(tr, f))]
+        stacks = [x for x in recs if x["t"] == "stack"]
+        stacks[0]["py"] = None                    # init_a: native only
+        stacks[2]["py"][1] = ["?", "?", 0, 7]     # forward's frame: code object gone
+        unk = os.path.join(tmp, "unknown.jsonl")
+        open(unk, "w").write("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in recs))
+        r = run([exe, "report", "--format", "json", unk])
+        check(r.returncode == 0, "'?' frames / null py: %d %s" % (r.returncode, r.stderr))
+        if r.returncode == 0:
+            j = json.loads(r.stdout)
+            fr = [fm for st in j["processes"][0]["sites"] for fm in st["frames"] if fm["module"] == "python" and fm["function"] is None]
+            check(len(fr) == 1 and fr[0]["file"] is None and fr[0]["line"] is None, "unknown Python frame: %r" % fr)
+            check(sum(1 for st in j["processes"][0]["sites"] if not st["python_frames"]) == 1, "py null not native-only")
+        # exports: collapsed (--python-only too) and torch carry the Python frames
+        for extra in ([], ["--python-only"]):
+            r = run([exe, "export", "--format", "collapsed", "--metric", "peak"] + extra + [tr])
+            lines = r.stdout.splitlines()
+            check(r.returncode == 0 and any(l.endswith("train.py:95 in remember_batch;train.py:56 in device_alloc %d" % (80 << 20))
+                                            for l in lines), "collapsed %r:\n%s" % (extra, r.stdout))
+            check(len(lines) == (3 if extra else 4), "collapsed %r: %d lines" % (extra, len(lines)))
+            if extra:
+                check(all(l.startswith("train.py:114 in <module>;") for l in lines), "collapsed --python-only roots: %r" % lines)
+        r = run([exe, "export", "--format", "torch", "--python-only", tr])
+        check(r.returncode == 2, "--python-only with torch export accepted")
+        import pickle
+        out = os.path.join(tmp, "t.pickle")
+        r = run([exe, "export", "--format", "torch", "-o", out, tr])
+        snap = pickle.loads(open(out, "rb").read()) if r.returncode == 0 else {"segments": []}
+        names = {tuple(fm["name"] for fm in sg["frames"][:2]) for sg in snap["segments"]}
+        check(("device_alloc", "remember_batch") in names and ("device_alloc", "init_parameters") in names,
+              "torch export frames: %r" % names)
+        # html: Python frames listed, torch row
+        out = os.path.join(tmp, "r.html")
+        r = run([exe, "report", "--format", "html", "-o", out, tc])
+        html = open(out).read()
+        check('<li class="py">model.py:12 in KVCache.grow <span class="mod">/srv/llm/model.py</span>' in html,
+              "html lacks the Python frame")
+        check("PyTorch allocated 147 MiB, reserved 152 MiB" in html, "html lacks the torch numbers")
+        # host signals: read leniently (wrong types are "not known"), warnings in text, JSON and HTML
+        he = golden(testdir, "host_ecc-step")
+        want = report_json(exe, he)["processes"][0]["host"]["warnings"]
+        check(len(want) == 2, "host_ecc warnings %r" % want)
+        f = [x for x in os.listdir(he) if x.endswith(".jsonl")][0]
+        recs = [json.loads(l) for l in open(os.path.join(he, f))]
+        snaps = [x for x in recs if x["t"] == "snapshot"]
+        snaps[3]["host"] = "junk"
+        snaps[4]["host"] = {"rss_bytes": -1, "cgroup": [1], "nvml": {"devices": {"x": 1}}}
+        snaps[6]["host"]["nvml"]["devices"][0]["ecc_volatile_corrected"] = {"v": 99}
+        snaps[7]["host"]["nvml"]["devices"].append({"uuid": 5, "index": "x"})
+        odd = os.path.join(tmp, "odd_host.jsonl")
+        open(odd, "w").write("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in recs))
+        r = run([exe, "report", "--format", "json", odd])
+        check(r.returncode == 0 and json.loads(r.stdout)["processes"][0]["host"]["warnings"] == want,
+              "lenient host: %d %s" % (r.returncode, r.stderr or r.stdout[-2000:]))
+        r = run([exe, "report", he])
+        check(all("warning: " + w in r.stdout for w in want) and "NVML: 1 GiB of 16 GiB used on the GPU" in r.stdout,
+              "text host warnings:\n" + r.stdout)
+        out = os.path.join(tmp, "h.html")
+        run([exe, "report", "--format", "html", "-o", out, he])
+        html = open(out).read()
+        check('<ul class="bad"><li>GPU 0 (GPU-5c9a' in html and "oom_kill 0 -&gt; 1" in html, "html host warnings")
+        out = os.path.join(tmp, "clean.html")
+        run([exe, "report", "--format", "html", "-o", out, tr])
+        check('<ul class="bad">' not in open(out).read(), "html warns without host signals")
+    finally:
+        shutil.rmtree(tmp)
+
+
+def report_json_args(exe, args, path):
+    r = run([exe, "report", "--format", "json"] + args + [path])
+    return json.loads(r.stdout)
+
+
 # ---------------------------------------------------------------- chromium
 def png_pixels(path):
     """Minimal PNG decoder (8-bit RGB/RGBA, non-interlaced) -> (w, h, rows of bytes, bpp)."""
@@ -566,6 +746,7 @@ def main():
      "symbolize_cxx": lambda: t_symbolize(exe, testdir, sys.argv[4], cxx=True),
      "run": lambda: t_run(exe, testdir, sys.argv[4]),
      "export": lambda: t_export(exe, testdir),
+     "python": lambda: t_python(exe, testdir),
      "chromium": lambda: t_chromium(exe, testdir)}[mode]()
     print("%s: %s" % (mode, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
     return 1 if FAILS else 0

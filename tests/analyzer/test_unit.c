@@ -1,6 +1,6 @@
 /* test_unit.c — unit tests of the analyzer library: SIZE parsing, the jansson
  * line reader (vt_jline), floor, Theil–Sen and the verdicts of docs/metrics.md on synthetic
- * step series. Prints one line per failed assertion; exit 1 if any failed. */
+ * step series, the interleaved view of a stack with Python frames (vt_pyview). Prints one line per failed assertion; exit 1 if any failed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 
 #include "vt_demangle.h"
 #include "vt_jline.h"
+#include "vt_pyview.h"
 #include "vt_series.h"
 #include "vt_size.h"
 
@@ -265,8 +266,61 @@ static void test_verdicts(void)
     CHECK(classify(N, -1, &s) == VT_LEAK && fabs(s.slope - MiB) < 1, "noisy leak: %s %g", vt_verdict_name(s.verdict), s.slope);
 }
 
+/* view entries as text: "n3" native frame 3, "p1" Python frame 1 */
+static const char *view_str(const vt_stack *st, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (uint32_t i = 0; i < st->nview && o + 8 < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%c%d", i ? " " : "", st->view[i] < 0 ? 'p' : 'n',
+                              st->view[i] < 0 ? -1 - st->view[i] : st->view[i]);
+    return buf;
+}
+
+static void test_pyview(void)
+{
+    vt_module py = {.path = "/usr/lib/libpython3.12.so.1.0"}, ffi = {.path = "/usr/lib/libffi.so.8"},
+              ext = {.path = "/opt/ext/libtorch_python.so"}, exe = {.path = "/usr/bin/python3.12"},
+              app = {.path = "/opt/app/bin/server"}, libc = {.path = "/lib/libc.so.6"};
+    /* 0 ext, 1 ffi, 2 eval, 3 py-internal, 4 ext, 5 eval, 6 libc, 7 exe */
+    vt_frame fr[] = {{&ext, 1, NULL}, {&ffi, 2, NULL}, {&py, 3, NULL}, {&py, 4, NULL},
+                     {&ext, 5, NULL}, {&py, 3, NULL}, {&libc, 6, NULL}, {&exe, 7, NULL}};
+    /* written out of native_index order on purpose; one frame cut (-1) */
+    vt_pyframe pf[] = {{"/srv/m.py", "inner", 3, 2}, {"/srv/m.py", "outer", 9, 5}, {"/srv/m.py", "mid", 5, 2},
+                       {"/srv/top.py", "<module>", 1, -1}};
+    vt_stack st = {.nframes = 8, .frames = fr, .npy = 4, .py = pf};
+    char buf[200];
+    vt_stack_view(&st);
+    CHECK(!strcmp(view_str(&st, buf, sizeof buf), "n0 p0 p2 n4 p1 n6 p3"), "interleaved view %s", buf);
+    CHECK(st.title == 1, "title %u", st.title);
+    /* the innermost Python frame is vramtrace's own: the title is the next one */
+    pf[0].file = "/venv/lib/python3.12/site-packages/vramtrace/peaks.py";
+    vt_stack_view(&st);
+    CHECK(st.title == 2, "title past vramtrace's frame: %u", st.title);
+    CHECK(vt_pyframe_is_own(&pf[0]) && !vt_pyframe_is_own(&pf[1]), "own package");
+    vt_pyframe own2 = {"vramtrace/x.py", "f", 1, 0}, notown = {"/srv/myvramtrace/x.py", "f", 1, 0};
+    CHECK(vt_pyframe_is_own(&own2) && !vt_pyframe_is_own(&notown), "own package (relative, lookalike)");
+    /* no Python frames: every native frame, glue or not */
+    st.npy = 0;
+    vt_stack_view(&st);
+    CHECK(!strcmp(view_str(&st, buf, sizeof buf), "n0 n1 n2 n3 n4 n5 n6 n7"), "native-only view %s", buf);
+    CHECK(st.title == 0, "native-only title %u", st.title);
+    /* a program that embeds the interpreter (the eval loop is in the program):
+     * CPython's frames are left out, the program's own stay */
+    vt_frame fr2[] = {{&app, 9, "app_alloc"}, {&app, 8, NULL}, {&app, 1, "_PyObject_MakeTpCall"},
+                      {&app, 5, "method_vectorcall_O"}, {&app, 2, "_PyEval_EvalFrameDefault"}, {&libc, 3, NULL}};
+    vt_pyframe pf2[] = {{"/srv/a.py", "f", 2, 4}};
+    vt_stack st2 = {.nframes = 6, .frames = fr2, .npy = 1, .py = pf2};
+    vt_stack_view(&st2);
+    CHECK(!strcmp(view_str(&st2, buf, sizeof buf), "n0 n1 p0 n5"), "embedded interpreter view %s", buf);
+    CHECK(st2.title == 2, "embedded title %u", st2.title);
+    free(st.view);
+    free(st2.view);
+}
+
 int main(void)
 {
+    test_pyview();
     test_size();
     test_json();
     test_demangle();

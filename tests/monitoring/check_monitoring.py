@@ -265,8 +265,17 @@ def test_nonvml(a):
         s, problems = parse_prom(proms[0])
         for pr in problems:
             check(False, pr)
-        check(not any(n == "vramtrace_device_memory_used_bytes" for n, _ in s),
-              "device memory written without NVML or cuMemGetInfo")
+        # Without NVML, device memory comes only from cuMemGetInfo_v2, which the preload
+        # asks at every vramtrace_step() mark: the textfile must agree with the driver's
+        # free/total of the last snapshot, never invent a value.
+        last = {d["device"]: d for d in snaps[-1].get("devices", [])}
+        for (n, lab), v in s.items():
+            if n != "vramtrace_device_memory_used_bytes":
+                continue
+            d = last.get(int(dict(lab).get("gpu", "-1")))
+            check(d is not None and d.get("total_bytes") is not None and
+                  v == d["total_bytes"] - d["free_bytes"],
+                  f"device memory {v} does not match cuMemGetInfo of the last snapshot {d}")
         check(any(n == "vramtrace_live_bytes" and dict(l).get("UUID") == SIM_UUID0 for n, l in s),
               "UUID label missing (it comes from the driver, not NVML)")
         promtool_metrics(a, proms[0])
