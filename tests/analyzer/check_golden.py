@@ -120,7 +120,7 @@ def main():
                 if not t or t.get(k) != v:
                     errors.append("%s: device 0 torch.%s = %r, expected %r" % (tag, k, t and t.get(k), v))
         if "host_warnings" in ep:
-            got = (p.get("host") or {}).get("warnings")
+            got = (p.get("host_signals") or {}).get("warnings")
             if got != ep["host_warnings"]:
                 errors.append("%s: host warnings %r, expected %r" % (tag, got, ep["host_warnings"]))
         # a site the scenario does not name must not be a leak

@@ -643,7 +643,7 @@ def t_python(exe, testdir):
         check("PyTorch allocated 147 MiB, reserved 152 MiB" in html, "html lacks the torch numbers")
         # host signals: read leniently (wrong types are "not known"), warnings in text, JSON and HTML
         he = golden(testdir, "host_ecc-step")
-        want = report_json(exe, he)["processes"][0]["host"]["warnings"]
+        want = report_json(exe, he)["processes"][0]["host_signals"]["warnings"]
         check(len(want) == 2, "host_ecc warnings %r" % want)
         f = [x for x in os.listdir(he) if x.endswith(".jsonl")][0]
         recs = [json.loads(l) for l in open(os.path.join(he, f))]
@@ -655,7 +655,7 @@ def t_python(exe, testdir):
         odd = os.path.join(tmp, "odd_host.jsonl")
         open(odd, "w").write("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in recs))
         r = run([exe, "report", "--format", "json", odd])
-        check(r.returncode == 0 and json.loads(r.stdout)["processes"][0]["host"]["warnings"] == want,
+        check(r.returncode == 0 and json.loads(r.stdout)["processes"][0]["host_signals"]["warnings"] == want,
               "lenient host: %d %s" % (r.returncode, r.stderr or r.stdout[-2000:]))
         r = run([exe, "report", he])
         check(all("warning: " + w in r.stdout for w in want) and "NVML: 1 GiB of 16 GiB used on the GPU" in r.stdout,

@@ -47,6 +47,11 @@ def main():
     fails = []
     if doc.get("format") != "vramtrace-report" or doc.get("version") != 1:
         fails.append("not a vramtrace-report version 1")
+    for p in doc.get("processes", []):   # the fixed keys of the report contract (docs/metrics.md)
+        for k, t in (("pid", int), ("host", str), ("peak_bytes", int), ("unfreed_at_exit_bytes", int),
+                     ("steps", int), ("sites", list), ("ooms", list)):
+            if not isinstance(p.get(k), t):
+                fails.append(f"process key {k!r} is {type(p.get(k)).__name__}, not {t.__name__}")
     sites = [s for p in doc.get("processes", []) for s in p.get("sites", [])]
     ooms = [o for p in doc.get("processes", []) for o in p.get("ooms", [])]
 
