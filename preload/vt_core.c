@@ -385,13 +385,15 @@ out:
     return rc;
 }
 
-void vt_core_alloc_failed(int device, int kind)
+void vt_core_alloc_failed(int device, int kind, int oom)
 {
     if (!vt_core_enabled() || kind < 0 || kind >= VT_KIND_COUNT)
         return;
     pthread_mutex_lock(&vt__core.lock);
     int slot = vt__slot(device);
     vt__core.ks[slot][kind].failed_total++;
+    if (oom)
+        vt__core.ks[slot][kind].oom_total++;
     vt__core.dev_active[slot] = 1;
     vt__bump_changes();
     pthread_mutex_unlock(&vt__core.lock);

@@ -65,8 +65,9 @@ void vt_core_fork_parent(void);
  * or the table ran out of memory, which latches off). A second record at a live
  * address replaces the old one (the old one is counted as freed: CUDA reused it). */
 int  vt_core_alloc(const vt_alloc_info *a);
-/* Counts a failed allocation of kind on device (result is the CUDA error code). */
-void vt_core_alloc_failed(int device, int kind);
+/* Counts a failed allocation of kind on device; oom != 0 when it failed with
+ * out-of-memory (cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY). */
+void vt_core_alloc_failed(int device, int kind, int oom);
 /* Removes the live record at addr (a free about to be forwarded). Returns 1 and fills
  * *t if addr was live, 0 if unknown (stale or foreign: count nothing). kind_mask
  * (bit per vt_kind, 0 = any) limits which kinds this free may release. */
@@ -123,6 +124,7 @@ uint64_t vt_core_dropped_records(void);    /* allocations not recorded (latched)
 typedef struct vt_kind_stats {
     uint64_t live_bytes, live_count, peak_bytes;
     uint64_t alloc_total, free_total, failed_total, alloc_bytes_total;
+    uint64_t oom_total;           /* failed with out-of-memory (subset of failed_total) */
 } vt_kind_stats;
 
 typedef struct vt_dev_stats {

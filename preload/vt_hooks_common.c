@@ -144,7 +144,7 @@ void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int resul
         vt_alloc_info a = {addr, size, stream, ctx, device, kind, c->stack};
         vt_core_alloc(&a);
     } else {
-        vt_core_alloc_failed(device, kind);
+        vt_core_alloc_failed(device, kind, oom);
         if (oom) {
             vt_oom_info o;
             memset(&o, 0, sizeof o);

@@ -80,7 +80,7 @@ static void vt__u(vt_buf *b, uint64_t v)
 }
 
 /* Per-kind families: which field of vt_kind_stats. */
-enum { F_LIVE, F_PEAK, F_UNFREED, F_ALLOCS, F_FREES, F_ALLOC_BYTES, F_FAILED };
+enum { F_LIVE, F_PEAK, F_UNFREED, F_ALLOCS, F_FREES, F_ALLOC_BYTES, F_FAILED, F_OOM };
 
 static uint64_t vt__kind_field(const vt_kind_stats *k, int f)
 {
@@ -90,6 +90,7 @@ static uint64_t vt__kind_field(const vt_kind_stats *k, int f)
     case F_ALLOCS:      return k->alloc_total;
     case F_FREES:       return k->free_total;
     case F_ALLOC_BYTES: return k->alloc_bytes_total;
+    case F_OOM:         return k->oom_total;
     default:            return k->failed_total;
     }
 }
@@ -143,6 +144,8 @@ void vt_prom_render(vt_buf *b, const vt_prom_snap *s)
          "Bytes asked for by successful allocation calls.", F_ALLOC_BYTES},
         {"vramtrace_failed_allocations_total", "counter",
          "Failed allocation calls (out of memory, and any other error).", F_FAILED},
+        {"vramtrace_oom_total", "counter",
+         "Allocation calls that failed with out-of-memory.", F_OOM},
     };
     static const struct { const char *name, *type, *help; int f; } df[] = {
         {"vramtrace_device_memory_used_bytes", "gauge",

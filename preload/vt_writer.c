@@ -378,6 +378,7 @@ static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
         vt__kv_u64(b, ",\"alloc_total\":", s->alloc_total);
         vt__kv_u64(b, ",\"free_total\":", s->free_total);
         vt__kv_u64(b, ",\"failed_total\":", s->failed_total);
+        vt__kv_u64(b, ",\"oom_total\":", s->oom_total);
         vt__kv_u64(b, ",\"alloc_bytes_total\":", s->alloc_bytes_total);
         vt_buf_put(b, "}", 1);
     }

@@ -155,7 +155,9 @@ def test_prom(a):
             ("vramtrace_frees_total", "device"): 5,
             ("vramtrace_allocated_bytes_total", "device"): 5 * MIB + 5 * 256 * 1024,
             ("vramtrace_failed_allocations_total", "device"): 1,
-            ("vramtrace_failed_allocations_total", "managed"): 0}
+            ("vramtrace_failed_allocations_total", "managed"): 0,
+            ("vramtrace_oom_total", "device"): 1,
+            ("vramtrace_oom_total", "managed"): 0}
     for (name, kind), v in want.items():
         got = value(s, name, kind=kind, **lab)
         check(got == v, f"running: {name}{{kind={kind}}} = {got}, want {v}")
