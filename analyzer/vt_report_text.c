@@ -108,7 +108,7 @@ static void frames(FILE *f, vt_analysis *a, const vt_site_result *r, const char 
     for (uint32_t i = t; i < n && i - t < max; i++)
         fprintf(f, "%s%s%s%s%s\n", indent, i > t ? "  " : "at ", i > t ? dim : "", vt_site_frame(a, r, i)->label,
                 i > t ? off : "");
-    if (n - t > max) fprintf(f, "%s  %s... %u more frames%s\n", indent, dim, n - t - max, off);
+    if (n - t > max) fprintf(f, "%s  %s... %u more frame%s%s\n", indent, dim, n - t - max, n - t - max == 1 ? "" : "s", off);
 }
 
 static const char *top_label(vt_analysis *a, const vt_site_result *r)
@@ -180,8 +180,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     fprintf(f, "%s== %s%s%s%s\n", bold, vt_process_title(p, t, sizeof t), p->cmdline ? ": " : "",
             p->cmdline ? p->cmdline : "", off);
     fprintf(f, "   %ssnapshots %s%s\n", dim, p->file, off);
-    fprintf(f, "   %zu steps (%s), warm-up %zu   peak %s   unfreed at exit %s",
-            p->nsteps, p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
+    fprintf(f, "   %zu step%s (%s), warm-up %zu   peak %s   unfreed at exit %s",
+            p->nsteps, p->nsteps == 1 ? "" : "s", p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
             pr->warmup, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
             p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown (no exit record)");
     if (p->exited && pr->unfreed_sites) fprintf(f, " in %zu site%s", pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
