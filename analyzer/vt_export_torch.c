@@ -66,6 +66,7 @@ static int exported_kind(int kind)
 static int cmp_ev(const void *x, const void *y)
 {
     const ev *a = x, *b = y;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;   /* grouped by device */
     if (a->time_ns != b->time_ns) return a->time_ns < b->time_ns ? -1 : 1;
     return a->order < b->order ? -1 : a->order > b->order;
 }
@@ -246,10 +247,16 @@ int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
     vt_pk_str(pk, "device_traces");
     vt_pk_list(pk);
     vt_pk_mark(pk);
+    /* device_traces[d] is device d's trace (PyTorch's indexing): an empty list
+     * for each device number without events below the highest one seen (the
+     * reader bounds device ids, vt_reader.h); the events, sorted by device,
+     * are walked once */
+    size_t ei = 0;
     for (int d = 0; d <= maxdev; d++) {
         vt_pk_list(pk);
         size_t n = 0;
-        for (size_t i = 0; i < nev; i++) {
+        for (; ei < nev && evs[ei].device <= d; ei++) {
+            size_t i = ei;
             if (evs[i].device != d) continue;
             if (n++ % 1000 == 0) {
                 if (n > 1) vt_pk_appends(pk);

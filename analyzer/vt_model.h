@@ -128,6 +128,12 @@ typedef struct vt_device {
     int has_torch;
     double torch_allocated, torch_reserved, torch_inactive_split;
     double torch_cached_max;                /* max (reserved - allocated) over snapshots with both */
+    /* allocation calls, summed over the kinds of devices[].kinds (docs/snapshot-format.md
+     * "snapshot"), cumulative, latest: alloc_total (succeeded), failed_total (every
+     * failed call), oom_total (failed with out-of-memory; has_oom_total 0 when the
+     * files predate the counter, then the failures' cause is unknown) */
+    uint64_t alloc_calls, failed_calls, oom_calls;
+    int has_oom_total;
 } vt_device;
 
 #define VT_TORCH_ALLOCATED 1

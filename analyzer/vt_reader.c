@@ -46,6 +46,8 @@ typedef struct dev_ent {
     int has_free, has_total, has_frag, has_pool_r, has_pool_u;
     uint64_t free_b, total_b, live, peak, pool_r, pool_u;
     double frag;
+    uint64_t calls, failed, oom;     /* summed over kinds: alloc_total, failed_total, oom_total */
+    int has_oom;                     /* some kind carried oom_total (absent before it existed) */
 } dev_ent;
 
 typedef vt_alloc alloc_ent;
@@ -131,11 +133,18 @@ static const char *get_str(rd *r, const json_t *v, const char *f, size_t max)
     return s;
 }
 
-static int get_int32(rd *r, const json_t *v, const char *f, int32_t *out)
+/* A device id, VT_DEVICE_MIN..VT_DEVICE_MAX (vt_reader.h): the exporters and
+ * reports index by device, so an absurd id must not reach them. */
+static int device_ok(rd *r, int64_t x, const char *f)
+{
+    if (x < VT_DEVICE_MIN || x > VT_DEVICE_MAX) return rd_fail(r, "%s: device %lld out of range", f, (long long)x);
+    return 0;
+}
+
+static int get_device(rd *r, const json_t *v, const char *f, int32_t *out)
 {
     int64_t x;
-    if (get_i64(r, v, f, &x) < 0) return -1;
-    if (x < INT32_MIN || x > INT32_MAX) return rd_fail(r, "%s: %lld out of range", f, (long long)x);
+    if (get_i64(r, v, f, &x) < 0 || device_ok(r, x, f) < 0) return -1;
     *out = (int32_t)x;
     return 0;
 }
@@ -186,27 +195,36 @@ static int rd_header(rd *r, json_t *o)
     if (get_u64n(r, json_object_get(o, "interval_ms"), "header.interval_ms", &p->interval_ms, &has) < 0) return -1;
     const char *s;
     if ((v = json_object_get(o, "host"))) {
-        if (!(s = get_str(r, v, "header.host", 255))) return -1;
+        if (!(s = get_str(r, v, "header.host", VT_MAX_FIELD))) return -1;
         p->host = vt_xstrdup(s);
     } else {
         p->host = vt_xstrdup("");
     }
     if ((v = json_object_get(o, "exe")) && !json_is_null(v)) {
-        if (!(s = get_str(r, v, "header.exe", 4095))) return -1;
+        if (!(s = get_str(r, v, "header.exe", VT_MAX_FIELD))) return -1;
         p->exe = vt_xstrdup(s);
     }
     if ((v = json_object_get(o, "cmdline")) && !json_is_null(v)) {
         if (!json_is_array(v)) return rd_fail(r, "header.cmdline: expected an array, got %s", vt_jtype(v));
-        char joined[4096];
-        size_t n = 0, i;
+        /* joined with spaces; each argument is bounded by the line, so the
+         * joined string is too (at most the line's bytes) */
+        char *joined = NULL;
+        size_t n = 0, cap = 0, i;
         json_t *a;
-        joined[0] = 0;
         json_array_foreach(v, i, a) {
-            if (!(s = get_str(r, a, "header.cmdline[]", 4095))) return -1;
-            int w = snprintf(joined + n, sizeof joined - n, "%s%s", n ? " " : "", s);
-            if (w > 0) n = n + (size_t)w >= sizeof joined ? sizeof joined - 1 : n + (size_t)w;
+            if (!(s = get_str(r, a, "header.cmdline[]", VT_MAX_FIELD))) {
+                free(joined);
+                return -1;
+            }
+            size_t l = json_string_length(a);
+            vt_grow((void **)&joined, &cap, n + l + 2, 1);
+            if (n) joined[n++] = ' ';
+            memcpy(joined + n, s, l);
+            n += l;
         }
-        p->cmdline = vt_xstrdup(joined);
+        vt_grow((void **)&joined, &cap, n + 1, 1);
+        joined[n] = 0;
+        p->cmdline = joined;
     }
     static const char *const rk[] = {"rank", "local_rank", "world_size"};
     int64_t *dst[] = {&p->rank, &p->local_rank, &p->world_size};
@@ -233,7 +251,7 @@ static int rd_module(rd *r, json_t *o)
     if (!(v = json_object_get(o, "id"))) return rd_fail(r, "module has no \"id\"");
     if (get_i64(r, v, "module.id", &id) < 0) return -1;
     if (!(v = json_object_get(o, "path"))) return rd_fail(r, "module %lld has no \"path\"", (long long)id);
-    if (!(path = get_str(r, v, "module.path", 4095))) return -1;
+    if (!(path = get_str(r, v, "module.path", VT_MAX_FIELD))) return -1;
     if ((v = json_object_get(o, "build_id")) && !json_is_null(v) && !(bid = get_str(r, v, "module.build_id", 255)))
         return -1;
     if (get_u64n(r, json_object_get(o, "bias"), "module.bias", &bias, &has_bias) < 0) return -1;
@@ -293,7 +311,7 @@ static int rd_frame(rd *r, const json_t *a, size_t i, vt_frame *f)
     f->function = NULL;
     if (fn && !json_is_null(fn)) {
         snprintf(fld, sizeof fld, "stack.frames[%zu][2] (function)", i);
-        const char *s = get_str(r, fn, fld, 4095);
+        const char *s = get_str(r, fn, fld, VT_MAX_FIELD);
         if (!s) return -1;
         f->function = (char *)s;
     }
@@ -331,9 +349,9 @@ static int rd_pyframes(rd *r, const json_t *arr, size_t nfr, vt_pyframe **out, s
             goto fail;
         }
         snprintf(fld, sizeof fld, "stack.py[%zu][0] (file)", i);
-        if (!(file = get_str(r, json_array_get(a, 0), fld, 4095))) goto fail;
+        if (!(file = get_str(r, json_array_get(a, 0), fld, VT_MAX_FIELD))) goto fail;
         snprintf(fld, sizeof fld, "stack.py[%zu][1] (function)", i);
-        if (!(fn = get_str(r, json_array_get(a, 1), fld, 4095))) goto fail;
+        if (!(fn = get_str(r, json_array_get(a, 1), fld, VT_MAX_FIELD))) goto fail;
         snprintf(fld, sizeof fld, "stack.py[%zu][2] (line)", i);
         if (get_u64(r, json_array_get(a, 2), fld, &line) < 0) goto fail;
         if (line > INT32_MAX) {
@@ -529,8 +547,8 @@ static int rd_sites(rd *r, const json_t *arr)
                 }
             } else if (!strcmp(k, "device")) {
                 bad = vt_ji64(v, &x, r->e, sizeof r->e);
-                if (!bad && (x < INT32_MIN || x > INT32_MAX)) {
-                    snprintf(r->e, sizeof r->e, "%lld out of range", (long long)x);
+                if (!bad && (x < VT_DEVICE_MIN || x > VT_DEVICE_MAX)) {
+                    snprintf(r->e, sizeof r->e, "device %lld out of range", (long long)x);
                     bad = -1;
                 }
                 e.key.device = (int32_t)x;
@@ -550,6 +568,37 @@ static int rd_sites(rd *r, const json_t *arr)
     return 0;
 }
 
+/* devices[i].kinds: {"<kind>": {"alloc_total":.., "failed_total":.., "oom_total":..,
+ * ...}} (docs/snapshot-format.md "snapshot"); the three cumulative counters are
+ * summed over the kinds into d. Absent counters count 0; oom_total is newer
+ * than the others (d->has_oom says whether any kind carried it). */
+static int rd_kind_counters(rd *r, const json_t *kinds, size_t i, dev_ent *d)
+{
+    static const char *const keys[] = {"alloc_total", "failed_total", "oom_total"};
+    char f[160];
+    const char *kn;
+    json_t *ko;
+    if (!kinds || json_is_null(kinds)) return 0;
+    if (!json_is_object(kinds))
+        return rd_fail(r, "devices[%zu].kinds: expected an object, got %s", i, vt_jtype(kinds));
+    json_object_foreach((json_t *)kinds, kn, ko) {
+        if (!json_is_object(ko))
+            return rd_fail(r, "devices[%zu].kinds.%.40s: expected an object, got %s", i, kn, vt_jtype(ko));
+        uint64_t *dst[] = {&d->calls, &d->failed, &d->oom};
+        for (int k = 0; k < 3; k++) {
+            json_t *v = json_object_get(ko, keys[k]);
+            uint64_t u;
+            int has;
+            snprintf(f, sizeof f, "devices[%zu].kinds.%.40s.%s", i, kn, keys[k]);
+            if (get_u64n(r, v, f, &u, &has) < 0) return -1;
+            if (!has) continue;
+            *dst[k] = sat_add(*dst[k], u);
+            if (k == 2) d->has_oom = 1;
+        }
+    }
+    return 0;
+}
+
 static int rd_devices(rd *r, const json_t *arr)
 {
     char f[96];
@@ -565,7 +614,8 @@ static int rd_devices(rd *r, const json_t *arr)
         int has;
         if ((v = json_object_get(o, "device")) && get_i64(r, v, field_name(f, sizeof f, "devices", i, "device"), &d.device) < 0)
             return -1;
-        if (d.device < INT32_MIN || d.device > INT32_MAX) return rd_fail(r, "devices[%zu].device: out of range", i);
+        if (device_ok(r, d.device, field_name(f, sizeof f, "devices", i, "device")) < 0) return -1;
+        if (rd_kind_counters(r, json_object_get(o, "kinds"), i, &d) < 0) return -1;
         if (get_u64n(r, json_object_get(o, "free_bytes"), field_name(f, sizeof f, "devices", i, "free_bytes"), &d.free_b, &d.has_free) < 0 ||
             get_u64n(r, json_object_get(o, "total_bytes"), field_name(f, sizeof f, "devices", i, "total_bytes"), &d.total_b, &d.has_total) < 0 ||
             get_u64n(r, json_object_get(o, "live_bytes"), field_name(f, sizeof f, "devices", i, "live_bytes"), &d.live, &has) < 0 ||
@@ -608,7 +658,7 @@ static int rd_allocations(rd *r, const json_t *arr, int *present)
             case VT_ALLOC_ADDR: bad = get_u64(r, v, f, &a.addr); break;
             case VT_ALLOC_SIZE: bad = get_u64(r, v, f, &a.size); break;
             case VT_ALLOC_KIND: bad = get_kind(r, v, f, &a.kind); break;
-            case VT_ALLOC_DEVICE: bad = get_int32(r, v, f, &a.device); break;
+            case VT_ALLOC_DEVICE: bad = get_device(r, v, f, &a.device); break;
             case VT_ALLOC_STACK:
                 if (json_is_null(v)) a.stack = INT64_MIN;
                 else bad = get_i64(r, v, f, &a.stack);
@@ -646,11 +696,11 @@ static int rd_oom(rd *r, const json_t *o, oom_ent *m)
     m->present = 1;
     m->stack = -1;
     if ((v = json_object_get(o, "api"))) {
-        if (!(s = get_str(r, v, "oom.api", 4095))) return -1;
+        if (!(s = get_str(r, v, "oom.api", VT_MAX_FIELD))) return -1;
         copy_str(m->api, sizeof m->api, s);
     }
     if ((v = json_object_get(o, "kind")) && get_kind(r, v, "oom.kind", &m->kind) < 0) return -1;
-    if ((v = json_object_get(o, "device")) && get_int32(r, v, "oom.device", &m->device) < 0) return -1;
+    if ((v = json_object_get(o, "device")) && get_device(r, v, "oom.device", &m->device) < 0) return -1;
     if (!(v = json_object_get(o, "requested_bytes"))) return rd_fail(r, "oom: has no \"requested_bytes\"");
     if (get_u64(r, v, "oom.requested_bytes", &m->requested) < 0) return -1;
     if ((v = json_object_get(o, "result")) && get_i64(r, v, "oom.result", &m->result) < 0) return -1;
@@ -899,7 +949,7 @@ static int torch_key(const char *k, int *dev)
     if (*p < '0' || *p > '9') return 0;
     for (; *p >= '0' && *p <= '9'; p++) {
         d = d * 10 + (*p - '0');
-        if (d > INT32_MAX) return 0;
+        if (d > VT_DEVICE_MAX) return 0;   /* not a device: an ordinary annotation */
     }
     if (*p++ != '.') return 0;
     *dev = (int)d;
@@ -1013,6 +1063,11 @@ static int rd_snapshot(rd *r, json_t *o)
             dv->frag_last = d->frag;
             if (d->frag > dv->frag_max) dv->frag_max = d->frag;
         }
+        /* cumulative counters: the latest record has the largest */
+        dv->alloc_calls = u64max(dv->alloc_calls, d->calls);
+        dv->failed_calls = u64max(dv->failed_calls, d->failed);
+        dv->oom_calls = u64max(dv->oom_calls, d->oom);
+        if (d->has_oom) dv->has_oom_total = 1;
         if (d->has_pool_r) dv->pool_reserved = d->pool_r;
         if (d->has_pool_u) dv->pool_used = d->pool_u;
         uint64_t ret = dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0;
@@ -1223,6 +1278,16 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     free(buf);
     close(fd);
     if (rc == 0 && !r.p) {
+        if (in_dir) {
+            /* a process that died (or hit a full disk) before its first
+             * record: not a reason to refuse the rest of the folder */
+            fprintf(stderr, "vramtrace: %s: no complete record (skipped)\n", path);
+            free(r.se);
+            free(r.de);
+            free(r.ae);
+            free(r.an);
+            return 1;
+        }
         r.line = 1;
         rc = rd_fail(&r, len ? "no complete record (only a torn line)" : "empty file");
     }
@@ -1283,11 +1348,20 @@ static int load_dir(vt_runset *rs, const char *path)
     }
     if (n)   /* qsort(NULL, 0, ...) is undefined (UBSan) */
         qsort(names, n, sizeof *names, cmp_str);
+    size_t complete = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rc == 0) rc = vt_load_file(rs, names[i], 1);
+        if (rc == 0) {
+            rc = vt_load_file(rs, names[i], 1);
+            if (rc == 0) complete++;
+            else if (rc > 0) rc = 0;    /* skipped: no complete record */
+        }
         free(names[i]);
     }
     free(names);
+    if (rc == 0 && n && !complete) {
+        snprintf(rs->err, sizeof rs->err, "%s:0: no snapshot file in the folder has a complete record", path);
+        rc = -1;
+    }
     return rc;
 }
 

@@ -10,11 +10,13 @@
  *
  * Errors (exit status 2 for the command): the first problem stops the load with
  * rs->err = "FILE:LINE: what" — unreadable, not a regular file, a symbolic link
- * inside a folder, empty, not JSON, a foreign format, an unsupported version, a
+ * inside a folder, empty when named explicitly (inside a folder, a file with
+ * no complete record is skipped with a warning, see vt_load_file), not JSON, a foreign format, an unsupported version, a
  * wrong type, a negative number or one above 2^63-1, a duplicate key, nesting
  * deeper than 2048 (jansson's limit), a line
  * over VT_MAX_LINE, a stack or module used before it is defined, a step that goes
- * backwards, a folder without snapshot files, a malformed Python frame of a
+ * backwards, a device id outside VT_DEVICE_MIN..VT_DEVICE_MAX, a folder
+ * without any complete snapshot record, a malformed Python frame of a
  * stack's "py" list (issue 8: [file, function, line, native_index], native_index
  * -1 or a frame index), a malformed annotation (key rule, non-number value, more
  * than VT_MAX_ANNOT keys). The snapshot's "host" object is read leniently
@@ -29,13 +31,28 @@
 #include "vt_model.h"
 
 #define VT_MAX_LINE (128u << 20)   /* bytes; longer lines are rejected before parsing */
+/* Longest string of a text field (header exe, host, cmdline arguments, module
+ * paths, function and file names): any string a line can carry. The preload
+ * writes paths and arguments of any length, and escapes non-UTF-8 bytes as
+ * \u00XX, which read back as two bytes each; memory stays bounded because the
+ * line is (each field is a copy of part of one line). */
+#define VT_MAX_FIELD ((size_t)VT_MAX_LINE)
+/* Device ids a snapshot may carry: -1 (no device / host memory) .. 65535; others
+ * are rejected ("file:line: ...: device N out of range"). */
+#define VT_DEVICE_MIN (-1)
+#define VT_DEVICE_MAX 65535
 
 /* Loads every path (file or folder) into rs, appending processes in order.
  * 0 on success; -1 with rs->err set. rs must be zeroed (or previously loaded). */
 int vt_load_paths(vt_runset *rs, char *const *paths, int npaths);
 
 /* Loads one snapshot file given by its path (followed if a symlink when
- * explicit). in_dir: refuse symlinks (the file came from a folder listing). */
+ * explicit). in_dir: refuse symlinks (the file came from a folder listing).
+ * 0 on success (or a second file of a loaded process, skipped); -1 with rs->err
+ * set; 1 only with in_dir, when the file holds no complete record (empty, or
+ * only a torn first line: a process that died before its first record): it is
+ * skipped with "vramtrace: FILE: no complete record (skipped)" on stderr.
+ * Without in_dir such a file is an error ("empty file"). */
 int vt_load_file(vt_runset *rs, const char *path, int in_dir);
 
 /* 1 when fn names a CUDA runtime/driver function or an internal symbol of the static

@@ -171,6 +171,26 @@ static void nvml_text(FILE *f, const vt_host *h, int dev)
     }
 }
 
+/* Failed allocation calls of a device (devices[].kinds failed_total / oom_total,
+ * docs/snapshot-format.md): out-of-memory failures are reported as OOM events;
+ * this line covers the others (e.g. cudaErrorNoDevice, cudaErrorInsufficientDriver)
+ * and the case where no call succeeded at all (no GPU and no runtime). */
+static void failed_text(FILE *f, const vt_device *dv, const char *red, const char *off)
+{
+    if (!dv->failed_calls) return;
+    uint64_t oom = dv->oom_calls <= dv->failed_calls ? dv->oom_calls : dv->failed_calls;
+    if (!dv->alloc_calls) {
+        fprintf(f, "    %severy allocation call failed: %" PRIu64 " failed, none succeeded", red, dv->failed_calls);
+        if (dv->has_oom_total)
+            fprintf(f, " (%" PRIu64 " out of memory, %" PRIu64 " other errors)", oom, dv->failed_calls - oom);
+        fprintf(f, "; is there a GPU, and a CUDA runtime on the library path?%s\n", off);
+    } else if (dv->has_oom_total && dv->failed_calls > oom) {
+        fprintf(f, "    %s%" PRIu64 " allocation call%s failed with errors other than out-of-memory (%" PRIu64
+                " failed in all, %" PRIu64 " succeeded)%s\n", red, dv->failed_calls - oom,
+                dv->failed_calls - oom == 1 ? "" : "s", dv->failed_calls, dv->alloc_calls, off);
+    }
+}
+
 static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
 {
     const char *red = color ? C_RED : "", *yel = color ? C_YEL : "", *bold = color ? C_BOLD : "",
@@ -305,6 +325,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
                     vt_size_fmt(dv->retention_max, b2, sizeof b2));
         fprintf(f, "\n");
+        failed_text(f, dv, red, off);
         char tl[400];
         if (vt_torch_line(dv, tl, sizeof tl)) fprintf(f, "    %s\n", tl);
         nvml_text(f, &p->hostsig, dv->device);

@@ -121,11 +121,33 @@ static int make_outdir(vt_run_opts *o)
     return -1;
 }
 
+/* The folder just created, made absolute in place (the program may chdir()
+ * before its first snapshot; VRAMTRACE_OUTPUT must not depend on its cwd). */
+static int absolute_outdir(vt_run_opts *o)
+{
+    char real[PATH_MAX];
+    if (!realpath(o->outbuf, real)) {
+        fprintf(stderr, "vramtrace: %s: %s\n", o->outbuf, strerror(errno));
+        return -1;
+    }
+    if (snprintf(o->outbuf, sizeof o->outbuf, "%s", real) >= (int)sizeof o->outbuf) {
+        fprintf(stderr, "vramtrace: %s: path too long\n", real);
+        return -1;
+    }
+    return 0;
+}
+
 int vt_run(vt_run_opts *o)
 {
     char lib[PATH_MAX];
     if (find_lib(lib, sizeof lib) < 0) return -1;
-    if (make_outdir(o) < 0) return -1;
+    /* ld.so splits LD_PRELOAD at spaces and colons, with no escape */
+    if (strpbrk(lib, " :\t\n")) {
+        fprintf(stderr, "vramtrace: the library path \"%s\" contains a space or a colon, which LD_PRELOAD "
+                "cannot carry; install or copy libvramtrace.so to a path without them and set VRAMTRACE_LIB\n", lib);
+        return -1;
+    }
+    if (make_outdir(o) < 0 || absolute_outdir(o) < 0) return -1;
     const char *old = getenv("LD_PRELOAD");
     char *pre = vt_xmalloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
     sprintf(pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
@@ -136,23 +158,30 @@ int vt_run(vt_run_opts *o)
     if (o->depth) setenv("VRAMTRACE_DEPTH", o->depth, 1);
     fflush(NULL);
 
-    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int, old_quit, old_term, old_hup;
+    /* forwarded to the program: SIGTERM/SIGHUP (stop it), SIGUSR1/SIGUSR2 (users
+     * signal "the pid they see" to ask the preload for a snapshot; the launcher
+     * must not die of them) */
+    static const int fwd_sigs[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+    enum { NFWD = sizeof fwd_sigs / sizeof fwd_sigs[0] };
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int, old_quit, old_fwd[NFWD];
     sigemptyset(&ign.sa_mask);
     sigemptyset(&fwd.sa_mask);
+    fwd.sa_flags = SA_RESTART;
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
-    sigaction(SIGTERM, &fwd, &old_term);
-    sigaction(SIGHUP, &fwd, &old_hup);
+    for (int i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &fwd, &old_fwd[i]);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "vramtrace: fork: %s\n", strerror(errno));
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        for (int i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &old_fwd[i], NULL);
         return -1;
     }
     if (pid == 0) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
+        for (int i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &old_fwd[i], NULL);
         unsetenv("VRAMTRACE_LIB");   /* ours, not a preload setting */
         execvp(o->argv[0], o->argv);
         int e = errno;
@@ -170,8 +199,7 @@ int vt_run(vt_run_opts *o)
     child_pid = 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
+    for (int i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &old_fwd[i], NULL);
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
     return 1;

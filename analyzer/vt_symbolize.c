@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vt_demangle.h"
@@ -100,8 +101,22 @@ static mod_ent *module_for(vt_symbolizer *s, const vt_module *vm)
     m->keylen = kl;
     HASH_ADD_KEYPTR(hh, s->mods, m->key, m->keylen, m);
     if (s->disable_dwarf || vm->path[0] != '/') return m;
-    int fd = open(vm->path, O_RDONLY | O_CLOEXEC);
+    /* The path comes from a snapshot: it may name a FIFO, a device or a socket
+     * (or a file since replaced by one). O_NONBLOCK keeps open() itself from
+     * blocking on a FIFO without a writer; then only a non-empty regular file
+     * is used, read in blocking mode. */
+    int fd = open(vm->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return m;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return m;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        close(fd);
+        return m;
+    }
     Dwfl *d = dwfl_begin(&s->cb);
     if (!d) {
         close(fd);

@@ -140,6 +140,17 @@ def t_malformed(exe, testdir):
     add("py_index_past_frames", with_line(st_i, stack_with([["t.py", "f", 3, nfr]])), st_i + 1, r"native_index\): %d is neither -1 nor the index of one of the stack's %d frames" % (nfr, nfr))
     add("py_index_below", with_line(st_i, stack_with([["t.py", "f", 3, -2]])), st_i + 1, r"native_index\): -2 is neither")
     add("py_index_real", with_line(st_i, stack_with([["t.py", "f", 3, 1.0]])), st_i + 1, r"native_index\): .*(not an integer|expected an integer)")
+    # device ids outside -1..65535 (the exporters index by device)
+    add("site_device_huge", with_line(snap_i, snap_with(device=2147483647)), snap_i + 1, r"sites\[0\]\.device: device 2147483647 out of range")
+    add("site_device_neg", with_line(snap_i, snap_with(device=-2)), snap_i + 1, r"device -2 out of range")
+    s = json.loads(lines[snap_i]); s["devices"] = [{"device": 65536, "live_bytes": 0, "peak_bytes": 0}]
+    add("devices_device_big", with_line(snap_i, json.dumps(s)), snap_i + 1, r"devices\[0\]\.device: device 65536 out of range")
+    s = json.loads(lines[snap_i]); s["allocations"] = [[4096, 1, "device", 2147483647, None, 0, 0, 0, 0]]
+    add("alloc_device_huge", with_line(snap_i, json.dumps(s)), snap_i + 1, r"allocations\[0\]\[3\]: device 2147483647 out of range")
+    s = json.loads(lines[snap_i]); s["oom"] = {"api": "cudaMalloc", "kind": "device", "device": 70000, "requested_bytes": 1}
+    add("oom_device_big", with_line(snap_i, json.dumps(s)), snap_i + 1, r"oom\.device: device 70000 out of range")
+    s = json.loads(lines[snap_i]); s["devices"] = [{"device": 0, "kinds": {"device": {"failed_total": -1}}}]
+    add("kinds_failed_negative", with_line(snap_i, json.dumps(s)), snap_i + 1, r"devices\[0\]\.kinds\.device\.failed_total: negative value -1")
     s = json.loads(lines[snap_i]); s["annotations"] = [1]
     add("annotations_not_object", with_line(snap_i, json.dumps(s)), snap_i + 1, r"snapshot.annotations: expected an object, got array")
     s = json.loads(lines[snap_i]); s["annotations"] = {"torch.cuda:0.memory_reserved_bytes": "1"}
@@ -204,6 +215,115 @@ def t_malformed(exe, testdir):
     finally:
         shutil.rmtree(tmp)
     print("%d malformed inputs checked" % len(cases))
+    t_hostile_inputs(exe, testdir)
+
+
+def mini_stream(header=None, module_path="/opt/app/app", snaps=None):
+    """A small valid snapshot stream: header (updated with header), one module,
+    one stack, and the given snapshot records (default: one step of 1 MiB)."""
+    h = {"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": 7, "host": "h", "start_ns": 1}
+    h.update(header or {})
+    recs = [h, {"t": "module", "id": 1, "path": module_path, "build_id": "", "bias": 0},
+            {"t": "stack", "id": 1, "frames": [[1, 4096, "train_step"]]}]
+    if snaps is None:
+        snaps = [{"t": "snapshot", "seq": 1, "trigger": "step", "step": 0, "step_marked": True,
+                  "sites": [{"stack": 1, "kind": "device", "device": 0, "live_bytes": 1 << 20}]}]
+    recs += snaps
+    return "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in recs)
+
+
+def t_hostile_inputs(exe, testdir):
+    """Inputs the preload itself can write, or a dying process leaves behind:
+    they must be read (not rejected), and never hang the analyzer."""
+    tmp = tempfile.mkdtemp()
+    try:
+        # 1. long header fields: a 8 KB cmdline argument, a 3000-byte non-UTF-8 exe
+        # (escaped \u00XX by the preload: 6000 bytes once read back), a 6000-byte
+        # module path, a 5000-byte host
+        arg = "x" * 8192
+        exe_path = "/" + "".join(chr(0xC0 + (i % 64)) for i in range(3000))
+        p = os.path.join(tmp, "long.jsonl")
+        with open(p, "w") as f:
+            f.write(mini_stream(header={"exe": exe_path, "cmdline": ["prog", arg, "z"], "host": "H" * 5000},
+                                module_path="/" + "m" * 6000))
+        r = run([exe, "report", "--format", "json", p])
+        check(r.returncode == 0, "long header fields rejected: %d %r" % (r.returncode, r.stderr[:300]))
+        if r.returncode == 0:
+            pr = json.loads(r.stdout)["processes"][0]
+            check(pr["cmdline"] == "prog " + arg + " z", "cmdline not kept whole: %d bytes" % len(pr["cmdline"] or ""))
+            check(pr["exe"] == exe_path, "exe not kept whole")
+        # 2. a module path naming a FIFO (or a device): the symbolizer must not block
+        fifo = os.path.join(tmp, "module.fifo")
+        os.mkfifo(fifo)
+        for name, mpath in (("fifo", fifo), ("dev", "/dev/zero"), ("dir", tmp)):
+            p = os.path.join(tmp, "mod_%s.jsonl" % name)
+            with open(p, "w") as f:
+                f.write(mini_stream(module_path=mpath))
+            try:
+                r = run([exe, "report", p], timeout=10)
+                check(r.returncode == 0 and "train_step" in r.stdout, "module path %s: %d %r" % (name, r.returncode, r.stderr[:300]))
+            except subprocess.TimeoutExpired:
+                check(False, "module path %s: the analyzer hangs" % name)
+        os.unlink(fifo)
+        # 3. a folder with an empty file and a file holding only a torn header line
+        # (processes that died before their first record): skipped, one warning each
+        d = os.path.join(tmp, "folder")
+        os.mkdir(d)
+        good = mini_stream()
+        open(os.path.join(d, "vt.h.1.1.jsonl"), "w").close()
+        open(os.path.join(d, "vt.h.2.1.jsonl"), "w").write(good.split("\n")[0][:50])
+        open(os.path.join(d, "vt.h.3.1.jsonl"), "w").write(good)
+        r = run([exe, "report", d])
+        check(r.returncode == 0 and "train_step" in r.stdout, "folder with empty files: %d %r" % (r.returncode, r.stderr[:300]))
+        for n in (1, 2):
+            want = "%s: no complete record (skipped)" % os.path.join(d, "vt.h.%d.1.jsonl" % n)
+            check(r.stderr.count(want) == 1, "no single warning %r in %r" % (want, r.stderr))
+        check(len(r.stderr.strip().split("\n")) == 2, "extra stderr lines: %r" % r.stderr)
+        os.unlink(os.path.join(d, "vt.h.3.1.jsonl"))
+        r = run([exe, "report", d])
+        check(r.returncode == 2 and "no snapshot file in the folder has a complete record" in r.stderr,
+              "folder of empty files: %d %r" % (r.returncode, r.stderr))
+        r = run([exe, "report", os.path.join(d, "vt.h.1.1.jsonl")])
+        check(r.returncode == 2 and "empty file" in r.stderr, "named empty file: %d %r" % (r.returncode, r.stderr))
+        # 4. a device id at the top of the range: torch export stays quick
+        p = os.path.join(tmp, "dev65535.jsonl")
+        snaps = [{"t": "snapshot", "seq": 1, "trigger": "manual", "step": 0,
+                  "sites": [{"stack": 1, "kind": "device", "device": 65535, "live_bytes": 4096}],
+                  "allocations": [[1 << 30, 4096, "device", 65535, 1, 0, 5, 1, 0]]}]
+        with open(p, "w") as f:
+            f.write(mini_stream(snaps=snaps))
+        out = os.path.join(tmp, "dev.pickle")
+        r = run([exe, "export", "--format", "torch", "-o", out, p], timeout=20)
+        check(r.returncode == 0, "torch export of device 65535: %d %r" % (r.returncode, r.stderr))
+        if r.returncode == 0:
+            import pickle
+            tr = pickle.loads(open(out, "rb").read())["device_traces"]
+            check(len(tr) == 65536 and sum(map(len, tr[:65535])) == 0 and len(tr[65535]) >= 2,
+                  "device_traces: %d lists, last %r" % (len(tr), tr[-1][:2] if tr else None))
+        # 6. failed allocation calls other than OOM, and "every call failed"
+        def dev_kinds(alloc, failed, oom):
+            k = {"alloc_total": alloc, "free_total": 0, "failed_total": failed}
+            if oom is not None:
+                k["oom_total"] = oom
+            return [{"device": 0, "live_bytes": 0, "peak_bytes": 0, "kinds": {"device": k}}]
+        for name, kinds, pattern in (
+                ("all_failed", dev_kinds(0, 5, 0), r"every allocation call failed: 5 failed, none succeeded \(0 out of memory, 5 other errors\)"),
+                ("all_failed_old", dev_kinds(0, 4, None), r"every allocation call failed: 4 failed, none succeeded;"),
+                ("some_failed", dev_kinds(10, 3, 1), r"2 allocation calls failed with errors other than out-of-memory \(3 failed in all, 10 succeeded\)"),
+                ("only_oom", dev_kinds(10, 3, 3), None),
+                ("old_file", dev_kinds(10, 3, None), None)):
+            p = os.path.join(tmp, name + ".jsonl")
+            snaps = [{"t": "snapshot", "seq": 1, "trigger": "step", "step": 0, "sites": [], "devices": kinds}]
+            with open(p, "w") as f:
+                f.write(mini_stream(snaps=snaps))
+            r = run([exe, "report", p])
+            check(r.returncode == 0, "%s: %d %r" % (name, r.returncode, r.stderr))
+            if pattern:
+                check(re.search(r"DEVICES\n  device 0: .*\n    " + pattern, r.stdout), "%s: report lacks /%s/:\n%s" % (name, pattern, r.stdout))
+            else:
+                check("failed" not in r.stdout, "%s: a failure line without non-OOM failures:\n%s" % (name, r.stdout))
+    finally:
+        shutil.rmtree(tmp)
 
 
 # ---------------------------------------------------------------- cli
@@ -360,6 +480,27 @@ def t_run(exe, testdir, fakelib):
         check(r.returncode == 2, "check option without --check: %d" % r.returncode)
         r = run([exe, "run", "--", "true"], env={"VRAMTRACE_LIB": os.path.join(tmp, "nolib.so")}, cwd=tmp)
         check(r.returncode == 2 and "VRAMTRACE_LIB" in r.stderr, "missing library: %d %r" % (r.returncode, r.stderr))
+        # a relative -o is made absolute: a program that chdir()s still writes there
+        seen = os.path.join(tmp, "seen.txt")
+        r = run([exe, "run", "-o", "rel/out", "--", "sh", "-c", 'printf %s "$VRAMTRACE_OUTPUT" > "$0"', seen], env=env, cwd=tmp)
+        want = os.path.realpath(os.path.join(tmp, "rel", "out"))
+        check(r.returncode == 0 and open(seen).read() == want, "VRAMTRACE_OUTPUT not absolute: %r (want %r)" % (open(seen).read(), want))
+        # SIGUSR1/SIGUSR2 sent to the launcher reach the program; the launcher survives them
+        for sig in ("USR1", "USR2"):
+            got = os.path.join(tmp, "got" + sig)
+            prog = ('trap \'echo got > "$0"; exit 0\' %s; kill -%s $PPID; i=0; '
+                    'while [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; exit 9' % (sig, sig))
+            r = run([exe, "run", "-o", os.path.join(tmp, "o" + sig), "--", "sh", "-c", prog, got], env=env)
+            check(r.returncode == 0 and os.path.exists(got), "SIG%s not forwarded: exit %d %r" % (sig, r.returncode, r.stderr))
+        # a library path LD_PRELOAD cannot carry (space, colon): refused, not a broken LD_PRELOAD
+        for bad in ("sp ace", "co:lon"):
+            d = os.path.join(tmp, bad)
+            os.mkdir(d)
+            lib = os.path.join(d, "libvramtrace.so")
+            shutil.copy(fakelib, lib)
+            r = run([exe, "run", "-o", os.path.join(tmp, "o_" + bad[:2]), "--", "true"], env=dict(env, VRAMTRACE_LIB=lib))
+            check(r.returncode == 2 and "space or a colon" in r.stderr and "LD_PRELOAD" in r.stderr,
+                  "library path %r: %d %r" % (bad, r.returncode, r.stderr))
     finally:
         shutil.rmtree(tmp)
 
