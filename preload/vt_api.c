@@ -10,25 +10,36 @@
 #include "vt_writer.h"
 
 #include <errno.h>
+#include <pthread.h>
+
+/* Every entry point that may take a lock or make a syscall runs with cancellation
+ * disabled (restored on return): a thread cancelled inside would die holding our
+ * locks. The program's own cancellation points are unaffected. */
+#define VT_NOCANCEL_BEGIN int vt__oldcs; pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &vt__oldcs)
+#define VT_NOCANCEL_END   pthread_setcancelstate(vt__oldcs, NULL)
 
 VT_EXPORT void vramtrace_step(void)
 {
     vt_preload_init();
     if (!vt_core_enabled())
         return;
+    VT_NOCANCEL_BEGIN;
     uint64_t step = vt_core_step();
     if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0) {
         if (vt_writer_started())
             vt_hooks_step_meminfo();
         vt_writer_kick_step();
     }
+    VT_NOCANCEL_END;
 }
 
 VT_EXPORT int vramtrace_snapshot(const char *label)
 {
     vt_preload_init();
     int e = errno;
+    VT_NOCANCEL_BEGIN;
     int rc = vt_writer_snapshot(VT_TRIGGER_MANUAL, label);
+    VT_NOCANCEL_END;
     errno = e;
     return rc;
 }
@@ -46,7 +57,9 @@ VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
 VT_EXPORT void vramtrace_scope_begin(void)
 {
     vt_preload_init();
+    VT_NOCANCEL_BEGIN;
     vt_core_scope_begin();
+    VT_NOCANCEL_END;
 }
 
 VT_EXPORT uint64_t vramtrace_scope_leaked_bytes(void)
@@ -60,7 +73,9 @@ VT_EXPORT int vramtrace_annotate(const char *key, double value)
     if (!vt_core_enabled())
         return -ECANCELED;
     int e = errno;
+    VT_NOCANCEL_BEGIN;
     int rc = vt_annot_set(key, value);
+    VT_NOCANCEL_END;
     errno = e;
     return rc;
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sched.h>
+#include <limits.h>
+#include <unistd.h>
 
 vt_config vt__config;
 static int vt__config_loaded;
@@ -49,15 +51,17 @@ static int vt__parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-static const struct { const char *name; int sig; } vt__signames[] = {
-    {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"INT", SIGINT},
-    {"QUIT", SIGQUIT}, {"TERM", SIGTERM}, {"ALRM", SIGALRM}, {"PROF", SIGPROF},
-    {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU},
-    {"CONT", SIGCONT}, {"PWR", SIGPWR}, {"VTALRM", SIGVTALRM},
-};
+/* 1 when sig may carry the snapshot request: SIGUSR1, SIGUSR2 or a real-time signal.
+ * Every other signal means something to the program or the system (SEGV, PIPE,
+ * CHLD, INT, TERM, ...): taking it over would change the program. */
+static int vt__signal_ok(long n)
+{
+    return n == SIGUSR1 || n == SIGUSR2 || (n >= SIGRTMIN && n <= SIGRTMAX);
+}
 
-/* Parses a signal name ("SIGUSR1", "USR1", "usr1"), number, or 0/none/off.
- * Returns 0 and *out (0 = none), or -1. SIGKILL/SIGSTOP cannot be caught: rejected. */
+/* Parses a signal name ("SIGUSR1", "USR2", "usr1", "RTMIN+3", "SIGRTMAX-1"), number,
+ * or 0/none/off. Returns 0 and *out (0 = none), or -1 for anything but SIGUSR1,
+ * SIGUSR2 and SIGRTMIN..SIGRTMAX (see vt__signal_ok). */
 static int vt__parse_signal(const char *s, int *out)
 {
     if (!strcasecmp(s, "none") || !strcasecmp(s, "off") || !strcmp(s, "0")) {
@@ -66,7 +70,7 @@ static int vt__parse_signal(const char *s, int *out)
     }
     long n;
     if (vt__parse_long(s, 1, SIGRTMAX, &n) == 0) {
-        if (n == SIGKILL || n == SIGSTOP)
+        if (!vt__signal_ok(n))
             return -1;
         *out = (int)n;
         return 0;
@@ -74,12 +78,25 @@ static int vt__parse_signal(const char *s, int *out)
     const char *name = s;
     if (!strncasecmp(name, "SIG", 3))
         name += 3;
-    for (size_t i = 0; i < sizeof vt__signames / sizeof vt__signames[0]; i++)
-        if (!strcasecmp(name, vt__signames[i].name)) {
-            *out = vt__signames[i].sig;
-            return 0;
-        }
-    return -1;
+    if (!strcasecmp(name, "USR1")) { *out = SIGUSR1; return 0; }
+    if (!strcasecmp(name, "USR2")) { *out = SIGUSR2; return 0; }
+    int base = 0, sign = 0;
+    if (!strncasecmp(name, "RTMIN", 5)) { base = SIGRTMIN; sign = 1; }
+    else if (!strncasecmp(name, "RTMAX", 5)) { base = SIGRTMAX; sign = -1; }
+    else return -1;
+    name += 5;
+    long off = 0;
+    if (*name) {
+        if ((sign > 0 && *name != '+') || (sign < 0 && *name != '-'))
+            return -1;
+        if (vt__parse_long(name + 1, 0, SIGRTMAX, &off))
+            return -1;
+    }
+    n = base + sign * off;
+    if (!vt__signal_ok(n))
+        return -1;
+    *out = (int)n;
+    return 0;
 }
 
 int vt_config_parse(char *const *env, vt_config *c)
@@ -155,6 +172,28 @@ int vt_config_parse(char *const *env, vt_config *c)
     return warnings;
 }
 
+/* Makes a relative folder absolute against the working directory at start-up, so a
+ * later chdir() of the program does not move the output. On failure (no cwd, too
+ * long) the name stays relative, with one warning. */
+static void vt__config_absolute(char *path, size_t cap, const char *what)
+{
+    if (path[0] == '/' || !path[0])
+        return;
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) {
+        vt_log(VT_LOG_WARN, "%s=%s: cannot read the working directory; left relative", what, path);
+        return;
+    }
+    size_t lc = strlen(cwd), lp = strlen(path);
+    if (lc + 1 + lp + 64 >= cap) {
+        vt_log(VT_LOG_WARN, "%s=%s: absolute name too long; left relative", what, path);
+        return;
+    }
+    memmove(path + lc + 1, path, lp + 1);
+    memcpy(path, cwd, lc);
+    path[lc] = '/';
+}
+
 void vt_config_load(void)
 {
     /* 0 = not loaded, 1 = being parsed by one thread, 2 = ready. */
@@ -164,6 +203,10 @@ void vt_config_load(void)
     if (__atomic_compare_exchange_n(&vt__config_loaded, &expect, 1, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         vt_config_parse(environ, &vt__config);
+        vt__config_absolute(vt__config.output, sizeof vt__config.output, "VRAMTRACE_OUTPUT");
+        if (vt__config.prometheus[0])
+            vt__config_absolute(vt__config.prometheus, sizeof vt__config.prometheus,
+                                "VRAMTRACE_PROMETHEUS");
         __atomic_store_n(&vt__config_loaded, 2, __ATOMIC_RELEASE);
         return;
     }

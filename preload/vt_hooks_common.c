@@ -18,6 +18,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 static uint32_t vt__ctx_gen = 1;        /* atomic: bumps when contexts die          */
@@ -98,12 +99,15 @@ void vt_hooks_refresh(void)
 void vt_hooks_step_meminfo(void)
 {
     int e = errno;
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_guard_enter();
     uint64_t ctx = 0, fr = 0, to = 0;
     int dev = vt_hook_device(&ctx);
     if (dev >= 0 && vt_hook_meminfo(&fr, &to) == 0)
         vt_core_set_meminfo(dev, fr, to);
     vt_guard_leave();
+    pthread_setcancelstate(oldcs, NULL);
     errno = e;
 }
 
@@ -132,6 +136,10 @@ void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int resul
     if (!c->rec)
         return;
     int e = errno;
+    /* our bookkeeping (locks, the writer's open/write) is never a cancellation point
+     * of the program: a thread cancelled in there would die holding our locks */
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_hook_start();
     uint64_t ctx = 0;
     if (device < -1)
@@ -160,6 +168,7 @@ void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int resul
             vt_writer_oom(&o);
         }
     }
+    pthread_setcancelstate(oldcs, NULL);
     errno = e;
 }
 
@@ -168,10 +177,13 @@ void vt_hook_free_end(vt_taken *t, int ok)
     if (!t->rec)
         return;
     int e = errno;
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     if (ok)
         vt_core_commit(t);
     else
         vt_core_restore(t);
+    pthread_setcancelstate(oldcs, NULL);
     errno = e;
 }
 

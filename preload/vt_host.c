@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include "vt_host.h"
 #include "vt_config.h"
+#include "vt_fd.h"
 #include "vt_log.h"
 #include "vt_nvml.h"
 #include "vt_prom.h"
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #define VT_HOST_GPUS 16   /* NVML devices sampled (CUDA ordinals 0..15) */
 
@@ -104,6 +106,74 @@ static size_t vt__slurp(const char *path, char *buf, size_t cap)
     }
     close(fd);
     buf[n] = 0;
+    return n;
+}
+
+/* Files read at every snapshot (/proc/self/status, the cgroup memory files) stay open
+ * at high descriptor numbers (vt_fd.h) and are read again with pread from offset 0
+ * (seq_file and kernfs regenerate the text), so a snapshot never takes one of the
+ * program's low numbers, even for an instant: a program that closes fd 0 and opens a
+ * file expects to get 0. An entry opened by another process (we are a forked child:
+ * /proc/self meant the parent) or whose number the program closed or replaced
+ * (dev+ino differ) is reopened; the program's descriptor is never closed.
+ * Thread-safe (vt__kept.lock); the first read of each file opens it once. */
+#define VT_KEPT_MAX 8
+static struct {
+    pthread_mutex_t lock;
+    int n;
+    struct { char path[PATH_MAX + 32]; int fd; pid_t pid; dev_t dev; ino_t ino; } e[VT_KEPT_MAX];
+} vt__kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t vt__slurp_kept(const char *path, char *buf, size_t cap)
+{
+    if (strlen(path) >= sizeof vt__kept.e[0].path)
+        return vt__slurp(path, buf, cap);
+    pthread_mutex_lock(&vt__kept.lock);
+    pid_t me = getpid();
+    int i;
+    for (i = 0; i < vt__kept.n; i++)
+        if (!strcmp(vt__kept.e[i].path, path))
+            break;
+    if (i == vt__kept.n && i == VT_KEPT_MAX) {
+        pthread_mutex_unlock(&vt__kept.lock);
+        return vt__slurp(path, buf, cap);
+    }
+    int have = i < vt__kept.n && vt__kept.e[i].pid == me &&
+               vt_fd_is(vt__kept.e[i].fd, vt__kept.e[i].dev, vt__kept.e[i].ino);
+    if (!have) {
+        if (i < vt__kept.n && vt_fd_is(vt__kept.e[i].fd, vt__kept.e[i].dev, vt__kept.e[i].ino))
+            close(vt__kept.e[i].fd);   /* ours, inherited over fork: /proc/self was the parent */
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+            if (fd >= 0)
+                close(fd);
+            if (i < vt__kept.n)
+                vt__kept.e[i].fd = -1;
+            pthread_mutex_unlock(&vt__kept.lock);
+            return 0;
+        }
+        if (i == vt__kept.n) {
+            vt__kept.n++;
+            strcpy(vt__kept.e[i].path, path);
+        }
+        vt__kept.e[i].fd = vt_fd_move_high(fd);
+        vt__kept.e[i].pid = me;
+        vt__kept.e[i].dev = st.st_dev;
+        vt__kept.e[i].ino = st.st_ino;
+    }
+    int fd = vt__kept.e[i].fd;
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = pread(fd, buf + n, cap - 1 - n, (off_t)n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = 0;
+    pthread_mutex_unlock(&vt__kept.lock);
     return n;
 }
 
@@ -513,26 +583,26 @@ static void vt__format_cgroup(vt_buf *b)
     int oom_ok = 0, kill_ok = 0, cur_ok = 0, max_ok = 0;
     if (version == 2) {
         snprintf(path, sizeof path, "%s/memory.events", dir);
-        if (vt__slurp(path, text, sizeof text) == 0)
+        if (vt__slurp_kept(path, text, sizeof text) == 0)
             return;   /* no longer readable: absent */
         oom_ok = vt_host_field(text, "oom", &oom) == 0;
         kill_ok = vt_host_field(text, "oom_kill", &kill) == 0;
         snprintf(path, sizeof path, "%s/memory.current", dir);
-        if (vt__slurp(path, text, sizeof text) > 0)
+        if (vt__slurp_kept(path, text, sizeof text) > 0)
             cur_ok = sscanf(text, "%lu", &cur) == 1;
         snprintf(path, sizeof path, "%s/memory.max", dir);
-        if (vt__slurp(path, text, sizeof text) > 0)
+        if (vt__slurp_kept(path, text, sizeof text) > 0)
             max_ok = sscanf(text, "%lu", &max) == 1;   /* "max": no limit -> null */
     } else {
         snprintf(path, sizeof path, "%s/memory.oom_control", dir);
-        if (vt__slurp(path, text, sizeof text) == 0)
+        if (vt__slurp_kept(path, text, sizeof text) == 0)
             return;
         kill_ok = vt_host_field(text, "oom_kill", &kill) == 0;
         snprintf(path, sizeof path, "%s/memory.usage_in_bytes", dir);
-        if (vt__slurp(path, text, sizeof text) > 0)
+        if (vt__slurp_kept(path, text, sizeof text) > 0)
             cur_ok = sscanf(text, "%lu", &cur) == 1;
         snprintf(path, sizeof path, "%s/memory.limit_in_bytes", dir);
-        if (vt__slurp(path, text, sizeof text) > 0)
+        if (vt__slurp_kept(path, text, sizeof text) > 0)
             max_ok = sscanf(text, "%lu", &max) == 1 && max < (1ull << 62);  /* "unlimited" */
     }
     vt_buf_cstr(b, ",\"cgroup\":{\"version\":");
@@ -680,7 +750,7 @@ void vt_host_format(vt_buf *b, const vt_collect *c, const char *trigger)
     char status[4096];
     uint64_t rss = 0, hwm = 0, swap = 0;
     int rss_ok = 0, hwm_ok = 0, swap_ok = 0;
-    if (vt__slurp("/proc/self/status", status, sizeof status) > 0) {
+    if (vt__slurp_kept("/proc/self/status", status, sizeof status) > 0) {
         rss_ok = vt_host_field(status, "VmRSS:", &rss) == 0;
         hwm_ok = vt_host_field(status, "VmHWM:", &hwm) == 0;
         swap_ok = vt_host_field(status, "VmSwap:", &swap) == 0;
@@ -720,6 +790,18 @@ void vt_host_format(vt_buf *b, const vt_collect *c, const char *trigger)
 }
 
 /* ---- the writer thread's tick ---- */
+
+void vt_host_prime(void)
+{
+    vt_buf b;
+    vt_buf_init(&b);
+    vt__format_cgroup(&b);                   /* discovery + the kept cgroup files */
+    vt_buf_free(&b);
+    char status[4096];
+    vt__slurp_kept("/proc/self/status", status, sizeof status);
+    if (vt__host.nvml_state == 0)            /* no writer thread yet: ours to touch */
+        vt__nvml_open();
+}
 
 void vt_host_tick(void)
 {

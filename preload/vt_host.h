@@ -44,6 +44,14 @@
  * another thread for longer than a cache copy. */
 void vt_host_tick(void);
 
+/* One-time file work (cgroup discovery, opening the files read at every snapshot at
+ * high numbers, loading NVML), done by vt_writer_start on the thread that makes the
+ * process's first CUDA allocation, inside that call and before the writer thread
+ * exists: afterwards the writer thread opens no file the program could race with
+ * (a program that closes 0 and opens a file must get 0). Not thread-safe with
+ * vt_host_tick: call only while no writer thread runs. */
+void vt_host_prime(void);
+
 /* Snapshot formatting (vt_writer.c, under the output lock, any thread): appends
  * ,"host":{...} to b and hands the snapshot's figures to the Prometheus textfile
  * (written at once on the writer thread and at exit, else at the next tick).

@@ -35,6 +35,7 @@
 #include "vt_stack.h"
 #include "vt_writer.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -60,23 +61,48 @@ static void vt__fork_child(void)
     vt_annot_reset();
 }
 
+/* 1 when another copy of libvramtrace.so (another path, e.g. a build tree and an
+ * installed one both in LD_PRELOAD) comes first in the global scope: its hooks are
+ * the program's, and it reaches ours through RTLD_NEXT, so this copy must only
+ * forward (two copies recording would count every allocation twice and write two
+ * files). Asked with the real dlsym (vt_resolve_init first). */
+static int vt__other_copy_first(void)
+{
+    if (!vt__real_dlsym)
+        return 0;
+    void *first = vt__real_dlsym(RTLD_DEFAULT, "vramtrace_live_bytes");
+    Dl_info a, b;
+    if (!first || !dladdr(first, &a) || !dladdr((void *)&vt_preload_init, &b))
+        return 0;
+    return a.dli_fbase != b.dli_fbase;
+}
+
 void vt_preload_init(void)
 {
     int expect = 0;
     if (!__atomic_compare_exchange_n(&vt__preload_ready, &expect, 1, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return;  /* ready, or being initialised (maybe by this very thread): go on */
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_guard_enter();
     vt_config_load();
-    vt_core_init();
     vt_resolve_init();
-    vt_stack_init(1);
+    int dup = vt__other_copy_first();
+    if (dup)
+        vt__config.disable = 1;   /* before vt_core_init: this copy records nothing */
+    vt_core_init();
+    if (!dup)
+        vt_stack_init(1);   /* libunwind (and its pipe) are the first copy's business */
     vt_writer_refresh = vt_hooks_refresh;
     pthread_atfork(vt__fork_prepare, vt__fork_parent, vt__fork_child);
-    if (vt__config.disable)
+    if (dup)
+        vt_log(VT_LOG_INFO, "another copy of libvramtrace is loaded first; this one forwards everything");
+    else if (vt__config.disable)
         vt_log(VT_LOG_INFO, "VRAMTRACE_DISABLE=1: forwarding everything, recording nothing");
     vt_guard_leave();
     __atomic_store_n(&vt__preload_ready, 2, __ATOMIC_RELEASE);
+    pthread_setcancelstate(oldcs, NULL);
 }
 
 __attribute__((constructor)) static void vt__ctor(void)

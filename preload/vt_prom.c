@@ -220,14 +220,26 @@ static void vt__write_locked(void)
         return;
     char path[PATH_MAX], tmp[PATH_MAX];
     int pid = vt__prom.snap.pid;
-    if (snprintf(path, sizeof path, "%s/vramtrace_%d.prom", dir, pid) >= (int)sizeof path ||
-        snprintf(tmp, sizeof tmp, "%s/.vramtrace_%d.prom.tmp", dir, pid) >= (int)sizeof tmp) {
+    /* vramtrace_<host>_<pid>.prom: two containers whose processes are both pid 1 can
+     * share one collector folder. Host name characters other than [A-Za-z0-9.-] -> _ */
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    for (char *h = host; *h; h++)
+        if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') || (*h >= '0' && *h <= '9') ||
+              *h == '.' || *h == '-'))
+            *h = '_';
+    if (snprintf(path, sizeof path, "%s/vramtrace_%s_%d.prom", dir, host, pid) >= (int)sizeof path ||
+        snprintf(tmp, sizeof tmp, "%s/.vramtrace_%s_%d.prom.tmp", dir, host, pid) >= (int)sizeof tmp) {
         vt__give_up("name a file in", dir, ENAMETOOLONG);
         return;
     }
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-        vt__give_up("create folder", dir, errno);
-        return;
+    if (mkdir(dir, 0755) < 0) {
+        if (errno != EEXIST) {
+            vt__give_up("create folder", dir, errno);
+            return;
+        }
+    } else {
+        chmod(dir, 0755);   /* ours: the collector must read it whatever the umask */
     }
     vt_buf *b = &vt__prom.buf;
     vt_buf_reset(b);
@@ -244,6 +256,7 @@ static void vt__write_locked(void)
         vt__give_up("create", tmp, errno);
         return;
     }
+    fchmod(fd, 0644);   /* created by us: readable by the collector whatever the umask */
     const char *p = b->p;
     size_t n = b->len;
     while (n > 0) {

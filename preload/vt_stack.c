@@ -19,6 +19,7 @@
 #define UNW_LOCAL_ONLY
 #include "vt_stack.h"
 #include "vt_config.h"
+#include "vt_fd.h"
 #include "vt_log.h"
 #include "vt_mem.h"
 #include "vt_python.h"
@@ -281,7 +282,15 @@ void vt_stack_init(int trim_own)
     if (trim_own)
         dl_iterate_phdr(vt__own_range_cb, (void *)(uintptr_t)&vt_stack_init);
     void *warm[8];
-    unw_backtrace(warm, 8);   /* first call initialises libunwind's caches */
+    /* first call initialises libunwind's caches and its validation pipe; the pipe
+     * goes to high descriptor numbers (vt_hooks_fd.c), so the program's first open()
+     * still returns 3 */
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+    vt_fd_unwind_enter();
+    unw_backtrace(warm, 8);
+    vt_fd_unwind_leave();
+    pthread_setcancelstate(oldcs, NULL);
     if (vt__config.python != VT_PYTHON_OFF) {
         vt_py_init();         /* dlsym only; a process without libpython pays ~µs */
         if (vt_py_available())
@@ -313,7 +322,14 @@ __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
         int want = depth + slack;
         if (want > (int)(sizeof buf / sizeof buf[0]))
             want = (int)(sizeof buf / sizeof buf[0]);
+        /* libunwind reads/writes its validation pipe (cancellation points): no
+         * cancellation inside, and a re-created pipe goes high (vt_hooks_fd.c) */
+        int oldcs;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+        vt_fd_unwind_enter();
         n = unw_backtrace((void **)buf, want);
+        vt_fd_unwind_leave();
+        pthread_setcancelstate(oldcs, NULL);
         skip = 1;  /* frame 0: inside unw_backtrace's caller (this function) */
         while (skip < n && buf[skip] >= vt__stk.own_lo && buf[skip] < vt__stk.own_hi)
             skip++;

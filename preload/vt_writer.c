@@ -24,6 +24,7 @@
 #include "vt_buf.h"
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_fd.h"
 #include "vt_host.h"
 #include "vt_log.h"
 #include "vt_modules.h"
@@ -51,7 +52,9 @@ static struct {
     pthread_mutex_t start_lock;   /* serialises start / fork                            */
     pthread_mutex_t out_lock;     /* serialises records and per-file state below        */
     int       state;              /* atomic: 0 not started, 1 open, -1 failed           */
-    int       fd;                 /* under out_lock                                      */
+    int       fd;                 /* under out_lock; high number (vt_fd.h)               */
+    dev_t     dev;                /* under out_lock: the file fd must refer to           */
+    ino_t     ino;
     char      path[PATH_MAX];     /* under start_lock, then constant                    */
     pthread_t thread;
     int       thread_running;     /* under start_lock                                    */
@@ -116,8 +119,12 @@ static int vt__mkdirs(const char *dir)
             continue;
         char c = tmp[i];
         tmp[i] = 0;
-        if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-            return -1;
+        if (mkdir(tmp, 0700) < 0) {
+            if (errno != EEXIST)
+                return -1;
+        } else {
+            chmod(tmp, 0700);   /* ours: 0700 whatever the program's umask (0777 too) */
+        }
         tmp[i] = c;
     }
     struct stat st;
@@ -144,6 +151,30 @@ static int vt__write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* Makes sure vt__w.fd still refers to our snapshot file (dev+ino). The program may
+ * have closed it (a daemon's close-all) or put its own file at that number (dup2):
+ * then our file is reopened by path (O_APPEND|O_NOFOLLOW, the same dev+ino) and moved
+ * high; the program's descriptor is left alone. Returns 0, or -1 (errno) when our
+ * file cannot be reached any more (removed or renamed). Under out_lock. */
+static int vt__fd_check(void)
+{
+    if (vt_fd_is(vt__w.fd, vt__w.dev, vt__w.ino))
+        return 0;
+    vt__w.fd = -1;   /* not ours (any more): never written to, never closed */
+    int fd = open(vt__w.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (!vt_fd_is(fd, vt__w.dev, vt__w.ino)) {
+        close(fd);
+        errno = ENOENT;   /* another file under our name: ours was removed */
+        return -1;
+    }
+    vt__w.fd = vt_fd_move_high(fd);
+    vt_log(VT_LOG_DEBUG, "snapshot descriptor was closed or replaced by the program; reopened %s",
+           vt__w.path);
+    return 0;
+}
+
 /* Writes the buffer as one record; on failure latches off. Under out_lock. */
 static int vt__flush(void)
 {
@@ -159,7 +190,7 @@ static int vt__flush(void)
     int rc = 0;
     struct stat st;
     int gone = 0;   /* the file (or its folder) was removed: records would go nowhere */
-    if (vt__write_all(vt__w.fd, b->p, b->len) < 0 ||
+    if ((gone = vt__fd_check() < 0) || vt__write_all(vt__w.fd, b->p, b->len) < 0 ||
         (gone = fstat(vt__w.fd, &st) == 0 && st.st_nlink == 0)) {
         int e = errno;
         char why[PATH_MAX + 64];
@@ -171,7 +202,8 @@ static int vt__flush(void)
         strcat(why, ": ");
         strcat(why, gone ? "the file was removed" : strerror(e));
         vt_core_latch_off(why);
-        close(vt__w.fd);
+        if (vt_fd_is(vt__w.fd, vt__w.dev, vt__w.ino))
+            close(vt__w.fd);
         vt__w.fd = -1;
         __atomic_store_n(&vt__w.state, -1, __ATOMIC_RELEASE);
         rc = -EIO;
@@ -616,6 +648,7 @@ static void vt__refresh(const char *trigger)
 static void *vt__writer_main(void *arg)
 {
     (void)arg;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);   /* our thread, our locks */
     uint64_t interval = (uint64_t)vt__config.interval_ms * 1000000ull;
     uint64_t deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
     while (!__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE)) {
@@ -700,12 +733,22 @@ static int vt__open_file(void)
     uint64_t start_ns = vt__realtime_ns();
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        int len;
         if (attempt)
-            snprintf(vt__w.path, sizeof vt__w.path, "%s/vt.%s.%d.%llu-%d.jsonl", vt__config.output,
-                     host, (int)getpid(), (unsigned long long)start_ns, attempt);
+            len = snprintf(vt__w.path, sizeof vt__w.path, "%s/vt.%s.%d.%llu-%d.jsonl", vt__config.output,
+                           host, (int)getpid(), (unsigned long long)start_ns, attempt);
         else
-            snprintf(vt__w.path, sizeof vt__w.path, "%s/vt.%s.%d.%llu.jsonl", vt__config.output,
-                     host, (int)getpid(), (unsigned long long)start_ns);
+            len = snprintf(vt__w.path, sizeof vt__w.path, "%s/vt.%s.%d.%llu.jsonl", vt__config.output,
+                           host, (int)getpid(), (unsigned long long)start_ns);
+        if (len < 0 || (size_t)len >= sizeof vt__w.path) {
+            /* never a truncated name: that would be a file nobody looks for */
+            char why[PATH_MAX + 96];
+            snprintf(why, sizeof why, "snapshot file name too long (%d bytes, PATH_MAX %d) in "
+                     "VRAMTRACE_OUTPUT=%.200s...", len, PATH_MAX, vt__config.output);
+            vt_core_latch_off(why);
+            vt__w.path[0] = 0;
+            return -1;
+        }
         fd = open(vt__w.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST)
             break;
@@ -718,8 +761,21 @@ static int vt__open_file(void)
         vt__w.path[0] = 0;
         return -1;
     }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        char why[PATH_MAX + 64];
+        snprintf(why, sizeof why, "cannot examine %s: %s", vt__w.path, strerror(e));
+        vt_core_latch_off(why);
+        return -1;
+    }
+    fchmod(fd, 0600);              /* created by us: 0600 whatever the umask */
+    fd = vt_fd_move_high(fd);      /* out of the program's low numbers (vt_fd.h) */
     pthread_mutex_lock(&vt__w.out_lock);
     vt__w.fd = fd;
+    vt__w.dev = st.st_dev;
+    vt__w.ino = st.st_ino;
     vt__w.seq = 0;
     vt__w.last_changes = 0;
     vt_modules_new_file();
@@ -771,6 +827,7 @@ int vt_writer_start(void)
             st = -1;
         } else {
             st = 1;
+            vt_host_prime();   /* one-time opens here, not on the writer thread */
             sem_init(&vt__w.wake, 0, 0);
             __atomic_store_n(&vt__w.stop, 0, __ATOMIC_RELEASE);
             sigset_t all, old;
@@ -870,7 +927,7 @@ void vt_writer_exit(void)
     if (pthread_mutex_timedlock(&vt__w.out_lock, &ts) != 0)
         return;
     vt__snapshot_locked(VT_TRIGGER_EXIT, NULL, NULL);
-    if (vt__w.fd >= 0)
+    if (vt_fd_is(vt__w.fd, vt__w.dev, vt__w.ino))
         close(vt__w.fd);
     vt__w.fd = -1;
     __atomic_store_n(&vt__w.state, -1, __ATOMIC_RELEASE);
@@ -898,7 +955,9 @@ void vt_writer_fork_child(void)
 {
     pthread_mutex_init(&vt__w.start_lock, NULL);
     pthread_mutex_init(&vt__w.out_lock, NULL);
-    if (vt__w.fd >= 0)
+    /* the parent's file, inherited; only when the number still refers to it (the
+     * program may have closed it and opened its own file at that number) */
+    if (vt_fd_is(vt__w.fd, vt__w.dev, vt__w.ino))
         close(vt__w.fd);
     vt__w.fd = -1;
     vt__w.path[0] = 0;

@@ -129,7 +129,7 @@ def test_prom(a):
     if not check(m, "prog_monitor printed no pid"):
         return
     pid = m.group(1)
-    final = os.path.join(prom_dir, f"vramtrace_{pid}.prom")
+    final = os.path.join(prom_dir, f"vramtrace_{os.uname().nodename}_{pid}.prom")
     running = os.path.join(prom_dir, "running.prom")
     check(os.path.exists(final), f"{final} missing after exit (it is kept)")
     check(os.path.exists(running), "no textfile while the program ran")

@@ -7,7 +7,7 @@
  *                       (cudaMalloc) and freeing a 256 KiB temporary; then 2 MiB
  *                       managed, 64 KiB pinned host, 1 MiB cudaMallocAsync kept, one
  *                       failed 1 TiB cudaMalloc (out of memory). Waits 450 ms, copies
- *                       DIR/vramtrace_<pid>.prom to DIR/running.prom, frees the
+ *                       DIR/vramtrace_<host>_<pid>.prom to DIR/running.prom, frees the
  *                       managed block and exits (the rest stays unfreed).
  *                       check_monitoring.py prom checks both files.
  *   prog_monitor steps N SLEEP_MS
@@ -84,7 +84,8 @@ static int run_prom(void)
     cudaGetLastError();
     sleep_ms(450);
     char from[4096], to[4096];
-    snprintf(from, sizeof from, "%s/vramtrace_%d.prom", dir, (int)getpid());
+    char host[256] = ""; gethostname(host, sizeof host - 1);   /* vramtrace_<host>_<pid>.prom */
+    snprintf(from, sizeof from, "%s/vramtrace_%s_%d.prom", dir, host, (int)getpid());
     snprintf(to, sizeof to, "%s/running.prom", dir);
     if (copy_file(from, to) < 0) {
         fprintf(stderr, "no textfile %s while running\n", from);

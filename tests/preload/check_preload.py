@@ -296,14 +296,224 @@ def check_faults(c):
 def check_exports(c):
     out = subprocess.run(["nm", "-D", "--defined-only", c.lib], capture_output=True, text=True).stdout
     names = sorted(l.split()[-1] for l in out.splitlines() if l.strip())
-    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n == "dlsym")]
+    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n in ("dlsym", "pipe2"))]
     expect(not bad, "unexpected exports: %r" % bad)
     for n in ("dlsym", "cuGetProcAddress_v2", "cuMemAlloc_v2", "cudaMalloc", "vramtrace_step",
               "vramtrace_snapshot", "vramtrace_live_bytes", "vramtrace_peak_bytes",
               "vramtrace_scope_begin", "vramtrace_scope_leaked_bytes", "vramtrace_annotate",
-              "vramtrace_peak_interval_bytes", "vramtrace_enabled", "cudaGetDriverEntryPointByVersion"):
+              "vramtrace_peak_interval_bytes", "vramtrace_enabled", "cudaGetDriverEntryPointByVersion", "pipe2"):
         expect(n in names, "missing export " + n)
     print("exports ok (%d)" % len(names))
+
+
+# ---- the preload must not change the program (descriptors, cancellation, paths) ----
+
+def run_in(c, argv, preload=True, cwd=None, umask=None, timeout=30, **extra):
+    """Like Ctx.run, with a working directory and a umask for the child."""
+    pre = (lambda: os.umask(umask)) if umask is not None else None
+    return subprocess.run(argv, env=c.env(preload, **extra), capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, preexec_fn=pre)
+
+
+def same_run(c, argv, what, cwd=None, timeout=30, **extra):
+    """Runs argv without and with the preload; asserts identical stdout and exit status."""
+    a = run_in(c, argv, preload=False, cwd=cwd, timeout=timeout, **extra)
+    b = run_in(c, argv, preload=True, cwd=cwd, timeout=timeout, **extra)
+    expect(a.returncode == b.returncode and a.stdout == b.stdout,
+           "%s changed by the preload:\n--- without (%d)\n%s--- with (%d)\n%s%s" %
+           (what, a.returncode, a.stdout, b.returncode, b.stdout, b.stderr))
+    return a, b
+
+
+def check_firstfd(c):
+    """Warm-up (libunwind's validation pipe) takes no low fd: the first open() is 3."""
+    d = c.outdir("firstfd")
+    for extra in ({}, {"VRAMTRACE_DISABLE": "1", "VT_EXPECT_TRACKED": "0"}, {"VRAMTRACE_PYTHON": "off"}):
+        p = c.run([c.prog("prog_fdsafe"), "firstopen"], VRAMTRACE_OUTPUT=d, **extra)
+        expect(p.returncode == 0 and p.stdout == "first fd 3\n",
+               "first open() under the preload %r: %r %s" % (extra, p.stdout, p.stderr))
+    p = c.run([c.prog("prog_fdsafe"), "firstopen"], preload=False)
+    expect(p.stdout == "first fd 3\n", "without the preload: %r" % p.stdout)
+    expect(not os.path.exists(d), "a process that never touched CUDA created %s" % d)
+    print("firstfd ok")
+
+
+def check_daemonfds(c):
+    """close-all daemon: its files get 3 and 4, libunwind's pipe and our snapshot file
+    never touch them (reads, writes, closes), and tracing goes on (reopened file)."""
+    w = c.outdir("daemon")
+    os.makedirs(w)
+    with open(os.path.join(w, "in.txt"), "w") as f:
+        f.write("hello input\n")
+    contents = []
+    for preload in (False, True):
+        d = c.outdir("daemon_out%d" % preload)
+        p = run_in(c, [c.prog("prog_fdsafe"), "daemon", "in.txt", "out.txt"], preload=preload,
+                   cwd=w, VRAMTRACE_OUTPUT=d, VRAMTRACE_INTERVAL_MS=50)
+        expect(p.returncode == 0, "daemon (preload=%s) exited %d: %s" % (preload, p.returncode, p.stderr))
+        with open(os.path.join(w, "out.txt")) as f, open(os.path.join(w, "out.txt.side")) as g:
+            contents.append((p.stdout, f.read(), g.read()))
+        with open(os.path.join(w, "in.txt")) as f:
+            expect(f.read() == "hello input\n", "the program's input file was written to")
+    expect(contents[0] == contents[1], "daemon changed by the preload:\n%r\n%r" % tuple(contents))
+    expect(contents[0][0].startswith("in=3 out=4 side=5\n"), "fds %r" % contents[0][0])
+    expect(contents[0][2] == "child\n", "out.txt.side %r" % contents[0][2])
+    expect(contents[0][1] == "child\ncopied: hello input\n", "out.txt %r" % contents[0][1])
+    fs = files_in(c.outdir("daemon_out1"))
+    expect(len(fs) == 2, "parent and child files: %r" % fs)
+    recs = [read_records(f) for f in fs]
+    parent = [r for r in recs if snaps(r, "manual")]
+    expect(len(parent) == 1, "one file with the manual snapshot")
+    m = snaps(parent[0], "manual")[0]
+    sizes = sorted(a[1] for a in m["allocations"])
+    expect(sizes == [4096, 4097, 4098, 8192, 1 << 20], "tracked after close-all: %r" % sizes)
+    expect(snaps(parent[0], "exit"), "no exit snapshot after the program closed our descriptor")
+    print("daemonfds ok")
+
+
+def check_lowfd(c):
+    """Snapshots (periodic, every 1 ms here) never take a low descriptor, even for an
+    instant: a program that closes 0 and opens a file always gets 0."""
+    p = c.run([c.prog("prog_fdsafe"), "lowfd", "60000"], VRAMTRACE_OUTPUT=c.outdir("lowfd"),
+              VRAMTRACE_INTERVAL_MS=1)
+    expect(p.returncode == 0 and p.stdout == "open() did not return 0: 0 times\n",
+           "lowfd: %r %s" % (p.stdout, p.stderr))
+    recs = read_records(one_file(c.outdir("lowfd")))
+    expect(len(snaps(recs, "periodic")) >= 5, "too few periodic snapshots to mean anything")
+    print("lowfd ok")
+
+
+def check_replacefd(c):
+    """The program dup2()s its own file onto every other descriptor (ours included):
+    not one byte of ours lands in its file, and tracing goes on in our own file."""
+    w = c.outdir("replace")
+    os.makedirs(w)
+    d = c.outdir("replace_out")
+    p = run_in(c, [c.prog("prog_fdsafe"), "replace", "user.txt"], cwd=w, VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0 and p.stdout == "replaced some\n", "replace: %r %s" % (p.stdout, p.stderr))
+    with open(os.path.join(w, "user.txt")) as f:
+        got = f.read()
+    expect(got == "USER\n", "the program's file got our records: %r" % got[:200])
+    recs = read_records(one_file(d))
+    m = snaps(recs, "manual")
+    expect(len(m) == 1 and len(m[0]["allocations"]) == 9, "manual snapshot after dup2: %r" % m)
+    expect(snaps(recs, "exit"), "exit snapshot")
+    print("replacefd ok")
+
+
+def check_cancel(c):
+    """A thread cancelled right before a hooked call or vramtrace_step: no deadlock,
+    the same output as without the preload (deferred cancellation acts at the
+    program's own cancellation point, never inside our bookkeeping)."""
+    for mode in ("0", "1", "2", "3", "4", "5"):
+        for extra in ({}, {"VRAMTRACE_DEPTH": "0"}, {"SIMCUDA_FAIL_AT": "3"},
+                      {"SIMCUDA_FAIL_AT": "2", "VRAMTRACE_DEPTH": "0"}):
+            try:
+                same_run(c, [c.prog("prog_cancel"), mode], "prog_cancel %s %r" % (mode, extra),
+                         timeout=15, VRAMTRACE_OUTPUT=c.outdir("cancel"), **extra)
+            except subprocess.TimeoutExpired:
+                fail("prog_cancel %s %r hung (deadlock)" % (mode, extra))
+    print("cancel ok")
+
+
+def check_chdir(c):
+    """Relative VRAMTRACE_OUTPUT / VRAMTRACE_PROMETHEUS are resolved at start-up: a
+    chdir() before the first allocation does not move the output."""
+    w = c.outdir("chdir")
+    os.makedirs(os.path.join(w, "elsewhere"))
+    p = run_in(c, [c.prog("prog_fdsafe"), "chdir", "elsewhere"], cwd=w,
+               VRAMTRACE_OUTPUT="rel_out", VRAMTRACE_PROMETHEUS="rel_prom")
+    expect(p.returncode == 0 and p.stdout == "ok\n", "chdir: %r %s" % (p.stdout, p.stderr))
+    expect(not os.path.exists(os.path.join(w, "elsewhere", "rel_out")), "output followed chdir()")
+    expect(not os.path.exists(os.path.join(w, "elsewhere", "rel_prom")), "textfile followed chdir()")
+    recs = read_records(one_file(os.path.join(w, "rel_out")))
+    expect(len(snaps(recs, "manual")) == 1, "manual snapshot")
+    proms = glob.glob(os.path.join(w, "rel_prom", "vramtrace_*_*.prom"))
+    expect(len(proms) == 1, "textfile vramtrace_<host>_<pid>.prom: %r" % proms)
+    print("chdir ok")
+
+
+def check_signal(c):
+    """VRAMTRACE_SIGNAL takes only SIGUSR1, SIGUSR2 and real-time signals."""
+    prog = [c.prog("prog_fdsafe"), "sigdisp"]
+    d = c.outdir("signal")
+    for bad in ("SEGV", "SIGSEGV", "11", "BUS", "FPE", "ILL", "PIPE", "CHLD", "ABRT", "KILL",
+                "STOP", "INT", "TERM", "HUP", "RTMIN+99", "RTMAX-99", "RTMIN-1", "USR3"):
+        p = c.run(prog, VRAMTRACE_OUTPUT=d, VRAMTRACE_SIGNAL=bad)
+        expect(p.returncode == 0, "sigdisp failed: " + p.stderr)
+        expect(p.stdout == "SEGV default\nUSR1 handled\nUSR2 default\nRTMIN+2 default\n",
+               "VRAMTRACE_SIGNAL=%s: %r" % (bad, p.stdout))
+        warn = [l for l in p.stderr.splitlines() if "VRAMTRACE_SIGNAL" in l]
+        expect(len(warn) == 1, "VRAMTRACE_SIGNAL=%s: one warning expected, got %r" % (bad, p.stderr))
+    for good, want in (("USR2", "USR2"), ("SIGRTMIN+2", "RTMIN+2"), ("rtmin+2", "RTMIN+2"),
+                       (str(signal.SIGRTMIN + 2), "RTMIN+2"), ("12", "USR2")):
+        p = c.run(prog, VRAMTRACE_OUTPUT=d, VRAMTRACE_SIGNAL=good)
+        lines = dict(l.split() for l in p.stdout.splitlines())
+        expect(lines.get(want) == "handled" and lines.get("SEGV") == "default" and p.stderr == "",
+               "VRAMTRACE_SIGNAL=%s: %r %s" % (good, p.stdout, p.stderr))
+    print("signal ok")
+
+
+def check_umask(c):
+    """umask 0777: our folder is 0700 and our file 0600 all the same."""
+    d = c.outdir("umask")
+    p = run_in(c, [c.prog("prog_runtime"), "kinds"], umask=0o777, VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0, "kinds under umask 0777: " + p.stderr)
+    expect(os.stat(d).st_mode & 0o777 == 0o700, "folder mode %o" % (os.stat(d).st_mode & 0o777))
+    f = one_file(d)
+    expect(os.stat(f).st_mode & 0o777 == 0o600, "file mode %o" % (os.stat(f).st_mode & 0o777))
+    expect(len(snaps(read_records(f), "manual")) == 1, "records")
+    print("umask ok")
+
+
+def check_twocopies(c):
+    """Two different copies in LD_PRELOAD: the first one traces, the second forwards."""
+    copy = os.path.join(c.tmp, "copy", "libvramtrace.so")
+    os.makedirs(os.path.dirname(copy))
+    with open(c.lib, "rb") as src, open(copy, "wb") as dst:
+        dst.write(src.read())
+    for order in ((c.lib, copy), (copy, c.lib)):
+        d = c.outdir("two_%s" % ("a" if order[0] == c.lib else "b"))
+        e = c.env(True, VRAMTRACE_OUTPUT=d)
+        e["LD_PRELOAD"] = " ".join(order)
+        p = subprocess.run([c.prog("prog_runtime"), "kinds"], env=e, capture_output=True, text=True,
+                           timeout=60)
+        expect(p.returncode == 0 and p.stderr == "", "two copies: %d %s" % (p.returncode, p.stderr))
+        recs = read_records(one_file(d))
+        m = snaps(recs, "manual")
+        expect(len(m) == 1 and len(m[0]["allocations"]) == 10, "two copies: allocations counted %r" %
+               (len(m[0]["allocations"]) if m else None))
+    print("twocopies ok")
+
+
+def check_longpath(c):
+    """A snapshot file name longer than PATH_MAX: one warning, nothing created under a
+    truncated name. Needs a long host name (unshare --uts); without one, checks that a
+    folder name that is too long is refused with one warning."""
+    base = c.outdir("longpath")
+    parts, n = [], len(base)
+    while n < 4000:
+        parts.append("d" * 200)
+        n += 201
+    d = os.path.join(base, *parts)
+    d = d[: 4031 - 1]
+    host = "h" * 64
+    probe = subprocess.run(["unshare", "--uts", "sh", "-c", "hostname %s && hostname" % host],
+                           capture_output=True, text=True)
+    if probe.returncode != 0 or probe.stdout.strip() != host:
+        p = c.run([c.prog("prog_runtime"), "kinds"], VRAMTRACE_OUTPUT=d + "x" * 200, VT_EXPECT_TRACKED=0)
+        expect(p.stderr.count("VRAMTRACE_OUTPUT") == 1, "too long folder: %r" % p.stderr)
+        print("longpath ok (no unshare: folder limit only)")
+        return
+    e = c.env(True, VRAMTRACE_OUTPUT=d, VT_EXPECT_TRACKED="0")
+    p = subprocess.run(["unshare", "--uts", "sh", "-c", 'hostname %s && exec "$0" kinds' % host,
+                        c.prog("prog_runtime")], env=e, capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, "prog_runtime with a long name: %d %s" % (p.returncode, p.stderr))
+    warn = [l for l in p.stderr.splitlines() if "too long" in l]
+    expect(len(warn) == 1, "one 'too long' warning expected: %r" % p.stderr)
+    made = [os.path.join(r, f) for r, _, fs in os.walk(base) for f in fs]
+    expect(not made, "files created under a truncated name: %r" % made)
+    print("longpath ok")
 
 
 CHECKS = {n[6:]: f for n, f in globals().items() if n.startswith("check_")}

@@ -1,0 +1,38 @@
+/* vt_fd.h — keeping libvramtrace's own file descriptors out of the program's way.
+ *
+ * POSIX hands out the lowest free descriptor, and programs rely on it (daemons close
+ * everything and expect open() to return 3; shells dup onto 0/1/2). Descriptors that
+ * libvramtrace keeps open (the snapshot file, libunwind's memory-validation pipe) are
+ * therefore moved to high numbers with fcntl(F_DUPFD_CLOEXEC) right after they are
+ * created. Residual risk: a program that closes every descriptor up to its limit and
+ * then reuses those exact high numbers can still meet ours (the snapshot writer then
+ * notices, see vt_writer.c; libunwind's pipe is re-created by libunwind itself).
+ *
+ * Thread safety: all functions are thread-safe; vt_fd_unwind_* use initial-exec TLS.
+ */
+#ifndef VT_FD_H
+#define VT_FD_H
+
+#include <sys/types.h>
+
+/* Lowest number our descriptors are moved to: max(1000, soft RLIMIT_NOFILE - 64),
+ * lowered when that is not below the soft limit. Computed once (getrlimit). */
+int vt_fd_floor(void);
+
+/* Moves fd to a high number (F_DUPFD_CLOEXEC at vt_fd_floor(), else the highest
+ * start that works) and closes the original. Returns the new descriptor, or fd
+ * itself when no higher one is available (or fd < 0). Preserves errno. File status
+ * flags (O_NONBLOCK, O_APPEND) are shared by the duplicate. */
+int vt_fd_move_high(int fd);
+
+/* Per-thread "libunwind is running on behalf of vramtrace" depth: set by vt_stack.c
+ * around unw_backtrace (capture and warm-up); read by the pipe2() interposer, which
+ * moves libunwind's validation pipe high only then. */
+void vt_fd_unwind_enter(void);
+void vt_fd_unwind_leave(void);
+int  vt_fd_in_unwind(void);
+
+/* 1 when fd is open and refers to the file (dev, ino); 0 otherwise. errno kept. */
+int vt_fd_is(int fd, dev_t dev, ino_t ino);
+
+#endif /* VT_FD_H */
