@@ -170,8 +170,16 @@ int vt_run(vt_run_opts *o)
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
     for (int i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &fwd, &old_fwd[i]);
+    /* Hold the forwarded signals until child_pid is set: a signal that arrives
+     * between fork and that store (the program may signal us at once) is then
+     * delivered afterwards instead of being dropped by forward(). */
+    sigset_t hold, old_mask;
+    sigemptyset(&hold);
+    for (int i = 0; i < NFWD; i++) sigaddset(&hold, fwd_sigs[i]);
+    sigprocmask(SIG_BLOCK, &hold, &old_mask);
     pid_t pid = fork();
     if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         fprintf(stderr, "vramtrace: fork: %s\n", strerror(errno));
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
@@ -182,6 +190,7 @@ int vt_run(vt_run_opts *o)
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
         for (int i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &old_fwd[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         unsetenv("VRAMTRACE_LIB");   /* ours, not a preload setting */
         execvp(o->argv[0], o->argv);
         int e = errno;
@@ -189,6 +198,7 @@ int vt_run(vt_run_opts *o)
         _exit(e == ENOENT ? 127 : 126);
     }
     child_pid = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0) {
         if (errno != EINTR) {
