@@ -32,6 +32,7 @@
 #include "vt_guard.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -115,6 +116,9 @@ static struct {
     vt_map   *maps;               /* under lock                                     */
     vt_site  *sites;              /* under lock                                     */
     vt_rec   *free_recs;          /* slab free list (under lock)                    */
+    vt_rec  **slabs;              /* every record slab, in creation order (under lock) */
+    size_t    n_slabs, cap_slabs; /* under lock                                     */
+    int       waiters;            /* atomic: threads blocked in vt__lock            */
     uint64_t  next_seq;           /* under lock (atomic read)                       */
     uint64_t  step;               /* atomic                                         */
     int       step_marked;        /* atomic                                         */
@@ -148,6 +152,20 @@ static int vt__slot(int device)
 static int vt__dev_of_slot(int slot)
 {
     return slot - 1;
+}
+
+/* Takes the core lock. A thread that finds it held counts itself in
+ * vt__core.waiters until it has it, so that vt_core_collect, which copies the live
+ * list in chunks, can let every blocked hook through between two chunks (a plain
+ * mutex lets the releasing thread take the lock straight back). The uncontended
+ * cost is that of pthread_mutex_lock (one compare-and-swap). */
+static void vt__lock(void)
+{
+    if (pthread_mutex_trylock(&vt__core.lock) == 0)
+        return;
+    __atomic_add_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&vt__core.lock);
+    __atomic_sub_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
 }
 
 /* ---- lifecycle ---- */
@@ -192,6 +210,9 @@ void vt_core_after_fork_child(void)
     vt__core.maps = NULL;
     vt__core.sites = NULL;
     vt__core.free_recs = NULL;
+    vt__core.slabs = NULL;
+    vt__core.n_slabs = vt__core.cap_slabs = 0;
+    vt__core.waiters = 0;
     vt__core.n_sites = 0;
     vt__core.live_count = 0;
     vt__core.step = 0;
@@ -220,10 +241,23 @@ static vt_rec *vt__rec_new(void)
 {
     vt_rec *r = vt__core.free_recs;
     if (!r) {
+        if (vt__core.n_slabs == vt__core.cap_slabs) {  /* the registry the collector walks */
+            size_t cap = vt__core.cap_slabs ? vt__core.cap_slabs * 2 : 64;
+            vt_rec **p = vt_mem_alloc(cap * sizeof *p);
+            if (!p)
+                return NULL;
+            if (vt__core.n_slabs)
+                memcpy(p, vt__core.slabs, vt__core.n_slabs * sizeof *p);
+            vt_mem_free(vt__core.slabs);
+            vt__core.slabs = p;
+            vt__core.cap_slabs = cap;
+        }
         vt_rec *slab = vt_mem_alloc(sizeof(vt_rec) * VT_SLAB);
         if (!slab)
             return NULL;
+        vt__core.slabs[vt__core.n_slabs++] = slab;
         for (int i = VT_SLAB - 1; i >= 0; i--) {
+            slab[i].hh.tbl = NULL;   /* not in the table */
             *(vt_rec **)&slab[i] = vt__core.free_recs;
             vt__core.free_recs = &slab[i];
         }
@@ -233,8 +267,17 @@ static vt_rec *vt__rec_new(void)
     return r;
 }
 
+/* Takes r out of the table. hh.tbl == NULL marks a slab record that is not in the
+ * table (free, or taken by a free in flight): the chunked copy skips it. */
+static void vt__rec_unlink(vt_rec *r)
+{
+    HASH_DELETE(hh, vt__core.recs, r);
+    r->hh.tbl = NULL;
+}
+
 static void vt__rec_put(vt_rec *r)
 {
+    r->hh.tbl = NULL;
     *(vt_rec **)r = vt__core.free_recs;
     vt__core.free_recs = r;
 }
@@ -342,7 +385,7 @@ int vt_core_alloc(const vt_alloc_info *a)
     uint64_t now = vt_now_ns();
     int tid = vt_guard_tid();
     int rc = 0;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     if (!vt_core_enabled()) {
         rc = -1;
         goto out;
@@ -357,7 +400,7 @@ int vt_core_alloc(const vt_alloc_info *a)
     vt_rec *old;
     HASH_FIND(hh, vt__core.recs, &a->addr, sizeof a->addr, old);
     if (old) {  /* CUDA handed this address out again: its free was not seen */
-        HASH_DELETE(hh, vt__core.recs, old);
+        vt__rec_unlink(old);
         vt__acct_sub(old->site, old->size, old->seq);
         vt__rec_put(old);
     }
@@ -389,7 +432,7 @@ void vt_core_alloc_failed(int device, int kind, int oom)
 {
     if (!vt_core_enabled() || kind < 0 || kind >= VT_KIND_COUNT)
         return;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     int slot = vt__slot(device);
     vt__core.ks[slot][kind].failed_total++;
     if (oom)
@@ -404,11 +447,11 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
     t->rec = NULL;
     if (!vt_core_enabled())
         return 0;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt_rec *r;
     HASH_FIND(hh, vt__core.recs, &addr, sizeof addr, r);
     if (r && (kind_mask == 0 || (kind_mask & (1u << r->site->kind)))) {
-        HASH_DELETE(hh, vt__core.recs, r);
+        vt__rec_unlink(r);
         vt__acct_sub(r->site, r->size, r->seq);
         t->rec = r;
     }
@@ -422,7 +465,7 @@ void vt_core_restore(vt_taken *t)
     if (!r)
         return;
     t->rec = NULL;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt_rec *other;
     HASH_FIND(hh, vt__core.recs, &r->addr, sizeof r->addr, other);
     if (other) {  /* the address was handed out again meanwhile: keep the newer */
@@ -445,7 +488,7 @@ void vt_core_commit(vt_taken *t)
     if (!r)
         return;
     t->rec = NULL;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt__rec_put(r);
     pthread_mutex_unlock(&vt__core.lock);
 }
@@ -461,7 +504,7 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
         return 0;
     uint64_t n = 0;
     int slot = vt__slot(device);
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt_rec *r, *tmp;
     HASH_ITER(hh, vt__core.recs, r, tmp) {
         int kind = r->site->kind;
@@ -469,7 +512,7 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
             continue;
         if (ctx ? r->ctx != ctx : vt__slot(r->site->device) != slot)
             continue;
-        HASH_DELETE(hh, vt__core.recs, r);
+        vt__rec_unlink(r);
         vt__acct_sub(r->site, r->size, r->seq);
         vt__rec_put(r);
         n++;
@@ -487,7 +530,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     uint64_t now = vt_now_ns();
     int tid = vt_guard_tid();
     int rc = 0;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt_site *s = vt__site_get(stack, VT_KIND_VMM, device);
     vt_vmm *v = s ? vt_mem_calloc(sizeof *v) : NULL;
     if (!v) {
@@ -530,7 +573,7 @@ int vt_core_vmm_release(uint64_t handle, vt_taken *t)
     t->rec = NULL;
     if (!vt_core_enabled())
         return 0;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
     if (v && !v->released) {
@@ -551,7 +594,7 @@ void vt_core_vmm_restore(vt_taken *t)
     if (!v)
         return;
     t->rec = NULL;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     v->released = 0;
     if (!v->counted) {
         v->counted = 1;
@@ -566,7 +609,7 @@ void vt_core_vmm_commit(vt_taken *t)
     if (!v)
         return;
     t->rec = NULL;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     if (!v->counted) {  /* released and unmapped: gone */
         HASH_DELETE(hh, vt__core.vmms, v);
         vt_mem_free(v);
@@ -578,7 +621,7 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
 {
     if (!vt_core_enabled())
         return;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
     if (v) {
@@ -616,7 +659,7 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
     (void)size;
     if (!vt_core_enabled())
         return;
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     vt_map *m;
     HASH_FIND(hh, vt__core.maps, &va, sizeof va, m);
     if (m) {
@@ -643,7 +686,7 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
 
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
 {
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     int slot = vt__slot(device);
     vt__core.meminfo_known[slot] = 1;
     vt__core.dev_active[slot] = 1;
@@ -654,7 +697,7 @@ void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
 
 void vt_core_set_pool_reserved(int device, uint64_t reserved)
 {
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     int slot = vt__slot(device);
     vt__core.pool_known[slot] = 1;
     vt__core.pool_reserved[slot] = reserved;
@@ -697,7 +740,7 @@ uint64_t vt_core_peak_bytes(int device)
 
 uint64_t vt_core_peak_interval_take(void)
 {
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     uint64_t live = vt__core.live_total;
     uint64_t r = vt__core.ipeak_total > live ? vt__core.ipeak_total : live;
     vt__core.ipeak_total = live;
@@ -707,7 +750,7 @@ uint64_t vt_core_peak_interval_take(void)
 
 void vt_core_scope_begin(void)
 {
-    pthread_mutex_lock(&vt__core.lock);
+    vt__lock();
     __atomic_store_n(&vt__core.scope_seq, vt__core.next_seq, __ATOMIC_RELAXED);
     __atomic_store_n(&vt__core.scope_bytes, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&vt__core.lock);
@@ -770,29 +813,140 @@ void vt_collect_free(vt_collect *c)
     c->n_sites = c->n_allocs = 0;
 }
 
+/* Chunked copy of the live list (VT_COLLECT_ALLOCS / VT_COLLECT_FRAG).
+ *
+ * Records live in slabs that never move or go away (vt__core.slabs), so the copy
+ * walks the slabs in order, VT_COLLECT_CHUNK_SLABS slabs per lock hold, taking the
+ * records that are in the table (hh.tbl != NULL). Between chunks the lock is released
+ * and every hook that blocked on it is let through first (vt__yield_to_waiters).
+ * One chunk is VT_COLLECT_CHUNK_SLABS * VT_SLAB = 2,048 records: about 20-60 us of
+ * lock hold on the 2-core development VM, so a hook never waits a whole copy. */
+#define VT_COLLECT_CHUNK_SLABS 2
+#define VT_COLLECT_YIELD_NS    2000000ull   /* at most this long per gap for waiters */
+
+static void vt__unlock_timed(uint64_t held_since, vt_collect *c)
+{
+    uint64_t d = vt_now_ns() - held_since;
+    pthread_mutex_unlock(&vt__core.lock);
+    if (d > c->lock_hold_max_ns)
+        c->lock_hold_max_ns = d;
+    c->lock_holds++;
+}
+
+/* Without the lock: lets every thread blocked in vt__lock take the lock before the
+ * collector takes it again (bounded by VT_COLLECT_YIELD_NS; a waiter decrements the
+ * count as soon as it holds the lock). */
+static void vt__yield_to_waiters(void)
+{
+    if (!__atomic_load_n(&vt__core.waiters, __ATOMIC_RELAXED))
+        return;
+    uint64_t until = vt_now_ns() + VT_COLLECT_YIELD_NS;
+    while (__atomic_load_n(&vt__core.waiters, __ATOMIC_RELAXED) && vt_now_ns() < until)
+        sched_yield();
+}
+
+/* Makes room for `more` rows after c->n_allocs (without the lock). 0 or -1. */
+static int vt__rows_reserve(vt_collect *c, size_t *cap, size_t more)
+{
+    if (c->n_allocs + more <= *cap)
+        return 0;
+    size_t n = c->n_allocs + more;
+    n += n / 8 + 64;
+    vt_alloc_row *p = realloc(c->allocs, n * sizeof *p);
+    if (!p)
+        return -1;
+    c->allocs = p;
+    *cap = n;
+    return 0;
+}
+
+static void vt__row_of_rec(vt_alloc_row *a, const vt_rec *r)
+{
+    a->addr = r->addr;
+    a->size = r->size;
+    a->kind = r->site->kind;
+    a->device = r->site->device;
+    a->stack = r->site->stack;
+    a->step = r->step;
+    a->birth_ns = r->birth_ns;
+    a->tid = r->tid;
+    a->stream = r->stream;
+}
+
+/* Copies the live records, chunk by chunk, then the counted VMM allocations (one
+ * hold: there are few). Called without the lock. 0, or -1 when out of memory. */
+static int vt__collect_rows(vt_collect *c, size_t cap)
+{
+    for (size_t next = 0;;) {
+        if (vt__rows_reserve(c, &cap, (size_t)VT_COLLECT_CHUNK_SLABS * VT_SLAB) < 0)
+            return -1;
+        vt__lock();
+        uint64_t t0 = vt_now_ns();
+        size_t end = next + VT_COLLECT_CHUNK_SLABS;
+        if (end > vt__core.n_slabs)
+            end = vt__core.n_slabs;
+        for (; next < end; next++) {
+            const vt_rec *slab = vt__core.slabs[next];
+            for (int i = 0; i < VT_SLAB; i++)
+                if (slab[i].hh.tbl)
+                    vt__row_of_rec(&c->allocs[c->n_allocs++], &slab[i]);
+        }
+        int more = next < vt__core.n_slabs;
+        vt__unlock_timed(t0, c);
+        if (!more)
+            break;
+        vt__yield_to_waiters();
+    }
+    for (int attempt = 0;; attempt++) {
+        vt__lock();
+        uint64_t t0 = vt_now_ns();
+        size_t nv = HASH_COUNT(vt__core.vmms);
+        if (c->n_allocs + nv <= cap) {
+            vt_vmm *v, *vtmp;
+            HASH_ITER(hh, vt__core.vmms, v, vtmp) {
+                if (!v->counted)
+                    continue;
+                vt_alloc_row *a = &c->allocs[c->n_allocs++];
+                a->addr = v->va;
+                a->size = v->size;
+                a->kind = VT_KIND_VMM;
+                a->device = v->site->device;
+                a->stack = v->site->stack;
+                a->step = v->step;
+                a->birth_ns = v->birth_ns;
+                a->tid = v->tid;
+                a->stream = 0;
+            }
+            vt__unlock_timed(t0, c);
+            return 0;
+        }
+        vt__unlock_timed(t0, c);
+        if (attempt > 8 || vt__rows_reserve(c, &cap, nv + nv / 4 + 16) < 0)
+            return -1;
+    }
+}
+
 int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
 {
     memset(c, 0, sizeof *c);
     int want_rows = (flags & (VT_COLLECT_ALLOCS | VT_COLLECT_FRAG)) != 0;
-    size_t cap_sites = 0, cap_rows = 0;
+    size_t cap_sites = 0;
+    uint64_t t0 = 0;
     for (int attempt = 0;; attempt++) {
-        pthread_mutex_lock(&vt__core.lock);
+        vt__lock();
+        t0 = vt_now_ns();
         size_t need_sites = vt__core.n_sites;
-        size_t need_rows = want_rows ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;
-        if (need_sites <= cap_sites && need_rows <= cap_rows)
+        if (need_sites <= cap_sites)
             break;  /* keep the lock */
-        pthread_mutex_unlock(&vt__core.lock);
-        vt_collect_free(c);
+        vt__unlock_timed(t0, c);
+        free(c->sites);
+        c->sites = NULL;
         if (attempt > 8)
             return -1;
         cap_sites = need_sites + need_sites / 4 + 16;
-        cap_rows = want_rows ? need_rows + need_rows / 8 + 64 : 0;
         c->sites = malloc(cap_sites * sizeof *c->sites);
-        c->allocs = cap_rows ? malloc(cap_rows * sizeof *c->allocs) : NULL;
-        if (!c->sites || (cap_rows && !c->allocs)) {
-            vt_collect_free(c);
+        if (!c->sites)
             return -1;
-        }
     }
     /* lock held */
     c->step = __atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
@@ -852,37 +1006,21 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         s->dirty = 0;
         s->interval_peak = s->live_bytes;
     }
+    size_t cap_rows = want_rows ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;
+    vt__unlock_timed(t0, c);
+
     if (want_rows) {
-        vt_rec *r, *rtmp;
-        HASH_ITER(hh, vt__core.recs, r, rtmp) {
-            vt_alloc_row *a = &c->allocs[c->n_allocs++];
-            a->addr = r->addr;
-            a->size = r->size;
-            a->kind = r->site->kind;
-            a->device = r->site->device;
-            a->stack = r->site->stack;
-            a->step = r->step;
-            a->birth_ns = r->birth_ns;
-            a->tid = r->tid;
-            a->stream = r->stream;
-        }
-        vt_vmm *v, *vtmp;
-        HASH_ITER(hh, vt__core.vmms, v, vtmp) {
-            if (!v->counted)
-                continue;
-            vt_alloc_row *a = &c->allocs[c->n_allocs++];
-            a->addr = v->va;
-            a->size = v->size;
-            a->kind = VT_KIND_VMM;
-            a->device = v->site->device;
-            a->stack = v->site->stack;
-            a->step = v->step;
-            a->birth_ns = v->birth_ns;
-            a->tid = v->tid;
-            a->stream = 0;
+        cap_rows += cap_rows / 8 + 64;
+        c->allocs = malloc(cap_rows * sizeof *c->allocs);
+        if (!c->allocs || vt__collect_rows(c, cap_rows) < 0) {
+            /* totals and sites stay valid; the rows are dropped */
+            free(c->allocs);
+            c->allocs = NULL;
+            c->n_allocs = 0;
+            flags &= ~(unsigned)VT_COLLECT_FRAG;
+            c->rows_failed = 1;
         }
     }
-    pthread_mutex_unlock(&vt__core.lock);
 
     if (flags & VT_COLLECT_FRAG) {
         uint64_t (*ranges)[2] = malloc((c->n_allocs + 1) * sizeof *ranges);

@@ -550,7 +550,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
         vt_buf_cstr(b, "null");
     }
     vt_buf_cstr(b, ",\"allocations\":");
-    if (want_allocs) {
+    if (want_allocs && !c.rows_failed) {
         vt_buf_put(b, "[", 1);
         for (size_t i = 0; i < c.n_allocs; i++) {
             const vt_alloc_row *a = &c.allocs[i];
