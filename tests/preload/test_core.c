@@ -2,6 +2,7 @@
  * totals, peaks, sites, implicit frees, VMM, the leak detector, fragmentation, the
  * stack store, settings, JSON formatting, the writer, and the out-of-memory latch. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include "vt_buf.h"
 #include "vt_config.h"
 #include "vt_core.h"
@@ -448,6 +449,73 @@ static void test_oom_latch(void)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Live rows are copied in chunks with the lock released between them (vt_core.h,
+ * vt_core_collect): while another thread allocates and frees, every allocation live
+ * for the whole collection must be listed exactly once, and no address twice. */
+#define CHUNK_LONG 6000                  /* > 2 chunks of 2,048 */
+static volatile int churn_stop;
+
+static void *churn_thread(void *arg)
+{
+    (void)arg;
+    uint64_t base = 0x7000000000ull;
+    for (unsigned i = 0; !__atomic_load_n(&churn_stop, __ATOMIC_RELAXED); i++) {
+        vt_alloc_info a = A(base + (uint64_t)(i % 4096) * 0x1000, 64, VT_KIND_DEVICE, 0, 9);
+        vt_taken t;
+        if (vt_core_take(a.addr, 0, &t))
+            vt_core_commit(&t);
+        vt_core_alloc(&a);
+    }
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_chunked_rows(void)
+{
+    for (int i = 0; i < CHUNK_LONG; i++) {
+        vt_alloc_info a = A(0x5000000000ull + (uint64_t)i * 0x1000, 256, VT_KIND_DEVICE, 0, 8);
+        CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    }
+    pthread_t th;
+    churn_stop = 0;
+    CHECK_EQ_INT(pthread_create(&th, NULL, churn_thread, NULL), 0);
+    int bad_long = 0, dups = 0;
+    for (int round = 0; round < 30; round++) {
+        vt_collect c;
+        CHECK_EQ_INT(vt_core_collect(&c, VT_COLLECT_ALLOCS, 10), 0);
+        uint64_t *addrs = malloc((c.n_allocs ? c.n_allocs : 1) * sizeof *addrs);
+        size_t nlong = 0;
+        for (size_t i = 0; i < c.n_allocs; i++) {
+            addrs[i] = c.allocs[i].addr;
+            if (addrs[i] >= 0x5000000000ull && addrs[i] < 0x5000000000ull + (uint64_t)CHUNK_LONG * 0x1000)
+                nlong++;
+        }
+        qsort(addrs, c.n_allocs, sizeof *addrs, cmp_u64);
+        for (size_t i = 1; i < c.n_allocs; i++)
+            if (addrs[i] == addrs[i - 1]) dups++;
+        if (nlong != CHUNK_LONG) bad_long++;
+        free(addrs);
+        vt_collect_free(&c);
+    }
+    __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(bad_long, 0);
+    CHECK_EQ_INT(dups, 0);
+    for (int i = 0; i < CHUNK_LONG; i++) {
+        vt_taken t;
+        if (vt_core_take(0x5000000000ull + (uint64_t)i * 0x1000, 0, &t)) vt_core_commit(&t);
+    }
+    for (unsigned i = 0; i < 4096; i++) {
+        vt_taken t;
+        if (vt_core_take(0x7000000000ull + (uint64_t)i * 0x1000, 0, &t)) vt_core_commit(&t);
+    }
+}
+
 int main(void)
 {
     vt_config_load();
@@ -464,5 +532,6 @@ int main(void)
     test_buf();
     test_oom_latch();
     test_writer();
+    test_chunked_rows();
     TEST_DONE();
 }
