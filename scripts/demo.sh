@@ -5,7 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh
+mkdir -p build
+echo "demo: building (log in build/build.log) ..."
+if ! bash scripts/build.sh > build/build.log 2>&1; then
+  tail -40 build/build.log
+  echo "demo: the build failed; the full log is build/build.log" >&2
+  exit 1
+fi
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   echo "demo: using the real GPU ($(nvidia-smi -L | head -1))"
   export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
