@@ -19,7 +19,9 @@ static volatile sig_atomic_t child_pid;
 
 static void forward(int sig)
 {
+    int e = errno;   /* a handler must not change the interrupted code's errno */
     if (child_pid > 0) kill(child_pid, sig);
+    errno = e;
 }
 
 static int find_lib(char *buf, size_t cap)

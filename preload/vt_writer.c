@@ -910,8 +910,8 @@ int vt_writer_is_exiting(void)
 void vt_writer_exit(void)
 {
     vt_writer_exit_begun();
-    if (!vt_writer_started())
-        return;
+    /* Join the writer thread even when tracking latched off (the thread then left
+     * its loop on its own): a thread is never left unjoined. */
     if (vt__w.thread_running) {
         __atomic_store_n(&vt__w.stop, 1, __ATOMIC_RELEASE);
         sem_post(&vt__w.wake);
@@ -921,6 +921,8 @@ void vt_writer_exit(void)
         if (pthread_timedjoin_np(vt__w.thread, NULL, &ts) == 0)
             vt__w.thread_running = 0;
     }
+    if (!vt_writer_started())
+        return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 5;

@@ -47,7 +47,8 @@ def run_prog(a, args, extra_env, interval=100):
         if k.startswith("VRAMTRACE_") or k.startswith("SIMCUDA_"):
             del env[k]
     env.update({
-        "LD_PRELOAD": a.lib,
+        # sanitizer builds: the runtime first (tests/reliability/sanitize_run.sh)
+        "LD_PRELOAD": ":".join(filter(None, (os.environ.get("VT_SANITIZER_PRELOAD"), a.lib))),
         "LD_LIBRARY_PATH": a.simcuda,
         "VRAMTRACE_OUTPUT": os.path.join(a.work, "out"),
         "VRAMTRACE_INTERVAL_MS": str(interval),

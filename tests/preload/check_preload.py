@@ -7,6 +7,10 @@ usage: check_preload.py CHECK --lib LIBVRAMTRACE --bin BINDIR --simcuda SIMCUDA_
 Every check asserts exact values and exits 1 with a message on the first mismatch.
 Snapshot files are read as JSON Lines: every line but a torn (unterminated) last one
 must parse (docs/snapshot-format.md).
+
+Sanitizer builds (tests/reliability/sanitize_run.sh) set VT_SANITIZER_PRELOAD to the
+sanitizer runtime: every child then gets it first in LD_PRELOAD, because an
+uninstrumented program (sh, python3) cannot load it later by dlopen. Unset: no change.
 """
 import argparse
 import glob
@@ -36,6 +40,12 @@ class Ctx:
         self.simcuda = a.simcuda
         self.tmp = tempfile.mkdtemp(prefix="vt_preload_")
 
+    @staticmethod
+    def preload(*libs, sep=":"):
+        """LD_PRELOAD value for libs, led by $VT_SANITIZER_PRELOAD when that is set."""
+        san = os.environ.get("VT_SANITIZER_PRELOAD")
+        return sep.join(([san] if san else []) + list(libs))
+
     def env(self, preload=True, **extra):
         e = dict(os.environ)
         for k in list(e):
@@ -43,8 +53,10 @@ class Ctx:
                 del e[k]
         e["LD_LIBRARY_PATH"] = self.simcuda
         if preload:
-            e["LD_PRELOAD"] = self.lib
+            e["LD_PRELOAD"] = self.preload(self.lib)
             e["VT_EXPECT_TRACKED"] = "1"
+        elif self.preload():
+            e["LD_PRELOAD"] = self.preload()
         e.update({k: str(v) for k, v in extra.items()})
         return e
 
@@ -308,6 +320,14 @@ def check_exports(c):
 
 # ---- the preload must not change the program (descriptors, cancellation, paths) ----
 
+def thread_exit_depth():
+    """{"VRAMTRACE_DEPTH": $REL_DEPTH} when REL_DEPTH is set, else {}: for checks whose
+    threads exit after unwinding. The ThreadSanitizer run (sanitize_run.sh thread) sets
+    REL_DEPTH=0, because libunwind's thread-exit destructor (its per-thread cache)
+    crashes TSan's runtime; Ctx.env drops an inherited VRAMTRACE_DEPTH."""
+    return {"VRAMTRACE_DEPTH": os.environ["REL_DEPTH"]} if os.environ.get("REL_DEPTH") else {}
+
+
 def run_in(c, argv, preload=True, cwd=None, umask=None, timeout=30, **extra):
     """Like Ctx.run, with a working directory and a umask for the child."""
     pre = (lambda: os.umask(umask)) if umask is not None else None
@@ -349,7 +369,7 @@ def check_daemonfds(c):
     for preload in (False, True):
         d = c.outdir("daemon_out%d" % preload)
         p = run_in(c, [c.prog("prog_fdsafe"), "daemon", "in.txt", "out.txt"], preload=preload,
-                   cwd=w, VRAMTRACE_OUTPUT=d, VRAMTRACE_INTERVAL_MS=50)
+                   cwd=w, VRAMTRACE_OUTPUT=d, VRAMTRACE_INTERVAL_MS=50, **thread_exit_depth())
         expect(p.returncode == 0, "daemon (preload=%s) exited %d: %s" % (preload, p.returncode, p.stderr))
         with open(os.path.join(w, "out.txt")) as f, open(os.path.join(w, "out.txt.side")) as g:
             contents.append((p.stdout, f.read(), g.read()))
@@ -410,7 +430,8 @@ def check_cancel(c):
                       {"SIMCUDA_FAIL_AT": "2", "VRAMTRACE_DEPTH": "0"}):
             try:
                 same_run(c, [c.prog("prog_cancel"), mode], "prog_cancel %s %r" % (mode, extra),
-                         timeout=15, VRAMTRACE_OUTPUT=c.outdir("cancel"), **extra)
+                         timeout=15, VRAMTRACE_OUTPUT=c.outdir("cancel"),
+                         **dict(thread_exit_depth(), **extra))
             except subprocess.TimeoutExpired:
                 fail("prog_cancel %s %r hung (deadlock)" % (mode, extra))
     print("cancel ok")
@@ -479,7 +500,7 @@ def check_twocopies(c):
     for order in ((c.lib, copy), (copy, c.lib)):
         d = c.outdir("two_%s" % ("a" if order[0] == c.lib else "b"))
         e = c.env(True, VRAMTRACE_OUTPUT=d)
-        e["LD_PRELOAD"] = " ".join(order)
+        e["LD_PRELOAD"] = c.preload(*order, sep=" ")
         p = subprocess.run([c.prog("prog_runtime"), "kinds"], env=e, capture_output=True, text=True,
                            timeout=60)
         expect(p.returncode == 0 and p.stderr == "", "two copies: %d %s" % (p.returncode, p.stderr))

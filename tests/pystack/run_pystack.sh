@@ -4,6 +4,11 @@
 # run_pystack.sh <slot> train <libvramtrace.so> <check_train.py> <on|off> <train.py> <outdir>
 # Finds the interpreter of <slot> (pyenv3XY: $PYENV_ROOT/versions/3.X.*,
 # deb3XY: /usr/bin/python3.X); exits 77 (CTest SKIP) when it is absent.
+# Sanitizer builds (tests/reliability/sanitize_run.sh) set VT_SANITIZER_PRELOAD: the
+# interpreter, which is not instrumented, then gets that runtime first in LD_PRELOAD
+# (the probe and libvramtrace.so need it, and dlopen cannot add it: "cannot allocate
+# memory in static TLS block"). Unset: LD_PRELOAD as before.
+san=${VT_SANITIZER_PRELOAD:+$VT_SANITIZER_PRELOAD:}
 slot=$1; what=$2; probe=$3
 minor=$(echo "$slot" | sed 's/^[a-z]*3//')
 case $slot in
@@ -16,11 +21,12 @@ case $slot in
 esac
 [ -x "$py" ] || { echo "SKIP: $slot: no $py"; exit 77; }
 case $what in
-  run) exec env -u PYTHONPATH -u PYTHONHOME "$py" "$4" "$probe" "$5" ;;
+  run) [ -n "$san" ] && export LD_PRELOAD="${san%:}"
+       exec env -u PYTHONPATH -u PYTHONHOME "$py" "$4" "$probe" "$5" ;;
   train)
     rm -rf "$7" && mkdir -p "$7" || exit 1
     env -u PYTHONPATH -u PYTHONHOME VRAMTRACE_OUTPUT="$7" VRAMTRACE_PYTHON="$5" \
-        VRAMTRACE_INTERVAL_MS=0 LD_PRELOAD="$probe" "$py" "$6" --steps 12 || exit 1
+        VRAMTRACE_INTERVAL_MS=0 LD_PRELOAD="$san$probe" "$py" "$6" --steps 12 || exit 1
     exec "$py" "$4" "$7" "$6" "$5" ;;
   layout)
     hdr=$(echo "$inc" | sed 's/^-I\([^ ]*\).*/\1/')/Python.h
@@ -36,6 +42,7 @@ if p.probe_init() < 0: sys.exit("FAIL: probe_init found no interpreter")
 if p.probe_layout(b, 4096) <= 0: sys.exit("FAIL: probe_layout")
 sys.stdout.write(b.value.decode())
 PY
+    [ -n "$san" ] && export LD_PRELOAD="${san%:}"
     env -u PYTHONPATH -u PYTHONHOME "$py" "$tmp/q.py" "$probe" > "$tmp/runtime.unsorted" || exit 1
     sort "$tmp/runtime.unsorted" > "$tmp/runtime.txt"
     if diff -u "$tmp/headers.txt" "$tmp/runtime.txt"; then

@@ -6,6 +6,11 @@ run programs and inner pytest sessions in subprocesses under
 (the simulated CUDA 13 runtime). The build folder comes from VRAMTRACE_BUILD_DIR
 (set by CTest, then a missing artifact fails the test; default: <checkout>/build,
 where a missing artifact skips it).
+
+Sanitizer builds (tests/reliability/sanitize_run.sh): VT_SANITIZER_PRELOAD names the
+sanitizer runtime that libvramtrace.so and the simulated CUDA libraries need; a
+subprocess (an uninstrumented python) gets it first in LD_PRELOAD, because dlopen
+cannot load it later ("cannot allocate memory in static TLS block"). Unset: no change.
 """
 import os
 import subprocess
@@ -38,10 +43,19 @@ def build():
     return {"dir": b, "lib": lib, "simcuda": sim}
 
 
+def preload(*libs):
+    """LD_PRELOAD value for libs, led by $VT_SANITIZER_PRELOAD when that is set."""
+    san = os.environ.get("VT_SANITIZER_PRELOAD")
+    return ":".join(([san] if san else []) + list(libs))
+
+
 def base_env(tmp_path):
-    """An environment without any inherited tracer or Python settings."""
+    """An environment without any inherited tracer or Python settings (LD_PRELOAD:
+    only the sanitizer runtime of a sanitizer build, see the top of this file)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("VRAMTRACE_", "LD_PRELOAD", "PYTEST_", "PYTHON"))}
+    if preload():
+        env["LD_PRELOAD"] = preload()
     env["PYTHONPATH"] = PYDIR
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["VRAMTRACE_OUTPUT"] = str(tmp_path / "vt-out")
@@ -52,7 +66,7 @@ def base_env(tmp_path):
 def traced_env(build, tmp_path):
     """Environment of a process run under the tracer on the simulated device."""
     env = base_env(tmp_path)
-    env["LD_PRELOAD"] = build["lib"]
+    env["LD_PRELOAD"] = preload(build["lib"])
     env["LD_LIBRARY_PATH"] = build["simcuda"]
     return env
 
