@@ -397,21 +397,44 @@ VT_EXPORT_ALIAS(cuMemAddressFree);
 
 /* ---- implicit frees: context teardown ---- */
 
+/* One context teardown call (cuCtxDestroy_v2, cuDevicePrimaryCtxReset_v2, the last
+ * cuDevicePrimaryCtxRelease_v2). Whether it frees the program's records is decided
+ * before the real call: only when this is the outermost hooked call and not the CUDA
+ * runtime tearing itself down at exit (vt_hook_is_runtime_teardown on the hook's
+ * return address); only records made before the call (sequence < before) drop. */
+typedef struct vt__teardown {
+    vt_call  c;
+    int      drop;
+    uint64_t before;
+} vt__teardown;
+
+static void vt__teardown_begin(vt__teardown *t, void *caller)
+{
+    vt_call_begin(&t->c, 0);
+    t->drop = t->c.rec && !vt_hook_is_runtime_teardown(caller);
+    t->before = vt_core_next_seq();
+}
+
+/* destroyed: the context is gone. Drops that context's (ctx != 0) or that device's
+ * (ctx == 0) ordinary records when the call is the program's. */
+static void vt__teardown_end(vt__teardown *t, int destroyed, int device, uint64_t ctx)
+{
+    if (destroyed) {
+        vt_hook_ctx_changed();
+        if (t->drop && (ctx || device >= 0))
+            vt_core_drop_context(device, ctx, t->before);
+    }
+    vt_call_end(&t->c);
+}
+
 static CUresult vt__h_cuCtxDestroy_v2(CUcontext ctx)
 {
     VT_REAL_OR_FAIL(cuCtxDestroy_v2);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    int drop = c.rec && !vt_hook_is_runtime_teardown(__builtin_return_address(0));
-    uint64_t before = vt_core_next_seq();
+    vt__teardown t;
+    vt__teardown_begin(&t, __builtin_return_address(0));
     CUresult r = real_cuCtxDestroy_v2(ctx);
     int e = errno;
-    if (r == CUDA_SUCCESS) {
-        vt_hook_ctx_changed();
-        if (drop && ctx)
-            vt_core_drop_context(-1, (uint64_t)(uintptr_t)ctx, before);
-    }
-    vt_call_end(&c);
+    vt__teardown_end(&t, r == CUDA_SUCCESS && ctx, -1, (uint64_t)(uintptr_t)ctx);
     errno = e;
     return r;
 }
@@ -420,18 +443,11 @@ VT_EXPORT_ALIAS(cuCtxDestroy_v2);
 static CUresult vt__h_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     VT_REAL_OR_FAIL(cuDevicePrimaryCtxReset_v2);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    int drop = c.rec && !vt_hook_is_runtime_teardown(__builtin_return_address(0));
-    uint64_t before = vt_core_next_seq();
+    vt__teardown t;
+    vt__teardown_begin(&t, __builtin_return_address(0));
     CUresult r = real_cuDevicePrimaryCtxReset_v2(dev);
     int e = errno;
-    if (r == CUDA_SUCCESS) {
-        vt_hook_ctx_changed();
-        if (drop)
-            vt_core_drop_context(dev, 0, before);
-    }
-    vt_call_end(&c);
+    vt__teardown_end(&t, r == CUDA_SUCCESS, dev, 0);
     errno = e;
     return r;
 }
@@ -440,25 +456,20 @@ VT_EXPORT_ALIAS(cuDevicePrimaryCtxReset_v2);
 static CUresult vt__h_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     VT_REAL_OR_FAIL(cuDevicePrimaryCtxRelease_v2);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    int drop = c.rec && !vt_hook_is_runtime_teardown(__builtin_return_address(0));
-    uint64_t before = vt_core_next_seq();
+    vt__teardown t;
+    vt__teardown_begin(&t, __builtin_return_address(0));
     CUresult r = real_cuDevicePrimaryCtxRelease_v2(dev);
     int e = errno;
+    int destroyed = 0;
     if (r == CUDA_SUCCESS) {
         /* Only the LAST release destroys the primary context: ask the driver. */
         typedef CUresult (*state_t)(CUdevice, unsigned int *, int *);
         state_t st = (state_t)__atomic_load_n(&vt__drv_cuDevicePrimaryCtxGetState, __ATOMIC_ACQUIRE);
         unsigned int flags = 0;
         int active = 1;
-        if (st && st(dev, &flags, &active) == CUDA_SUCCESS && !active) {
-            vt_hook_ctx_changed();
-            if (drop)
-                vt_core_drop_context(dev, 0, before);
-        }
+        destroyed = st && st(dev, &flags, &active) == CUDA_SUCCESS && !active;
     }
-    vt_call_end(&c);
+    vt__teardown_end(&t, destroyed, dev, 0);
     errno = e;
     return r;
 }

@@ -418,6 +418,22 @@ static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
 }
 
 /* The one place a snapshot is built and written. Under out_lock. */
+/* ,"kind":"<kind>","device":<device> */
+static void vt__kind_device(vt_buf *b, int kind, int device)
+{
+    vt_buf_cstr(b, ",\"kind\":\"");
+    vt_buf_cstr(b, vt_kind_name(kind));
+    vt_buf_cstr(b, "\",\"device\":");
+    vt_buf_i64(b, device);
+}
+
+/* {"stack":N,"kind":"...","device":D  — the key of a site row (left open). */
+static void vt__site_key(vt_buf *b, const vt_site_row *s)
+{
+    vt__kv_u64(b, "{\"stack\":", s->stack);
+    vt__kind_device(b, s->kind, s->device);
+}
+
 static int vt__snapshot_locked(const char *trigger, const char *label, const vt_oom_info *oom)
 {
     if (!vt_core_enabled() || vt__w.fd < 0)
@@ -496,11 +512,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
         const vt_site_row *s = &c.sites[i];
         if (i)
             vt_buf_put(b, ",", 1);
-        vt__kv_u64(b, "{\"stack\":", s->stack);
-        vt_buf_cstr(b, ",\"kind\":\"");
-        vt_buf_cstr(b, vt_kind_name(s->kind));
-        vt_buf_cstr(b, "\",\"device\":");
-        vt_buf_i64(b, s->device);
+        vt__site_key(b, s);
         vt__kv_u64(b, ",\"live_bytes\":", s->live_bytes);
         vt__kv_u64(b, ",\"live_count\":", s->live_count);
         vt__kv_u64(b, ",\"interval_peak_bytes\":", s->interval_peak_bytes);
@@ -519,11 +531,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
             continue;
         if (nw++)
             vt_buf_put(b, ",", 1);
-        vt__kv_u64(b, "{\"stack\":", s->stack);
-        vt_buf_cstr(b, ",\"kind\":\"");
-        vt_buf_cstr(b, vt_kind_name(s->kind));
-        vt_buf_cstr(b, "\",\"device\":");
-        vt_buf_i64(b, s->device);
+        vt__site_key(b, s);
         vt__kv_u64(b, ",\"growth_steps\":", s->growth_steps);
         vt__kv_u64(b, ",\"growth_bytes_per_step\":", s->growth_steps ? s->growth_bytes / s->growth_steps : 0);
         vt_buf_put(b, "}", 1);
@@ -532,10 +540,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     if (oom) {
         vt_buf_cstr(b, "{\"api\":");
         vt_buf_jstr(b, oom->api, 0);
-        vt_buf_cstr(b, ",\"kind\":\"");
-        vt_buf_cstr(b, vt_kind_name(oom->kind));
-        vt_buf_cstr(b, "\",\"device\":");
-        vt_buf_i64(b, oom->device);
+        vt__kind_device(b, oom->kind, oom->device);
         vt__kv_u64(b, ",\"requested_bytes\":", oom->requested);
         vt_buf_cstr(b, ",\"result\":");
         vt_buf_i64(b, oom->result);

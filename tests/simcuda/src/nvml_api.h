@@ -3,10 +3,9 @@
  * and the driver's query that feeds it.
  *
  * Names, values and signatures are those of NVIDIA's nvml.h (NVML API reference,
- * CUDA 12/13); nvml.h itself is not part of the CUDA toolkit installed here, so the
- * few declarations used are copied (preload/vt_nvml.h carries the same copy for the
- * reader side). When nvml.h is on the include path it is used instead, so the
- * signatures are checked against the real header.
+ * CUDA 12/13). The types come from common/vt_nvml_types.h, shared with the reader
+ * side (nvml.h itself where it is installed, so the signatures below are then
+ * checked against the real header).
  */
 #ifndef SIMCUDA_NVML_API_H
 #define SIMCUDA_NVML_API_H
@@ -14,64 +13,7 @@
 #include <cuda.h>
 #include <stddef.h>
 
-#if defined(__has_include)
-#if __has_include(<nvml.h>)
-#include <nvml.h>
-#define SIM_HAVE_NVML_H 1
-#endif
-#endif
-
-#ifndef SIM_HAVE_NVML_H
-typedef struct nvmlDevice_st *nvmlDevice_t;
-
-typedef enum nvmlReturn_enum {
-    NVML_SUCCESS = 0,
-    NVML_ERROR_UNINITIALIZED = 1,
-    NVML_ERROR_INVALID_ARGUMENT = 2,
-    NVML_ERROR_NOT_SUPPORTED = 3,
-    NVML_ERROR_NO_PERMISSION = 4,
-    NVML_ERROR_ALREADY_INITIALIZED = 5,
-    NVML_ERROR_NOT_FOUND = 6,
-    NVML_ERROR_INSUFFICIENT_SIZE = 7,
-    NVML_ERROR_DRIVER_NOT_LOADED = 9,
-    NVML_ERROR_GPU_IS_LOST = 15,
-    NVML_ERROR_UNKNOWN = 999
-} nvmlReturn_t;
-
-typedef struct nvmlMemory_st {
-    unsigned long long total;
-    unsigned long long free;
-    unsigned long long used;
-} nvmlMemory_t;
-
-typedef struct nvmlProcessInfo_st {
-    unsigned int       pid;
-    unsigned long long usedGpuMemory;
-    unsigned int       gpuInstanceId;
-    unsigned int       computeInstanceId;
-} nvmlProcessInfo_t;
-
-typedef enum nvmlMemoryErrorType_enum {
-    NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
-    NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
-    NVML_MEMORY_ERROR_TYPE_COUNT
-} nvmlMemoryErrorType_t;
-
-typedef enum nvmlEccCounterType_enum {
-    NVML_VOLATILE_ECC = 0,
-    NVML_AGGREGATE_ECC = 1,
-    NVML_ECC_COUNTER_TYPE_COUNT
-} nvmlEccCounterType_t;
-
-typedef enum nvmlPageRetirementCause_enum {
-    NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
-    NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
-    NVML_PAGE_RETIREMENT_CAUSE_COUNT
-} nvmlPageRetirementCause_t;
-
-#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
-#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
-#endif /* !SIM_HAVE_NVML_H */
+#include "vt_nvml_types.h"   /* common/: the one copy of the nvml.h types */
 
 /* The entry points (nvml.h signatures). */
 nvmlReturn_t nvmlInit_v2(void);
