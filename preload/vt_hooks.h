@@ -26,6 +26,27 @@
 #define VT_EXPORT_ALIAS(name) \
     extern __typeof__(vt__h_##name) name __attribute__((alias("vt__h_" #name), visibility("default")))
 
+/* A plain allocation shim, one per hooked function (each keeps its own typed real_
+ * pointer): forwards the call unchanged, then — when it succeeded and this is the
+ * outermost hooked call — records *(out) as `size` bytes of `kind` through the
+ * including file's VT_SHIM_DONE(c, api, kind, r, addr, size). errno and the result
+ * are the real call's; the shim is exported under the CUDA name by VT_EXPORT_ALIAS. */
+#define VT_ALLOC_SHIM(ret_t, name, kind, PARAMS, ARGS, out, size)                         \
+    static ret_t vt__h_##name PARAMS                                                      \
+    {                                                                                     \
+        VT_REAL_OR_FAIL(name);                                                            \
+        vt_call c;                                                                        \
+        vt_call_begin(&c, 1);                                                             \
+        ret_t r = real_##name ARGS;                                                       \
+        int e = errno;                                                                    \
+        if (c.rec)                                                                        \
+            VT_SHIM_DONE(c, #name, kind, r, r ? 0 : (uint64_t)(uintptr_t)*(out), size);   \
+        vt_call_end(&c);                                                                  \
+        errno = e;                                                                        \
+        return r;                                                                         \
+    }                                                                                     \
+    VT_EXPORT_ALIAS(name)
+
 typedef struct vt_call {
     int      outer;     /* outermost hooked call on this thread                   */
     int      rec;       /* outer and tracking on: this call records               */

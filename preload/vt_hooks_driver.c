@@ -93,20 +93,11 @@ int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes)
     vt_hook_alloc_done(&(c), api, kind, (r) == CUDA_SUCCESS, (int)(r), \
                        (r) == CUDA_ERROR_OUT_OF_MEMORY, addr, size, stream, dev)
 
-static CUresult vt__h_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
-{
-    VT_REAL_OR_FAIL(cuMemAlloc_v2);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    CUresult r = real_cuMemAlloc_v2(dptr, bytesize);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cuMemAlloc_v2", VT_KIND_DEVICE, r, r ? 0 : (uint64_t)*dptr, bytesize, 0, -2);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cuMemAlloc_v2);
+/* Plain allocation shims (vt_hooks.h VT_ALLOC_SHIM) record through this: no stream, the current context's device. */
+#define VT_SHIM_DONE(c, api, kind, r, addr, size) VT_ALLOC_DONE(c, api, kind, r, addr, size, 0, -2)
+
+VT_ALLOC_SHIM(CUresult, cuMemAlloc_v2, VT_KIND_DEVICE, (CUdeviceptr *dptr, size_t bytesize), (dptr, bytesize),
+                  dptr, bytesize);
 
 static CUresult vt__h_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width,
                                          size_t height, unsigned int elem)
@@ -125,50 +116,14 @@ static CUresult vt__h_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size
 }
 VT_EXPORT_ALIAS(cuMemAllocPitch_v2);
 
-static CUresult vt__h_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
-{
-    VT_REAL_OR_FAIL(cuMemAllocManaged);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    CUresult r = real_cuMemAllocManaged(dptr, bytesize, flags);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cuMemAllocManaged", VT_KIND_MANAGED, r, r ? 0 : (uint64_t)*dptr, bytesize, 0, -2);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cuMemAllocManaged);
+VT_ALLOC_SHIM(CUresult, cuMemAllocManaged, VT_KIND_MANAGED, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags),
+              (dptr, bytesize, flags), dptr, bytesize);
 
-static CUresult vt__h_cuMemAllocHost_v2(void **pp, size_t bytesize)
-{
-    VT_REAL_OR_FAIL(cuMemAllocHost_v2);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    CUresult r = real_cuMemAllocHost_v2(pp, bytesize);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cuMemAllocHost_v2", VT_KIND_HOST_PINNED, r, r ? 0 : (uint64_t)(uintptr_t)*pp, bytesize, 0, -2);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cuMemAllocHost_v2);
+VT_ALLOC_SHIM(CUresult, cuMemAllocHost_v2, VT_KIND_HOST_PINNED, (void **pp, size_t bytesize), (pp, bytesize),
+                  pp, bytesize);
 
-static CUresult vt__h_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
-{
-    VT_REAL_OR_FAIL(cuMemHostAlloc);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    CUresult r = real_cuMemHostAlloc(pp, bytesize, flags);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cuMemHostAlloc", VT_KIND_HOST_PINNED, r, r ? 0 : (uint64_t)(uintptr_t)*pp, bytesize, 0, -2);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cuMemHostAlloc);
+VT_ALLOC_SHIM(CUresult, cuMemHostAlloc, VT_KIND_HOST_PINNED, (void **pp, size_t bytesize, unsigned int flags),
+              (pp, bytesize, flags), pp, bytesize);
 
 static CUresult vt__alloc_async(vt_cuMemAllocAsync_t real, const char *api, CUdeviceptr *dptr,
                                 size_t bytesize, CUstream stream)

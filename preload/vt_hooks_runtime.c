@@ -70,20 +70,10 @@ static vt_cudaGetDriverEntryPointByVersion_t real_cudaGetDriverEntryPointByVersi
 
 /* ---- allocation ---- */
 
-static cudaError_t vt__h_cudaMalloc(void **devPtr, size_t size)
-{
-    VT_REAL_OR_FAIL(cudaMalloc);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    cudaError_t r = real_cudaMalloc(devPtr, size);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cudaMalloc", VT_KIND_DEVICE, r, r ? 0 : (uint64_t)(uintptr_t)*devPtr, size, 0);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cudaMalloc);
+/* Plain allocation shims (vt_hooks.h VT_ALLOC_SHIM) record through this: no stream. */
+#define VT_SHIM_DONE(c, api, kind, r, addr, size) VT_ALLOC_DONE(c, api, kind, r, addr, size, 0)
+
+VT_ALLOC_SHIM(cudaError_t, cudaMalloc, VT_KIND_DEVICE, (void **devPtr, size_t size), (devPtr, size), devPtr, size);
 
 static cudaError_t vt__h_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
@@ -119,50 +109,13 @@ static cudaError_t vt__h_cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, stru
 }
 VT_EXPORT_ALIAS(cudaMalloc3D);
 
-static cudaError_t vt__h_cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
-{
-    VT_REAL_OR_FAIL(cudaMallocManaged);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    cudaError_t r = real_cudaMallocManaged(devPtr, size, flags);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cudaMallocManaged", VT_KIND_MANAGED, r, r ? 0 : (uint64_t)(uintptr_t)*devPtr, size, 0);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cudaMallocManaged);
+VT_ALLOC_SHIM(cudaError_t, cudaMallocManaged, VT_KIND_MANAGED, (void **devPtr, size_t size, unsigned int flags),
+              (devPtr, size, flags), devPtr, size);
 
-static cudaError_t vt__h_cudaMallocHost(void **ptr, size_t size)
-{
-    VT_REAL_OR_FAIL(cudaMallocHost);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    cudaError_t r = real_cudaMallocHost(ptr, size);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cudaMallocHost", VT_KIND_HOST_PINNED, r, r ? 0 : (uint64_t)(uintptr_t)*ptr, size, 0);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cudaMallocHost);
+VT_ALLOC_SHIM(cudaError_t, cudaMallocHost, VT_KIND_HOST_PINNED, (void **ptr, size_t size), (ptr, size), ptr, size);
 
-static cudaError_t vt__h_cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
-{
-    VT_REAL_OR_FAIL(cudaHostAlloc);
-    vt_call c;
-    vt_call_begin(&c, 1);
-    cudaError_t r = real_cudaHostAlloc(pHost, size, flags);
-    int e = errno;
-    if (c.rec)
-        VT_ALLOC_DONE(c, "cudaHostAlloc", VT_KIND_HOST_PINNED, r, r ? 0 : (uint64_t)(uintptr_t)*pHost, size, 0);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cudaHostAlloc);
+VT_ALLOC_SHIM(cudaError_t, cudaHostAlloc, VT_KIND_HOST_PINNED, (void **pHost, size_t size, unsigned int flags),
+              (pHost, size, flags), pHost, size);
 
 static cudaError_t vt__malloc_async(vt_cudaMallocAsync_t real, const char *api, void **devPtr,
                                     size_t size, cudaStream_t stream)
