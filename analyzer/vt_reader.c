@@ -280,7 +280,7 @@ static int trimmed_module(const vt_module *m)
 }
 
 /* CUDA runtime/driver API names, for a statically linked runtime (frames in the
- * program's own module): cudaXxx, cuXxx, __cudart*, and the static runtime's own
+ * program's own module): cuda[A-Z]*, cu[A-Z]*, __cudart*, and the static runtime's own
  * local symbols, libcudart_static_<hash> (seen on a real H200, docs/gpu-validation.md). */
 int vt_is_cuda_function(const char *fn)
 {

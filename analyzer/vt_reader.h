@@ -56,7 +56,7 @@ int vt_load_paths(vt_runset *rs, char *const *paths, int npaths);
 int vt_load_file(vt_runset *rs, const char *path, int in_dir);
 
 /* 1 when fn names a CUDA runtime/driver function or an internal symbol of the static
- * runtime (cudaXxx, cuXxx, __cudart*, libcudart_static_*): such frames, in a leading
+ * runtime (cuda[A-Z]*, cu[A-Z]*, __cudart*, libcudart_static_*): such frames, in a leading
  * run, are trimmed so the first frame shown is the program's call. NULL -> 0. */
 int vt_is_cuda_function(const char *fn);
 

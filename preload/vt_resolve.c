@@ -159,8 +159,8 @@ void *vt_resolve_swap(void *p)
     return h ? h : p;
 }
 
-/* Called by the dlsym stub below, before it tail-jumps for RTLD_NEXT, when the real
- * dlsym is not known yet (a dlsym from another library's start-up, before our
+/* Called by the dlsym trampoline below (x86-64 assembly), before it tail-jumps for
+ * RTLD_NEXT, when the real dlsym is not known yet (a dlsym from another library's start-up, before our
  * constructor): the caller's return address must reach glibc untouched. */
 __attribute__((visibility("hidden"), used, no_sanitize("address", "undefined", "thread")))
 void vt__dlsym_find_real(void)
@@ -183,8 +183,8 @@ void *vt__dlsym_impl(void *handle, const char *name)
 }
 
 #if defined(__x86_64__)
-/* For the stub below: a "cu" name. redo = 1 when glibc found nothing, so that the
- * stub asks glibc again AS THE CALLER (dlerror() then names the caller's object,
+/* For the trampoline below: a "cu" name. redo = 1 when glibc found nothing, so that the
+ * trampoline asks glibc again AS THE CALLER (dlerror() then names the caller's object,
  * exactly as without vramtrace); 0 when p is the answer (NULL included: one of our
  * hooks with no real function behind it). Returned in rax:rdx. */
 typedef struct { void *p; uintptr_t redo; } vt_dlsym_res;
