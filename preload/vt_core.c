@@ -2,18 +2,28 @@
  * steps and the online leak detector (see vt_core.h for the contract).
  *
  * Data model
- *   vt_rec   one live allocation, uthash `recs` keyed by address. Records come from a
- *            slab (chunks of VT_SLAB records, free list) so a record costs no malloc
- *            header and the hot path rarely calls malloc.
+ *   vt_rec   one live allocation (48 bytes), found by address through `idx`
+ *            (vt_index.h: 8-byte slots, open addressing). Records come from slabs
+ *            (chunks of VT_SLAB records, a free list of ids) so a record costs no
+ *            malloc header, never moves, and the hot path rarely calls malloc; a
+ *            record's id is slab number * VT_SLAB + index.
  *   vt_vmm   one cuMemCreate physical allocation, uthash `vmms` keyed by handle; it
  *            carries its mapping count and a released flag.
  *   vt_map   one cuMemMap mapping, uthash `maps` keyed by virtual address -> handle.
  *   vt_site  totals per (stack id, kind, device), uthash `sites` keyed by
- *            stack<<16 | kind<<8 | device+1. Records point at their site, so a free
- *            does one hash lookup.
- *   stats    vt_kind_stats per device slot x kind, device live/peak, process live/peak.
+ *            stack<<16 | kind<<8 | device+1, with a 64-entry direct-mapped cache in
+ *            front (a program allocates from few sites at a time). Records point at
+ *            their site, so a free does no site lookup.
+ *   stats    per device slot x kind: live bytes and peak on the fast path; the
+ *            count and total columns (live_count, alloc/free totals) are sums of the
+ *            sites', added up at collection. Device live/peak, process live/peak.
  *
- * Locking: one mutex, vt__core.lock, guards every table and counter; critical sections
+ * Fast path (issue 7 figure 1): an allocation is one lock hold (site, record, index,
+ * counters); a free is one lock hold (find, remove, counters, recycle) — the record
+ * is copied into the caller's vt_taken so that a failed real free can put it back.
+ *
+ * Locking: one lock, vt__core.lock (vt_lock.h, a futex mutex), guards every table and
+ * counter; critical sections
  * are a hash operation and a few additions. Values that the client API reads without
  * the lock (live/peak/scope/changes) are written with __atomic stores under the lock
  * and read with __atomic loads. Nothing here calls CUDA, the loader or stdio.
@@ -26,6 +36,8 @@
  */
 #define _GNU_SOURCE
 #include "vt_core.h"
+#include "vt_index.h"
+#include "vt_lock.h"
 #include "vt_config.h"
 #include "vt_log.h"
 #include "vt_mem.h"
@@ -62,6 +74,7 @@ typedef struct vt_site {
     uint64_t key;                 /* stack<<16 | kind<<8 | (device+1)              */
     uint32_t stack;
     int16_t  kind, device;
+    int16_t  slot;                /* device slot (vt__slot(device))                */
     uint64_t live_bytes, live_count;
     uint64_t interval_peak;       /* max live since the previous collection        */
     uint64_t step_min;            /* min live since the previous step boundary     */
@@ -74,17 +87,17 @@ typedef struct vt_site {
 } vt_site;
 
 typedef struct vt_rec {
-    uint64_t addr;                /* key                                           */
+    uint64_t addr;                /* key; on the free list: the next free id       */
     uint64_t size;
-    uint64_t stream;
-    uint64_t ctx;
-    uint64_t birth_ns;
-    uint64_t seq;
-    vt_site *site;
+    uint64_t birth_ns;            /* also the sequence (strictly increasing)       */
+    uint64_t ctx_stream;          /* CUstream for VT_KIND_ASYNC, else the CUcontext */
+    vt_site *site;                /* NULL: not in the table (free list)            */
     uint32_t step;
     int32_t  tid;
-    UT_hash_handle hh;
 } vt_rec;
+
+#define VT_NO_ID UINT32_MAX
+#define VT_SITE_CACHE 64
 
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
@@ -108,18 +121,19 @@ typedef struct vt_map {
 } vt_map;
 
 static struct {
-    pthread_mutex_t lock;
+    vt_lock_t lock;
     int       inited;             /* atomic                                         */
-    int       off;                /* atomic: latched off / disabled                 */
-    vt_rec   *recs;               /* under lock                                     */
+    vt_index  idx;                /* live records by address (under lock)           */
     vt_vmm   *vmms;               /* under lock                                     */
     vt_map   *maps;               /* under lock                                     */
     vt_site  *sites;              /* under lock                                     */
-    vt_rec   *free_recs;          /* slab free list (under lock)                    */
+    uint32_t  free_id;            /* slab free list head, VT_NO_ID if empty (lock)  */
+    vt_site  *site_cache[VT_SITE_CACHE];      /* under lock                          */
     vt_rec  **slabs;              /* every record slab, in creation order (under lock) */
     size_t    n_slabs, cap_slabs; /* under lock                                     */
     int       waiters;            /* atomic: threads blocked in vt__lock            */
-    uint64_t  next_seq;           /* under lock (atomic read)                       */
+    uint64_t  next_seq;           /* lowest birth_ns the next record may get: under
+                                     lock (atomic read)                              */
     uint64_t  step;               /* atomic                                         */
     int       step_marked;        /* atomic                                         */
     uint64_t  changes;            /* atomic store under lock                        */
@@ -135,7 +149,7 @@ static struct {
     uint8_t   dev_active[VT_DEV_SLOTS];                      /* under lock           */
     uint8_t   meminfo_known[VT_DEV_SLOTS], pool_known[VT_DEV_SLOTS];
     uint64_t  mem_free[VT_DEV_SLOTS], mem_total[VT_DEV_SLOTS], pool_reserved[VT_DEV_SLOTS];
-} vt__core = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} vt__core = { .lock = VT_LOCK_INIT, .free_id = VT_NO_ID };
 
 uint64_t vt_now_ns(void)
 {
@@ -158,17 +172,19 @@ static int vt__dev_of_slot(int slot)
  * vt__core.waiters until it has it, so that vt_core_collect, which copies the live
  * list in chunks, can let every blocked hook through between two chunks (a plain
  * mutex lets the releasing thread take the lock straight back). The uncontended
- * cost is that of pthread_mutex_lock (one compare-and-swap). */
-static void vt__lock(void)
+ * cost is one compare-and-swap. */
+static inline void vt__lock(void)
 {
-    if (pthread_mutex_trylock(&vt__core.lock) == 0)
+    if (__builtin_expect(vt_lock_try(&vt__core.lock), 1))
         return;
     __atomic_add_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&vt__core.lock);
+    vt_lock_slow(&vt__core.lock);
     __atomic_sub_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
 }
 
 /* ---- lifecycle ---- */
+
+int vt__core_off;   /* atomic: latched off / disabled (read by vt_core_enabled) */
 
 int vt_core_init(void)
 {
@@ -178,38 +194,35 @@ int vt_core_init(void)
             if (vt__config.test_fail_alloc_at > 0)
                 vt_mem_fail_at(vt__config.test_fail_alloc_at);
             if (vt__config.disable)
-                __atomic_store_n(&vt__core.off, 1, __ATOMIC_RELEASE);
+                __atomic_store_n(&vt__core_off, 1, __ATOMIC_RELEASE);
         }
     }
-    return __atomic_load_n(&vt__core.off, __ATOMIC_ACQUIRE) ? -1 : 0;
+    return __atomic_load_n(&vt__core_off, __ATOMIC_ACQUIRE) ? -1 : 0;
 }
 
-int vt_core_enabled(void)
-{
-    return !__atomic_load_n(&vt__core.off, __ATOMIC_RELAXED);
-}
 
 void vt_core_latch_off(const char *why)
 {
     static int said;
-    __atomic_store_n(&vt__core.off, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt__core_off, 1, __ATOMIC_RELEASE);
     if (__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL) == 0)
         vt_log(VT_LOG_WARN, "%s; tracking is off", why);
 }
 
-void vt_core_fork_prepare(void) { pthread_mutex_lock(&vt__core.lock); }
-void vt_core_fork_parent(void)  { pthread_mutex_unlock(&vt__core.lock); }
+void vt_core_fork_prepare(void) { vt_lock(&vt__core.lock); }
+void vt_core_fork_parent(void)  { vt_unlock(&vt__core.lock); }
 
 void vt_core_after_fork_child(void)
 {
     /* The inherited records are the parent's; their memory is left as it is (the
      * child's copy-on-write image) rather than walked and freed. */
-    pthread_mutex_init(&vt__core.lock, NULL);
-    vt__core.recs = NULL;
+    vt_lock_init(&vt__core.lock);
+    memset(&vt__core.idx, 0, sizeof vt__core.idx);
     vt__core.vmms = NULL;
     vt__core.maps = NULL;
     vt__core.sites = NULL;
-    vt__core.free_recs = NULL;
+    vt__core.free_id = VT_NO_ID;
+    memset(vt__core.site_cache, 0, sizeof vt__core.site_cache);
     vt__core.slabs = NULL;
     vt__core.n_slabs = vt__core.cap_slabs = 0;
     vt__core.waiters = 0;
@@ -237,15 +250,43 @@ static void vt__oom_latch(void)
     vt_core_latch_off("out of memory for the allocation table");
 }
 
-static vt_rec *vt__rec_new(void)
+static inline vt_rec *vt__rec_at(uint32_t id)
 {
-    vt_rec *r = vt__core.free_recs;
-    if (!r) {
+    return &vt__core.slabs[id / VT_SLAB][id % VT_SLAB];
+}
+
+static uint64_t vt__rec_addr(uint32_t id)
+{
+    return vt__rec_at(id)->addr;
+}
+
+static uint32_t vt__rec_new_slab(void);
+
+/* A free record id (its record's fields are garbage), or VT_NO_ID out of memory. */
+static inline uint32_t vt__rec_new(void)
+{
+    uint32_t id = vt__core.free_id;
+    if (__builtin_expect(id == VT_NO_ID, 0)) {
+        id = vt__rec_new_slab();
+        if (id == VT_NO_ID)
+            return VT_NO_ID;
+    }
+    vt__core.free_id = (uint32_t)vt__rec_at(id)->addr;
+    return id;
+}
+
+/* Adds a slab of VT_SLAB records to the free list; its first id, or VT_NO_ID. */
+static uint32_t vt__rec_new_slab(void)
+{
+    uint32_t id;
+    {
         if (vt__core.n_slabs == vt__core.cap_slabs) {  /* the registry the collector walks */
             size_t cap = vt__core.cap_slabs ? vt__core.cap_slabs * 2 : 64;
+            if (cap * VT_SLAB >= VT_NO_ID)
+                return VT_NO_ID;
             vt_rec **p = vt_mem_alloc(cap * sizeof *p);
             if (!p)
-                return NULL;
+                return VT_NO_ID;
             if (vt__core.n_slabs)
                 memcpy(p, vt__core.slabs, vt__core.n_slabs * sizeof *p);
             vt_mem_free(vt__core.slabs);
@@ -254,54 +295,82 @@ static vt_rec *vt__rec_new(void)
         }
         vt_rec *slab = vt_mem_alloc(sizeof(vt_rec) * VT_SLAB);
         if (!slab)
-            return NULL;
+            return VT_NO_ID;
+        uint32_t base = (uint32_t)(vt__core.n_slabs * VT_SLAB);
         vt__core.slabs[vt__core.n_slabs++] = slab;
         for (int i = VT_SLAB - 1; i >= 0; i--) {
-            slab[i].hh.tbl = NULL;   /* not in the table */
-            *(vt_rec **)&slab[i] = vt__core.free_recs;
-            vt__core.free_recs = &slab[i];
+            slab[i].site = NULL;   /* not in the table */
+            slab[i].addr = vt__core.free_id;
+            vt__core.free_id = base + (uint32_t)i;
         }
-        r = vt__core.free_recs;
+        id = vt__core.free_id;
     }
-    vt__core.free_recs = *(vt_rec **)r;
-    return r;
+    return id;
 }
 
-/* Takes r out of the table. hh.tbl == NULL marks a slab record that is not in the
- * table (free, or taken by a free in flight): the chunked copy skips it. */
-static void vt__rec_unlink(vt_rec *r)
+/* Puts record id on the free list. site == NULL marks a slab record that is not in
+ * the table: the chunked copy skips it. */
+static void vt__rec_put(uint32_t id)
 {
-    HASH_DELETE(hh, vt__core.recs, r);
-    r->hh.tbl = NULL;
+    vt_rec *r = vt__rec_at(id);
+    r->site = NULL;
+    r->addr = vt__core.free_id;
+    vt__core.free_id = id;
 }
 
-static void vt__rec_put(vt_rec *r)
+/* Birth time and sequence of a new record (under the lock): strictly increasing. */
+static uint64_t vt__next_birth(uint64_t now)
 {
-    r->hh.tbl = NULL;
-    *(vt_rec **)r = vt__core.free_recs;
-    vt__core.free_recs = r;
+    uint64_t b = now > vt__core.next_seq ? now : vt__core.next_seq;
+    __atomic_store_n(&vt__core.next_seq, b + 1, __ATOMIC_RELAXED);
+    return b;
 }
 
-static vt_site *vt__site_get(uint32_t stack, int kind, int device)
+/* Allocation record id at addr, with its index slot, or VT_NO_ID. */
+static inline uint32_t vt__rec_find(uint64_t addr, uint32_t *slot)
 {
-    uint64_t key = ((uint64_t)stack << 16) | ((uint64_t)kind << 8) | (uint64_t)vt__slot(device);
+    return vt_index_find(&vt__core.idx, addr, vt__rec_addr, slot);
+}
+
+static vt_site *vt__site_lookup(uint64_t key, vt_site **c);
+
+/* The site of (stack, kind, device), created on first use; NULL out of memory.
+ * Inline part: the direct-mapped cache. */
+static inline vt_site *vt__site_get(uint32_t stack, int kind, int device)
+{
+    int slot = vt__slot(device);
+    uint64_t key = ((uint64_t)stack << 16) | ((uint64_t)kind << 8) | (uint64_t)slot;
+    vt_site **c = &vt__core.site_cache[(key * 0x9e3779b97f4a7c15ull) >> 58];
+    vt_site *s = *c;
+    if (__builtin_expect(s && s->key == key, 1))
+        return s;
+    return vt__site_lookup(key, c);
+}
+
+static vt_site *vt__site_lookup(uint64_t key, vt_site **c)
+{
+    int slot = (int)(key & 0xff), kind = (int)((key >> 8) & 0xff);
+    uint32_t stack = (uint32_t)(key >> 16);
     vt_site *s;
     HASH_FIND(hh, vt__core.sites, &key, sizeof key, s);
-    if (s)
-        return s;
-    s = vt_mem_calloc(sizeof *s);
-    if (!s)
-        return NULL;
-    s->key = key;
-    s->stack = stack;
-    s->kind = (int16_t)kind;
-    s->device = (int16_t)vt__dev_of_slot(vt__slot(device));
-    HASH_ADD(hh, vt__core.sites, key, sizeof s->key, s);
-    if (vt__hash_oom) {
-        vt_mem_free(s);
-        return NULL;
+    if (!s) {
+        s = vt_mem_calloc(sizeof *s);
+        if (!s)
+            return NULL;
+        s->key = key;
+        s->stack = stack;
+        s->kind = (int16_t)kind;
+        s->slot = (int16_t)slot;
+        s->device = (int16_t)vt__dev_of_slot(slot);
+        HASH_ADD(hh, vt__core.sites, key, sizeof s->key, s);
+        if (vt__hash_oom) {
+            vt_mem_free(s);
+            return NULL;
+        }
+        vt__core.n_sites++;
+        vt__core.dev_active[slot] = 1;
     }
-    vt__core.n_sites++;
+    *c = s;
     return s;
 }
 
@@ -310,67 +379,68 @@ static void vt__bump_changes(void)
     __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
 }
 
+/* Process-wide part of accounting: device and process live/peak, interval peak,
+ * scope bytes, live count, change counter. delta is +size or -size. */
+static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int add)
+{
+    uint64_t dl = add ? vt__core.dev_live[slot] + size : vt__core.dev_live[slot] - size;
+    uint64_t tl = add ? vt__core.live_total + size : vt__core.live_total - size;
+    __atomic_store_n(&vt__core.dev_live[slot], dl, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__core.live_total, tl, __ATOMIC_RELAXED);
+    if (add) {
+        if (dl > vt__core.dev_peak[slot])
+            __atomic_store_n(&vt__core.dev_peak[slot], dl, __ATOMIC_RELAXED);
+        if (tl > vt__core.peak_total)
+            __atomic_store_n(&vt__core.peak_total, tl, __ATOMIC_RELAXED);
+        if (tl > vt__core.ipeak_total)
+            vt__core.ipeak_total = tl;
+    }
+    if (seq >= vt__core.scope_seq)
+        __atomic_store_n(&vt__core.scope_bytes,
+                         add ? vt__core.scope_bytes + size : vt__core.scope_bytes - size,
+                         __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__core.live_count, vt__core.live_count + (add ? 1 : (uint64_t)-1),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
+}
+
 /* Accounts size bytes becoming live at site s. restore: the bytes come back after a
- * failed free (undo the free counters instead of counting a new allocation). */
+ * failed free (undo the free counter instead of counting a new allocation). The
+ * per device x kind count/total columns are sums of the sites' (vt_core_collect). */
 static void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
 {
-    int slot = vt__slot(s->device);
-    vt_kind_stats *k = &vt__core.ks[slot][s->kind];
-    vt__core.dev_active[slot] = 1;
-    k->live_bytes += size;
-    k->live_count++;
-    if (k->live_bytes > k->peak_bytes)
-        k->peak_bytes = k->live_bytes;
-    s->live_bytes += size;
+    vt_kind_stats *k = &vt__core.ks[s->slot][s->kind];
+    uint64_t kl = k->live_bytes + size;
+    k->live_bytes = kl;
+    if (kl > k->peak_bytes)
+        k->peak_bytes = kl;
+    uint64_t sl = s->live_bytes + size;
+    s->live_bytes = sl;
     s->live_count++;
-    if (s->live_bytes > s->interval_peak)
-        s->interval_peak = s->live_bytes;
+    if (sl > s->interval_peak)
+        s->interval_peak = sl;
     if (restore) {
-        k->free_total--;
         s->free_total--;
     } else {
-        k->alloc_total++;
-        k->alloc_bytes_total += size;
         s->alloc_total++;
         s->alloc_bytes_total += size;
     }
     s->dirty = 1;
-    uint64_t dl = vt__core.dev_live[slot] + size;
-    __atomic_store_n(&vt__core.dev_live[slot], dl, __ATOMIC_RELAXED);
-    if (dl > vt__core.dev_peak[slot])
-        __atomic_store_n(&vt__core.dev_peak[slot], dl, __ATOMIC_RELAXED);
-    uint64_t tl = vt__core.live_total + size;
-    __atomic_store_n(&vt__core.live_total, tl, __ATOMIC_RELAXED);
-    if (tl > vt__core.peak_total)
-        __atomic_store_n(&vt__core.peak_total, tl, __ATOMIC_RELAXED);
-    if (tl > vt__core.ipeak_total)
-        vt__core.ipeak_total = tl;
-    if (seq >= vt__core.scope_seq)
-        __atomic_store_n(&vt__core.scope_bytes, vt__core.scope_bytes + size, __ATOMIC_RELAXED);
-    __atomic_store_n(&vt__core.live_count, vt__core.live_count + 1, __ATOMIC_RELAXED);
-    vt__bump_changes();
+    vt__acct_process(s->slot, size, seq, 1);
 }
 
 /* Accounts size bytes of site s ceasing to be live (a free or an implicit free). */
 static void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq)
 {
-    int slot = vt__slot(s->device);
-    vt_kind_stats *k = &vt__core.ks[slot][s->kind];
-    k->live_bytes -= size;
-    k->live_count--;
-    k->free_total++;
-    s->live_bytes -= size;
+    vt__core.ks[s->slot][s->kind].live_bytes -= size;
+    uint64_t sl = s->live_bytes - size;
+    s->live_bytes = sl;
     s->live_count--;
     s->free_total++;
-    if (s->live_bytes < s->step_min)
-        s->step_min = s->live_bytes;
+    if (sl < s->step_min)
+        s->step_min = sl;
     s->dirty = 1;
-    __atomic_store_n(&vt__core.dev_live[slot], vt__core.dev_live[slot] - size, __ATOMIC_RELAXED);
-    __atomic_store_n(&vt__core.live_total, vt__core.live_total - size, __ATOMIC_RELAXED);
-    if (seq >= vt__core.scope_seq)
-        __atomic_store_n(&vt__core.scope_bytes, vt__core.scope_bytes - size, __ATOMIC_RELAXED);
-    __atomic_store_n(&vt__core.live_count, vt__core.live_count - 1, __ATOMIC_RELAXED);
-    vt__bump_changes();
+    vt__acct_process(s->slot, size, seq, 0);
 }
 
 /* ---- events ---- */
@@ -391,40 +461,36 @@ int vt_core_alloc(const vt_alloc_info *a)
         goto out;
     }
     vt_site *s = vt__site_get(a->stack, kind, a->device);
-    vt_rec *r = s ? vt__rec_new() : NULL;
-    if (!r) {
+    uint32_t id = s ? vt__rec_new() : VT_NO_ID;
+    if (id == VT_NO_ID) {
         vt__oom_latch();
         rc = -1;
         goto out;
     }
-    vt_rec *old;
-    HASH_FIND(hh, vt__core.recs, &a->addr, sizeof a->addr, old);
-    if (old) {  /* CUDA handed this address out again: its free was not seen */
-        vt__rec_unlink(old);
-        vt__acct_sub(old->site, old->size, old->seq);
+    uint32_t old;
+    int up = vt_index_upsert(&vt__core.idx, a->addr, id, vt__rec_addr, &old);
+    if (up < 0) {
+        vt__rec_put(id);
+        vt__oom_latch();
+        rc = -1;
+        goto out;
+    }
+    if (up > 0) {  /* CUDA handed this address out again: its free was not seen */
+        vt_rec *o = vt__rec_at(old);
+        vt__acct_sub(o->site, o->size, o->birth_ns);
         vt__rec_put(old);
     }
-    memset(r, 0, sizeof *r);
+    vt_rec *r = vt__rec_at(id);
     r->addr = a->addr;
     r->size = a->size;
-    r->stream = a->stream;
-    r->ctx = a->ctx;
-    r->birth_ns = now;
-    r->seq = vt__core.next_seq;
-    __atomic_store_n(&vt__core.next_seq, vt__core.next_seq + 1, __ATOMIC_RELAXED);
+    r->birth_ns = vt__next_birth(now);
+    r->ctx_stream = kind == VT_KIND_ASYNC ? a->stream : a->ctx;
     r->site = s;
     r->step = (uint32_t)__atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
     r->tid = tid;
-    HASH_ADD(hh, vt__core.recs, addr, sizeof r->addr, r);
-    if (vt__hash_oom) {
-        vt__rec_put(r);
-        vt__oom_latch();
-        rc = -1;
-        goto out;
-    }
-    vt__acct_add(s, r->size, r->seq, 0);
+    vt__acct_add(s, r->size, r->birth_ns, 0);
 out:
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
     return rc;
 }
 
@@ -439,7 +505,7 @@ void vt_core_alloc_failed(int device, int kind, int oom)
         vt__core.ks[slot][kind].oom_total++;
     vt__core.dev_active[slot] = 1;
     vt__bump_changes();
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
@@ -448,49 +514,55 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
     if (!vt_core_enabled())
         return 0;
     vt__lock();
-    vt_rec *r;
-    HASH_FIND(hh, vt__core.recs, &addr, sizeof addr, r);
-    if (r && (kind_mask == 0 || (kind_mask & (1u << r->site->kind)))) {
-        vt__rec_unlink(r);
-        vt__acct_sub(r->site, r->size, r->seq);
-        t->rec = r;
+    uint32_t slot;
+    uint32_t id = vt__rec_find(addr, &slot);
+    if (id != VT_NO_ID) {
+        vt_rec *r = vt__rec_at(id);
+        vt_site *s = r->site;
+        if (kind_mask == 0 || (kind_mask & (1u << s->kind))) {
+            vt_index_remove_slot(&vt__core.idx, slot);
+            vt__acct_sub(s, r->size, r->birth_ns);
+            t->rec = s;
+            t->addr = r->addr;
+            t->size = r->size;
+            t->birth_ns = r->birth_ns;
+            t->ctx_stream = r->ctx_stream;
+            t->step = r->step;
+            t->tid = r->tid;
+            vt__rec_put(id);
+        }
     }
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
     return t->rec != NULL;
 }
 
 void vt_core_restore(vt_taken *t)
 {
-    vt_rec *r = t->rec;
-    if (!r)
+    vt_site *s = t->rec;
+    if (!s)
         return;
     t->rec = NULL;
     vt__lock();
-    vt_rec *other;
-    HASH_FIND(hh, vt__core.recs, &r->addr, sizeof r->addr, other);
-    if (other) {  /* the address was handed out again meanwhile: keep the newer */
-        vt__rec_put(r);
-    } else {
-        HASH_ADD(hh, vt__core.recs, addr, sizeof r->addr, r);
-        if (vt__hash_oom) {
-            vt__rec_put(r);
-            vt__oom_latch();
-        } else {
-            vt__acct_add(r->site, r->size, r->seq, 1);
-        }
+    if (vt__rec_find(t->addr, NULL) != VT_NO_ID)
+        goto out;  /* the address was handed out again meanwhile: keep the newer */
+    uint32_t id = vt__rec_new();
+    if (id == VT_NO_ID || vt_index_insert(&vt__core.idx, t->addr, id) < 0) {
+        if (id != VT_NO_ID)
+            vt__rec_put(id);
+        vt__oom_latch();
+        goto out;
     }
-    pthread_mutex_unlock(&vt__core.lock);
-}
-
-void vt_core_commit(vt_taken *t)
-{
-    vt_rec *r = t->rec;
-    if (!r)
-        return;
-    t->rec = NULL;
-    vt__lock();
-    vt__rec_put(r);
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_rec *r = vt__rec_at(id);
+    r->addr = t->addr;
+    r->size = t->size;
+    r->birth_ns = t->birth_ns;
+    r->ctx_stream = t->ctx_stream;
+    r->site = s;
+    r->step = t->step;
+    r->tid = t->tid;
+    vt__acct_add(s, r->size, r->birth_ns, 1);
+out:
+    vt_unlock(&vt__core.lock);
 }
 
 uint64_t vt_core_next_seq(void)
@@ -505,19 +577,26 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
     uint64_t n = 0;
     int slot = vt__slot(device);
     vt__lock();
-    vt_rec *r, *tmp;
-    HASH_ITER(hh, vt__core.recs, r, tmp) {
-        int kind = r->site->kind;
-        if (kind == VT_KIND_ASYNC || kind == VT_KIND_VMM || r->seq >= before_seq)
-            continue;
-        if (ctx ? r->ctx != ctx : vt__slot(r->site->device) != slot)
-            continue;
-        vt__rec_unlink(r);
-        vt__acct_sub(r->site, r->size, r->seq);
-        vt__rec_put(r);
-        n++;
+    for (size_t sl = 0; sl < vt__core.n_slabs; sl++) {
+        vt_rec *slab = vt__core.slabs[sl];
+        for (uint32_t i = 0; i < VT_SLAB; i++) {
+            vt_rec *r = &slab[i];
+            vt_site *s = r->site;
+            if (!s || s->kind == VT_KIND_ASYNC || s->kind == VT_KIND_VMM || r->birth_ns >= before_seq)
+                continue;
+            if (ctx ? r->ctx_stream != ctx : s->slot != slot)
+                continue;
+            uint32_t islot = 0;
+            uint32_t id = (uint32_t)(sl * VT_SLAB) + i;
+            if (vt__rec_find(r->addr, &islot) != id)
+                continue;  /* cannot happen: every record with a site is indexed */
+            vt_index_remove_slot(&vt__core.idx, islot);
+            vt__acct_sub(s, r->size, r->birth_ns);
+            vt__rec_put(id);
+            n++;
+        }
     }
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
     return n;
 }
 
@@ -548,9 +627,8 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     }
     v->handle = handle;
     v->size = size;
-    v->birth_ns = now;
-    v->seq = vt__core.next_seq;
-    __atomic_store_n(&vt__core.next_seq, vt__core.next_seq + 1, __ATOMIC_RELAXED);
+    v->birth_ns = vt__next_birth(now);
+    v->seq = v->birth_ns;
     v->site = s;
     v->step = (uint32_t)__atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
     v->tid = tid;
@@ -564,7 +642,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     }
     vt__acct_add(s, size, v->seq, 0);
 out:
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
     return rc;
 }
 
@@ -584,7 +662,7 @@ int vt_core_vmm_release(uint64_t handle, vt_taken *t)
         }
         t->rec = v;
     }
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
     return t->rec != NULL;
 }
 
@@ -600,7 +678,7 @@ void vt_core_vmm_restore(vt_taken *t)
         v->counted = 1;
         vt__acct_add(v->site, v->size, v->seq, 1);
     }
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 void vt_core_vmm_commit(vt_taken *t)
@@ -614,7 +692,7 @@ void vt_core_vmm_commit(vt_taken *t)
         HASH_DELETE(hh, vt__core.vmms, v);
         vt_mem_free(v);
     }
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
@@ -651,7 +729,7 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
         vt__bump_changes();
     }
 out:
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 void vt_core_vmm_unmap(uint64_t va, uint64_t size)
@@ -681,7 +759,7 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
             }
         }
     }
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
@@ -692,7 +770,7 @@ void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
     vt__core.dev_active[slot] = 1;
     vt__core.mem_free[slot] = free_bytes;
     vt__core.mem_total[slot] = total_bytes;
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 void vt_core_set_pool_reserved(int device, uint64_t reserved)
@@ -701,7 +779,7 @@ void vt_core_set_pool_reserved(int device, uint64_t reserved)
     int slot = vt__slot(device);
     vt__core.pool_known[slot] = 1;
     vt__core.pool_reserved[slot] = reserved;
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 /* ---- steps and queries ---- */
@@ -744,7 +822,7 @@ uint64_t vt_core_peak_interval_take(void)
     uint64_t live = vt__core.live_total;
     uint64_t r = vt__core.ipeak_total > live ? vt__core.ipeak_total : live;
     vt__core.ipeak_total = live;
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
     return r;
 }
 
@@ -753,7 +831,7 @@ void vt_core_scope_begin(void)
     vt__lock();
     __atomic_store_n(&vt__core.scope_seq, vt__core.next_seq, __ATOMIC_RELAXED);
     __atomic_store_n(&vt__core.scope_bytes, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
 }
 
 uint64_t vt_core_scope_leaked_bytes(void)
@@ -817,7 +895,7 @@ void vt_collect_free(vt_collect *c)
  *
  * Records live in slabs that never move or go away (vt__core.slabs), so the copy
  * walks the slabs in order, VT_COLLECT_CHUNK_SLABS slabs per lock hold, taking the
- * records that are in the table (hh.tbl != NULL). Between chunks the lock is released
+ * records that are in the table (site != NULL). Between chunks the lock is released
  * and every hook that blocked on it is let through first (vt__yield_to_waiters).
  * One chunk is VT_COLLECT_CHUNK_SLABS * VT_SLAB = 2,048 records: about 20-60 us of
  * lock hold on the 2-core development VM, so a hook never waits a whole copy. */
@@ -827,7 +905,7 @@ void vt_collect_free(vt_collect *c)
 static void vt__unlock_timed(uint64_t held_since, vt_collect *c)
 {
     uint64_t d = vt_now_ns() - held_since;
-    pthread_mutex_unlock(&vt__core.lock);
+    vt_unlock(&vt__core.lock);
     if (d > c->lock_hold_max_ns)
         c->lock_hold_max_ns = d;
     c->lock_holds++;
@@ -870,7 +948,7 @@ static void vt__row_of_rec(vt_alloc_row *a, const vt_rec *r)
     a->step = r->step;
     a->birth_ns = r->birth_ns;
     a->tid = r->tid;
-    a->stream = r->stream;
+    a->stream = r->site->kind == VT_KIND_ASYNC ? r->ctx_stream : 0;
 }
 
 /* Copies the live records, chunk by chunk, then the counted VMM allocations (one
@@ -888,7 +966,7 @@ static int vt__collect_rows(vt_collect *c, size_t cap)
         for (; next < end; next++) {
             const vt_rec *slab = vt__core.slabs[next];
             for (int i = 0; i < VT_SLAB; i++)
-                if (slab[i].hh.tbl)
+                if (slab[i].site)
                     vt__row_of_rec(&c->allocs[c->n_allocs++], &slab[i]);
         }
         int more = next < vt__core.n_slabs;
@@ -969,8 +1047,16 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         d->fragmentation = -1.0;
         memcpy(d->kinds, vt__core.ks[slot], sizeof d->kinds);
     }
+    /* count/total columns per device slot x kind: sums of the sites' */
+    static struct { uint64_t live_count, alloc_total, alloc_bytes_total, free_total; }
+        sum[VT_DEV_SLOTS][VT_KIND_COUNT];   /* under the lock: one collector at a time */
+    memset(sum, 0, sizeof sum);
     vt_site *s, *stmp;
     HASH_ITER(hh, vt__core.sites, s, stmp) {
+        sum[s->slot][s->kind].live_count += s->live_count;
+        sum[s->slot][s->kind].alloc_total += s->alloc_total;
+        sum[s->slot][s->kind].alloc_bytes_total += s->alloc_bytes_total;
+        sum[s->slot][s->kind].free_total += s->free_total;
         if (flags & VT_COLLECT_STEP) {
             uint64_t floor = s->step_min;
             if (s->floor_valid && floor > s->prev_floor) {
@@ -1005,6 +1091,15 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         }
         s->dirty = 0;
         s->interval_peak = s->live_bytes;
+    }
+    for (int i = 0; i < c->n_devs; i++) {
+        int slot = vt__slot(c->devs[i].device);
+        for (int k = 0; k < VT_KIND_COUNT; k++) {
+            c->devs[i].kinds[k].live_count = sum[slot][k].live_count;
+            c->devs[i].kinds[k].alloc_total = sum[slot][k].alloc_total;
+            c->devs[i].kinds[k].alloc_bytes_total = sum[slot][k].alloc_bytes_total;
+            c->devs[i].kinds[k].free_total = sum[slot][k].free_total;
+        }
     }
     size_t cap_rows = want_rows ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;
     vt__unlock_timed(t0, c);

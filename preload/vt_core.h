@@ -1,6 +1,6 @@
 /* vt_core.h — the C-ABI seam between the hook shims and the tracker state.
  *
- * The core owns: the allocation table (uthash keyed by address), VMM physical
+ * The core owns: the allocation table (vt_index.h keyed by address), VMM physical
  * allocations (keyed by CUmemGenericAllocationHandle) and their mappings (keyed by
  * virtual address), per device x kind totals with peaks, per-site totals keyed by
  * (stack id, kind, device), the step counter, the online leak detector and the scope
@@ -37,9 +37,15 @@ typedef struct vt_alloc_info {
     uint32_t stack;     /* vt_stack id (0 = none)                                   */
 } vt_alloc_info;
 
-/* A record taken out of the table by vt_core_take, to put back if the real free fails. */
+/* What vt_core_take took out of the table: a copy of the allocation's record (the
+ * record itself is recycled at once, so a successful free needs no second lock
+ * hold), to put back with vt_core_restore if the real free fails. VMM release keeps
+ * a pointer to its handle record instead (vt_core_vmm_*). Caller-owned, on the stack. */
 typedef struct vt_taken {
-    void *rec;          /* opaque; NULL when nothing was taken                      */
+    void    *rec;       /* opaque; NULL when nothing was taken                      */
+    uint64_t addr, size, birth_ns, ctx_stream;
+    uint32_t step;
+    int32_t  tid;
 } vt_taken;
 
 /* ---- lifecycle ---- */
@@ -47,8 +53,13 @@ typedef struct vt_taken {
 /* Initialises the core (idempotent, thread-safe). Reads vt__config for the test
  * failure injection. Returns 0, or -1 if the core is latched off. */
 int  vt_core_init(void);
-/* 1 while tracking is on (not disabled, not latched off). Lock-free. */
-int  vt_core_enabled(void);
+/* 1 while tracking is on (not disabled, not latched off). Lock-free, inline: one
+ * relaxed load (it is asked on every hooked call). */
+extern int vt__core_off;
+static inline int vt_core_enabled(void)
+{
+    return !__atomic_load_n(&vt__core_off, __ATOMIC_RELAXED);
+}
 /* Latches tracking off for good; the first caller prints one line
  * "vramtrace: <why>; tracking is off". Thread-safe, idempotent. */
 void vt_core_latch_off(const char *why);
@@ -72,15 +83,19 @@ void vt_core_alloc_failed(int device, int kind, int oom);
  * *t if addr was live, 0 if unknown (stale or foreign: count nothing). kind_mask
  * (bit per vt_kind, 0 = any) limits which kinds this free may release. */
 int  vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t);
-/* The real free failed: puts the taken record back with its counters undone. */
+/* The real free failed: puts the taken record back with its counters undone
+ * (unless the address was handed out again meanwhile: the newer record stays). */
 void vt_core_restore(vt_taken *t);
-/* The real free succeeded: releases the taken record's memory. */
-void vt_core_commit(vt_taken *t);
+/* The real free succeeded: nothing is left to do (vt_core_take already recycled the
+ * record); clears *t. No lock, no call into the core. */
+static inline void vt_core_commit(vt_taken *t) { t->rec = NULL; }
 /* Implicit free: drops every ordinary record (device, managed, host_pinned; never
  * async pool memory or VMM) with sequence < before_seq that belongs to ctx (ctx != 0)
  * or, when ctx == 0, to device. Returns the number of records dropped. */
 uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq);
-/* Sequence number the next allocation will get (for vt_core_drop_context). */
+/* Sequence number the next allocation will get (for vt_core_drop_context). The
+ * sequence of an allocation is its birth_ns, made strictly increasing under the core
+ * lock (birth = max(CLOCK_MONOTONIC now, previous birth + 1)). */
 uint64_t vt_core_next_seq(void);
 
 /* VMM (cuMemCreate/cuMemMap/cuMemUnmap/cuMemRelease). Physical memory is live from

@@ -7,10 +7,9 @@
 
 __thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));
 
-int vt_guard_tid(void)
+int vt_guard_tid_slow(void)
 {
-    if (vt__tls.tid == 0)
-        vt__tls.tid = (int)syscall(SYS_gettid);
+    vt__tls.tid = (int)syscall(SYS_gettid);
     return vt__tls.tid;
 }
 

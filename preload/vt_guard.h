@@ -45,8 +45,13 @@ static inline int vt_guard_depth(void)
     return vt__tls.depth;
 }
 
-/* This thread's kernel id (gettid), cached. */
-int vt_guard_tid(void);
+/* This thread's kernel id (gettid), cached per thread (inline: every allocation). */
+int vt_guard_tid_slow(void);
+static inline int vt_guard_tid(void)
+{
+    int t = vt__tls.tid;
+    return __builtin_expect(t != 0, 1) ? t : vt_guard_tid_slow();
+}
 
 /* Fork child: the calling thread's cache holds the parent's tid. */
 void vt_guard_after_fork_child(void);

@@ -88,6 +88,8 @@ int vt_hook_device(uint64_t *ctx);
 /* First allocation call of the process: starts the writer, registers the exit marker.
  * Cheap after the first call. */
 void vt_hook_start(void);
+/* Fork child: the child's first allocation starts its own writer again. */
+void vt_hook_after_fork_child(void);
 
 /* After an allocating real call on the outermost level. ok: the call succeeded and
  * addr is the new allocation; otherwise result is the error (out-of-memory results
@@ -104,8 +106,18 @@ static inline int vt_hook_free_begin(vt_call *c, uint64_t addr, vt_taken *t)
         return 0;
     return vt_core_take(addr, 0, t);
 }
-/* After the real free: commit (ok) or put the record back. Preserves errno. */
-void vt_hook_free_end(vt_taken *t, int ok);
+/* The real free failed: puts the taken record back. Preserves errno. */
+void vt_hook_free_failed(vt_taken *t);
+/* After the real free: nothing more when it succeeded (vt_core_take already did all
+ * of the bookkeeping in one lock hold), the record back when it failed. Preserves
+ * errno. */
+static inline void vt_hook_free_end(vt_taken *t, int ok)
+{
+    if (__builtin_expect(t->rec != NULL && !ok, 0))
+        vt_hook_free_failed(t);
+    else
+        t->rec = NULL;
+}
 
 /* Implicit frees on context teardown: 1 if the calling context-release/reset/destroy
  * at return address ra is the CUDA runtime tearing itself down at exit (records stay

@@ -112,14 +112,25 @@ void vt_hooks_step_meminfo(void)
 }
 
 static int vt__atexit_registered;
+static int vt__started;   /* atomic: vt_hook_start has run to the end once */
 
 static void vt__exit_marker(void)
 {
     vt_writer_exit_begun();
 }
 
+void vt_hook_after_fork_child(void)
+{
+    __atomic_store_n(&vt__started, 0, __ATOMIC_RELAXED);
+}
+
 void vt_hook_start(void)
 {
+    if (__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE))
+        return;
+    /* the writer's open/write are cancellation points: never the program's */
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     /* The first allocation call starts the writer (a process that never touches CUDA
      * writes nothing) and registers the exit marker. It is registered after the CUDA
      * runtime registered its own teardown handler (the runtime initialises inside its
@@ -128,6 +139,8 @@ void vt_hook_start(void)
         !__atomic_exchange_n(&vt__atexit_registered, 1, __ATOMIC_ACQ_REL))
         atexit(vt__exit_marker);
     vt_writer_start();
+    __atomic_store_n(&vt__started, 1, __ATOMIC_RELEASE);
+    pthread_setcancelstate(oldcs, NULL);
 }
 
 void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int result, int oom,
@@ -136,10 +149,10 @@ void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int resul
     if (!c->rec)
         return;
     int e = errno;
-    /* our bookkeeping (locks, the writer's open/write) is never a cancellation point
-     * of the program: a thread cancelled in there would die holding our locks */
-    int oldcs;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+    /* Nothing on the success path is a cancellation point (the core lock, arithmetic,
+     * the driver's context query); the writer start, the OOM snapshot and the log
+     * line turn cancellation off themselves: a thread cancelled in there would die
+     * holding our locks. */
     vt_hook_start();
     uint64_t ctx = 0;
     if (device < -1)
@@ -154,6 +167,8 @@ void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int resul
     } else {
         vt_core_alloc_failed(device, kind, oom);
         if (oom) {
+            int oldcs;
+            pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
             vt_oom_info o;
             memset(&o, 0, sizeof o);
             o.api = api;
@@ -166,24 +181,16 @@ void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int resul
             if (o.meminfo_ok)
                 vt_core_set_meminfo(device, o.free_bytes, o.total_bytes);
             vt_writer_oom(&o);
+            pthread_setcancelstate(oldcs, NULL);
         }
     }
-    pthread_setcancelstate(oldcs, NULL);
     errno = e;
 }
 
-void vt_hook_free_end(vt_taken *t, int ok)
+void vt_hook_free_failed(vt_taken *t)
 {
-    if (!t->rec)
-        return;
     int e = errno;
-    int oldcs;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
-    if (ok)
-        vt_core_commit(t);
-    else
-        vt_core_restore(t);
-    pthread_setcancelstate(oldcs, NULL);
+    vt_core_restore(t);
     errno = e;
 }
 

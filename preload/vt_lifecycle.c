@@ -58,6 +58,7 @@ static void vt__fork_child(void)
     vt_guard_after_fork_child();
     vt_core_after_fork_child();
     vt_writer_fork_child();
+    vt_hook_after_fork_child();
     vt_annot_reset();
 }
 

@@ -2,6 +2,7 @@
 #include "vt_log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,10 @@ int vt__log_level = VT_LOG_WARN;
 void vt_log_raw(const char *msg, unsigned len)
 {
     int saved = errno;
+    /* write(2) is a cancellation point; a line may be written under the core lock
+     * (latching off), and a thread cancelled there would leave the lock held */
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     while (len > 0) {
         ssize_t n = write(2, msg, len);
         if (n < 0 && errno == EINTR)
@@ -21,6 +26,7 @@ void vt_log_raw(const char *msg, unsigned len)
         msg += n;
         len -= (unsigned)n;
     }
+    pthread_setcancelstate(oldcs, NULL);
     errno = saved;
 }
 
