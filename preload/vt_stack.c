@@ -147,7 +147,7 @@ static inline vt_stk_entry *vt__find(vt_stk_index *idx, uint64_t h, const uintpt
             return NULL;
         }
         if (e->hash == h && e->shape == shape &&
-            !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs) &&
+            (n == 0 || !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs)) &&
             (npy == 0 || !memcmp(e->pcs + n, py, (size_t)npy * sizeof *py)))
             return e;
         i = (i + 1) & idx->mask;
@@ -230,7 +230,8 @@ static __attribute__((noinline)) uint32_t vt__insert(uint64_t h, const uintptr_t
     e->hash = h;
     e->id = nid;
     e->shape = VT_SHAPE(n, npy);
-    memcpy(e->pcs, pcs, (size_t)n * sizeof *pcs);
+    if (n)          /* pcs may be NULL for an empty stack */
+        memcpy(e->pcs, pcs, (size_t)n * sizeof *pcs);
     if (npy)
         memcpy(e->pcs + n, py, (size_t)npy * sizeof *py);
     __atomic_store_n(&chunk[nid & (VT_DIR_CHUNK - 1)], e, __ATOMIC_RELEASE);

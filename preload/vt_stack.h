@@ -69,9 +69,9 @@ static inline __attribute__((always_inline)) int vt_stack_unwind_here(uintptr_t 
  * depth: 1..VT_DEPTH_MAX; buf is only read. */
 uint32_t vt_stack_capture_hook(const uintptr_t *buf, int n, int depth);
 
-/* Interns pcs[0..n) (n <= VT_DEPTH_MAX). Returns the id (>= 1; an empty stack also
- * gets one), or UINT32_MAX when out of memory. Thread-safe, lock-free when the stack
- * is already known. */
+/* Interns pcs[0..n) (n <= VT_DEPTH_MAX; pcs may be NULL when n is 0). Returns the
+ * id (>= 1; an empty stack also gets one), or UINT32_MAX when out of memory.
+ * Thread-safe, lock-free when the stack is already known. */
 uint32_t vt_stack_intern(const uintptr_t *pcs, int n);
 
 /* Interns pcs[0..n) plus Python frames py[0..npy) (npy <= VT_DEPTH_MAX; py may
