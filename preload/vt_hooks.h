@@ -17,8 +17,10 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include "vt_config.h"
 #include "vt_core.h"
 #include "vt_guard.h"
+#include "vt_stack.h"
 
 #define VT_EXPORT __attribute__((visibility("default")))
 /* Exports `name` as an alias of the hidden hook vt__h_<name>, so that internal tables
@@ -54,25 +56,50 @@ typedef struct vt_call {
     uint32_t stack;     /* stack id captured before the real call (allocations)   */
 } vt_call;
 
-/* Captures the stack for an allocation (VRAMTRACE_DEPTH frames); 0 when off. */
-uint32_t vt_hook_capture(void);
+/* Out of line: the stack store is out of memory (vt_stack_capture_hook returned
+ * UINT32_MAX): latches the tracker off and returns 0 (no stack). */
+uint32_t vt_hook_capture_oom(void);
 
 /* Lazy initialisation (constructor may not have run yet). Cheap after the first. */
 void vt_preload_init(void);
 extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
 
-static inline void vt_call_begin(vt_call *c, int capture)
+/* Captures the stack for an allocation (VRAMTRACE_DEPTH frames, from the return
+ * address into the hook's caller; docs/snapshot-format.md "stack"); 0 when the depth
+ * is 0 or nothing was captured. A macro, not a function: unw_backtrace must be called
+ * from the hook's own frame, so that the hook is the only frame of ours libunwind
+ * walks (vt_stack_capture_hook checks that and falls back otherwise). The pc buffer
+ * is a block-scope VLA of depth + 1 words (<= 2 KiB), released before the real call.
+ * Keeps errno; ep is &errno (taken once by the hook: __errno_location is const, so
+ * the compiler reuses it for the hook's own errno save after the real call). */
+#define VT_HOOK_CAPTURE(out, ep)                                                        \
+    do {                                                                              \
+        int vt__d = vt__config.depth;                                                 \
+        (out) = 0;                                                                    \
+        if (vt__d > 0) {                                                              \
+            int *vt__ep = (ep), vt__e = *vt__ep;                                      \
+            uintptr_t vt__pcs[vt__d + 1];                                             \
+            int vt__n = vt_stack_unwind_here(vt__pcs, vt__d + 1);                     \
+            uint32_t vt__id = vt_stack_capture_hook(vt__pcs, vt__n, vt__d);           \
+            (out) = __builtin_expect(vt__id == UINT32_MAX, 0) ? vt_hook_capture_oom() \
+                                                              : vt__id;               \
+            *vt__ep = vt__e;                                                          \
+        }                                                                             \
+    } while (0)
+
+/* Depth guard, and on the outermost call of an allocating hook (capture = 1) the
+ * stack. Always inlined into the hook (see VT_HOOK_CAPTURE): a helper that calls it
+ * must be always_inline too, or the capture takes the slower general path. */
+static inline __attribute__((always_inline)) void vt_call_begin(vt_call *c, int capture)
 {
     if (__builtin_expect(__atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2, 0))
         vt_preload_init();
     c->outer = vt_guard_enter();
     c->rec = c->outer && vt_core_enabled();
     c->stack = 0;
-    if (c->rec && capture) {
-        int e = errno;
-        c->stack = vt_hook_capture();
-        errno = e;
-    }
+    int *ep = &errno;
+    if (c->rec && capture)
+        VT_HOOK_CAPTURE(c->stack, ep);
 }
 
 static inline void vt_call_end(vt_call *c)

@@ -24,14 +24,10 @@
 static uint32_t vt__ctx_gen = 1;        /* atomic: bumps when contexts die          */
 static uint64_t vt__pool_devs;          /* atomic: bit d = async activity on device d */
 
-uint32_t vt_hook_capture(void)
+uint32_t vt_hook_capture_oom(void)
 {
-    uint32_t id = vt_stack_capture(vt__config.depth);
-    if (id == UINT32_MAX) {
-        vt_core_latch_off("out of memory for the stack store");
-        return 0;
-    }
-    return id;
+    vt_core_latch_off("out of memory for the stack store");
+    return 0;
 }
 
 void vt_hook_ctx_changed(void)

@@ -125,7 +125,8 @@ VT_ALLOC_SHIM(CUresult, cuMemAllocHost_v2, VT_KIND_HOST_PINNED, (void **pp, size
 VT_ALLOC_SHIM(CUresult, cuMemHostAlloc, VT_KIND_HOST_PINNED, (void **pp, size_t bytesize, unsigned int flags),
               (pp, bytesize, flags), pp, bytesize);
 
-static CUresult vt__alloc_async(vt_cuMemAllocAsync_t real, const char *api, CUdeviceptr *dptr,
+/* always_inline: the stack is captured in the exported hook\'s own frame (vt_hooks.h) */
+static inline __attribute__((always_inline)) CUresult vt__alloc_async(vt_cuMemAllocAsync_t real, const char *api, CUdeviceptr *dptr,
                                 size_t bytesize, CUstream stream)
 {
     vt_call c;
@@ -153,7 +154,8 @@ static CUresult vt__h_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, C
 }
 VT_EXPORT_ALIAS(cuMemAllocAsync_ptsz);
 
-static CUresult vt__alloc_pool(vt_cuMemAllocFromPoolAsync_t real, const char *api, CUdeviceptr *dptr,
+/* always_inline: the stack is captured in the exported hook\'s own frame (vt_hooks.h) */
+static inline __attribute__((always_inline)) CUresult vt__alloc_pool(vt_cuMemAllocFromPoolAsync_t real, const char *api, CUdeviceptr *dptr,
                                size_t bytesize, CUmemoryPool pool, CUstream stream)
 {
     vt_call c;

@@ -117,7 +117,8 @@ VT_ALLOC_SHIM(cudaError_t, cudaMallocHost, VT_KIND_HOST_PINNED, (void **ptr, siz
 VT_ALLOC_SHIM(cudaError_t, cudaHostAlloc, VT_KIND_HOST_PINNED, (void **pHost, size_t size, unsigned int flags),
               (pHost, size, flags), pHost, size);
 
-static cudaError_t vt__malloc_async(vt_cudaMallocAsync_t real, const char *api, void **devPtr,
+/* always_inline: the stack is captured in the exported hook\'s own frame (vt_hooks.h) */
+static inline __attribute__((always_inline)) cudaError_t vt__malloc_async(vt_cudaMallocAsync_t real, const char *api, void **devPtr,
                                     size_t size, cudaStream_t stream)
 {
     vt_call c;
@@ -145,7 +146,8 @@ static cudaError_t vt__h_cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaSt
 }
 VT_EXPORT_ALIAS(cudaMallocAsync_ptsz);
 
-static cudaError_t vt__malloc_pool(vt_cudaMallocFromPoolAsync_t real, const char *api, void **ptr,
+/* always_inline: the stack is captured in the exported hook\'s own frame (vt_hooks.h) */
+static inline __attribute__((always_inline)) cudaError_t vt__malloc_pool(vt_cudaMallocFromPoolAsync_t real, const char *api, void **ptr,
                                    size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
     vt_call c;

@@ -129,8 +129,9 @@ static struct {
     const void     *unicode_type;  /* &PyUnicode_Type                              */
     unsigned long   version_hex;   /* PY_VERSION_HEX of the running interpreter    */
     int             row;           /* vt__py_table row equal to L, -1 = none       */
-    int             ready;         /* 1 = usable; release store / acquire load     */
 } vt__py;
+
+int vt__py_ready;                  /* 1 = usable; release store / acquire load (vt_python.h) */
 
 /* ---- plain loads for the capture path ------------------------------------ */
 
@@ -249,7 +250,7 @@ static int vt__py_layout_313(void *h, vt_py_layout *L)
 
 void vt_py_init(void)
 {
-    if (__atomic_load_n(&vt__py.ready, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&vt__py_ready, __ATOMIC_ACQUIRE))
         return;
     void *h;
     if (vt__py_handle(&h) != 0)
@@ -283,12 +284,12 @@ void vt_py_init(void)
     for (size_t i = 0; i < sizeof vt__py_table / sizeof vt__py_table[0]; i++)
         if (!memcmp(&vt__py_table[i], &L, sizeof L))
             vt__py.row = (int)i;
-    __atomic_store_n(&vt__py.ready, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt__py_ready, 1, __ATOMIC_RELEASE);
 }
 
 int vt_py_available(void)
 {
-    return __atomic_load_n(&vt__py.ready, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&vt__py_ready, __ATOMIC_ACQUIRE);
 }
 
 unsigned long vt_py_version_hex(void)
@@ -382,7 +383,7 @@ int vt__py_walk(const vt_py_layout *L, vt_py_frame *out, int max)
 
 int vt_py_capture(vt_py_frame *out, int max)
 {
-    if (max <= 0 || !__atomic_load_n(&vt__py.ready, __ATOMIC_ACQUIRE))
+    if (max <= 0 || !__atomic_load_n(&vt__py_ready, __ATOMIC_ACQUIRE))
         return 0;
     switch (vt__py.row) {
     case 0:  return vt__py_walk(&vt__py_table[0], out, max);

@@ -67,6 +67,16 @@ void vt_py_init(void);
 /* 1 when vt_py_init found a supported interpreter, else 0. Thread-safe. */
 int vt_py_available(void);
 
+/* The flag behind vt_py_available, for the hooks' fast path: read it with an acquire
+ * load (vt_py_maybe); written once, by vt_py_init, with a release store. */
+extern int vt__py_ready;
+
+/* Same as vt_py_available, inline (one load): 0 means vt_py_capture would return 0. */
+static inline int vt_py_maybe(void)
+{
+    return __atomic_load_n(&vt__py_ready, __ATOMIC_ACQUIRE);
+}
+
 /* Interpreter version found, as 0x030B0000-style PY_VERSION_HEX (major, minor,
  * micro, release), or 0 when none. Thread-safe. */
 unsigned long vt_py_version_hex(void);

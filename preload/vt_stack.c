@@ -1,19 +1,28 @@
 /* vt_stack.c — libunwind capture + deduplicating stack store (see vt_stack.h).
  *
  * Design: capture with unw_backtrace (libunwind's fast frame-cache path) BEFORE any
- * tracker lock, then intern. The store is an open-addressing index of 32-bit ids
- * (linear probing, power-of-two capacity, load <= 1/2) over immutable entries kept in
- * an id-indexed two-level directory. Lookups of known stacks are lock-free: they
- * probe the published index with acquire loads. Inserts take vt__stk.lock, re-probe,
- * append the entry, publish its id with a release store; growing builds a new index
- * and publishes it (old indexes are retired, never freed, so a concurrent reader
- * never touches freed memory; their total is below the live index's size).
+ * tracker lock, then intern. The hooks call unw_backtrace from their own frame
+ * (vt_hooks.h VT_HOOK_CAPTURE, vt_stack_unwind_here), so libunwind walks exactly one
+ * frame of ours, and vt_stack_capture_hook drops it after checking the shape (hook
+ * pc inside libvramtrace, its return address outside); vt_stack_capture is the
+ * general path (any caller, own frames found by address, count learned).
+ *
+ * The store is an open-addressing index of entry pointers (linear probing,
+ * power-of-two capacity, load <= 1/2, home slot = the top bits of the hash) over
+ * immutable entries that are also kept in an id-indexed two-level directory (for
+ * vt_stack_get). Lookups of known stacks are lock-free: they probe the published
+ * index with acquire loads and compare the entry's 64-bit hash, shape and key.
+ * Inserts take vt__stk.lock, re-probe, append the entry, publish it in the directory
+ * and then in the index with release stores; growing builds a new index and
+ * publishes it (old indexes are retired, never freed, so a concurrent reader never
+ * touches freed memory; their total is below the live index's size).
  *
  * Python (issue 8): when VRAMTRACE_PYTHON is not off and vt_python found a CPython,
- * vt_stack_capture also copies the calling thread's Python frames (vt_py_capture:
+ * the capture also copies the calling thread's Python frames (vt_py_capture:
  * loads only, no GIL, no lock), still before any lock. They are part of the key:
  * an entry holds n native pcs followed by npy vt_py_frame records, so two Python
- * call sites through the same native frames are two stacks.
+ * call sites through the same native frames are two stacks. Without an interpreter
+ * the capture path reads one global flag (vt_py_maybe) and nothing else of Python.
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
@@ -39,14 +48,19 @@
 
 typedef struct vt_stk_entry {
     uint64_t  hash;
-    uint32_t  n;                  /* native pcs                                     */
-    uint32_t  npy;                /* Python frames after them (vt_py_frame each)    */
+    uint32_t  id;
+    uint32_t  shape;              /* n | npy << 16 (both <= VT_DEPTH_MAX)           */
     uintptr_t pcs[];              /* n pcs, then npy * VT_PY_WORDS words            */
 } vt_stk_entry;
 
+#define VT_SHAPE(n, npy) ((uint32_t)(n) | (uint32_t)(npy) << 16)
+#define VT_SHAPE_N(s)    ((int)((s) & 0xffffu))
+#define VT_SHAPE_NPY(s)  ((int)((s) >> 16))
+
 typedef struct vt_stk_index {
-    uint32_t  mask;               /* capacity - 1                                   */
-    uint32_t  ids[];              /* 0 = empty; atomic loads/stores                 */
+    uint32_t      mask;           /* capacity - 1                                   */
+    uint32_t      shift;          /* 64 - log2(capacity): home slot = hash >> shift */
+    vt_stk_entry *slots[];        /* NULL = empty; atomic loads/stores              */
 } vt_stk_index;
 
 static struct {
@@ -58,6 +72,7 @@ static struct {
     char            *arena;       /* current arena chunk (under lock)               */
     size_t           arena_left;
     uintptr_t        own_lo, own_hi;  /* our object's address range (0,0 = no trim) */
+    uintptr_t        own_span;    /* own_hi - own_lo                                */
     int              inited;
 } vt__stk = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -69,22 +84,43 @@ static uint64_t vt__mix(uint64_t h)
     return h;
 }
 
+/* Hash of the native pcs: Horner's rule h = (h + pc) * K, an add and a multiply per
+ * pc (the per-pc murmur mix of the first version cost ~25 instructions per frame, a
+ * fifth of unwinding one; docs/performance.md, figure 2). No final mix: the home slot
+ * is the TOP bits of h (multiplicative "Fibonacci" hashing; K is 2^64 / golden
+ * ratio), and the last multiply carries every bit of the sum into them. Odd K: each
+ * step is a bijection of h. Entries are compared whole, so the hash only sets probe
+ * lengths. n >= 0. */
+static inline uint64_t vt__hash_pcs(const uintptr_t *pcs, int n)
+{
+    const uint64_t K = 0x9e3779b97f4a7c15ULL;
+    uint64_t h = (uint64_t)n;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        h = (h + pcs[i])     * K;
+        h = (h + pcs[i + 1]) * K;
+        h = (h + pcs[i + 2]) * K;
+        h = (h + pcs[i + 3]) * K;
+        h = (h + pcs[i + 4]) * K;
+        h = (h + pcs[i + 5]) * K;
+        h = (h + pcs[i + 6]) * K;
+        h = (h + pcs[i + 7]) * K;
+    }
+    for (; i < n; i++)
+        h = (h + pcs[i]) * K;
+    return h;
+}
+
+/* Hash of a whole key: the native pcs, then one murmur mix per Python frame. */
 static uint64_t vt__hash(const uintptr_t *pcs, int n, const vt_py_frame *py, int npy)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n ^ ((uint64_t)npy << 32);
-    /* one multiply-rotate per pc and a full mix at the end: the per-pc murmur mix
-     * cost ~25 instructions per frame, a fifth of unwinding one (docs/performance.md,
-     * figure 2); entries are compared whole, so this only sets probe lengths */
-    for (int i = 0; i < n; i++) {
-        h = (h ^ (uint64_t)pcs[i]) * 0x9e3779b97f4a7c15ULL;
-        h = (h << 29) | (h >> 35);
-    }
-    h = vt__mix(h);
+    uint64_t h = vt__hash_pcs(pcs, n);
     /* one mix per Python frame: code identity and instruction offset (the other
-     * fields follow from them, and vt__probe compares whole records anyway) */
+     * fields follow from them, and vt__find compares whole records anyway) */
     for (int i = 0; i < npy; i++)
-        h = vt__mix(h ^ (uint64_t)(uintptr_t)py[i].code ^ ((uint64_t)(uint32_t)py[i].instr << 47));
-    return h ? h : 1;
+        h = vt__mix(h ^ (uint64_t)(uintptr_t)py[i].code ^ ((uint64_t)(uint32_t)py[i].instr << 47)
+                    ^ ((uint64_t)npy << 32));
+    return h;
 }
 
 static vt_stk_entry *vt__entry(uint32_t id)
@@ -95,23 +131,25 @@ static vt_stk_entry *vt__entry(uint32_t id)
     return __atomic_load_n(&chunk[id & (VT_DIR_CHUNK - 1)], __ATOMIC_ACQUIRE);
 }
 
-/* Probes idx for the stack. Returns its id or 0; *slot gets the empty slot found. */
-static uint32_t vt__probe(vt_stk_index *idx, uint64_t h, const uintptr_t *pcs, int n,
-                          const vt_py_frame *py, int npy, uint32_t *slot)
+/* Probes idx for the stack. Returns its entry or NULL; *slot (when not NULL) gets the
+ * empty slot that ended the probe. The index holds entry pointers, so a hit costs one
+ * slot load, one header compare and the compare of the key. */
+static inline vt_stk_entry *vt__find(vt_stk_index *idx, uint64_t h, const uintptr_t *pcs, int n,
+                                     const vt_py_frame *py, int npy, uint32_t *slot)
 {
-    uint32_t i = (uint32_t)h & idx->mask;
+    uint32_t shape = VT_SHAPE(n, npy);
+    uint32_t i = (uint32_t)(h >> idx->shift);
     for (;;) {
-        uint32_t id = __atomic_load_n(&idx->ids[i], __ATOMIC_ACQUIRE);
-        if (id == 0) {
+        vt_stk_entry *e = __atomic_load_n(&idx->slots[i], __ATOMIC_ACQUIRE);
+        if (!e) {
             if (slot)
                 *slot = i;
-            return 0;
+            return NULL;
         }
-        vt_stk_entry *e = vt__entry(id);
-        if (e && e->hash == h && e->n == (uint32_t)n && e->npy == (uint32_t)npy &&
-            !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs) &&
+        if (e->hash == h && e->shape == shape &&
+            (n == 0 || !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs)) &&
             (npy == 0 || !memcmp(e->pcs + n, py, (size_t)npy * sizeof *py)))
-            return id;
+            return e;
         i = (i + 1) & idx->mask;
     }
 }
@@ -138,20 +176,106 @@ static int vt__grow(void)  /* under lock */
 {
     vt_stk_index *old = vt__stk.index;
     uint32_t cap = old ? (old->mask + 1) * 2 : 1024;
-    vt_stk_index *idx = vt_mem_calloc(sizeof *idx + (size_t)cap * sizeof(uint32_t));
+    size_t sz = sizeof(vt_stk_index) + (size_t)cap * sizeof(vt_stk_entry *);
+    vt_stk_index *idx = vt_mem_calloc(sz);
     if (!idx)
         return -1;
     idx->mask = cap - 1;
-    vt__stk.bytes += sizeof *idx + (size_t)cap * sizeof(uint32_t);
+    idx->shift = 64 - (uint32_t)__builtin_ctz(cap);
+    vt__stk.bytes += sz;
     for (uint32_t id = 1; id <= vt__stk.count; id++) {
         vt_stk_entry *e = vt__entry(id);
-        uint32_t i = (uint32_t)e->hash & idx->mask;
-        while (idx->ids[i])
+        uint32_t i = (uint32_t)(e->hash >> idx->shift);
+        while (idx->slots[i])
             i = (i + 1) & idx->mask;
-        idx->ids[i] = id;
+        idx->slots[i] = e;
     }
     __atomic_store_n(&vt__stk.index, idx, __ATOMIC_RELEASE);
     return 0;  /* old index retired (never freed: lock-free readers may hold it) */
+}
+
+/* Inserts (under the lock, re-probing first: another thread may have inserted it).
+ * Returns the id, or UINT32_MAX when out of memory. */
+static __attribute__((noinline)) uint32_t vt__insert(uint64_t h, const uintptr_t *pcs, int n,
+                                                     const vt_py_frame *py, int npy)
+{
+    uint32_t id = UINT32_MAX;
+    vt_stk_index *idx;
+    pthread_mutex_lock(&vt__stk.lock);
+    if (!vt__stk.index || (vt__stk.count + 1) * 2 > vt__stk.index->mask + 1)
+        if (vt__grow() < 0)
+            goto out;
+    uint32_t slot;
+    idx = vt__stk.index;
+    vt_stk_entry *found = vt__find(idx, h, pcs, n, py, npy, &slot);
+    if (found) {
+        id = found->id;
+        goto out;
+    }
+    uint32_t nid = vt__stk.count + 1;
+    if ((nid >> VT_DIR_BITS) >= VT_DIR_TOP)
+        goto out;
+    vt_stk_entry **chunk = vt__stk.dir[nid >> VT_DIR_BITS];
+    if (!chunk) {
+        chunk = vt_mem_calloc(VT_DIR_CHUNK * sizeof *chunk);
+        if (!chunk)
+            goto out;
+        vt__stk.bytes += VT_DIR_CHUNK * sizeof *chunk;
+        __atomic_store_n(&vt__stk.dir[nid >> VT_DIR_BITS], chunk, __ATOMIC_RELEASE);
+    }
+    vt_stk_entry *e = vt__arena_alloc(sizeof *e + (size_t)n * sizeof *pcs +
+                                      (size_t)npy * sizeof *py);
+    if (!e)
+        goto out;
+    e->hash = h;
+    e->id = nid;
+    e->shape = VT_SHAPE(n, npy);
+    if (n)          /* pcs may be NULL for an empty stack */
+        memcpy(e->pcs, pcs, (size_t)n * sizeof *pcs);
+    if (npy)
+        memcpy(e->pcs + n, py, (size_t)npy * sizeof *py);
+    __atomic_store_n(&chunk[nid & (VT_DIR_CHUNK - 1)], e, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt__stk.count, nid, __ATOMIC_RELEASE);
+    __atomic_store_n(&idx->slots[slot], e, __ATOMIC_RELEASE);
+    id = nid;
+out:
+    pthread_mutex_unlock(&vt__stk.lock);
+    return id;
+}
+
+/* Interns native-only pcs[0..n) (1 <= n <= VT_DEPTH_MAX): the capture paths' common
+ * case, written out (the general vt__find spills for its Python part): hash, probe,
+ * compare. memcmp, not a loop: glibc's AVX2 memcmp compares 64 bytes in ~16
+ * instructions. */
+static inline uint32_t vt__intern_native(const uintptr_t *pcs, int n)
+{
+    uint64_t h = vt__hash_pcs(pcs, n);
+    vt_stk_index *idx = __atomic_load_n(&vt__stk.index, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(idx != NULL, 1)) {
+        uint32_t mask = idx->mask, i = (uint32_t)(h >> idx->shift);
+        for (;;) {
+            vt_stk_entry *e = __atomic_load_n(&idx->slots[i], __ATOMIC_ACQUIRE);
+            if (!e)
+                break;
+            if (e->hash == h && e->shape == (uint32_t)n &&
+                !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs))
+                return e->id;
+            i = (i + 1) & mask;
+        }
+    }
+    return vt__insert(h, pcs, n, NULL, 0);
+}
+
+/* Interns with the hash already computed; n and npy already clamped. */
+static uint32_t vt__intern(uint64_t h, const uintptr_t *pcs, int n, const vt_py_frame *py, int npy)
+{
+    vt_stk_index *idx = __atomic_load_n(&vt__stk.index, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(idx != NULL, 1)) {
+        vt_stk_entry *e = vt__find(idx, h, pcs, n, py, npy, NULL);
+        if (__builtin_expect(e != NULL, 1))
+            return e->id;
+    }
+    return vt__insert(h, pcs, n, py, npy);
 }
 
 uint32_t vt_stack_intern(const uintptr_t *pcs, int n)
@@ -169,52 +293,7 @@ uint32_t vt_stack_intern_py(const uintptr_t *pcs, int n, const vt_py_frame *py, 
         npy = 0;
     if (npy > VT_DEPTH_MAX)
         npy = VT_DEPTH_MAX;
-    uint64_t h = vt__hash(pcs, n, py, npy);
-    vt_stk_index *idx = __atomic_load_n(&vt__stk.index, __ATOMIC_ACQUIRE);
-    if (idx) {
-        uint32_t id = vt__probe(idx, h, pcs, n, py, npy, NULL);
-        if (id)
-            return id;
-    }
-    uint32_t id = UINT32_MAX;
-    pthread_mutex_lock(&vt__stk.lock);
-    if (!vt__stk.index || (vt__stk.count + 1) * 2 > vt__stk.index->mask + 1)
-        if (vt__grow() < 0)
-            goto out;
-    uint32_t slot;
-    idx = vt__stk.index;
-    id = vt__probe(idx, h, pcs, n, py, npy, &slot);
-    if (id)
-        goto out;
-    id = UINT32_MAX;
-    uint32_t nid = vt__stk.count + 1;
-    if ((nid >> VT_DIR_BITS) >= VT_DIR_TOP)
-        goto out;
-    vt_stk_entry **chunk = vt__stk.dir[nid >> VT_DIR_BITS];
-    if (!chunk) {
-        chunk = vt_mem_calloc(VT_DIR_CHUNK * sizeof *chunk);
-        if (!chunk)
-            goto out;
-        vt__stk.bytes += VT_DIR_CHUNK * sizeof *chunk;
-        __atomic_store_n(&vt__stk.dir[nid >> VT_DIR_BITS], chunk, __ATOMIC_RELEASE);
-    }
-    vt_stk_entry *e = vt__arena_alloc(sizeof *e + (size_t)n * sizeof *pcs +
-                                      (size_t)npy * sizeof *py);
-    if (!e)
-        goto out;
-    e->hash = h;
-    e->n = (uint32_t)n;
-    e->npy = (uint32_t)npy;
-    memcpy(e->pcs, pcs, (size_t)n * sizeof *pcs);
-    if (npy)
-        memcpy(e->pcs + n, py, (size_t)npy * sizeof *py);
-    __atomic_store_n(&chunk[nid & (VT_DIR_CHUNK - 1)], e, __ATOMIC_RELEASE);
-    __atomic_store_n(&vt__stk.count, nid, __ATOMIC_RELEASE);
-    __atomic_store_n(&idx->ids[slot], nid, __ATOMIC_RELEASE);
-    id = nid;
-out:
-    pthread_mutex_unlock(&vt__stk.lock);
-    return id;
+    return vt__intern(vt__hash(pcs, n, py, npy), pcs, n, py, npy);
 }
 
 int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n)
@@ -225,7 +304,7 @@ int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n)
     if (!e)
         return -1;
     *pcs = e->pcs;
-    *n = (int)e->n;
+    *n = VT_SHAPE_N(e->shape);
     return 0;
 }
 
@@ -236,8 +315,8 @@ int vt_stack_get_py(uint32_t id, const vt_py_frame **py, int *npy)
     vt_stk_entry *e = vt__entry(id);
     if (!e)
         return -1;
-    *py = (const vt_py_frame *)(e->pcs + e->n);
-    *npy = (int)e->npy;
+    *py = (const vt_py_frame *)(e->pcs + VT_SHAPE_N(e->shape));
+    *npy = VT_SHAPE_NPY(e->shape);
     return 0;
 }
 
@@ -270,6 +349,7 @@ static int vt__own_range_cb(struct dl_phdr_info *info, size_t size, void *data)
     if (probe >= lo && probe < hi) {
         vt__stk.own_lo = lo;
         vt__stk.own_hi = hi;
+        vt__stk.own_span = hi - lo;
         return 1;
     }
     return 0;
@@ -302,10 +382,34 @@ void vt_stack_init(int trim_own)
     }
 }
 
+/* The native pcs plus the calling thread's Python frames, interned. Out of line so
+ * that the Python buffer (4 KiB) is on the stack only when an interpreter is there. */
+static __attribute__((noinline)) uint32_t vt__intern_with_py(const uintptr_t *pcs, int n, int depth)
+{
+    vt_py_frame py[VT_STK_PY_MAX];
+    int npy = vt_py_capture(py, depth < VT_STK_PY_MAX ? depth : VT_STK_PY_MAX);
+    if (n == 0 && npy == 0)
+        return 0;
+    return vt__intern(vt__hash(pcs, n, py, npy), pcs, n, py, npy);
+}
+
+/* Interns pcs[0..n) (n <= depth), adding the Python frames when there may be some. */
+static inline uint32_t vt__finish(const uintptr_t *pcs, int n, int depth)
+{
+    /* the flag first: without an interpreter this is one load (no TLS, no call) */
+    if (__builtin_expect(vt_py_maybe(), 0) && vt__config.python != VT_PYTHON_OFF)
+        return vt__intern_with_py(pcs, n, depth);
+    if (n == 0)
+        return 0;
+    return vt__intern_native(pcs, n);
+}
+
 __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
 {
     if (depth <= 0)
         return 0;
+    if (depth > VT_DEPTH_MAX)
+        depth = VT_DEPTH_MAX;
     /* Unwind the frames kept plus our own leading ones, no more: libunwind's cost is
      * per frame, and a fixed slack of VT_STK_SLACK extra frames made a depth-8 capture
      * cost 2x a bare unw_backtrace(8) (docs/performance.md, figure 2). The number of
@@ -322,16 +426,9 @@ __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
         int want = depth + slack;
         if (want > (int)(sizeof buf / sizeof buf[0]))
             want = (int)(sizeof buf / sizeof buf[0]);
-        /* libunwind reads/writes its validation pipe (cancellation points): no
-         * cancellation inside, and a re-created pipe goes high (vt_hooks_fd.c) */
-        int oldcs;
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
-        vt_fd_unwind_enter();
-        n = unw_backtrace((void **)buf, want);
-        vt_fd_unwind_leave();
-        pthread_setcancelstate(oldcs, NULL);
+        n = vt_stack_unwind_here(buf, want);
         skip = 1;  /* frame 0: inside unw_backtrace's caller (this function) */
-        while (skip < n && buf[skip] >= vt__stk.own_lo && buf[skip] < vt__stk.own_hi)
+        while (skip < n && buf[skip] - vt__stk.own_lo < vt__stk.own_hi - vt__stk.own_lo)
             skip++;
         if (skip > __atomic_load_n(&own_seen, __ATOMIC_RELAXED))
             __atomic_store_n(&own_seen, skip, __ATOMIC_RELAXED);
@@ -344,11 +441,22 @@ __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
         n = 0;
     if (n > depth)
         n = depth;
-    vt_py_frame py[VT_STK_PY_MAX];
-    int npy = 0;
-    if (vt__config.python != VT_PYTHON_OFF)
-        npy = vt_py_capture(py, depth < VT_STK_PY_MAX ? depth : VT_STK_PY_MAX);
-    if (n == 0 && npy == 0)
-        return 0;
-    return vt_stack_intern_py(buf + skip, n, py, npy);
+    return vt__finish(buf + skip, n, depth);
+}
+
+uint32_t vt_stack_capture_hook(const uintptr_t *buf, int n, int depth)
+{
+    uintptr_t lo = vt__stk.own_lo, span = vt__stk.own_span;
+    /* Expected shape: buf[0] in the hook (ours), buf[1] its return address into the
+     * program. Anything else (no own range yet: a hook before vt_stack_init; a hook
+     * reached through another of our frames; a compiler that did not inline the
+     * capture into the hook) takes the general path, which finds our frames by
+     * address, so no frame of the program is ever dropped as ours. */
+    if (__builtin_expect(n < 2 || buf[0] - lo >= span || buf[1] - lo < span, 0))
+        return vt_stack_capture(depth);
+    const uintptr_t *pcs = buf + 1;
+    n--;                      /* <= depth: the hook asked for depth + 1 */
+    if (__builtin_expect(vt_py_maybe(), 0))
+        return vt__finish(pcs, n, depth);
+    return vt__intern_native(pcs, n);
 }

@@ -12,10 +12,16 @@
 #ifndef VT_STACK_H
 #define VT_STACK_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vt_fd.h"
 #include "vt_python.h"
+
+/* libunwind's (libunwind.h, UNW_LOCAL_ONLY or not: the same symbol). Declared here so
+ * that the hooks need not include libunwind.h. */
+extern int unw_backtrace(void **buffer, int size);
 
 /* Warms libunwind up (its first call may allocate and dl_iterate_phdr) and, when
  * trim_own is 1, finds the address range of the object that holds this code so that
@@ -32,9 +38,40 @@ void vt_stack_init(int trim_own);
  * Thread-safe; no stdio; allocation only when a new stack enters the store. */
 uint32_t vt_stack_capture(int depth);
 
-/* Interns pcs[0..n) (n <= VT_DEPTH_MAX). Returns the id (>= 1; an empty stack also
- * gets one), or UINT32_MAX when out of memory. Thread-safe, lock-free when the stack
- * is already known. */
+/* Runs unw_backtrace(buf, want) for vramtrace: cancellation disabled (libunwind may
+ * read/write its validation pipe, open files: cancellation points; a thread cancelled
+ * in there would die holding libunwind's or the loader's lock) and flagged for the
+ * pipe2() interposer (vt_fd.h). buf[0] is a pc in the function this is inlined into
+ * (unw_backtrace's caller), buf[1] that function's return address, and so on.
+ * Returns the number of pcs written (<= want; 0 when libunwind failed). Always
+ * inlined, so that "the caller" is the function that calls this, never a helper of
+ * ours. Thread-safe; no lock of ours; errno may change (the caller keeps it). */
+static inline __attribute__((always_inline)) int vt_stack_unwind_here(uintptr_t *buf, int want)
+{
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+    vt_fd_unwind_enter();
+    int n = unw_backtrace((void **)buf, want);
+    vt_fd_unwind_leave();
+    pthread_setcancelstate(oldcs, NULL);
+    return n;
+}
+
+/* The hooks' capture (vt_hooks.h, vt_call_begin): buf[0..n) are the pcs that
+ * vt_stack_unwind_here(buf, depth + 1) wrote IN THE HOOK ITSELF, so buf[0] is in
+ * the hook and buf[1] is the return address into the program's caller: one frame of
+ * ours to drop, known in advance (no learning, no slack). Checks that shape (buf[0]
+ * inside libvramtrace, buf[1] outside; see vt_stack_init's trim_own); when it does not
+ * hold (no own range yet, or another of our frames is in between) it falls back to
+ * vt_stack_capture(depth), which finds our frames by address. Adds the Python frames
+ * as vt_stack_capture does. Same results, locking and thread safety as
+ * vt_stack_capture: the id, 0 for nothing captured, UINT32_MAX when out of memory.
+ * depth: 1..VT_DEPTH_MAX; buf is only read. */
+uint32_t vt_stack_capture_hook(const uintptr_t *buf, int n, int depth);
+
+/* Interns pcs[0..n) (n <= VT_DEPTH_MAX; pcs may be NULL when n is 0). Returns the
+ * id (>= 1; an empty stack also gets one), or UINT32_MAX when out of memory.
+ * Thread-safe, lock-free when the stack is already known. */
 uint32_t vt_stack_intern(const uintptr_t *pcs, int n);
 
 /* Interns pcs[0..n) plus Python frames py[0..npy) (npy <= VT_DEPTH_MAX; py may

@@ -221,6 +221,14 @@ static void test_fragmentation(void)
 
 static __attribute__((noinline)) uint32_t capture_a(void) { return vt_stack_capture(16); }
 static __attribute__((noinline)) uint32_t capture_b(void) { return vt_stack_capture(16); }
+/* the hooks' entry: unwind here, hand the pcs over (no own range in this test
+ * program, so vt_stack_capture_hook must take its general fallback) */
+static __attribute__((noinline)) uint32_t capture_hook(void)
+{
+    uintptr_t b[17];
+    int n = vt_stack_unwind_here(b, 17);
+    return vt_stack_capture_hook(b, n, 16);
+}
 
 static void test_stacks(void)
 {
@@ -249,6 +257,23 @@ static void test_stacks(void)
     CHECK_EQ_U64(a1, a2);
     CHECK(a1 != b1);
     CHECK_EQ_INT(vt_stack_capture(0), 0);
+    uint32_t hk[2];
+    for (int i = 0; i < twice; i++)
+        hk[i] = capture_hook();
+    CHECK(hk[0] != 0 && hk[0] != UINT32_MAX);
+    CHECK_EQ_U64(hk[0], hk[1]);
+    CHECK(hk[0] != a1 && hk[0] != b1);
+    CHECK_EQ_U64(vt_stack_capture_hook(NULL, 0, 16) != 0, 1);  /* n = 0: fallback */
+    /* keys that a weak hash could confuse: order, length, a zero pc, empty */
+    uintptr_t r1[3] = {3, 2, 1}, z2[2] = {1, 2}, z3[3] = {1, 2, 0};
+    uint32_t ir = vt_stack_intern(r1, 3), iz2 = vt_stack_intern(z2, 2), iz3 = vt_stack_intern(z3, 3);
+    uint32_t ie = vt_stack_intern(NULL, 0);
+    CHECK(ir != i1 && iz2 != iz3 && iz3 != i1 && ie != 0 && ie != iz2);
+    CHECK_EQ_U64(vt_stack_intern(r1, 3), ir);
+    CHECK_EQ_U64(vt_stack_intern(z3, 3), iz3);
+    CHECK_EQ_U64(vt_stack_intern(NULL, 0), ie);
+    CHECK_EQ_INT(vt_stack_get(ie, &pcs, &n), 0);
+    CHECK_EQ_INT(n, 0);
     /* many distinct stacks force the index to grow */
     for (uintptr_t k = 0; k < 5000; k++) {
         uintptr_t s[2] = {k, 99};
@@ -257,7 +282,17 @@ static void test_stacks(void)
         if (k == 4999)
             CHECK_EQ_U64(vt_stack_intern(s, 2), id);
     }
+    /* after growing, every earlier stack is still found (rehashed by its top bits) */
+    for (uintptr_t k = 0; k < 5000; k += 499) {
+        uintptr_t s[2] = {k, 99};
+        uint32_t c0 = vt_stack_count();
+        uint32_t id = vt_stack_intern(s, 2);
+        CHECK_EQ_INT(vt_stack_get(id, &pcs, &n), 0);
+        CHECK(n == 2 && pcs[0] == k && pcs[1] == 99);
+        CHECK_EQ_U64(vt_stack_count(), c0);
+    }
     CHECK_EQ_U64(vt_stack_intern(s1, 3), i1);
+    CHECK_EQ_U64(vt_stack_intern(r1, 3), ir);
 }
 
 static void test_config(void)
