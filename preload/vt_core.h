@@ -202,7 +202,7 @@ typedef struct vt_collect {
  * Consistency: the step, counters, per device x kind totals and site rows are copied
  * in ONE hold of the core lock (one instant; about 11 ns per site). Allocation rows
  * (VT_COLLECT_ALLOCS, and VT_COLLECT_FRAG which needs them) are copied afterwards in
- * chunks of 2,048 records with the lock released between chunks, so no hook waits
+ * chunks of 8,192 records with the lock released between chunks, so no hook waits
  * for the whole live list: each row is one allocation's state at one instant; an
  * allocation live during the whole collection is listed exactly once; one allocated
  * or freed while the rows are copied may or may not be listed (the rows can then
