@@ -527,6 +527,16 @@ static int lookup_stack(rd *r, int64_t id, const char *where, vt_stack **out)
     return 0;
 }
 
+/* lookup_stack for sites[i] (the name is formatted only on failure: hot loop). */
+static int lookup_site_stack(rd *r, int64_t id, size_t i, vt_stack **out)
+{
+    vt_rawstack *raw;
+    HASH_FIND(hh, r->p->rawstacks, &id, sizeof id, raw);
+    if (!raw) return rd_fail(r, "sites[%zu]: stack %lld is not defined before it is used", i, (long long)id);
+    *out = raw->canon;
+    return 0;
+}
+
 /* The per-site counters the analyzer does not use, still type-checked. */
 static int unused_counter(const char *k)
 {
@@ -592,8 +602,7 @@ static int rd_sites(rd *r, const json_t *arr)
             site_ent e;
             memset(&e, 0, sizeof e);
             if (rd_site_row(r, o, i, &e) < 0) return -1;
-            snprintf(f, sizeof f, "sites[%zu]", i);
-            if (lookup_stack(r, e.key.stack, f, &e.canon) < 0) return -1;
+            if (lookup_site_stack(r, e.key.stack, i, &e.canon) < 0) return -1;
             VT_PUSH(r->se, r->nse, r->capse, e);
         }
         return 0;
@@ -636,8 +645,7 @@ static int rd_sites(rd *r, const json_t *arr)
         }
         if (!have_stack || !have_kind || !have_live)
             return rd_fail(r, "sites[%zu]: needs \"stack\", \"kind\" and \"live_bytes\"", i);
-        snprintf(f, sizeof f, "sites[%zu]", i);
-        if (lookup_stack(r, e.key.stack, f, &e.canon) < 0) return -1;
+        if (lookup_site_stack(r, e.key.stack, i, &e.canon) < 0) return -1;
         VT_PUSH(r->se, r->nse, r->capse, e);
     }
     return 0;
@@ -1212,9 +1220,7 @@ static int rd_snapshot(rd *r, json_t *o)
         HASH_ITER(hh, p->sites, s, t) s->unfreed_exit = 0;
         p->unfreed_exit_bytes = 0;
         for (size_t i = 0; i < r->nse; i++) {
-            vt_stack *st = NULL;
-            lookup_stack(r, r->se[i].key.stack, "sites", &st);
-            vt_rsite *s2 = get_site(p, &r->se[i].key, st);
+            vt_rsite *s2 = r->se[i].site ? r->se[i].site : get_site(p, &r->se[i].key, r->se[i].canon);
             s2->unfreed_exit = sat_add(s2->unfreed_exit, r->se[i].live);
             p->unfreed_exit_bytes = sat_add(p->unfreed_exit_bytes, r->se[i].live);
             s2->peak_bytes = u64max(s2->peak_bytes, u64max(r->se[i].live, r->se[i].ipeak));
@@ -1238,7 +1244,8 @@ static int rd_snapshot(rd *r, json_t *o)
     size_t nsnap = 0;
     for (size_t i = 0; i < r->nse; i++) {
         site_ent *e = &r->se[i];
-        vt_rsite *s = get_site(p, &e->key, e->canon);
+        /* version 2 resolved the site already (rd_complete_sites) */
+        vt_rsite *s = e->site ? e->site : get_site(p, &e->key, e->canon);
         if (s->snap_mark != ord) {
             s->snap_mark = ord;
             s->snap_live = s->snap_peak = s->snap_free_total = 0;
