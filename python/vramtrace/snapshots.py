@@ -44,6 +44,10 @@ def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _version_ok(v):
+    return _is_int(v) and v in FORMAT_VERSIONS
+
+
 def _site_key(row):
     return (row.get("stack"), row.get("kind"), row.get("device"))
 
@@ -69,7 +73,7 @@ def decode_sites(rec, version, prev=None, where="snapshot"):
         raise SnapshotError("%s: sites: expected a list" % where)
     if version == 1:
         return rows
-    if version not in FORMAT_VERSIONS:
+    if not _version_ok(version):
         raise SnapshotError("%s: unsupported format version %r" % (where, version))
     delta = rec.get("sites_delta", False)
     if not isinstance(delta, bool):
@@ -101,7 +105,7 @@ def decode_records(recs, where="stream"):
     version; "sites_delta" is removed. Returns recs. Raises SnapshotError
     ("<where>: record N: what") for a missing or foreign header or a bad row."""
     if not recs or not isinstance(recs[0], dict) or recs[0].get("t") != "header" or \
-            recs[0].get("format") != FORMAT_NAME or recs[0].get("version") not in FORMAT_VERSIONS:
+            recs[0].get("format") != FORMAT_NAME or not _version_ok(recs[0].get("version")):
         raise SnapshotError("%s: not a %s stream of a known version" % (where, FORMAT_NAME))
     version, prev = recs[0]["version"], None
     for i, rec in enumerate(recs):
@@ -195,7 +199,7 @@ class Stream:
                 raise SnapshotError("%s:%d: not a record (no \"t\")" % (self.path, self._line))
             t = rec["t"]
             if t == "header":
-                if rec.get("format") != FORMAT_NAME or rec.get("version") not in FORMAT_VERSIONS:
+                if rec.get("format") != FORMAT_NAME or not _version_ok(rec.get("version")):
                     raise SnapshotError("%s:%d: not a %s stream of version %s" %
                                         (self.path, self._line, FORMAT_NAME,
                                          " or ".join(map(str, FORMAT_VERSIONS))))
