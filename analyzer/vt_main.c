@@ -26,6 +26,7 @@
 #include "vt_diff.h"
 #include "vt_export.h"
 #include "vt_reader.h"
+#include "vt_lineparse.h"
 #include "vt_report.h"
 #include "vt_run.h"
 #include "vt_size.h"
@@ -85,6 +86,7 @@ static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep
     memset(rs, 0, sizeof *rs);
     rs->verbose = verbose;
     rs->keep_allocs = keep_allocs;
+    rs->read_threads = vt_lp_default_threads();
     if (vt_load_paths(rs, paths, n) < 0) {
         fprintf(stderr, "%s\n", rs->err);
         vt_runset_free(rs);

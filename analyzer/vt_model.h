@@ -107,6 +107,7 @@ typedef struct vt_rsite {
     uint64_t step_seen_snap;    /* last snapshot ordinal in which it appeared */
     uint64_t step_live, step_peak;
     uint32_t step_nfree;
+    uint64_t delta_mark;        /* record ordinal in which a version 2 record listed it */
     uint64_t scratch;           /* per-record accumulator (OOM top sites) */
     uint64_t scratch_mark;
     uint32_t result;            /* index of its merged site in vt_proc_result.sites (vt_analysis.c) */
@@ -279,6 +280,8 @@ typedef struct vt_runset {
     size_t n, cap;
     int verbose;                /* mention ignored torn lines */
     int keep_allocs;            /* keep every record's live list (vt_process.alists) */
+    int read_threads;           /* JSON parser threads per file (vt_lineparse.h); 0: parse
+                                   on the loading thread. Same results either way. */
     char err[1200];             /* "file:line: what" after a failure */
 } vt_runset;
 

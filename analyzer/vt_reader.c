@@ -11,6 +11,15 @@
  * its run-length series (absent from the step's last snapshot = 0 live bytes,
  * docs/snapshot-format.md "sites"). The exit record (trigger "exit" /
  * unfreed_at_exit true) is not a step: it gives unfreed bytes.
+ *
+ * Versions: version 1 sites are objects; version 2 sites are rows (VT_SITE_*
+ * columns), and a record with "sites_delta":true lists only the sites that
+ * changed since the previous snapshot of the file. Such a record is completed
+ * before it is applied: every site of the previous record with live bytes > 0
+ * that it does not list is added with its previous values (r->prev). That gives
+ * the record exactly the rows a version 1 writer would have written (every site
+ * with live bytes > 0, plus the changed ones), so both versions fold into the
+ * model by the same code and give the same results.
  */
 #include "vt_reader.h"
 
@@ -28,7 +37,9 @@
 
 #include "vt_format.h"
 #include "vt_hostsig.h"
+#include "vt_jarena.h"
 #include "vt_jline.h"
+#include "vt_lineparse.h"
 #include "vt_util.h"
 
 /* Frames whose module basename starts with one of these are CUDA's or ours. */
@@ -66,6 +77,11 @@ typedef struct rd {
     dev_ent *de; size_t nde, capde;
     alloc_ent *ae; size_t nae, capae;
     annot_ent *an; size_t nan, capan;
+    site_ent *prev; size_t nprev, capprev;   /* v2: previous snapshot's sites with live > 0 */
+    int have_prev;              /* v2: a snapshot record was read (prev is its state) */
+    uint64_t nrecord;           /* v2: snapshot records decoded (vt_rsite.delta_mark) */
+    int version;                /* header's format version */
+    vt_jarena arena;            /* jansson memory of the current line (vt_jarena.h) */
     uint64_t record_mark;
     char e[300];                /* message scratch for vt_j* getters */
 } rd;
@@ -182,9 +198,10 @@ static int rd_header(rd *r, json_t *o)
     v = json_object_get(o, "version");
     if (!v) return rd_fail(r, "header has no \"version\"");
     if (get_u64(r, v, "header.version", &version) < 0) return -1;
-    if (version != VT_FORMAT_VERSION)
-        return rd_fail(r, "unsupported snapshot format version %llu (this vramtrace reads version %d)",
-                       (unsigned long long)version, VT_FORMAT_VERSION);
+    if (version < VT_FORMAT_VERSION_MIN || version > VT_FORMAT_VERSION)
+        return rd_fail(r, "unsupported snapshot format version %llu (this vramtrace reads versions %d to %d)",
+                       (unsigned long long)version, VT_FORMAT_VERSION_MIN, VT_FORMAT_VERSION);
+    r->version = (int)version;
     if (!(v = json_object_get(o, "pid"))) return rd_fail(r, "header has no \"pid\"");
     if (get_u64(r, v, "header.pid", &p->pid) < 0) return -1;
     if (!(v = json_object_get(o, "start_ns"))) return rd_fail(r, "header has no \"start_ns\"");
@@ -510,11 +527,68 @@ static int lookup_stack(rd *r, int64_t id, const char *where, vt_stack **out)
     return 0;
 }
 
+/* lookup_stack for sites[i] (the name is formatted only on failure: hot loop). */
+static int lookup_site_stack(rd *r, int64_t id, size_t i, vt_stack **out)
+{
+    vt_rawstack *raw;
+    HASH_FIND(hh, r->p->rawstacks, &id, sizeof id, raw);
+    if (!raw) return rd_fail(r, "sites[%zu]: stack %lld is not defined before it is used", i, (long long)id);
+    *out = raw->canon;
+    return 0;
+}
+
 /* The per-site counters the analyzer does not use, still type-checked. */
 static int unused_counter(const char *k)
 {
     return !strcmp(k, "live_count") || !strcmp(k, "alloc_total") || !strcmp(k, "alloc_bytes_total") ||
            !strcmp(k, "growth_steps") || !strcmp(k, "growth_bytes");
+}
+
+/* Column names of a version 2 site row, for messages. */
+static const char *const site_cols[VT_SITE_NCOLS] = {
+    "stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
+    "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes"};
+
+/* One version 2 site row: [stack, "kind", device, 8 non-negative integers]. */
+static int rd_site_row(rd *r, const json_t *a, size_t i, site_ent *e)
+{
+    if (!json_is_array(a))
+        return rd_fail(r, "sites[%zu]: expected a site row (array), got %s", i, vt_jtype(a));
+    size_t n = json_array_size(a);
+    if (n != VT_SITE_NCOLS)
+        return rd_fail(r, "sites[%zu]: expected %d columns [stack, kind, device, live_bytes, live_count, "
+                       "interval_peak_bytes, alloc_total, alloc_bytes_total, free_total, growth_steps, "
+                       "growth_bytes], got %zu", i, VT_SITE_NCOLS, n);
+    int k = VT_SITE_STACK;
+    int bad = vt_ji64(json_array_get(a, VT_SITE_STACK), &e->key.stack, r->e, sizeof r->e);
+    if (!bad) {
+        k = VT_SITE_KIND;
+        const char *ks = vt_jstr(json_array_get(a, VT_SITE_KIND), 31, r->e, sizeof r->e);
+        if (!ks) bad = -1;
+        else if ((e->key.kind = vt_kind_from_name(ks)) < 0) {
+            snprintf(r->e, sizeof r->e, "unknown kind \"%s\"", ks);
+            bad = -1;
+        }
+    }
+    if (!bad) {
+        int64_t x;
+        k = VT_SITE_DEVICE;
+        bad = vt_ji64(json_array_get(a, VT_SITE_DEVICE), &x, r->e, sizeof r->e);
+        if (!bad && (x < VT_DEVICE_MIN || x > VT_DEVICE_MAX)) {
+            snprintf(r->e, sizeof r->e, "device %lld out of range", (long long)x);
+            bad = -1;
+        }
+        e->key.device = (int32_t)x;
+    }
+    for (k = bad ? k : VT_SITE_LIVE_BYTES; !bad && k < VT_SITE_NCOLS; k++) {
+        uint64_t u, *dst = k == VT_SITE_LIVE_BYTES ? &e->live
+                         : k == VT_SITE_INTERVAL_PEAK_BYTES ? &e->ipeak
+                         : k == VT_SITE_FREE_TOTAL ? &e->free_total : &u;
+        bad = vt_ju64(json_array_get(a, (size_t)k), dst, r->e, sizeof r->e);
+        if (bad) break;
+    }
+    if (bad) return rd_fail(r, "sites[%zu][%d] (%s): %s", i, k, site_cols[k], r->e);
+    return 0;
 }
 
 static int rd_sites(rd *r, const json_t *arr)
@@ -523,6 +597,16 @@ static int rd_sites(rd *r, const json_t *arr)
     size_t i;
     json_t *o;
     if (!json_is_array(arr)) return rd_fail(r, "snapshot.sites: expected an array, got %s", vt_jtype(arr));
+    if (r->version >= 2) {
+        json_array_foreach(arr, i, o) {
+            site_ent e;
+            memset(&e, 0, sizeof e);
+            if (rd_site_row(r, o, i, &e) < 0) return -1;
+            if (lookup_site_stack(r, e.key.stack, i, &e.canon) < 0) return -1;
+            VT_PUSH(r->se, r->nse, r->capse, e);
+        }
+        return 0;
+    }
     json_array_foreach(arr, i, o) {
         site_ent e;
         memset(&e, 0, sizeof e);
@@ -561,8 +645,7 @@ static int rd_sites(rd *r, const json_t *arr)
         }
         if (!have_stack || !have_kind || !have_live)
             return rd_fail(r, "sites[%zu]: needs \"stack\", \"kind\" and \"live_bytes\"", i);
-        snprintf(f, sizeof f, "sites[%zu]", i);
-        if (lookup_stack(r, e.key.stack, f, &e.canon) < 0) return -1;
+        if (lookup_site_stack(r, e.key.stack, i, &e.canon) < 0) return -1;
         VT_PUSH(r->se, r->nse, r->capse, e);
     }
     return 0;
@@ -998,6 +1081,44 @@ static void apply_annotations(rd *r, uint64_t step)
     }
 }
 
+/* Version 2: rejects a site listed twice in one record; for a delta record
+ * ("sites_delta":true) adds every site of the previous record with live bytes > 0
+ * that the record does not list, with its previous values (see the top of the
+ * file). Creates the listed sites (empty) to mark them; nothing else changes. */
+static int rd_complete_sites(rd *r, int delta)
+{
+    uint64_t ord = ++r->nrecord;
+    if (delta && !r->have_prev)
+        return rd_fail(r, "snapshot has \"sites_delta\":true but no snapshot comes before it in this file "
+                       "(a delta needs the previous snapshot's sites)");
+    size_t nlisted = r->nse;
+    for (size_t i = 0; i < nlisted; i++) {
+        site_ent *e = &r->se[i];
+        vt_rsite *s = get_site(r->p, &e->key, e->canon);
+        if (s->delta_mark == ord)
+            return rd_fail(r, "sites[%zu]: site (stack %lld, kind %s, device %d) is listed twice in one snapshot",
+                           i, (long long)e->key.stack, vt_kind_name(e->key.kind), (int)e->key.device);
+        s->delta_mark = ord;
+        e->site = s;
+    }
+    if (!delta) return 0;
+    for (size_t i = 0; i < r->nprev; i++) {
+        if (r->prev[i].site->delta_mark == ord) continue;   /* listed: its new row counts */
+        VT_PUSH(r->se, r->nse, r->capse, r->prev[i]);
+    }
+    return 0;
+}
+
+/* Version 2: the record's (completed) sites with live bytes > 0 become the state a
+ * following delta record is completed from. */
+static void keep_prev(rd *r)
+{
+    r->nprev = 0;
+    for (size_t i = 0; i < r->nse; i++)
+        if (r->se[i].live) VT_PUSH(r->prev, r->nprev, r->capprev, r->se[i]);
+    r->have_prev = 1;
+}
+
 static int rd_snapshot(rd *r, json_t *o)
 {
     vt_process *p = r->p;
@@ -1022,8 +1143,13 @@ static int rd_snapshot(rd *r, json_t *o)
     }
     if ((v = json_object_get(o, "step_marked")) && get_bool(r, v, "snapshot.step_marked", &step_marked) < 0) return -1;
     if ((v = json_object_get(o, "unfreed_at_exit")) && get_bool(r, v, "snapshot.unfreed_at_exit", &unfreed) < 0) return -1;
+    int delta = 0;
+    if (r->version >= 2 && (v = json_object_get(o, VT_SITES_DELTA_KEY)) &&
+        get_bool(r, v, "snapshot." VT_SITES_DELTA_KEY, &delta) < 0)
+        return -1;
     if (!(v = json_object_get(o, "sites"))) return rd_fail(r, "snapshot has no \"sites\"");
     if (rd_sites(r, v) < 0) return -1;
+    if (r->version >= 2 && rd_complete_sites(r, delta) < 0) return -1;
     if (rd_devices(r, json_object_get(o, "devices")) < 0) return -1;
     if (rd_oom(r, json_object_get(o, "oom"), po) < 0) return -1;
     if (rd_allocations(r, json_object_get(o, "allocations"), &have_allocs) < 0) return -1;
@@ -1043,7 +1169,8 @@ static int rd_snapshot(rd *r, json_t *o)
     if (p->nannots + newkeys > VT_MAX_ANNOT)
         return rd_fail(r, "annotations: more than %d distinct keys in one process", VT_MAX_ANNOT);
 
-    /* ---- apply: nothing above changed the process ---- */
+    /* ---- apply: nothing above changed the process (but for new empty sites) ---- */
+    if (r->version >= 2) keep_prev(r);
     apply_annotations(r, step);
     vt_host_read(&p->hostsig, json_object_get(o, "host"));   /* lenient: cannot fail */
     if (dropped > p->dropped_records) p->dropped_records = dropped;
@@ -1093,9 +1220,7 @@ static int rd_snapshot(rd *r, json_t *o)
         HASH_ITER(hh, p->sites, s, t) s->unfreed_exit = 0;
         p->unfreed_exit_bytes = 0;
         for (size_t i = 0; i < r->nse; i++) {
-            vt_stack *st = NULL;
-            lookup_stack(r, r->se[i].key.stack, "sites", &st);
-            vt_rsite *s2 = get_site(p, &r->se[i].key, st);
+            vt_rsite *s2 = r->se[i].site ? r->se[i].site : get_site(p, &r->se[i].key, r->se[i].canon);
             s2->unfreed_exit = sat_add(s2->unfreed_exit, r->se[i].live);
             p->unfreed_exit_bytes = sat_add(p->unfreed_exit_bytes, r->se[i].live);
             s2->peak_bytes = u64max(s2->peak_bytes, u64max(r->se[i].live, r->se[i].ipeak));
@@ -1119,7 +1244,8 @@ static int rd_snapshot(rd *r, json_t *o)
     size_t nsnap = 0;
     for (size_t i = 0; i < r->nse; i++) {
         site_ent *e = &r->se[i];
-        vt_rsite *s = get_site(p, &e->key, e->canon);
+        /* version 2 resolved the site already (rd_complete_sites) */
+        vt_rsite *s = e->site ? e->site : get_site(p, &e->key, e->canon);
         if (s->snap_mark != ord) {
             s->snap_mark = ord;
             s->snap_live = s->snap_peak = s->snap_free_total = 0;
@@ -1185,7 +1311,8 @@ static int rd_record(rd *r, json_t *root)
     return 0;   /* unknown record types are skipped (they were valid JSON) */
 }
 
-static int rd_line(rd *r, const char *line, size_t len)
+/* Checks made before the JSON parser's: an empty line, a NUL byte. 0 or -1. */
+static int rd_precheck(rd *r, const char *line, size_t len)
 {
     size_t k = 0;
     while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r')) k++;
@@ -1194,14 +1321,36 @@ static int rd_line(rd *r, const char *line, size_t len)
         if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (binary data)");
         return rd_fail(r, "NUL byte in line (binary data)");
     }
+    return 0;
+}
+
+/* A line that jansson could not parse (message jerr). Always -1. */
+static int rd_not_json(rd *r, const char *jerr)
+{
+    if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (line 1 is not valid JSON: %s)", jerr);
+    return rd_fail(r, "not valid JSON: %s", jerr);
+}
+
+/* One line, parsed on this thread (line r->line). */
+static int rd_line(rd *r, const char *line, size_t len)
+{
+    if (rd_precheck(r, line, len) < 0) return -1;
+    /* the tree lives in r->arena and is dropped whole by vt_jarena_end (no
+     * json_decref); nothing of it is kept past rd_record (strings are copied) */
+    vt_jarena_begin(&r->arena);
     json_t *root = vt_jline_load(line, len, r->e, sizeof r->e);
-    if (!root) {
-        if (r->line == 1) return rd_fail(r, "not a vramtrace snapshot file (line 1 is not valid JSON: %s)", r->e);
-        return rd_fail(r, "not valid JSON: %s", r->e);
-    }
-    int rc = rd_record(r, root);
-    json_decref(root);
+    int rc = root ? rd_record(r, root) : rd_not_json(r, r->e);
+    vt_jarena_end(&r->arena);
     return rc;
+}
+
+/* One line parsed by a vt_lineparse worker (vt_lp_fold_fn): the next line. */
+static int rd_fold(void *ctx, const char *line, size_t len, json_t *root, const char *jerr)
+{
+    rd *r = ctx;
+    r->line++;
+    if (rd_precheck(r, line, len) < 0) return -1;
+    return root ? rd_record(r, root) : rd_not_json(r, jerr);
 }
 
 static int same_process(const vt_process *a, const vt_process *b)
@@ -1235,11 +1384,22 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     size_t cap = 1 << 20, len = 0, pos = 0;
     char *buf = vt_xmalloc(cap);
     int rc = 0, eof = 0;
+    /* lines up to VT_LP_MAX_LINE are parsed by rs->read_threads workers and
+     * folded here in order; longer ones (and all, without workers) here */
+    vt_lp *lp = rs->read_threads > 0 ? vt_lp_new(rs->read_threads) : NULL;
     while (rc == 0) {
         char *nl = memchr(buf + pos, '\n', len - pos);
         if (nl) {
-            r.line++;
-            rc = rd_line(&r, buf + pos, (size_t)(nl - (buf + pos)));
+            size_t ll = (size_t)(nl - (buf + pos));
+            if (lp && ll <= VT_LP_MAX_LINE) {
+                rc = vt_lp_push(lp, buf + pos, ll, rd_fold, &r) ? -1 : 0;
+            } else {
+                if (lp) rc = vt_lp_finish(lp, rd_fold, &r) ? -1 : 0;
+                if (rc == 0) {
+                    r.line++;
+                    rc = rd_line(&r, buf + pos, ll);
+                }
+            }
             pos = (size_t)(nl - buf) + 1;
             continue;
         }
@@ -1251,6 +1411,10 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
         }
         if (len == cap) {
             if (cap >= VT_MAX_LINE) {
+                if (lp && vt_lp_finish(lp, rd_fold, &r)) {
+                    rc = -1;
+                    break;
+                }
                 r.line++;
                 rc = rd_fail(&r, "line longer than %u MiB", VT_MAX_LINE >> 20);
                 break;
@@ -1261,6 +1425,10 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
         ssize_t n = read(fd, buf + len, cap - len);
         if (n < 0) {
             if (errno == EINTR) continue;
+            if (lp && vt_lp_finish(lp, rd_fold, &r)) {
+                rc = -1;
+                break;
+            }
             r.line++;
             rc = rd_fail(&r, "read error: %s", strerror(errno));
             break;
@@ -1268,6 +1436,8 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
         if (n == 0) eof = 1;
         len += (size_t)n;
     }
+    if (rc == 0 && lp) rc = vt_lp_finish(lp, rd_fold, &r) ? -1 : 0;
+    vt_lp_free(lp);
     if (rc == 0 && len > pos) {
         /* a torn last line: the writer was killed mid-record */
         if (r.p) r.p->torn_tail = 1;
@@ -1286,6 +1456,8 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
             free(r.de);
             free(r.ae);
             free(r.an);
+            free(r.prev);
+            vt_jarena_release(&r.arena);
             return 1;
         }
         r.line = 1;
@@ -1295,6 +1467,8 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     free(r.de);
     free(r.ae);
     free(r.an);
+    free(r.prev);
+    vt_jarena_release(&r.arena);
     if (rc < 0) {
         vt_process_free(r.p);
         return -1;

@@ -23,7 +23,16 @@
  * (vt_hostsig.h) and never fails a load. A final line without '\n' is a torn
  * write and is ignored (noted on stderr when rs->verbose).
  * A second file of the same process (host, pid, start_ns) is skipped with a
- * warning on stderr. Single-threaded.
+ * warning on stderr.
+ * Format versions 1 and 2 are read (docs/snapshot-format.md); version 2 adds the
+ * errors: a site row that is not [stack, kind, device, 8 non-negative integers]
+ * ("sites[i][k] (column): what"), a site listed twice in one snapshot, a
+ * "sites_delta" that is not a boolean or comes with no snapshot before it. A delta
+ * record is completed from the previous snapshot before it is applied, so both
+ * versions of the same program load into the same model.
+ * Threads: with rs->read_threads > 0 each file's lines are parsed by that many
+ * worker threads (vt_lineparse.h) and folded in order by the calling thread (same
+ * model, same first error); one loader per runset at a time.
  */
 #ifndef VT_READER_H
 #define VT_READER_H

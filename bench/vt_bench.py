@@ -358,14 +358,21 @@ def fig6():
 def fig7():
     log("Figure 7: analyzer reading and reporting N snapshots x 500 sites")
     counts = (20, 100) if ARGS.quick else tuple(ARGS.analyzer_counts)
+    for version in ARGS.analyzer_formats:
+        fig7_version(counts, version)
+
+
+def fig7_version(counts, version):
     sites = 500
     prev = None
+    tag = f" (format v{version})"
     for n in counts:
         d = os.path.join(ARGS.work, f"ana{n}")
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         f = os.path.join(d, "vt.benchhost.4242.1700000000000000000.jsonl")
-        size = int(kv(run([binp("gen_snapshots"), f, str(n), str(sites)], base_env()))["bytes"])
+        size = int(kv(run([binp("gen_snapshots")] + (["--v1"] if version == 1 else []) + [f, str(n), str(sites)],
+                          base_env()))["bytes"])
         t = time.perf_counter()
         p = subprocess.Popen([binp("vramtrace"), "report", "--format", "json", d],
                              env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -378,10 +385,10 @@ def fig7():
             raise RuntimeError(f"vramtrace report exited {rc}: {err[-1000:]}")
         mib = ru.ru_maxrss / 1024.0
         scale = f"; x{wall / prev:.2f} time for x{n // prevn} input" if prev else ""
-        row(7, f"{n} snapshots x {sites} sites ({size / 2**20:.0f} MiB): report wall", wall, unit="s",
+        row(7, f"{n} snapshots x {sites} sites{tag} ({size / 2**20:.0f} MiB): report wall", wall, unit="s",
             target=3.0 * n / 10000, ok=wall <= 3.0 * n / 10000 if n >= 10000 else None,
             note=f"max RSS {mib:.0f} MiB (target 200 MiB at 10k){scale}")
-        row(7, f"{n} snapshots x {sites} sites: report max RSS", mib, unit="MiB", target=200,
+        row(7, f"{n} snapshots x {sites} sites{tag}: report max RSS", mib, unit="MiB", target=200,
             ok=mib <= 200 if n <= 10000 else None)
         prev, prevn = wall, n
         shutil.rmtree(d, ignore_errors=True)
@@ -399,6 +406,8 @@ def main():
     ap.add_argument("--figures", default="1,2,3,4,5,6,7")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
+    ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[2], choices=[1, 2],
+                    help="snapshot format versions figure 7 generates and reads (default: 2, the preload's)")
     ap.add_argument("--hyperfine", action="store_true", help="also run hyperfine (figure 3)")
     ap.add_argument("--verbose", action="store_true", help="callgrind per-function costs")
     ap.add_argument("--json", default=None)

@@ -7,7 +7,8 @@
 #define VT_FORMAT_H
 
 #define VT_FORMAT_NAME    "vramtrace-snapshot"
-#define VT_FORMAT_VERSION 1
+#define VT_FORMAT_VERSION 2       /* written by the preload */
+#define VT_FORMAT_VERSION_MIN 1   /* oldest version the analyzer reads */
 #define VT_REPORT_NAME    "vramtrace-report"
 #define VT_REPORT_VERSION 1
 
@@ -49,6 +50,18 @@ static inline int vt_kind_from_name(const char *s)
 #define VT_TRIGGER_OOM      "oom"
 #define VT_TRIGGER_EXIT     "exit"
 #define VT_TRIGGER_MANUAL   "manual"
+
+/* Column order of a row of "sites" (version 2; version 1 wrote objects with
+ * these names as keys): [stack, "kind", device, live_bytes, live_count,
+ * interval_peak_bytes, alloc_total, alloc_bytes_total, free_total,
+ * growth_steps, growth_bytes]. */
+enum { VT_SITE_STACK = 0, VT_SITE_KIND, VT_SITE_DEVICE, VT_SITE_LIVE_BYTES, VT_SITE_LIVE_COUNT,
+       VT_SITE_INTERVAL_PEAK_BYTES, VT_SITE_ALLOC_TOTAL, VT_SITE_ALLOC_BYTES_TOTAL,
+       VT_SITE_FREE_TOTAL, VT_SITE_GROWTH_STEPS, VT_SITE_GROWTH_BYTES, VT_SITE_NCOLS };
+
+/* Key of a snapshot whose "sites" lists only the rows that changed since the
+ * previous snapshot of the stream (version 2; docs/snapshot-format.md). */
+#define VT_SITES_DELTA_KEY "sites_delta"
 
 /* Column order of a row of "allocations". */
 enum { VT_ALLOC_ADDR = 0, VT_ALLOC_SIZE, VT_ALLOC_KIND, VT_ALLOC_DEVICE, VT_ALLOC_STACK,

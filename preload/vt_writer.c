@@ -11,6 +11,13 @@
  * calling thread: OOM often precedes a crash, and vramtrace_snapshot() returns after
  * the record is on disk.
  *
+ * Sites (format version 2): rows, not objects. Periodic and step snapshots list only
+ * the sites whose row changed since the previous snapshot of this stream
+ * ("sites_delta":true; vt_sitediff.h keeps the previous rows, sorted by key); start,
+ * signal, OOM, manual and exit snapshots list every site (complete), so a single such
+ * record is readable on its own. All records go through out_lock, so "previous" is the
+ * previous record in the file.
+ *
  * Steps: without vramtrace_step() marks, each periodic snapshot that is written
  * closes a step (the core's step counter advances); periodic snapshots are skipped
  * when nothing changed since the previous snapshot. With marks, a "step" snapshot is
@@ -28,6 +35,7 @@
 #include "vt_host.h"
 #include "vt_log.h"
 #include "vt_modules.h"
+#include "vt_sitediff.h"
 #include "vt_stack.h"
 #include "vt_format.h"
 
@@ -69,6 +77,7 @@ static struct {
     uint8_t  *stk_written;        /* under out_lock: stack id -> defined in this file   */
     size_t    stk_cap;
     vt_buf    buf;                /* under out_lock                                      */
+    vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
     int       sig;                /* signal installed (0 none)                          */
 } vt__w = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -434,6 +443,26 @@ static void vt__site_key(vt_buf *b, const vt_site_row *s)
     vt__kind_device(b, s->kind, s->device);
 }
 
+/* [stack,"kind",device,live_bytes,live_count,interval_peak_bytes,alloc_total,
+ *  alloc_bytes_total,free_total,growth_steps,growth_bytes] (VT_SITE_* order). */
+static void vt__site_row(vt_buf *b, const vt_site_row *s)
+{
+    vt__kv_u64(b, "[", s->stack);
+    vt_buf_cstr(b, ",\"");
+    vt_buf_cstr(b, vt_kind_name(s->kind));
+    vt_buf_cstr(b, "\",");
+    vt_buf_i64(b, s->device);
+    vt__kv_u64(b, ",", s->live_bytes);
+    vt__kv_u64(b, ",", s->live_count);
+    vt__kv_u64(b, ",", s->interval_peak_bytes);
+    vt__kv_u64(b, ",", s->alloc_total);
+    vt__kv_u64(b, ",", s->alloc_bytes_total);
+    vt__kv_u64(b, ",", s->free_total);
+    vt__kv_u64(b, ",", s->growth_steps);
+    vt__kv_u64(b, ",", s->growth_bytes);
+    vt_buf_put(b, "]", 1);
+}
+
 static int vt__snapshot_locked(const char *trigger, const char *label, const vt_oom_info *oom)
 {
     if (!vt_core_enabled() || vt__w.fd < 0)
@@ -461,6 +490,9 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     vt__w.last_changes = c.changes;
     vt_buf *b = &vt__w.buf;
     vt_buf_reset(b);
+    /* periodic and step records list only changed sites (vt_sitediff.h) */
+    vt_sitediff_sort(c.sites, c.n_sites);
+    int delta = (periodic || is_step) && vt_sitediff_can_delta(&vt__w.sites, c.sites, c.n_sites);
 
     /* definitions first */
     for (size_t i = 0; i < c.n_sites; i++)
@@ -473,6 +505,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     if (b->len)
         rc = vt__flush();
     if (rc < 0) {
+        vt_sitediff_reset(&vt__w.sites);
         vt_collect_free(&c);
         return rc;
     }
@@ -507,21 +540,17 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
         vt__format_kinds(b, d);
         vt_buf_put(b, "}", 1);
     }
-    vt_buf_cstr(b, "],\"sites\":[");
+    vt_buf_cstr(b, delta ? "],\"" VT_SITES_DELTA_KEY "\":true,\"sites\":["
+                         : "],\"" VT_SITES_DELTA_KEY "\":false,\"sites\":[");
+    size_t cursor = 0;
+    int nrows = 0;
     for (size_t i = 0; i < c.n_sites; i++) {
         const vt_site_row *s = &c.sites[i];
-        if (i)
+        if (delta && !vt_sitediff_changed(&vt__w.sites, s, &cursor))
+            continue;
+        if (nrows++)
             vt_buf_put(b, ",", 1);
-        vt__site_key(b, s);
-        vt__kv_u64(b, ",\"live_bytes\":", s->live_bytes);
-        vt__kv_u64(b, ",\"live_count\":", s->live_count);
-        vt__kv_u64(b, ",\"interval_peak_bytes\":", s->interval_peak_bytes);
-        vt__kv_u64(b, ",\"alloc_total\":", s->alloc_total);
-        vt__kv_u64(b, ",\"alloc_bytes_total\":", s->alloc_bytes_total);
-        vt__kv_u64(b, ",\"free_total\":", s->free_total);
-        vt__kv_u64(b, ",\"growth_steps\":", s->growth_steps);
-        vt__kv_u64(b, ",\"growth_bytes\":", s->growth_bytes);
-        vt_buf_put(b, "}", 1);
+        vt__site_row(b, s);
     }
     vt_buf_cstr(b, "],\"leak_warnings\":[");
     int nw = 0;
@@ -585,6 +614,10 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     vt_host_format(b, &c, trigger);   /* "host" object + Prometheus textfile (vt_host.h) */
     vt_buf_cstr(b, "}\n");
     rc = vt__flush();
+    if (rc == 0)
+        vt_sitediff_commit(&vt__w.sites, c.sites, c.n_sites);
+    else
+        vt_sitediff_reset(&vt__w.sites);
 
     /* one line per site that crossed the leak threshold, once per site */
     for (size_t i = 0; rc == 0 && i < c.n_sites; i++) {
@@ -783,6 +816,7 @@ static int vt__open_file(void)
     vt__w.ino = st.st_ino;
     vt__w.seq = 0;
     vt__w.last_changes = 0;
+    vt_sitediff_reset(&vt__w.sites);
     vt_modules_new_file();
     if (vt__w.stk_written)   /* NULL before the first stack: memset(NULL, 0, 0) is UB */
         memset(vt__w.stk_written, 0, vt__w.stk_cap);
@@ -974,6 +1008,7 @@ void vt_writer_fork_child(void)
     vt__w.stop = 0;
     vt__w.seq = 0;
     vt__w.last_changes = 0;
+    vt_sitediff_reset(&vt__w.sites);
     vt__w.oom_classes = 0;
     if (vt__w.stk_written)
         memset(vt__w.stk_written, 0, vt__w.stk_cap);

@@ -1,4 +1,4 @@
-"""Reading this process's own snapshot stream (docs/snapshot-format.md, version 1).
+"""Reading snapshot streams (docs/snapshot-format.md, versions 1 and 2).
 
 Design: libvramtrace.so appends JSON Lines records to one file per process,
 ``vt.<host>.<pid>.<start_ns>.jsonl`` under ``$VRAMTRACE_OUTPUT`` (default
@@ -7,7 +7,12 @@ finds that file through ``/proc/self/fd`` (exact even after a chdir) and falls b
 to the output folder. :class:`Stream` reads it incrementally: each :meth:`Stream.poll`
 parses only the whole lines appended since the previous poll (a line without its
 ``\\n`` is left for later), absorbs ``module`` and ``stack`` definitions, and returns
-the new ``snapshot`` records. The window functions compare two labelled manual
+the new ``snapshot`` records, each with its ``"sites"`` decoded by
+:func:`decode_sites`: whatever the file's version, a record's ``"sites"`` is the
+complete list of site dicts a version 1 writer would have written (version 2
+rows become dicts; a version 2 delta record gets the unchanged sites back from
+the previous record), so callers never see rows or deltas. :func:`read_stream`
+reads a whole file the same way. The window functions compare two labelled manual
 snapshots: allocations born between them and still live, grouped by site, and
 bounds of the highest live total between them.
 
@@ -20,7 +25,11 @@ import os
 import re
 
 FORMAT_NAME = "vramtrace-snapshot"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2            # written by the preload
+FORMAT_VERSIONS = (1, 2)      # read here
+# Column order of a version 2 site row (common/vt_format.h VT_SITE_*).
+SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
+                "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes")
 
 _FILE_RE = re.compile(r"^vt\.(.+)\.([0-9]+)\.([0-9]+)\.jsonl$")
 _CUDA_API_RE = re.compile(r"^(cuda[A-Z]|cu[A-Z]|__cudart)")
@@ -29,6 +38,92 @@ _TRIM_PREFIXES = ("libvramtrace", "libcudart", "libcuda.", "libcuda-")
 
 class SnapshotError(Exception):
     """A malformed stream: the message is ``file:line: what``."""
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _version_ok(v):
+    return _is_int(v) and v in FORMAT_VERSIONS
+
+
+def _site_key(row):
+    return (row.get("stack"), row.get("kind"), row.get("device"))
+
+
+def decode_sites(rec, version, prev=None, where="snapshot"):
+    """The complete site list of snapshot record `rec` from a stream of format
+    `version` (the header's "version"): a list of dicts keyed by SITE_COLUMNS,
+    one per site with live bytes > 0 plus every site that changed (a site that
+    fell to 0 is listed with 0; an absent site has 0 live bytes) — what version 1
+    wrote, and what the next call needs as `prev`.
+
+    Version 1: the record's dicts, unchanged. Version 2: each row
+    [stack, kind, device, 8 non-negative integers] becomes a dict; when the record
+    has ``"sites_delta": true`` it lists only changed sites, and every site of
+    `prev` (this function's result for the previous snapshot record of the same
+    file) with live bytes > 0 that it does not list is added unchanged.
+    Raises SnapshotError("<where>: what") for a row of the wrong shape or type, a
+    site listed twice, or a delta record with no previous record (prev None)."""
+    rows = rec.get("sites")
+    if rows is None:
+        rows = []
+    if not isinstance(rows, list):
+        raise SnapshotError("%s: sites: expected a list" % where)
+    if version == 1:
+        return rows
+    if not _version_ok(version):
+        raise SnapshotError("%s: unsupported format version %r" % (where, version))
+    delta = rec.get("sites_delta", False)
+    if not isinstance(delta, bool):
+        raise SnapshotError("%s: sites_delta: expected a boolean" % where)
+    if delta and prev is None:
+        raise SnapshotError("%s: \"sites_delta\": true but no snapshot comes before it" % where)
+    out, seen = [], set()
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(SITE_COLUMNS):
+            raise SnapshotError("%s: sites[%d]: expected a row of %d columns" % (where, i, len(SITE_COLUMNS)))
+        if not _is_int(row[0]) or not isinstance(row[1], str) or not _is_int(row[2]) or \
+                not all(_is_int(v) and v >= 0 for v in row[3:]):
+            raise SnapshotError("%s: sites[%d]: wrong column type in %r" % (where, i, row))
+        d = dict(zip(SITE_COLUMNS, row))
+        key = _site_key(d)
+        if key in seen:
+            raise SnapshotError("%s: sites[%d]: site %r listed twice" % (where, i, key))
+        seen.add(key)
+        out.append(d)
+    if delta:
+        out.extend(d for d in prev if d["live_bytes"] > 0 and _site_key(d) not in seen)
+    return out
+
+
+def decode_records(recs, where="stream"):
+    """Decodes, in place, the "sites" of every snapshot record of `recs` (one
+    file's records in file order, parsed JSON, the header first) with
+    decode_sites, so each holds its complete list of site dicts whatever the
+    version; "sites_delta" is removed. Returns recs. Raises SnapshotError
+    ("<where>: record N: what") for a missing or foreign header or a bad row."""
+    if not recs or not isinstance(recs[0], dict) or recs[0].get("t") != "header" or \
+            recs[0].get("format") != FORMAT_NAME or not _version_ok(recs[0].get("version")):
+        raise SnapshotError("%s: not a %s stream of a known version" % (where, FORMAT_NAME))
+    version, prev = recs[0]["version"], None
+    for i, rec in enumerate(recs):
+        if isinstance(rec, dict) and rec.get("t") == "snapshot":
+            rec["sites"] = decode_sites(rec, version, prev, "%s: record %d" % (where, i + 1))
+            rec.pop("sites_delta", None)
+            prev = rec["sites"]
+    return recs
+
+
+def read_stream(path):
+    """Reads a whole snapshot file: returns (header, modules {id: record}, stacks
+    {id: record}, snapshot records in file order, each with "sites" decoded by
+    decode_sites and "sites_delta" removed). A final line without its newline (a
+    torn write) is ignored. Raises SnapshotError or OSError as Stream.poll."""
+    s = Stream(path)
+    snaps = s.poll()
+    return s.header, s.modules, s.stacks, snaps
 
 
 def stream_file_pid(path):
@@ -83,6 +178,7 @@ class Stream:
         self.stacks = {}
         self._offset = 0
         self._line = 0
+        self._prev_sites = None   # decode_sites state (previous snapshot's sites)
 
     def poll(self):
         """Returns the snapshot records appended since the last poll, in file order."""
@@ -103,15 +199,22 @@ class Stream:
                 raise SnapshotError("%s:%d: not a record (no \"t\")" % (self.path, self._line))
             t = rec["t"]
             if t == "header":
-                if rec.get("format") != FORMAT_NAME or rec.get("version") != FORMAT_VERSION:
-                    raise SnapshotError("%s:%d: not a %s version %d stream" %
-                                        (self.path, self._line, FORMAT_NAME, FORMAT_VERSION))
+                if rec.get("format") != FORMAT_NAME or not _version_ok(rec.get("version")):
+                    raise SnapshotError("%s:%d: not a %s stream of version %s" %
+                                        (self.path, self._line, FORMAT_NAME,
+                                         " or ".join(map(str, FORMAT_VERSIONS))))
                 self.header = rec
             elif t == "module":
                 self.modules[rec["id"]] = rec
             elif t == "stack":
                 self.stacks[rec["id"]] = rec
             elif t == "snapshot":
+                if self.header is None:
+                    raise SnapshotError("%s:%d: snapshot before the header" % (self.path, self._line))
+                rec["sites"] = decode_sites(rec, self.header["version"], self._prev_sites,
+                                            "%s:%d" % (self.path, self._line))
+                rec.pop("sites_delta", None)
+                self._prev_sites = rec["sites"]
                 out.append(rec)
             # other record types are skipped (docs/snapshot-format.md)
         self._offset += end + 1

@@ -10,6 +10,11 @@ iterations). Next to each set it writes expect.json: the verdicts the scenario
 was BUILT to produce (not what the analyzer says), which check_golden.py
 compares against `vramtrace report --format json`.
 
+Sets named "<scenario>-<mode>-v2" are the same programs written in format
+version 2 (site rows; periodic and step snapshots list only changed sites,
+"sites_delta": true): their reports must equal the version 1 sets' reports.
+Every other set stays version 1, so the analyzer keeps reading old files.
+
 Usage: gen_fixtures.py OUTDIR        (deterministic: fixed seeds, fixed clocks)
 """
 import json
@@ -22,6 +27,12 @@ MiB = 1 << 20
 GiB = 1 << 30
 HOST = "node7"
 EXE_BUILD_ID = "5f1c0ffee0ddba11c0de0000000000000000beef"
+# format version the Proc objects write (main() sets 2 for the "-v2" sets)
+VERSION = 1
+SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
+                "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes")
+# scenarios also written as version 2
+V2_SCENARIOS = ("leak_churn", "reset", "oom_frag", "torn", "python_train")
 
 # function -> offset inside the (fictitious) program module
 FUNC_OFF = {}
@@ -65,7 +76,9 @@ class Proc:
         self.peak = 0
         self.annotations = {}      # key -> latest value (docs/snapshot-format.md "annotations")
         self.host = None           # function(proc) -> the snapshot's "host" object
-        self.write({"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": pid, "ppid": ppid,
+        self.version = VERSION
+        self.prev_rows = None      # version 2: key -> row of the previous snapshot
+        self.write({"t": "header", "format": "vramtrace-snapshot", "version": self.version, "pid": pid, "ppid": ppid,
                     "host": HOST, "exe": "/opt/vtdemo/bin/" + name, "cmdline": ["/opt/vtdemo/bin/" + name, "--steps"],
                     "rank": rank, "local_rank": rank, "world_size": None if rank is None else 2,
                     "start_ns": self.start_ns, "clock": "CLOCK_MONOTONIC", "mono_start_ns": 123456789,
@@ -211,6 +224,8 @@ class Proc:
                                                  "alloc_total": 0, "free_total": 0, "failed_total": 0, "alloc_bytes_total": 0}}}],
                "sites": self.site_rows(), "leak_warnings": [], "oom": oom,
                "allocations": None, "unfreed_at_exit": unfreed, "dropped_records": 0}
+        if self.version == 2:
+            self.rows_v2(rec, trigger)
         if allocations:
             rec["allocations"] = [[a, b[0], b[1][1], b[1][2], b[1][0], b[2], b[3], 4242, 0]
                                   for a, b in sorted(self.blocks.items())]
@@ -219,6 +234,26 @@ class Proc:
         if self.host is not None:
             rec["host"] = self.host(self)
         self.write(rec)
+
+    def rows_v2(self, rec, trigger):
+        """Version 2 sites: rows; a periodic/step record lists only the rows that
+        differ from the previous snapshot's (and every row at 0 live bytes), as
+        preload/vt_sitediff.c does; other triggers stay complete."""
+        rows = [[r[c] for c in SITE_COLUMNS] for r in rec["sites"]]
+        cur = {tuple(r[:3]): r for r in rows}
+        prev = self.prev_rows
+        delta = trigger in ("periodic", "step") and prev is not None and \
+            all(k in cur for k, r in prev.items() if r[3] > 0)
+        if delta:
+            rows = [r for r in rows if r[3] == 0 or prev.get(tuple(r[:3])) != r]
+        self.prev_rows = cur
+        items = list(rec.items())
+        rec.clear()
+        for k, v in items:
+            if k == "sites":
+                rec["sites_delta"] = delta
+                v = rows
+            rec[k] = v
 
     def oom(self, key, size):
         o = {"api": "cudaMalloc", "kind": key[1], "device": key[2], "requested_bytes": size, "result": 2,
@@ -594,11 +629,14 @@ SCENARIOS = {
 
 
 def main():
+    global VERSION
     out = sys.argv[1]
-    for name, fn in SCENARIOS.items():
+    for name, fn, version in [(n, f, 1) for n, f in SCENARIOS.items()] + \
+            [(n, SCENARIOS[n], 2) for n in V2_SCENARIOS]:
+        VERSION = version
         for mode in ("step", "periodic"):
             FUNC_OFF.clear()
-            d = os.path.join(out, "%s-%s" % (name, mode))
+            d = os.path.join(out, "%s-%s%s" % (name, mode, "-v2" if version == 2 else ""))
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
             procs, check = fn(d, mode)
@@ -617,6 +655,7 @@ def main():
             with open(os.path.join(d, "expect.json"), "w") as f:
                 json.dump({"check": check, "processes": procs}, f, indent=1, sort_keys=True)
                 f.write("\n")
+    VERSION = 1
     # diff pair: the same program, NEW with a twice larger per-step temporary
     for name, temp in (("diff_base", 64 * MiB), ("diff_new", 128 * MiB)):
         FUNC_OFF.clear()

@@ -3,6 +3,7 @@
 
   test_cli.py fixtures  VRAMTRACE TESTDIR          regenerated sets == checked-in golden sets
   test_cli.py malformed VRAMTRACE TESTDIR          each bad input: exit 2, one "file:line: what" line
+  test_cli.py versions  VRAMTRACE TESTDIR          format versions 1 and 2 of the same programs: same reports
   test_cli.py cli       VRAMTRACE TESTDIR          diff, check limits, SIZE errors, -o safety, html content
   test_cli.py symbolize VRAMTRACE TESTDIR SYMPROG  function/file/line through libdw, build-id mismatch fallback
   test_cli.py symbolize_cxx VRAMTRACE TESTDIR SYMPROG_CXX  the same, compiled as C++: demangled names
@@ -68,6 +69,82 @@ def base_lines(testdir):
     return open(os.path.join(d, f)).read().split("\n")[:-1]
 
 
+def malformed_v2(testdir, add):
+    """Format version 2 (site rows, delta records): bad rows and bad deltas."""
+    d = golden(testdir, "leak_churn-step-v2")
+    f = [x for x in os.listdir(d) if x.endswith(".jsonl")][0]
+    lines = open(os.path.join(d, f)).read().split("\n")[:-1]
+    first = next(i for i, l in enumerate(lines) if '"t":"snapshot"' in l)
+    snap_i = next(i for i, l in enumerate(lines) if '"sites_delta":true' in l and '"sites":[[' in l)
+
+    def with_line(i, rec):
+        l = list(lines)
+        l[i] = rec if isinstance(rec, str) else json.dumps(rec, separators=(",", ":"))
+        return ("\n".join(l) + "\n").encode()
+
+    def row_with(col, value):
+        s = json.loads(lines[snap_i])
+        s["sites"][0][col] = value
+        return s
+    s = json.loads(lines[snap_i]); s["sites"][0] = s["sites"][0][:10]
+    add("v2_row_short", with_line(snap_i, s), snap_i + 1, r"sites\[0\]: expected 11 columns \[stack, kind, device, live_bytes.*got 10")
+    s = json.loads(lines[snap_i]); s["sites"][0] = s["sites"][0] + [0]
+    add("v2_row_long", with_line(snap_i, s), snap_i + 1, r"sites\[0\]: expected 11 columns .*got 12")
+    s = json.loads(lines[snap_i]); s["sites"][0] = {"stack": s["sites"][0][0], "kind": "device", "device": 0, "live_bytes": 1}
+    add("v2_row_object", with_line(snap_i, s), snap_i + 1, r"sites\[0\]: expected a site row \(array\), got object")
+    add("v2_row_number", with_line(snap_i, row_with(0, "7")), snap_i + 1, r"sites\[0\]\[0\] \(stack\): expected an integer, got string")
+    add("v2_kind_number", with_line(snap_i, row_with(1, 1)), snap_i + 1, r"sites\[0\]\[1\] \(kind\): expected a string, got integer")
+    add("v2_kind_unknown", with_line(snap_i, row_with(1, "gpu")), snap_i + 1, r"sites\[0\]\[1\] \(kind\): unknown kind \"gpu\"")
+    add("v2_device_huge", with_line(snap_i, row_with(2, 2147483647)), snap_i + 1, r"sites\[0\]\[2\] \(device\): device 2147483647 out of range")
+    add("v2_live_string", with_line(snap_i, row_with(3, "12")), snap_i + 1, r"sites\[0\]\[3\] \(live_bytes\): expected a non-negative integer, got string")
+    add("v2_live_negative", with_line(snap_i, row_with(3, -5)), snap_i + 1, r"sites\[0\]\[3\] \(live_bytes\): negative value -5")
+    add("v2_peak_real", with_line(snap_i, row_with(5, 1.5)), snap_i + 1, r"sites\[0\]\[5\] \(interval_peak_bytes\): 1.5 is not an integer")
+    add("v2_growth_null", with_line(snap_i, row_with(10, None)), snap_i + 1, r"sites\[0\]\[10\] \(growth_bytes\): expected a non-negative integer, got null")
+    add("v2_live_above_int64", with_line(snap_i, row_with(3, 2 ** 63)), snap_i + 1, r"integer exceeds 2\^63-1")
+    add("v2_undefined_stack", with_line(snap_i, row_with(0, 999999)), snap_i + 1, r"sites\[0\]: stack 999999 is not defined")
+    s = json.loads(lines[snap_i]); s["sites"].append(list(s["sites"][0]))
+    add("v2_site_twice", with_line(snap_i, s), snap_i + 1, r"sites\[%d\]: site \(stack \d+, kind device, device 0\) is listed twice" % (len(s["sites"]) - 1))
+    s = json.loads(lines[snap_i]); s["sites_delta"] = "yes"
+    add("v2_delta_not_bool", with_line(snap_i, s), snap_i + 1, r"snapshot.sites_delta: expected a boolean, got string")
+    s = json.loads(lines[first]); s["sites_delta"] = True
+    add("v2_delta_first", with_line(first, s), first + 1, r"\"sites_delta\":true but no snapshot comes before it")
+    add("v2_duplicate_key", with_line(snap_i, lines[snap_i][:-1] + ',"sites_delta":false}'), snap_i + 1, r"duplicate object key")
+
+
+def t_versions(exe, testdir):
+    """Format versions 1 and 2 of the same programs give the same reports (text
+    and JSON, every set written both ways by gen_fixtures.py)."""
+    gdir = os.path.join(testdir, "golden")
+    pairs = [(n[:-3], n) for n in sorted(os.listdir(gdir)) if n.endswith("-v2")]
+    check(len(pairs) >= 10, "only %d version 2 golden sets" % len(pairs))
+    exe = os.path.abspath(exe)
+    for v1, v2 in pairs:
+        outs = []
+        for name in (v1, v2):
+            r = run([exe, "report", "--format", "json", name], cwd=gdir)
+            check(r.returncode == 0, "%s: report exit %d %s" % (name, r.returncode, r.stderr[:300]))
+            outs.append(r.stdout.replace(name + "/", "SET/"))
+        check(outs[0] == outs[1], "%s and %s: JSON reports differ" % (v1, v2))
+        # the version 2 file is smaller (rows; deltas on periodic/step records)
+        sz = [sum(os.path.getsize(os.path.join(gdir, n, f)) for f in os.listdir(os.path.join(gdir, n))
+                  if f.endswith(".jsonl")) for n in (v1, v2)]
+        check(sz[1] < sz[0], "%s: version 2 is not smaller (%d vs %d bytes)" % (v2, sz[1], sz[0]))
+        r = run([exe, "check", v2], cwd=gdir)
+        r1 = run([exe, "check", v1], cwd=gdir)
+        check(r.returncode == r1.returncode, "%s: check exit %d, version 1 %d" % (v2, r.returncode, r1.returncode))
+    # a version 2 stream read without the delta replay would lose the unchanged
+    # sites: make sure the sets exercise it (some delta record omits a live site)
+    f = [x for x in os.listdir(os.path.join(gdir, "leak_churn-step-v2")) if x.endswith(".jsonl")][0]
+    recs = [json.loads(l) for l in open(os.path.join(gdir, "leak_churn-step-v2", f))]
+    deltas = [r for r in recs if r.get("sites_delta")]
+    check(len(deltas) > 10, "leak_churn-step-v2 has %d delta records" % len(deltas))
+    check(any(len(r["sites"]) < 3 for r in deltas), "no delta record omits an unchanged site")
+    check(any(r.get("trigger") == "exit" and not r.get("sites_delta") and r["sites"] for r in recs),
+          "no complete exit record after the deltas")
+    check(any(r.get("sites_delta") and any(row[3] == 0 for row in r["sites"]) for r in recs),
+          "no delta record with a site that fell to 0")
+
+
 def t_malformed(exe, testdir):
     lines = base_lines(testdir)
     snap_i = next(i for i, l in enumerate(lines) if '"trigger":"step"' in l)   # a snapshot line (0-based)
@@ -92,8 +169,10 @@ def t_malformed(exe, testdir):
 
     add("empty", b"", 1, r"empty file")
     add("truncated_middle", with_line(snap_i, lines[snap_i][: len(lines[snap_i]) // 2]), snap_i + 1, r"not valid JSON: column \d+: .*(near end of file|premature end of input)")
-    h = json.loads(lines[0]); h["version"] = 2
-    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 2")
+    h = json.loads(lines[0]); h["version"] = 3
+    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 3 \(this vramtrace reads versions 1 to 2\)")
+    h = json.loads(lines[0]); h["version"] = 0
+    add("version_zero", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 0")
     h = json.loads(lines[0]); h["format"] = "heaptrack"
     add("foreign_format", with_line(0, json.dumps(h)), 1, r"foreign format \"heaptrack\"")
     add("foreign_text", b"hello, world\nthis is not json\n", 1, r"not a vramtrace snapshot file")
@@ -159,6 +238,7 @@ def t_malformed(exe, testdir):
     add("annotation_key", with_line(snap_i, json.dumps(s)), snap_i + 1, r"annotations: key \"bad key!\" is not 1-63 bytes")
     s = json.loads(lines[snap_i]); s["annotations"] = {"k" * 64: 1}
     add("annotation_key_long", with_line(snap_i, json.dumps(s)), snap_i + 1, r"is not 1-63 bytes")
+    malformed_v2(testdir, add)
     try:
         for name, content, line, pattern in cases:
             p = os.path.join(tmp, name + ".jsonl")
@@ -886,6 +966,7 @@ def main():
     mode, exe, testdir = sys.argv[1], sys.argv[2], sys.argv[3]
     {"fixtures": lambda: t_fixtures(exe, testdir),
      "malformed": lambda: t_malformed(exe, testdir),
+     "versions": lambda: t_versions(exe, testdir),
      "cli": lambda: t_cli(exe, testdir),
      "symbolize": lambda: t_symbolize(exe, testdir, sys.argv[4]),
      "symbolize_cxx": lambda: t_symbolize(exe, testdir, sys.argv[4], cxx=True),

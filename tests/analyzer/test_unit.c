@@ -1,14 +1,18 @@
 /* test_unit.c — unit tests of the analyzer library: SIZE parsing, the jansson
  * line reader (vt_jline), floor, Theil–Sen and the verdicts of docs/metrics.md on synthetic
- * step series, the interleaved view of a stack with Python frames (vt_pyview). Prints one line per failed assertion; exit 1 if any failed. */
+ * step series, the interleaved view of a stack with Python frames (vt_pyview), the
+ * per-line jansson arena (vt_jarena) and the parallel line parser (vt_lineparse). Prints one line per failed assertion; exit 1 if any failed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vt_demangle.h"
+#include "vt_jarena.h"
 #include "vt_jline.h"
+#include "vt_lineparse.h"
 #include "vt_pyview.h"
+#include "vt_reader.h"
 #include "vt_series.h"
 #include "vt_size.h"
 
@@ -318,8 +322,163 @@ static void test_pyview(void)
     free(st2.view);
 }
 
-int main(void)
+/* vt_jarena: trees parsed inside an arena are valid until end; jansson outside an
+ * arena still uses malloc/free (json_decref works there). */
+static void test_jarena(void)
 {
+    vt_jarena a = {0};
+    char err[300];
+    for (int round = 0; round < 3; round++) {
+        vt_jarena_begin(&a);
+        /* a line bigger than the first 1 MiB chunk: several chunks, then one */
+        size_t n = 300000;
+        char *line = malloc(n * 4 + 16);
+        size_t len = 0;
+        line[len++] = '[';
+        for (size_t i = 0; i < n; i++) len += (size_t)sprintf(line + len, "%s%d", i ? "," : "", (int)(i % 10));
+        line[len++] = ']';
+        json_t *root = vt_jline_load(line, len, err, sizeof err);
+        CHECK(root && json_array_size(root) == n, "round %d: %zu elements", round, root ? json_array_size(root) : 0);
+        CHECK(root && json_integer_value(json_array_get(root, n - 1)) == (json_int_t)((n - 1) % 10), "last element");
+        vt_jarena_end(&a);
+        free(line);
+    }
+    json_t *o = json_pack("{s:[i,i]}", "k", 1, 2);   /* no arena active: malloc */
+    CHECK(o && json_array_size(json_object_get(o, "k")) == 2, "tree outside an arena");
+    json_decref(o);
+    vt_jarena_release(&a);
+}
+
+/* fold callback of test_lineparse: each line is [i]; records the order */
+typedef struct { long next, fail_at, folded; int saw_error; } lp_ctx;
+
+static int lp_fold(void *ctx, const char *text, size_t len, json_t *root, const char *err)
+{
+    lp_ctx *c = ctx;
+    (void)text;
+    (void)len;
+    if (!root) {
+        CHECK(c->next == c->fail_at, "parse error at line %ld, expected at %ld (%s)", c->next, c->fail_at, err);
+        CHECK(err && strstr(err, "column"), "error message %s", err ? err : "(null)");
+        c->saw_error = 1;
+        return 7;
+    }
+    CHECK(json_is_array(root) && json_integer_value(json_array_get(root, 0)) == c->next,
+          "line %ld folded out of order", c->next);
+    c->next++;
+    c->folded++;
+    return 0;
+}
+
+/* vt_lineparse: lines come back in order across batches and threads, finish works
+ * whatever the ring's state (full, empty, partial), a parse error stops folding at
+ * exactly that line, and a fold error is sticky. */
+static void test_lineparse(void)
+{
+    for (int threads = 1; threads <= 3; threads++) {
+        for (long total = 0; total <= 40000; total += 9999) {
+            vt_lp *lp = vt_lp_new(threads);
+            CHECK(lp != NULL, "vt_lp_new(%d)", threads);
+            if (!lp) return;
+            lp_ctx c = {0, -1, 0, 0};
+            char line[64];
+            int rc = 0;
+            for (long i = 0; i < total && !rc; i++) {
+                int n = snprintf(line, sizeof line, "[%ld]", i);
+                rc = vt_lp_push(lp, line, (size_t)n, lp_fold, &c);
+                if (i % 5000 == 4999) rc = rc ? rc : vt_lp_finish(lp, lp_fold, &c);   /* mid-stream */
+            }
+            rc = rc ? rc : vt_lp_finish(lp, lp_fold, &c);
+            CHECK(rc == 0 && c.folded == total, "threads %d: %ld of %ld lines folded (rc %d)", threads, c.folded, total, rc);
+            vt_lp_free(lp);
+        }
+        /* finish right when the ring is exactly full (and around it): fixed-width
+         * lines fill a batch every VT_LP_BATCH / 8 lines */
+        long per = (long)(VT_LP_BATCH / 8), totals[] = {per * VT_LP_SLOTS, per * VT_LP_SLOTS - 1,
+                                                        per * VT_LP_SLOTS + 1, per, 3 * per * VT_LP_SLOTS};
+        for (size_t t = 0; t < sizeof totals / sizeof totals[0]; t++) {
+            vt_lp *lp = vt_lp_new(threads);
+            lp_ctx c = {0, -1, 0, 0};
+            char line[64];
+            int rc = 0;
+            for (long i = 0; i < totals[t] && !rc; i++) {
+                int n = snprintf(line, sizeof line, "[%6ld]", i);   /* 8 bytes */
+                rc = vt_lp_push(lp, line, (size_t)n, lp_fold, &c);
+            }
+            rc = rc ? rc : vt_lp_finish(lp, lp_fold, &c);
+            CHECK(rc == 0 && c.folded == totals[t], "threads %d: %ld of %ld lines folded (ring case)", threads,
+                  c.folded, totals[t]);
+            vt_lp_free(lp);
+        }
+        /* a bad line in the middle: folding stops there, the error is sticky */
+        vt_lp *lp = vt_lp_new(threads);
+        lp_ctx c = {0, 12345, 0, 0};
+        char line[64];
+        int rc = 0;
+        for (long i = 0; i < 30000; i++) {
+            int n = i == c.fail_at ? snprintf(line, sizeof line, "[%ld,", i) : snprintf(line, sizeof line, "[%ld]", i);
+            int r = vt_lp_push(lp, line, (size_t)n, lp_fold, &c);
+            if (r && !rc) rc = r;
+        }
+        int rf = vt_lp_finish(lp, lp_fold, &c);
+        CHECK(rf == 7 && (rc == 0 || rc == 7), "threads %d: finish %d push %d", threads, rf, rc);
+        CHECK(c.saw_error && c.folded == c.fail_at, "threads %d: folded %ld lines before the error", threads, c.folded);
+        vt_lp_free(lp);
+    }
+    vt_lp *lp = vt_lp_new(2);   /* freed with batches in flight: no leak, no hang */
+    lp_ctx c = {0, -1, 0, 0};
+    for (long i = 0; i < 3000; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "[%ld]", i);
+        vt_lp_push(lp, line, (size_t)n, lp_fold, &c);
+    }
+    vt_lp_free(lp);
+    CHECK(vt_lp_default_threads() >= 0 && vt_lp_default_threads() <= 2, "default threads");
+}
+
+/* The reader gives the same model with and without parser threads, for format
+ * versions 1 and 2 of the same program (golden sets). */
+static void test_read_threads(const char *golden)
+{
+    static const char *const sets[] = {"leak_churn-step", "leak_churn-step-v2", "reset-periodic",
+                                       "reset-periodic-v2", "oom_frag-step-v2"};
+    uint64_t totals[2][2] = {{0}};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", golden, sets[k]);
+        char *paths[] = {path};
+        vt_runset rs[2];
+        for (int t = 0; t < 2; t++) {
+            memset(&rs[t], 0, sizeof rs[t]);
+            rs[t].read_threads = t ? 2 : 0;
+            CHECK(vt_load_paths(&rs[t], paths, 1) == 0, "%s: %s", sets[k], rs[t].err);
+        }
+        CHECK(rs[0].n == 1 && rs[1].n == 1, "%s: processes", sets[k]);
+        if (rs[0].n == 1 && rs[1].n == 1) {
+            const vt_process *a = rs[0].procs[0], *b = rs[1].procs[0];
+            CHECK(a->nsteps == b->nsteps && a->nsteps > 10, "%s: steps %zu vs %zu", sets[k], a->nsteps, b->nsteps);
+            CHECK(a->nsites == b->nsites, "%s: sites", sets[k]);
+            CHECK(a->unfreed_exit_bytes == b->unfreed_exit_bytes, "%s: unfreed", sets[k]);
+            for (size_t i = 0; i < a->nsteps && i < b->nsteps; i++)
+                CHECK(a->step_total[i] == b->step_total[i], "%s: step %zu total", sets[k], i);
+            if (k < 2) {   /* leak_churn in both versions: the same series */
+                totals[k][0] = a->nsteps ? a->step_total[a->nsteps - 1] : 0;
+                totals[k][1] = a->unfreed_exit_bytes;
+            }
+        }
+        vt_runset_free(&rs[0]);
+        vt_runset_free(&rs[1]);
+    }
+    CHECK(totals[0][0] == totals[1][0] && totals[0][0] > 0 && totals[0][1] == totals[1][1],
+          "versions 1 and 2: last step %llu vs %llu", (unsigned long long)totals[0][0], (unsigned long long)totals[1][0]);
+}
+
+int main(int argc, char **argv)
+{
+    test_jarena();
+    test_lineparse();
+    if (argc > 1) test_read_threads(argv[1]);
+    else CHECK(0, "usage: analyzer_unit GOLDEN_DIR");
     test_pyview();
     test_size();
     test_json();

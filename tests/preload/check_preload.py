@@ -22,6 +22,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from vramtrace.snapshots import FORMAT_VERSION, SnapshotError, decode_records  # noqa: E402
+
 
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
@@ -87,7 +90,12 @@ def read_records(path, allow_torn=True):
         except ValueError as e:
             fail("%s:%d: not JSON: %s" % (path, i, e))
     expect(recs and recs[0].get("t") == "header", "%s: first record is not a header" % path)
-    expect(recs[0]["format"] == "vramtrace-snapshot" and recs[0]["version"] == 1, "bad header")
+    expect(recs[0]["format"] == "vramtrace-snapshot" and recs[0]["version"] == FORMAT_VERSION, "bad header")
+    check_site_records(path, recs)
+    try:
+        decode_records(recs, path)   # version 2 rows/deltas -> complete site dicts
+    except SnapshotError as e:
+        fail(str(e))
     # every stack and module is defined before use
     modules, stacks = set(), set()
     for r in recs:
@@ -103,6 +111,24 @@ def read_records(path, allow_torn=True):
             for a in r["allocations"] or []:
                 expect(a[4] in stacks, "%s: allocation uses undefined stack %d" % (path, a[4]))
     return recs
+
+
+def check_site_records(path, recs):
+    """The writer's version 2 rules as written: site rows of 11 columns; periodic
+    and step records may be deltas ("sites_delta": true), every other trigger is
+    complete; a delta is never the first snapshot."""
+    seen_snapshot = False
+    for r in recs:
+        if r.get("t") != "snapshot":
+            continue
+        delta = r.get("sites_delta")
+        expect(delta in (True, False), "%s: snapshot seq %r without a boolean sites_delta" % (path, r.get("seq")))
+        if delta:
+            expect(r["trigger"] in ("periodic", "step"), "%s: a %s record is a delta" % (path, r["trigger"]))
+            expect(seen_snapshot, "%s: the first snapshot is a delta" % path)
+        for row in r["sites"]:
+            expect(isinstance(row, list) and len(row) == 11, "%s: site row %r" % (path, row))
+        seen_snapshot = True
 
 
 def files_in(d):

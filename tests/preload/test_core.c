@@ -423,7 +423,7 @@ static void test_writer(void)
             CHECK(t && !strcmp(t, "header"));
         if (t && !strcmp(t, "header")) {
             headers++;
-            CHECK_EQ_INT(json_integer_value(json_object_get(j, "version")), 1);
+            CHECK_EQ_INT(json_integer_value(json_object_get(j, "version")), VT_FORMAT_VERSION);
             CHECK(json_is_array(json_object_get(j, "cmdline")));
         } else if (t && !strcmp(t, "module")) {
             modules++;
@@ -458,9 +458,6 @@ static void test_writer(void)
     CHECK_EQ_INT(stacks, 1);           /* defined once per file */
     CHECK(modules >= 1);
     free(data);
-    vt_taken t;
-    vt_core_take(0xabc000, 0, &t);
-    vt_core_commit(&t);
 }
 
 static void test_oom_latch(void)
@@ -508,6 +505,93 @@ static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Index of the row of stack in a snapshot's "sites" rows, or -1. */
+static int row_of(json_t *sites, uint32_t stack)
+{
+    for (size_t i = 0; i < json_array_size(sites); i++) {
+        json_t *row = json_array_get(sites, i);
+        if (json_array_size(row) == VT_SITE_NCOLS &&
+            (uint64_t)json_integer_value(json_array_get(row, VT_SITE_STACK)) == stack)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* Format version 2 (docs/snapshot-format.md "sites"): step records list only the
+ * sites that changed ("sites_delta":true), manual records every live site; a site
+ * that falls to 0 is written once with 0. Continues the file of test_writer. */
+static void test_writer_delta(void)
+{
+    uint32_t sb = capture_b();
+    vt_alloc_info b = A(0xdef000, 8192, VT_KIND_DEVICE, 0, sb);
+    vt_core_alloc(&b);
+    vt_writer_kick_step();                        /* seq 4: B is new */
+    for (int i = 0; i < 4; i++)
+        vt_writer_kick_step();                    /* seq 5..8: the last ones change nothing */
+    vt_taken t;
+    vt_core_take(0xdef000, 0, &t);                /* B falls to 0 */
+    vt_core_commit(&t);
+    vt_writer_kick_step();                        /* seq 9: B with 0 */
+    vt_writer_kick_step();                        /* seq 10: B absent (unchanged at 0) */
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIGGER_MANUAL, "full"), 0);   /* seq 11: complete */
+    char path[4096];
+    char *data = read_only_file(vt__config.output, path);
+    CHECK(data != NULL);
+    int seen = 0;
+    for (char *line = data, *nl; data && (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = 0;
+        json_t *j = json_loads(line, 0, NULL);
+        CHECK(j != NULL);
+        const char *t = j ? json_string_value(json_object_get(j, "t")) : NULL;
+        if (!t || strcmp(t, "snapshot")) {
+            json_decref(j);
+            continue;
+        }
+        uint64_t seq = (uint64_t)json_integer_value(json_object_get(j, "seq"));
+        json_t *sites = json_object_get(j, "sites");
+        int delta = json_is_true(json_object_get(j, VT_SITES_DELTA_KEY));
+        CHECK(json_is_boolean(json_object_get(j, VT_SITES_DELTA_KEY)));
+        for (size_t i = 0; i < json_array_size(sites); i++)
+            CHECK_EQ_U64(json_array_size(json_array_get(sites, i)), VT_SITE_NCOLS);
+        int ra = row_of(sites, 0), rb = row_of(sites, sb);
+        (void)ra;
+        if (seq <= 3) {
+            CHECK(!delta);                        /* manual / oom: complete */
+        } else if (seq == 4) {
+            CHECK(delta);
+            CHECK(rb >= 0);
+            CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(sites, (size_t)rb),
+                                                           VT_SITE_LIVE_BYTES)), 8192);
+            seen++;
+        } else if (seq == 8) {
+            CHECK(delta);
+            CHECK_EQ_U64(json_array_size(sites), 0);   /* nothing changed */
+            seen++;
+        } else if (seq == 9) {
+            CHECK(delta);
+            CHECK(rb >= 0);
+            if (rb >= 0)
+                CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(sites, (size_t)rb),
+                                                               VT_SITE_LIVE_BYTES)), 0);
+            seen++;
+        } else if (seq == 10) {
+            CHECK(delta);
+            CHECK(rb < 0);
+            seen++;
+        } else if (seq == 11) {
+            CHECK(!delta);                        /* manual: every live site */
+            CHECK(rb < 0);
+            CHECK(json_array_size(sites) >= 1);   /* 0xabc000 is still live */
+            seen++;
+        }
+        json_decref(j);
+    }
+    CHECK_EQ_INT(seen, 5);
+    free(data);
+    vt_core_take(0xabc000, 0, &t);
+    vt_core_commit(&t);
 }
 
 static void test_chunked_rows(void)
@@ -567,6 +651,7 @@ int main(void)
     test_buf();
     test_oom_latch();
     test_writer();
+    test_writer_delta();
     test_chunked_rows();
     TEST_DONE();
 }

@@ -12,6 +12,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from vramtrace.snapshots import read_stream  # noqa: E402
+
 out_dir, train, mode = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
 src = open(train).read().splitlines()
 
@@ -26,12 +29,9 @@ want_churn = line_of("act = device_alloc(48 * MiB)")
 files = glob.glob(os.path.join(out_dir, "*.jsonl"))
 assert len(files) == 1, files
 stacks, sites = {}, []
-for text in open(files[0]):
-    r = json.loads(text)
-    if r.get("t") == "stack":
-        stacks[r["id"]] = r
-    elif r.get("t") == "snapshot":
-        sites = r.get("sites", sites)
+_, _, stacks, snapshots = read_stream(files[0])   # sites decoded, any format version
+if snapshots:
+    sites = snapshots[-1]["sites"]
 fails = []
 
 

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from vramtrace.snapshots import (SnapshotError, Stream, collapse_interpreter,
+from vramtrace.snapshots import (SITE_COLUMNS, SnapshotError, Stream, collapse_interpreter,
+                                 decode_records, decode_sites, read_stream,
                                  format_python_frame,
                                  find_own_stream, format_frame, new_allocations_by_site,
                                  stream_file_pid, window_peak_bounds, window_site_rises)
@@ -199,3 +200,65 @@ def test_python_frames_name_the_site(tmp_path):
     after = snap(2, [], "a", allocations=[[0x10, 100, "device", 0, 20, 0, 9, 1, 0]])
     (site_,) = new_allocations_by_site(s, before, after)
     assert site_["py"][0]["line"] == 41
+
+
+# ---- format version 2: site rows and delta records ----
+
+HEADER2 = dict(HEADER, version=2)
+
+
+def row(d):
+    return [d[c] for c in SITE_COLUMNS]
+
+
+def snap2(seq, rows, delta, trigger="step"):
+    r = snap(seq, rows, trigger=trigger)
+    r["sites_delta"] = delta
+    return r
+
+
+def test_decode_sites_replays_deltas_like_version_1(tmp_path):
+    a, b, c = site(10, 100), site(11, 200), site(12, 300)
+    b2, c0 = site(11, 250, allocs=2), site(12, 0, frees=1)
+    p = tmp_path / "vt.h.1.5.jsonl"
+    write(p, [HEADER2] + MODULES + STACKS + [
+        snap2(1, [row(a), row(b), row(c)], False, trigger="start"),
+        snap2(2, [row(b2), row(c0)], True),       # a unchanged, b grew, c fell to 0
+        snap2(3, [], True),                       # nothing changed: c stays absent (0)
+        snap2(4, [row(a), row(b2)], False, trigger="exit")])
+    header, _, _, snaps = read_stream(str(p))
+    assert header["version"] == 2
+    got = [sorted((d["stack"], d["live_bytes"]) for d in r["sites"]) for r in snaps]
+    assert got == [[(10, 100), (11, 200), (12, 300)], [(10, 100), (11, 250), (12, 0)],
+                   [(10, 100), (11, 250)], [(10, 100), (11, 250)]]
+    assert all("sites_delta" not in r for r in snaps)
+    assert snaps[1]["sites"][0] == b2             # rows become the version 1 dicts
+    # the same through decode_records on parsed records, and Stream.poll in pieces
+    recs = [json.loads(x) for x in open(p)]
+    assert [r["sites"] for r in decode_records(recs) if r["t"] == "snapshot"] == [r["sites"] for r in snaps]
+
+
+def test_decode_sites_version_1_is_unchanged():
+    r = snap(1, [site(10, 5)])
+    assert decode_sites(r, 1) == [site(10, 5)]
+
+
+@pytest.mark.parametrize("rows,delta,prev,msg", [
+    ([[10, "device", 0, 1]], False, None, r"sites\[0\]: expected a row of 11 columns"),
+    ([{"stack": 10}], False, None, r"sites\[0\]: expected a row"),
+    ([[10, "device", 0, -1, 0, 0, 0, 0, 0, 0, 0]], False, None, r"wrong column type"),
+    ([[10, 3, 0, 1, 0, 0, 0, 0, 0, 0, 0]], False, None, r"wrong column type"),
+    ([row(site(10, 1)), row(site(10, 2))], False, None, r"listed twice"),
+    ([], True, None, r"no snapshot comes before it"),
+    ([], "yes", [], r"sites_delta: expected a boolean"),
+])
+def test_decode_sites_rejects_bad_version_2(rows, delta, prev, msg):
+    with pytest.raises(SnapshotError, match=msg):
+        decode_sites(snap2(1, rows, delta), 2, prev, "f:9")
+
+
+def test_stream_rejects_a_first_delta_with_file_and_line(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write(p, [HEADER2, snap2(1, [], True)])
+    with pytest.raises(SnapshotError, match=r"s\.jsonl:2: .*no snapshot comes before it"):
+        Stream(str(p)).poll()

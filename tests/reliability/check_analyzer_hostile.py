@@ -217,6 +217,47 @@ def body(tmp, golden):
         p = put("mut.jsonl", bytes(d))
         sane("mutation_%d" % k, run(["report", "--format", "json", p]), allow_ok=True)
 
+    # ---- format version 2: hostile site rows and delta records
+    v2 = sorted(glob.glob(os.path.join(golden, "*-v2", "*.jsonl")))
+    check(len(v2) >= 2, "no version 2 golden files")
+    hostile = [None, True, -1, -9223372036854775808, 1.5, 1e300, "7", [], {}, [1, 2], "device", 65536,
+               "__BIG__"]
+    for k in range(120):
+        ls = open(v2[k % len(v2)], "rb").read().split(b"\n")[:-1]
+        snaps = [i for i, l in enumerate(ls) if b'"t":"snapshot"' in l]
+        i = snaps[rnd.randrange(len(snaps))]
+        rec = json.loads(ls[i])
+        op = rnd.randrange(6)
+        if op == 0 and rec["sites"]:                 # a hostile value in one cell
+            row = rnd.choice(rec["sites"])
+            row[rnd.randrange(len(row))] = rnd.choice(hostile)
+        elif op == 1 and rec["sites"]:               # a row too short or too long
+            row = rnd.choice(rec["sites"])
+            if rnd.randrange(2):
+                del row[rnd.randrange(len(row)):]
+            else:
+                row.extend([0] * rnd.randrange(1, 4))
+        elif op == 2:                                # a delta with nothing before it
+            rec["sites_delta"] = True
+            ls = ls[:snaps[0]] + ls[i:]
+            i = snaps[0]
+        elif op == 3:                                # the delta flag of another type
+            rec["sites_delta"] = rnd.choice(hostile)
+        elif op == 4 and rec["sites"]:               # a site listed twice
+            rec["sites"].append(list(rec["sites"][0]))
+        else:                                        # rows as version 1 objects
+            rec["sites"] = [{"stack": r[0], "kind": r[1], "device": r[2], "live_bytes": r[3]}
+                            for r in rec["sites"]] or [{"stack": 1}]
+        ls[i] = json.dumps(rec, separators=(",", ":")).replace('"__BIG__"', "18446744073709551616").encode()
+        p = put("v2mut.jsonl", b"\n".join(ls) + b"\n")
+        sane("v2_mutation_%d_op%d" % (k, op), run(["report", "--format", "json", p]), allow_ok=True)
+    # dropping whole lines of a version 2 stream (a lost complete record, a lost delta)
+    for k in range(40):
+        ls = open(v2[k % len(v2)], "rb").read().split(b"\n")[:-1]
+        del ls[rnd.randrange(1, len(ls))]
+        p = put("v2drop.jsonl", b"\n".join(ls) + b"\n")
+        sane("v2_drop_%d" % k, run(["report", "--format", "json", p]), allow_ok=True)
+
     # ---- links and unreadable things
     good = put("good.jsonl", data)
     ln = os.path.join(tmp, "named_link.jsonl")

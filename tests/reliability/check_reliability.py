@@ -29,6 +29,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from vramtrace.snapshots import SnapshotError, decode_records  # noqa: E402
+
 
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
@@ -106,6 +109,10 @@ def read_records(path, allow_torn=False):
             fail("%s:%d: not a whole JSON record: %s" % (path, i, e))
     expect(recs and recs[0].get("t") == "header", "%s: no header first" % path)
     expect(sum(1 for r in recs if r["t"] == "header") == 1, "%s: more than one header (shared file?)" % path)
+    try:
+        decode_records(recs, path)   # version 2 rows/deltas -> complete site dicts
+    except SnapshotError as e:
+        fail(str(e))
     stacks = set()
     for r in recs:
         if r["t"] == "stack":
