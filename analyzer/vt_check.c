@@ -37,13 +37,30 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
         vt_proc_result *pr = &a->procs[i];
         vt_process *p = pr->p;
         vt_process_title(p, t, sizeof t);
+        /* A process whose every allocation call failed traced nothing: no GPU, or no
+         * CUDA runtime on the library path. Passing it would let a CI job without a
+         * device pass silently. */
+        uint64_t ok_calls = 0, failed_calls = 0;
+        for (size_t d = 0; d < p->ndevices; d++) {
+            ok_calls += p->devices[d].alloc_calls;
+            failed_calls += p->devices[d].failed_calls;
+        }
+        if (failed_calls && !ok_calls) {
+            fails++;
+            fprintf(out, "FAIL %s: nothing was traced: every allocation call failed (%" PRIu64
+                    " failed, none succeeded); is there a GPU, and a CUDA runtime on the library path?\n",
+                    t, failed_calls);
+        }
         for (size_t s = 0; s < pr->nsites; s++) {
             vt_site_result *r = &pr->sites[s];
             if (r->st.verdict != VT_LEAK || !(r->st.slope > (double)o->max_growth)) continue;
             fails++;
-            fprintf(out, "FAIL %s: leak %s/step (limit %s/step), leaked %s since step %" PRIu64 " (%s, device %d)\n    at ",
+            size_t w = r->st.warmup < p->nsteps ? r->st.warmup : (p->nsteps ? p->nsteps - 1 : 0);
+            fprintf(out, "FAIL %s: leak %s/step (limit %s/step), leaked %s since step %" PRIu64
+                    " (the end of warm-up; growing since step %" PRIu64 ") (%s, device %d)\n    at ",
                     t, vt_size_fmt_signed(r->st.slope, b1, sizeof b1), vt_size_fmt(o->max_growth, b2, sizeof b2),
-                    vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), r->st.first_growth_step, vt_kind_name(r->kind), r->device);
+                    vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), p->nsteps ? p->steps[w] : 0,
+                    r->st.first_growth_step, vt_kind_name(r->kind), r->device);
             site_frames(out, a, r);
         }
         if (o->has_max_unfreed && p->unfreed_exit_bytes > o->max_unfreed) {

@@ -7,7 +7,10 @@
  * process whose peak exceeds max_peak; a process whose peak is more than
  * max_peak_increase percent above the matching process of the baseline run
  * (matched by rank when both have ranks, else by order; if the process counts
- * differ and there are no ranks, the largest peaks are compared).
+ * differ and there are no ranks, the largest peaks are compared). Always: a
+ * process that made allocation calls of which none succeeded fails ("nothing was
+ * traced": no GPU, or no CUDA runtime on the library path), so a CI job on a
+ * machine without a device cannot pass silently.
  * Single-threaded.
  */
 #ifndef VT_CHECK_H

@@ -225,9 +225,12 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         fprintf(f, "  %s%s/step%s  leaked %s", red, rate, off, vt_size_fmt(r->st.leaked_bytes, b1, sizeof b1));
         if (r->st.has_first_growth) fprintf(f, ", growing since step %" PRIu64, r->st.first_growth_step);
         fprintf(f, "  (%s, device %d)\n", vt_kind_name(r->kind), r->device);
-        fprintf(f, "    %s  %s .. %s over steps %" PRIu64 "..%" PRIu64 "\n",
+        /* the curve spans every step; the two numbers are the floor right after
+         * warm-up (what "leaked" counts from) and the live bytes at the last step */
+        size_t w = r->st.warmup < p->nsteps ? r->st.warmup : p->nsteps - 1;
+        fprintf(f, "    %s  %s at step %" PRIu64 " (after warm-up) .. %s at step %" PRIu64 "\n",
                 vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_start, b2, sizeof b2),
-                vt_size_fmt(r->st.last_live, b3, sizeof b3), p->steps[0], p->steps[p->nsteps - 1]);
+                p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->steps[p->nsteps - 1]);
         if (r->exhaustion_step >= 0)
             fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
         frames(f, a, r, "    ", 4, dim, off);

@@ -402,6 +402,13 @@ def t_hostile_inputs(exe, testdir):
                 check(re.search(r"DEVICES\n  device 0: .*\n    " + pattern, r.stdout), "%s: report lacks /%s/:\n%s" % (name, pattern, r.stdout))
             else:
                 check("failed" not in r.stdout, "%s: a failure line without non-OOM failures:\n%s" % (name, r.stdout))
+            # check: a process that traced nothing (every call failed) must not pass a CI gate
+            r = run([exe, "check", p])
+            if name.startswith("all_failed"):
+                check(r.returncode == 1 and "nothing was traced: every allocation call failed" in r.stdout,
+                      "%s: check %d %r" % (name, r.returncode, r.stdout))
+            else:
+                check(r.returncode == 0 and "passed" in r.stdout, "%s: check %d %r" % (name, r.returncode, r.stdout))
     finally:
         shutil.rmtree(tmp)
 
