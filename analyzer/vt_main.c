@@ -189,7 +189,7 @@ static int cmd_check(int argc, char **argv)
 {
     check_args ca = {.warmup = -1};
     int c, verbose = 0;
-    while ((c = getopt_long(argc, argv, "+h", check_longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", check_longopts, NULL)) != -1) {
         int r = check_option(c, optarg, &ca);
         if (r < 0) return 2;
         if (r) continue;
@@ -210,7 +210,7 @@ static int cmd_report(int argc, char **argv)
     const char *format = "text", *out = NULL;
     int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
-    while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
         switch (c) {
         case O_FORMAT: format = optarg; break;
         case 'o': out = optarg; break;
@@ -266,7 +266,7 @@ static int cmd_export(int argc, char **argv)
     const char *format = NULL, *out = NULL, *metric = "live";
     int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
-    while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
         switch (c) {
         case O_FORMAT: format = optarg; break;
         case 'o': out = optarg; break;
@@ -326,7 +326,7 @@ static int cmd_diff(int argc, char **argv)
     static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     long warmup = -1;
     int c;
-    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         if (c == O_WARMUP) { if (parse_steps(optarg, &warmup) < 0) return 2; }
         else if (c == 'h') { usage(stdout); return 0; }
         else return bad_usage("diff: unknown option%s", "");
