@@ -46,6 +46,8 @@ typedef struct vt_taken {
     uint64_t addr, size, birth_ns, ctx_stream;
     uint32_t step;
     int32_t  tid;
+    uint32_t drops;     /* vt_core_drop_context calls before the take (restore checks
+                           whether one made since dropped this record)              */
 } vt_taken;
 
 /* ---- lifecycle ---- */
@@ -84,7 +86,9 @@ void vt_core_alloc_failed(int device, int kind, int oom);
  * (bit per vt_kind, 0 = any) limits which kinds this free may release. */
 int  vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t);
 /* The real free failed: puts the taken record back with its counters undone
- * (unless the address was handed out again meanwhile: the newer record stays). */
+ * (unless the address was handed out again meanwhile: the newer record stays; or a
+ * context teardown since the take, vt_core_drop_context, would have dropped it: the
+ * memory went with the context, which is why the free failed). */
 void vt_core_restore(vt_taken *t);
 /* The real free succeeded: nothing is left to do (vt_core_take already recycled the
  * record); clears *t. No lock, no call into the core. */

@@ -127,6 +127,37 @@ static void test_reset(void)
     CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
 }
 
+/* A free in flight while the context is reset: the free took the record out, the reset
+ * (drop_context) freed the memory, the real free then fails (the pointer is gone). The
+ * record must not come back: the program has nothing live there any more. A reset of
+ * another device or context, or one that began after the record's birth... does not
+ * apply to it, and then the failed free's record does come back. */
+static void test_reset_during_free(void)
+{
+    vt_alloc_info a = A(0x910000, 300, VT_KIND_DEVICE, 0, 4);
+    vt_alloc_info b = A(0x920000, 70, VT_KIND_DEVICE, 0, 4);
+    CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    CHECK_EQ_INT(vt_core_alloc(&b), 0);
+    vt_taken t;
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 1);                 /* cudaFree(a) begins */
+    CHECK_EQ_U64(vt_core_drop_context(0, 0, vt_core_next_seq()), 1); /* device 0 reset: b */
+    vt_core_restore(&t);                                             /* the real free failed */
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 0);
+
+    /* a reset of another device, of another context, or one that drops only records
+     * born before this one: the failed free's record comes back */
+    CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 1);
+    CHECK_EQ_U64(vt_core_drop_context(1, 0, vt_core_next_seq()), 0);
+    CHECK_EQ_U64(vt_core_drop_context(-1, 0x7777, vt_core_next_seq()), 0);
+    CHECK_EQ_U64(vt_core_drop_context(0, 0, 1), 0);
+    vt_core_restore(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 300);
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 1); vt_core_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
+}
+
 static void test_vmm(void)
 {
     vt_taken t;
@@ -559,6 +590,7 @@ int main(void)
     vt_stack_init(0);
     test_table();
     test_reset();
+    test_reset_during_free();
     test_vmm();
     test_leak_detector();
     test_fragmentation();
