@@ -99,6 +99,7 @@ typedef struct vt_rec {
 #define VT_NO_ID UINT32_MAX
 #define VT_SITE_CACHE 64
 #define VT_DROP_LOG 8       /* context teardowns remembered for vt_core_restore */
+#define VT_MISS_LOG 16      /* untracked successful frees remembered for it        */
 
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
@@ -136,6 +137,8 @@ static struct {
     uint64_t  next_seq;           /* lowest birth_ns the next record may get: under
                                      lock (atomic read)                              */
     uint32_t  drops;              /* vt_core_drop_context calls so far (under lock)  */
+    uint32_t  misses;             /* vt_core_untracked_free calls so far (lock)      */
+    uint64_t  miss_log[VT_MISS_LOG]; /* their addresses, by misses % VT_MISS_LOG    */
     struct { uint64_t ctx, before; int slot; } drop_log[VT_DROP_LOG]; /* the last ones,
                                      by drops % VT_DROP_LOG (under lock)             */
     uint64_t  step;               /* atomic                                         */
@@ -232,6 +235,7 @@ void vt_core_after_fork_child(void)
     vt__core.waiters = 0;
     vt__core.n_sites = 0;
     vt__core.drops = 0;
+    vt__core.misses = 0;
     vt__core.live_count = 0;
     vt__core.step = 0;
     vt__core.step_marked = 0;
@@ -516,12 +520,16 @@ void vt_core_alloc_failed(int device, int kind, int oom)
 int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
 {
     t->rec = NULL;
+    t->missed = 0;
     if (!vt_core_enabled())
         return 0;
     vt__lock();
     uint32_t slot;
     uint32_t id = vt__rec_find(addr, &slot);
-    if (id != VT_NO_ID) {
+    if (id == VT_NO_ID) {
+        t->missed = 1;
+        t->addr = addr;
+    } else {
         vt_rec *r = vt__rec_at(id);
         vt_site *s = r->site;
         if (kind_mask == 0 || (kind_mask & (1u << s->kind))) {
@@ -535,6 +543,7 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
             t->step = r->step;
             t->tid = r->tid;
             t->drops = vt__core.drops;
+            t->misses = vt__core.misses;
             vt__rec_put(id);
         }
     }
@@ -560,6 +569,26 @@ static int vt__dropped_since(const vt_taken *t, const vt_site *s)
     return 0;
 }
 
+/* Under lock: 1 when a free of t->addr that found no record succeeded since the take
+ * of *t (vt_core_untracked_free). More than the log remembers: not known, 0. */
+static int vt__freed_since(const vt_taken *t)
+{
+    uint32_t since = vt__core.misses - t->misses;
+    if (!since || since > VT_MISS_LOG)
+        return 0;
+    for (uint32_t g = t->misses; g != vt__core.misses; g++)
+        if (vt__core.miss_log[g % VT_MISS_LOG] == t->addr)
+            return 1;
+    return 0;
+}
+
+void vt_core_untracked_free(uint64_t addr)
+{
+    vt__lock();
+    vt__core.miss_log[vt__core.misses++ % VT_MISS_LOG] = addr;
+    vt_unlock(&vt__core.lock);
+}
+
 void vt_core_restore(vt_taken *t)
 {
     vt_site *s = t->rec;
@@ -571,6 +600,8 @@ void vt_core_restore(vt_taken *t)
         goto out;  /* the address was handed out again meanwhile: keep the newer */
     if (vt__dropped_since(t, s))
         goto out;  /* its context was torn down meanwhile: the memory is gone */
+    if (vt__freed_since(t))
+        goto out;  /* a concurrent free of the same pointer succeeded: gone */
     uint32_t id = vt__rec_new();
     if (id == VT_NO_ID || vt_index_insert(&vt__core.idx, t->addr, id) < 0) {
         if (id != VT_NO_ID)
