@@ -31,7 +31,8 @@
  *                            context R times (cudaDeviceReset); frees of pointers that
  *                            a reset took fail. After a final reset live bytes are 0.
  *   rel_race dfree R         R rounds: the main thread allocates, two threads free the
- *                            same pointer at once (exactly one free succeeds). No
+ *                            same pointer at once (exactly one free succeeds), a third
+ *                            stalls them at random moments with SIGUSR2. No
  *                            bytes may stay live (a record taken by the losing free
  *                            must not be put back when its real free fails).
  *   rel_race errno           every hooked API, success and failure, with errno set to a
@@ -442,14 +443,45 @@ static void *df_thread(void *a)
     return NULL;
 }
 
+/* Jitter: SIGUSR2 at random moments stalls a freeing thread for ~50 us wherever it
+ * is (between the tracker's take and the real free, too), so the other free can
+ * overtake it. */
+static void df_stall(int sig)
+{
+    (void)sig;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 50000);
+}
+
+static pthread_t df_th[2];
+
+static void *df_jitter(void *a)
+{
+    uint64_t seed = 77;
+    (void)a;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        pthread_kill(df_th[rng(&seed) & 1], SIGUSR2);
+        usleep(20 + (useconds_t)(rng(&seed) % 200));
+    }
+    return NULL;
+}
+
 static int run_dfree(int rounds)
 {
     if (rounds > 0)
         df_rounds = rounds;
-    pthread_t th[2];
+    pthread_t *th = df_th, jit;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = df_stall;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR2, &sa, NULL);
     pthread_barrier_init(&df_bar, NULL, 3);
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, df_thread, (void *)(uintptr_t)i);
+    pthread_create(&jit, NULL, df_jitter, NULL);
     for (int r = 0; r < df_rounds; r++) {
         void *p;
         if (cudaMalloc(&p, 4096)) { failf("dfree alloc", r, 0); return 1; }
@@ -459,6 +491,9 @@ static int run_dfree(int rounds)
     }
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(jit, NULL);
+    __atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
     if (df_ok[0] + df_ok[1] != df_rounds) failf("dfree: frees that succeeded", df_ok[0] + df_ok[1], df_rounds);
     check_live("dfree: live bytes after every pointer was freed once", 0);
     printf("ok dfree rounds %d\n", df_rounds);
