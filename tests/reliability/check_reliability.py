@@ -521,7 +521,8 @@ def check_race_tablemem(c):
         expect(base.returncode == 0, "%r without the preload: %s" % (mode, base.stderr))
         for n in ns:
             d = c.out("race_tablemem")
-            b = c.run([exe] + mode, VRAMTRACE_OUTPUT=d, VRAMTRACE_TEST_FAIL_ALLOC_AT=n, VT_EXPECT_TRACKED=0)
+            b = c.run([exe] + mode, VRAMTRACE_OUTPUT=d, VRAMTRACE_TEST_FAIL_ALLOC_AT=n, VT_EXPECT_TRACKED=0,
+                      **rel_depth())
             expect(b.returncode == 0 and b.stdout == base.stdout,
                    "%r with internal OOM at %d changed the program: %d %r %s" % (mode, n, b.returncode, b.stdout, b.stderr[-1000:]))
             vl = vt_lines(b.stderr)
