@@ -98,6 +98,8 @@ typedef struct vt_rec {
 
 #define VT_NO_ID UINT32_MAX
 #define VT_SITE_CACHE 64
+#define VT_DROP_LOG 8       /* context teardowns remembered for vt_core_restore */
+#define VT_MISS_LOG 16      /* untracked successful frees remembered for it        */
 
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
@@ -134,6 +136,11 @@ static struct {
     int       waiters;            /* atomic: threads blocked in vt__lock            */
     uint64_t  next_seq;           /* lowest birth_ns the next record may get: under
                                      lock (atomic read)                              */
+    uint32_t  drops;              /* vt_core_drop_context calls so far (under lock)  */
+    uint32_t  misses;             /* vt_core_untracked_free calls so far (lock)      */
+    uint64_t  miss_log[VT_MISS_LOG]; /* their addresses, by misses % VT_MISS_LOG    */
+    struct { uint64_t ctx, before; int slot; } drop_log[VT_DROP_LOG]; /* the last ones,
+                                     by drops % VT_DROP_LOG (under lock)             */
     uint64_t  step;               /* atomic                                         */
     int       step_marked;        /* atomic                                         */
     uint64_t  changes;            /* atomic store under lock                        */
@@ -227,6 +234,8 @@ void vt_core_after_fork_child(void)
     vt__core.n_slabs = vt__core.cap_slabs = 0;
     vt__core.waiters = 0;
     vt__core.n_sites = 0;
+    vt__core.drops = 0;
+    vt__core.misses = 0;
     vt__core.live_count = 0;
     vt__core.step = 0;
     vt__core.step_marked = 0;
@@ -511,12 +520,16 @@ void vt_core_alloc_failed(int device, int kind, int oom)
 int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
 {
     t->rec = NULL;
+    t->missed = 0;
     if (!vt_core_enabled())
         return 0;
     vt__lock();
     uint32_t slot;
     uint32_t id = vt__rec_find(addr, &slot);
-    if (id != VT_NO_ID) {
+    if (id == VT_NO_ID) {
+        t->missed = 1;
+        t->addr = addr;
+    } else {
         vt_rec *r = vt__rec_at(id);
         vt_site *s = r->site;
         if (kind_mask == 0 || (kind_mask & (1u << s->kind))) {
@@ -529,11 +542,51 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
             t->ctx_stream = r->ctx_stream;
             t->step = r->step;
             t->tid = r->tid;
+            t->drops = vt__core.drops;
+            t->misses = vt__core.misses;
             vt__rec_put(id);
         }
     }
     vt_unlock(&vt__core.lock);
     return t->rec != NULL;
+}
+
+/* Under lock: 1 when a vt_core_drop_context made since the take of *t would have
+ * dropped the taken record (same rule as the drop itself). More teardowns than the
+ * log remembers during one free: counted as dropped. */
+static int vt__dropped_since(const vt_taken *t, const vt_site *s)
+{
+    uint32_t since = vt__core.drops - t->drops;
+    if (!since || s->kind == VT_KIND_ASYNC || s->kind == VT_KIND_VMM)
+        return 0;
+    if (since > VT_DROP_LOG)
+        return 1;
+    for (uint32_t g = t->drops; g != vt__core.drops; g++) {
+        const __typeof__(vt__core.drop_log[0]) *d = &vt__core.drop_log[g % VT_DROP_LOG];
+        if (t->birth_ns < d->before && (d->ctx ? t->ctx_stream == d->ctx : s->slot == d->slot))
+            return 1;
+    }
+    return 0;
+}
+
+/* Under lock: 1 when a free of t->addr that found no record succeeded since the take
+ * of *t (vt_core_untracked_free). More than the log remembers: not known, 0. */
+static int vt__freed_since(const vt_taken *t)
+{
+    uint32_t since = vt__core.misses - t->misses;
+    if (!since || since > VT_MISS_LOG)
+        return 0;
+    for (uint32_t g = t->misses; g != vt__core.misses; g++)
+        if (vt__core.miss_log[g % VT_MISS_LOG] == t->addr)
+            return 1;
+    return 0;
+}
+
+void vt_core_untracked_free(uint64_t addr)
+{
+    vt__lock();
+    vt__core.miss_log[vt__core.misses++ % VT_MISS_LOG] = addr;
+    vt_unlock(&vt__core.lock);
 }
 
 void vt_core_restore(vt_taken *t)
@@ -545,6 +598,10 @@ void vt_core_restore(vt_taken *t)
     vt__lock();
     if (vt__rec_find(t->addr, NULL) != VT_NO_ID)
         goto out;  /* the address was handed out again meanwhile: keep the newer */
+    if (vt__dropped_since(t, s))
+        goto out;  /* its context was torn down meanwhile: the memory is gone */
+    if (vt__freed_since(t))
+        goto out;  /* a concurrent free of the same pointer succeeded: gone */
     uint32_t id = vt__rec_new();
     if (id == VT_NO_ID || vt_index_insert(&vt__core.idx, t->addr, id) < 0) {
         if (id != VT_NO_ID)
@@ -577,6 +634,13 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
     uint64_t n = 0;
     int slot = vt__slot(device);
     vt__lock();
+    /* remembered for a free in flight (taken, real free not returned yet): if its real
+     * free fails because this teardown took the memory, vt_core_restore must not put
+     * the record back */
+    uint32_t li = vt__core.drops++ % VT_DROP_LOG;
+    vt__core.drop_log[li].ctx = ctx;
+    vt__core.drop_log[li].before = before_seq;
+    vt__core.drop_log[li].slot = slot;
     for (size_t sl = 0; sl < vt__core.n_slabs; sl++) {
         vt_rec *slab = vt__core.slabs[sl];
         for (uint32_t i = 0; i < VT_SLAB; i++) {

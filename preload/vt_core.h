@@ -46,6 +46,12 @@ typedef struct vt_taken {
     uint64_t addr, size, birth_ns, ctx_stream;
     uint32_t step;
     int32_t  tid;
+    uint32_t drops;     /* vt_core_drop_context calls before the take (restore checks
+                           whether one made since dropped this record)              */
+    uint32_t misses;    /* vt_core_untracked_free calls before the take (restore
+                           checks whether one since freed this address)             */
+    uint8_t  missed;    /* take found no record of addr (t->addr set): if the real
+                           free succeeds, say so with vt_core_untracked_free        */
 } vt_taken;
 
 /* ---- lifecycle ---- */
@@ -83,8 +89,16 @@ void vt_core_alloc_failed(int device, int kind, int oom);
  * *t if addr was live, 0 if unknown (stale or foreign: count nothing). kind_mask
  * (bit per vt_kind, 0 = any) limits which kinds this free may release. */
 int  vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t);
+/* A free whose vt_core_take found nothing (t->missed) succeeded: the address was
+ * live after all — its record taken out by a concurrent free of the same pointer
+ * (a double free race of the program) whose real free will fail. That free's
+ * vt_core_restore must not put the record back: the memory is gone. */
+void vt_core_untracked_free(uint64_t addr);
 /* The real free failed: puts the taken record back with its counters undone
- * (unless the address was handed out again meanwhile: the newer record stays). */
+ * (unless the address was handed out again meanwhile: the newer record stays; or a
+ * context teardown since the take, vt_core_drop_context, would have dropped it: the
+ * memory went with the context, which is why the free failed; or another thread's
+ * free of the same address succeeded since, vt_core_untracked_free). */
 void vt_core_restore(vt_taken *t);
 /* The real free succeeded: nothing is left to do (vt_core_take already recycled the
  * record); clears *t. No lock, no call into the core. */

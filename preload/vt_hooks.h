@@ -129,19 +129,26 @@ void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int resul
 static inline int vt_hook_free_begin(vt_call *c, uint64_t addr, vt_taken *t)
 {
     t->rec = NULL;
+    t->missed = 0;
     if (!c->rec || !addr)
         return 0;
     return vt_core_take(addr, 0, t);
 }
 /* The real free failed: puts the taken record back. Preserves errno. */
 void vt_hook_free_failed(vt_taken *t);
+/* The real free of an address the take did not find succeeded (vt_core_untracked_free).
+ * Preserves errno. */
+void vt_hook_free_untracked(vt_taken *t);
 /* After the real free: nothing more when it succeeded (vt_core_take already did all
- * of the bookkeeping in one lock hold), the record back when it failed. Preserves
+ * of the bookkeeping in one lock hold), the record back when it failed; a second
+ * short lock hold only when an address the take did not find was freed. Preserves
  * errno. */
 static inline void vt_hook_free_end(vt_taken *t, int ok)
 {
     if (__builtin_expect(t->rec != NULL && !ok, 0))
         vt_hook_free_failed(t);
+    else if (__builtin_expect(t->missed && ok, 0))
+        vt_hook_free_untracked(t);
     else
         t->rec = NULL;
 }

@@ -190,6 +190,14 @@ void vt_hook_free_failed(vt_taken *t)
     errno = e;
 }
 
+void vt_hook_free_untracked(vt_taken *t)
+{
+    int e = errno;
+    t->missed = 0;
+    vt_core_untracked_free(t->addr);
+    errno = e;
+}
+
 int vt_hook_is_runtime_teardown(void *ra)
 {
     if (vt_writer_is_exiting()) {

@@ -127,6 +127,117 @@ static void test_reset(void)
     CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
 }
 
+/* A free in flight while the context is reset: the free took the record out, the reset
+ * (drop_context) freed the memory, the real free then fails (the pointer is gone). The
+ * record must not come back: the program has nothing live there any more. A reset of
+ * another device or context, or one that began after the record's birth... does not
+ * apply to it, and then the failed free's record does come back. */
+static void test_reset_during_free(void)
+{
+    vt_alloc_info a = A(0x910000, 300, VT_KIND_DEVICE, 0, 4);
+    vt_alloc_info b = A(0x920000, 70, VT_KIND_DEVICE, 0, 4);
+    CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    CHECK_EQ_INT(vt_core_alloc(&b), 0);
+    vt_taken t;
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 1);                 /* cudaFree(a) begins */
+    CHECK_EQ_U64(vt_core_drop_context(0, 0, vt_core_next_seq()), 1); /* device 0 reset: b */
+    vt_core_restore(&t);                                             /* the real free failed */
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 0);
+
+    /* a reset of another device, of another context, or one that drops only records
+     * born before this one: the failed free's record comes back */
+    CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 1);
+    CHECK_EQ_U64(vt_core_drop_context(1, 0, vt_core_next_seq()), 0);
+    CHECK_EQ_U64(vt_core_drop_context(-1, 0x7777, vt_core_next_seq()), 0);
+    CHECK_EQ_U64(vt_core_drop_context(0, 0, 1), 0);
+    vt_core_restore(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 300);
+    CHECK_EQ_INT(vt_core_take(0x910000, 0, &t), 1); vt_core_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
+}
+
+/* Two threads free the same pointer at once (a double free race: CUDA lets one
+ * succeed). T1's take gets the record, T2's take finds nothing, T2's real free
+ * succeeds, T1's real free fails: T1 must not put the record back. A successful
+ * untracked free of another address does not stop the restore. */
+static void test_double_free_race(void)
+{
+    vt_alloc_info a = A(0x930000, 4096, VT_KIND_DEVICE, 0, 5);
+    CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    vt_taken t1, t2;
+    CHECK_EQ_INT(vt_core_take(0x930000, 0, &t1), 1);   /* T1: cudaFree(p) begins    */
+    CHECK_EQ_INT(vt_core_take(0x930000, 0, &t2), 0);   /* T2: cudaFree(p) begins    */
+    CHECK_EQ_INT(t2.missed, 1);
+    vt_core_untracked_free(t2.addr);                   /* T2's real free succeeded  */
+    vt_core_restore(&t1);                              /* T1's real free failed     */
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
+    CHECK_EQ_INT(vt_core_take(0x930000, 0, &t1), 0);
+
+    CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    CHECK_EQ_INT(vt_core_take(0x930000, 0, &t1), 1);
+    vt_core_untracked_free(0x940000);                  /* some other pointer        */
+    vt_core_restore(&t1);                              /* the wrong API, say: back  */
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 4096);
+    CHECK_EQ_INT(vt_core_take(0x930000, 0, &t1), 1); vt_core_commit(&t1);
+    CHECK_EQ_U64(vt_core_live_bytes(-1), 0);
+}
+
+/* The table past 2^20 live records (index 2^21 slots, slab registry grown 64 -> 2,048)
+ * with CUDA handing addresses out again whose free was never seen (the newer record
+ * replaces the stale one, counted as a free), a collection of every row, a device
+ * reset walking every slab, and the table emptied: exact at every step. */
+#define BIG_N 1200000u
+static void test_big_table(void)
+{
+    uint64_t base = 0x10000000000ull, want = 0;
+    for (uint32_t i = 0; i < BIG_N; i++) {
+        vt_alloc_info a = A(base + (uint64_t)i * 512, 256 + i % 7, VT_KIND_DEVICE, 3, 20 + i % 5);
+        if (vt_core_alloc(&a) != 0) { CHECK(0); return; }
+        want += a.size;
+    }
+    CHECK_EQ_U64(vt_core_live_bytes(3), want);
+    CHECK_EQ_U64(vt_core_live_count(), BIG_N);
+    /* every third address comes back from CUDA without a free we saw: 100 bytes now */
+    for (uint32_t i = 0; i < BIG_N; i += 3) {
+        vt_alloc_info a = A(base + (uint64_t)i * 512, 100, VT_KIND_DEVICE, 3, 30);
+        CHECK_EQ_INT(vt_core_alloc(&a), 0);
+        want = want - (256 + i % 7) + 100;
+    }
+    CHECK_EQ_U64(vt_core_live_bytes(3), want);
+    CHECK_EQ_U64(vt_core_live_count(), BIG_N);
+    vt_collect c;
+    CHECK_EQ_INT(vt_core_collect(&c, VT_COLLECT_ALLOCS, 0), 0);
+    CHECK_EQ_U64(c.n_allocs, BIG_N);
+    uint64_t sum = 0, cnt = 0, frees = 0;
+    for (size_t i = 0; i < c.n_allocs; i++)
+        sum += c.allocs[i].size;
+    CHECK_EQ_U64(sum, want);
+    const vt_dev_stats *d = find_dev(&c, 3);
+    CHECK(d != NULL);
+    if (d) {
+        cnt = d->kinds[VT_KIND_DEVICE].live_count;
+        frees = d->kinds[VT_KIND_DEVICE].free_total;
+        CHECK_EQ_U64(d->kinds[VT_KIND_DEVICE].live_bytes, want);
+    }
+    CHECK_EQ_U64(cnt, BIG_N);
+    CHECK_EQ_U64(frees, (BIG_N + 2) / 3);
+    vt_collect_free(&c);
+    /* free the even ones, then a reset of device 3 drops the rest */
+    uint64_t freed = 0;
+    for (uint32_t i = 0; i < BIG_N; i += 2) {
+        vt_taken t;
+        if (vt_core_take(base + (uint64_t)i * 512, 0, &t)) { vt_core_commit(&t); freed++; }
+    }
+    CHECK_EQ_U64(freed, BIG_N / 2);
+    CHECK_EQ_U64(vt_core_drop_context(3, 0, vt_core_next_seq()), BIG_N / 2);
+    CHECK_EQ_U64(vt_core_live_bytes(3), 0);
+    CHECK_EQ_U64(vt_core_live_count(), 0);
+    vt_taken t;
+    CHECK_EQ_INT(vt_core_take(base + 512, 0, &t), 0);
+}
+
 static void test_vmm(void)
 {
     vt_taken t;
@@ -643,6 +754,9 @@ int main(void)
     vt_stack_init(0);
     test_table();
     test_reset();
+    test_reset_during_free();
+    test_double_free_race();
+    test_big_table();
     test_vmm();
     test_leak_detector();
     test_fragmentation();

@@ -440,6 +440,107 @@ def check_interpose(c):
     print("interpose ok: hooks before the constructor, from a constructor, after main, after runtime "
           "teardown; %s dlsym results identical to glibc's" % m.group(1))
 
+# ---------------------------------------------------------------------- race (rel_race)
+def rel_depth():
+    """{"VRAMTRACE_DEPTH": $REL_DEPTH} when set (the ThreadSanitizer run: libunwind's
+    thread-exit destructor crashes TSan's runtime), else {}."""
+    return {"VRAMTRACE_DEPTH": os.environ["REL_DEPTH"]} if os.environ.get("REL_DEPTH") else {}
+
+
+def race_run(c, name, args, runs=1, timeout=90, **extra):
+    """Runs rel_race ARGS `runs` times under the preload: exit 0, "ok" line, no
+    vramtrace warning, every snapshot file whole. Returns the last stdout."""
+    out = ""
+    for i in range(runs):
+        d = c.out("race_%s_%d" % (name, i))
+        p = c.run([c.prog("rel_race")] + args, timeout=timeout, VRAMTRACE_OUTPUT=d,
+                  VRAMTRACE_INTERVAL_MS=2, **dict(rel_depth(), **extra))
+        expect(p.returncode == 0, "rel_race %s (run %d) exit %d: %s" % (" ".join(args), i, p.returncode, p.stderr[-3000:]))
+        expect(p.stdout.startswith("ok "), "rel_race %s: output %r" % (" ".join(args), p.stdout))
+        expect(not vt_lines(p.stderr), "rel_race %s: warnings %r" % (" ".join(args), vt_lines(p.stderr)))
+        for f in files_in(d):
+            read_records(f)
+        out = p.stdout
+    return out
+
+
+def check_race_failfree(c):
+    """Frees that fail (wrong API, interior pointer) racing other threads' allocations
+    and frees of the same addresses, snapshots and SIGUSR1: every return code as
+    without the preload, live bytes exact."""
+    a = c.run([c.prog("rel_race"), "failfree", "8", "5000"], preload=False)
+    expect(a.returncode == 0, "without the preload: %s" % a.stderr[-2000:])
+    race_run(c, "failfree", ["failfree", "16", "20000"], runs=3)
+    print("race_failfree ok: 3 x 16 threads x 20,000 ops with failing frees, live bytes exact")
+
+
+def check_race_dfree(c):
+    """Two threads free the same pointer at once: one succeeds, nothing stays live."""
+    race_run(c, "dfree", ["dfree", "20000"])
+    print("race_dfree ok: 20,000 double free races, 0 bytes live after")
+
+
+def check_race_cancel(c):
+    """Threads cancelled (deferred) in cudaMalloc/cudaFree/snapshot/step loops: the
+    others go on, live bytes equal the cancelled threads' leftovers."""
+    race_run(c, "cancel", ["cancel", "16"], runs=5)
+    print("race_cancel ok: 5 x 16 threads cancelled mid-loop, no deadlock, exact")
+
+
+def check_race_fork(c):
+    """fork() while threads allocate, snapshot and take SIGUSR1: every child tracks
+    its own allocations and writes its own file."""
+    d0 = c.out("race_fork_0")
+    race_run(c, "fork", ["fork", "6", "30"])
+    fs = files_in(d0)
+    expect(len(fs) == 31, "expected 31 files (parent + 30 children), got %d" % len(fs))
+    pids = set(read_records(f)[0][0]["pid"] for f in fs)
+    expect(len(pids) == 31, "files share a pid: %r" % fs)
+    print("race_fork ok: 30 children forked under load, 31 files")
+
+
+def check_race_reset(c):
+    """cudaDeviceReset while threads allocate and free (frees of pointers a reset took
+    fail): no crash, nothing live after the final reset."""
+    race_run(c, "reset", ["reset", "6", "30"], runs=3)
+    print("race_reset ok: 3 x 30 resets under churn, 0 live after")
+
+
+def check_race_errno(c):
+    """errno after every hooked call, success and failure: as without the preload."""
+    argv = [c.prog("rel_race"), "errno"]
+    a = c.run(argv, preload=False)
+    b = c.run(argv, VRAMTRACE_OUTPUT=c.out("race_errno"))
+    expect(a.returncode == b.returncode == 0, "exit %d / %d" % (a.returncode, b.returncode))
+    expect(a.stdout == b.stdout, "errno or result changed:\n--- without\n%s--- with\n%s" % (a.stdout, b.stdout))
+    print("race_errno ok: %d calls, same results and errno" % (len(a.stdout.splitlines()) - 1))
+
+
+def check_race_tablemem(c):
+    """The tracker's own memory fails at the Nth internal allocation, for every N up to
+    past the last one (index growth, slab growth, new sites, stack store): the program
+    is unchanged, at most one warning."""
+    exe = c.prog("rel_race")
+    latched = points = 0
+    for mode, ns in ((["grow", "5000"], list(range(1, 61)) + [80, 120, 200, 400]),
+                     (["failfree", "4", "3000"], list(range(1, 41)) + [60, 100, 200])):
+        base = c.run([exe] + mode, preload=False)
+        expect(base.returncode == 0, "%r without the preload: %s" % (mode, base.stderr))
+        for n in ns:
+            d = c.out("race_tablemem")
+            b = c.run([exe] + mode, VRAMTRACE_OUTPUT=d, VRAMTRACE_TEST_FAIL_ALLOC_AT=n, VT_EXPECT_TRACKED=0,
+                      **rel_depth())
+            expect(b.returncode == 0 and b.stdout == base.stdout,
+                   "%r with internal OOM at %d changed the program: %d %r %s" % (mode, n, b.returncode, b.stdout, b.stderr[-1000:]))
+            vl = vt_lines(b.stderr)
+            expect(len(vl) <= 1, "%r OOM at %d: %r" % (mode, n, vl))
+            latched += len(vl)
+            points += 1
+            shutil.rmtree(d, ignore_errors=True)
+    expect(latched > 0, "no run latched off")
+    print("race_tablemem ok: internal OOM at %d points, %d latched with one warning, programs unchanged" %
+          (points, latched))
+
 
 CHECKS = {n[6:]: f for n, f in list(globals().items()) if n.startswith("check_")}
 

@@ -16,7 +16,8 @@
 #   - both kinds: the whole suite except bench_smoke and pystack_cost_* (callgrind
 #     cannot run sanitizer binaries) and fuzz_reader (already ASan+UBSan, run by the
 #     normal build);
-#   - thread, also excluded: preload_runtime_fork, preload_check_fork, reliability_fork:
+#   - thread, also excluded: preload_runtime_fork, preload_check_fork, reliability_fork,
+#     reliability_race_fork:
 #     they fork a process whose writer thread runs, and TSan aborts the child
 #     ("ThreadSanitizer: dup thread with used id");
 #   - thread: libunwind's thread-exit destructor (its per-thread cache, run after TSan
@@ -47,7 +48,7 @@ thread)
   VT_SANITIZER_PRELOAD=$(${CC:-gcc} -print-file-name=libtsan.so); export VT_SANITIZER_PRELOAD
   rc=0
   ctest --output-on-failure -j"$(nproc)" \
-    -E '^(bench_smoke|fuzz_reader|pystack_cost_.*|preload_runtime_fork|preload_check_fork|reliability_fork|preload_runtime_threads)$' || rc=$?
+    -E '^(bench_smoke|fuzz_reader|pystack_cost_.*|preload_runtime_fork|preload_check_fork|reliability_fork|reliability_race_fork|preload_runtime_threads)$' || rc=$?
   VRAMTRACE_DEPTH=0 ctest --output-on-failure -R '^preload_runtime_threads$' || rc=$?
   exit $rc ;;
 *) echo "usage: sanitize_run.sh address|thread [BUILD_DIR]" >&2; exit 2 ;;
