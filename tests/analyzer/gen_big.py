@@ -16,6 +16,7 @@ sites whose row changed, and a complete "exit" record at the end, as the
 preload writes. --v1 writes the same program as version 1 (every live site in
 every snapshot, as 11-key objects) for comparison. Deterministic.
 """
+import os
 import sys
 
 MiB = 1 << 20
@@ -42,7 +43,12 @@ def main():
     args = sys.argv[1:]
     v1 = "--v1" in args
     args = [a for a in args if a != "--v1"]
+    if not args or args[0].startswith("-"):
+        sys.stderr.write(__doc__)
+        sys.exit(0 if args and args[0] in ("-h", "--help") else 2)
     out = args[0]
+    if os.path.exists(out):
+        sys.exit("gen_big.py: %s exists; not overwriting it" % out)
     nsnap = int(args[1]) if len(args) > 1 else 10000
     nsites = int(args[2]) if len(args) > 2 else 500
     version = 1 if v1 else 2
