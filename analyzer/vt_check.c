@@ -65,9 +65,9 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
         }
         if (o->has_max_unfreed && p->unfreed_exit_bytes > o->max_unfreed) {
             fails++;
-            fprintf(out, "FAIL %s: unfreed at exit %s (limit %s) in %zu sites\n", t,
+            fprintf(out, "FAIL %s: unfreed at exit %s (limit %s) in %zu site%s\n", t,
                     vt_size_fmt(p->unfreed_exit_bytes, b1, sizeof b1), vt_size_fmt(o->max_unfreed, b2, sizeof b2),
-                    pr->unfreed_sites);
+                    pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
             size_t shown = 0;
             for (size_t s = 0; s < pr->nsites && shown < 3; s++) {
                 vt_site_result *r = &pr->sites[s];

@@ -138,6 +138,8 @@ static int check_option(int c, const char *arg, check_args *ca)
     case O_MAXPI: {
         char *e;
         double v = strtod(arg, &e);
+        if (e != arg && *e == '%')   /* "10%" as well as "10" */
+            e++;
         if (e == arg || *e || !(v >= 0)) {
             fprintf(stderr, "vramtrace: --max-peak-increase: bad percentage \"%s\"\n", arg);
             return -1;

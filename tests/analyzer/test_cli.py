@@ -443,6 +443,13 @@ def t_cli(exe, testdir):
     check(r.returncode == 1 and "10.1% above the baseline's 636 MiB" in r.stdout, "baseline check: %d %s" % (r.returncode, r.stdout))
     r = run([exe, "check", "--max-growth", "4MiB", "--baseline", base, "--max-peak-increase", "15", new])
     check(r.returncode == 0, "baseline check within limit: %d %s" % (r.returncode, r.stdout))
+    # "15%" reads as 15; options may follow the paths (GNU order)
+    r = run([exe, "check", new, "--max-growth", "4MiB", "--baseline", base, "--max-peak-increase", "15%"])
+    check(r.returncode == 0, "options after the path, 15%%: %d %s%s" % (r.returncode, r.stdout, r.stderr))
+    r = run([exe, "check", new, "--max-growth", "4MiB", "--baseline", base, "--max-peak-increase", "5%"])
+    check(r.returncode == 1 and "10.1% above the baseline" in r.stdout, "5%%: %d %s%s" % (r.returncode, r.stdout, r.stderr))
+    r = run([exe, "check", "--max-peak-increase", "5%%", "--baseline", base, new])
+    check(r.returncode == 2, "bad percentage 5%%%%: %d" % r.returncode)
     for bad in (["--max-growth", "3 MiB"], ["--max-peak", "-1"], ["--max-unfreed", "lots"], ["--baseline", base],
                 ["--warmup", "x"], ["--bogus"]):
         r = run([exe, "check"] + bad + [leak])
