@@ -45,16 +45,19 @@ static void vt__fork_prepare(void)
 {
     vt_writer_fork_prepare();
     vt_core_fork_prepare();
+    vt_stack_fork_prepare();
 }
 
 static void vt__fork_parent(void)
 {
+    vt_stack_fork_parent();
     vt_core_fork_parent();
     vt_writer_fork_parent();
 }
 
 static void vt__fork_child(void)
 {
+    vt_stack_fork_child();
     vt_guard_after_fork_child();
     vt_core_after_fork_child();
     vt_writer_fork_child();

@@ -320,6 +320,10 @@ int vt_stack_get_py(uint32_t id, const vt_py_frame **py, int *npy)
     return 0;
 }
 
+void vt_stack_fork_prepare(void) { pthread_mutex_lock(&vt__stk.lock); }
+void vt_stack_fork_parent(void)  { pthread_mutex_unlock(&vt__stk.lock); }
+void vt_stack_fork_child(void)   { pthread_mutex_unlock(&vt__stk.lock); }
+
 uint32_t vt_stack_count(void)
 {
     return __atomic_load_n(&vt__stk.count, __ATOMIC_ACQUIRE);

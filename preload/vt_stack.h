@@ -74,6 +74,14 @@ uint32_t vt_stack_capture_hook(const uintptr_t *buf, int n, int depth);
  * Thread-safe, lock-free when the stack is already known. */
 uint32_t vt_stack_intern(const uintptr_t *pcs, int n);
 
+/* pthread_atfork handlers: the store's insert lock is held across fork (taken last,
+ * after the writer's and the core's), so a child forked while another thread was
+ * inserting a stack does not inherit a lock that nobody will release. The child
+ * keeps the parent's store. */
+void vt_stack_fork_prepare(void);
+void vt_stack_fork_parent(void);
+void vt_stack_fork_child(void);
+
 /* Interns pcs[0..n) plus Python frames py[0..npy) (npy <= VT_DEPTH_MAX; py may
  * be NULL when npy is 0). Same results and thread safety as vt_stack_intern. */
 uint32_t vt_stack_intern_py(const uintptr_t *pcs, int n, const vt_py_frame *py, int npy);

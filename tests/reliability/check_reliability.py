@@ -483,7 +483,9 @@ def check_race_dfree(c):
 def check_race_cancel(c):
     """Threads cancelled (deferred) in cudaMalloc/cudaFree/snapshot/step loops: the
     others go on, live bytes equal the cancelled threads' leftovers."""
-    race_run(c, "cancel", ["cancel", "16"], runs=5)
+    # the cancelled threads' leftovers can rise for 10 steps in a row: the online
+    # detector's "possible leak" line would be right, and is not what this checks
+    race_run(c, "cancel", ["cancel", "16"], runs=5, VRAMTRACE_LEAK_STEPS=1000000)
     print("race_cancel ok: 5 x 16 threads cancelled mid-loop, no deadlock, exact")
 
 
