@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static volatile int stop;
+static int stop;   /* atomic */
 
 static void *inserter(void *arg)
 {
     (void)arg;
     uintptr_t pcs[8];
-    for (uintptr_t k = 1; !stop && k < 400000; k++) {   /* bounded: ~40 MB of store */
+    for (uintptr_t k = 1; !__atomic_load_n(&stop, __ATOMIC_RELAXED) && k < 400000; k++) {   /* bounded: ~40 MB of store */
         for (int i = 0; i < 8; i++)
             pcs[i] = 0x400000 + k * 64 + (uintptr_t)i;   /* a new stack every time */
         vt_stack_intern(pcs, 8);
@@ -49,7 +49,7 @@ int main(void)
             bad++;
         }
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     pthread_join(th, NULL);
     CHECK_EQ_INT(bad, 0);
     TEST_DONE();
