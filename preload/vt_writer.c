@@ -443,15 +443,21 @@ static void vt__site_key(vt_buf *b, const vt_site_row *s)
     vt__kind_device(b, s->kind, s->device);
 }
 
+/* ,"kind",device — the kind and device columns of a positional row. */
+static void vt__row_kind_device(vt_buf *b, int kind, int device)
+{
+    vt_buf_cstr(b, ",\"");
+    vt_buf_cstr(b, vt_kind_name(kind));
+    vt_buf_cstr(b, "\",");
+    vt_buf_i64(b, device);
+}
+
 /* [stack,"kind",device,live_bytes,live_count,interval_peak_bytes,alloc_total,
  *  alloc_bytes_total,free_total,growth_steps,growth_bytes] (VT_SITE_* order). */
 static void vt__site_row(vt_buf *b, const vt_site_row *s)
 {
     vt__kv_u64(b, "[", s->stack);
-    vt_buf_cstr(b, ",\"");
-    vt_buf_cstr(b, vt_kind_name(s->kind));
-    vt_buf_cstr(b, "\",");
-    vt_buf_i64(b, s->device);
+    vt__row_kind_device(b, s->kind, s->device);
     vt__kv_u64(b, ",", s->live_bytes);
     vt__kv_u64(b, ",", s->live_count);
     vt__kv_u64(b, ",", s->interval_peak_bytes);
@@ -592,10 +598,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
                 vt_buf_put(b, ",", 1);
             vt__kv_u64(b, "[", a->addr);
             vt__kv_u64(b, ",", a->size);
-            vt_buf_cstr(b, ",\"");
-            vt_buf_cstr(b, vt_kind_name(a->kind));
-            vt_buf_cstr(b, "\",");
-            vt_buf_i64(b, a->device);
+            vt__row_kind_device(b, a->kind, a->device);
             vt__kv_u64(b, ",", a->stack);
             vt__kv_u64(b, ",", a->step);
             vt__kv_u64(b, ",", a->birth_ns);
