@@ -49,6 +49,37 @@
     }                                                                                     \
     VT_EXPORT_ALIAS(name)
 
+/* The body of a free shim (after its VT_REAL_OR_FAIL): takes the record at addr out
+ * before CALL (so a concurrent allocation that gets the same address is not lost)
+ * and puts it back when CALL does not return ok. Result and errno are CALL's. */
+#define VT_FREE_BODY(ret_t, addr, ok, CALL)                                               \
+    vt_call c;                                                                            \
+    vt_taken t;                                                                           \
+    vt_call_begin(&c, 0);                                                                 \
+    vt_hook_free_begin(&c, (uint64_t)(addr), &t);                                         \
+    ret_t r = CALL;                                                                       \
+    int e = errno;                                                                        \
+    vt_hook_free_end(&t, r == (ok));                                                      \
+    vt_call_end(&c);                                                                      \
+    errno = e;                                                                            \
+    return r
+
+/* The body of a shim that records no allocation itself (after its VT_REAL_OR_FAIL):
+ * forwards CALL under the depth guard (hooked calls the driver makes inside it are
+ * not the program's) and, when this is the outermost hooked call with tracking on
+ * and CALL returned ok, runs the statement AFTER (`(void)0` for none). Result and
+ * errno are CALL's. */
+#define VT_PASS_BODY(ret_t, ok, CALL, AFTER)                                              \
+    vt_call c;                                                                            \
+    vt_call_begin(&c, 0);                                                                 \
+    ret_t r = CALL;                                                                       \
+    int e = errno;                                                                        \
+    if (c.rec && r == (ok))                                                               \
+        AFTER;                                                                            \
+    vt_call_end(&c);                                                                      \
+    errno = e;                                                                            \
+    return r
+
 typedef struct vt_call {
     int      outer;     /* outermost hooked call on this thread                   */
     int      rec;       /* outer and tracking on: this call records               */

@@ -188,47 +188,20 @@ VT_EXPORT_ALIAS(cuMemAllocFromPoolAsync_ptsz);
 static CUresult vt__h_cuMemFree_v2(CUdeviceptr dptr)
 {
     VT_REAL_OR_FAIL(cuMemFree_v2);
-    vt_call c;
-    vt_taken t;
-    vt_call_begin(&c, 0);
-    vt_hook_free_begin(&c, (uint64_t)dptr, &t);
-    CUresult r = real_cuMemFree_v2(dptr);
-    int e = errno;
-    vt_hook_free_end(&t, r == CUDA_SUCCESS);
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_FREE_BODY(CUresult, dptr, CUDA_SUCCESS, real_cuMemFree_v2(dptr));
 }
 VT_EXPORT_ALIAS(cuMemFree_v2);
 
 static CUresult vt__h_cuMemFreeHost(void *p)
 {
     VT_REAL_OR_FAIL(cuMemFreeHost);
-    vt_call c;
-    vt_taken t;
-    vt_call_begin(&c, 0);
-    vt_hook_free_begin(&c, (uint64_t)(uintptr_t)p, &t);
-    CUresult r = real_cuMemFreeHost(p);
-    int e = errno;
-    vt_hook_free_end(&t, r == CUDA_SUCCESS);
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_FREE_BODY(CUresult, (uintptr_t)p, CUDA_SUCCESS, real_cuMemFreeHost(p));
 }
 VT_EXPORT_ALIAS(cuMemFreeHost);
 
 static CUresult vt__free_async(vt_cuMemFreeAsync_t real, CUdeviceptr dptr, CUstream stream)
 {
-    vt_call c;
-    vt_taken t;
-    vt_call_begin(&c, 0);
-    vt_hook_free_begin(&c, (uint64_t)dptr, &t);
-    CUresult r = real(dptr, stream);
-    int e = errno;
-    vt_hook_free_end(&t, r == CUDA_SUCCESS);
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_FREE_BODY(CUresult, dptr, CUDA_SUCCESS, real(dptr, stream));
 }
 
 static CUresult vt__h_cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
@@ -296,30 +269,15 @@ static CUresult vt__h_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
     VT_REAL_OR_FAIL(cuMemMap);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    CUresult r = real_cuMemMap(ptr, size, offset, handle, flags);
-    int e = errno;
-    if (c.rec && r == CUDA_SUCCESS)
-        vt_core_vmm_map((uint64_t)ptr, size, (uint64_t)handle);
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_PASS_BODY(CUresult, CUDA_SUCCESS, real_cuMemMap(ptr, size, offset, handle, flags),
+                 vt_core_vmm_map((uint64_t)ptr, size, (uint64_t)handle));
 }
 VT_EXPORT_ALIAS(cuMemMap);
 
 static CUresult vt__h_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     VT_REAL_OR_FAIL(cuMemUnmap);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    CUresult r = real_cuMemUnmap(ptr, size);
-    int e = errno;
-    if (c.rec && r == CUDA_SUCCESS)
-        vt_core_vmm_unmap((uint64_t)ptr, size);
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_PASS_BODY(CUresult, CUDA_SUCCESS, real_cuMemUnmap(ptr, size), vt_core_vmm_unmap((uint64_t)ptr, size));
 }
 VT_EXPORT_ALIAS(cuMemUnmap);
 
@@ -329,26 +287,14 @@ static CUresult vt__h_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t 
                                           CUdeviceptr addr, unsigned long long flags)
 {
     VT_REAL_OR_FAIL(cuMemAddressReserve);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    CUresult r = real_cuMemAddressReserve(ptr, size, alignment, addr, flags);
-    int e = errno;
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_PASS_BODY(CUresult, CUDA_SUCCESS, real_cuMemAddressReserve(ptr, size, alignment, addr, flags), (void)0);
 }
 VT_EXPORT_ALIAS(cuMemAddressReserve);
 
 static CUresult vt__h_cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     VT_REAL_OR_FAIL(cuMemAddressFree);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    CUresult r = real_cuMemAddressFree(ptr, size);
-    int e = errno;
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_PASS_BODY(CUresult, CUDA_SUCCESS, real_cuMemAddressFree(ptr, size), (void)0);
 }
 VT_EXPORT_ALIAS(cuMemAddressFree);
 

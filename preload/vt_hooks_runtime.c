@@ -179,16 +179,7 @@ VT_EXPORT_ALIAS(cudaMallocFromPoolAsync_ptsz);
 
 static cudaError_t vt__free(vt_cudaFree_t real, void *p)
 {
-    vt_call c;
-    vt_taken t;
-    vt_call_begin(&c, 0);
-    vt_hook_free_begin(&c, (uint64_t)(uintptr_t)p, &t);
-    cudaError_t r = real(p);
-    int e = errno;
-    vt_hook_free_end(&t, r == cudaSuccess);
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_FREE_BODY(cudaError_t, (uintptr_t)p, cudaSuccess, real(p));
 }
 
 static cudaError_t vt__h_cudaFree(void *devPtr)
@@ -207,16 +198,7 @@ VT_EXPORT_ALIAS(cudaFreeHost);
 
 static cudaError_t vt__free_async(vt_cudaFreeAsync_t real, void *p, cudaStream_t stream)
 {
-    vt_call c;
-    vt_taken t;
-    vt_call_begin(&c, 0);
-    vt_hook_free_begin(&c, (uint64_t)(uintptr_t)p, &t);
-    cudaError_t r = real(p, stream);
-    int e = errno;
-    vt_hook_free_end(&t, r == cudaSuccess);
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_FREE_BODY(cudaError_t, (uintptr_t)p, cudaSuccess, real(p, stream));
 }
 
 static cudaError_t vt__h_cudaFreeAsync(void *devPtr, cudaStream_t stream)
@@ -238,13 +220,7 @@ VT_EXPORT_ALIAS(cudaFreeAsync_ptsz);
 static cudaError_t vt__h_cudaMemPoolTrimTo(cudaMemPool_t pool, size_t minBytesToKeep)
 {
     VT_REAL_OR_FAIL(cudaMemPoolTrimTo);
-    vt_call c;
-    vt_call_begin(&c, 0);
-    cudaError_t r = real_cudaMemPoolTrimTo(pool, minBytesToKeep);
-    int e = errno;
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_PASS_BODY(cudaError_t, cudaSuccess, real_cudaMemPoolTrimTo(pool, minBytesToKeep), (void)0);
 }
 VT_EXPORT_ALIAS(cudaMemPoolTrimTo);
 
