@@ -28,6 +28,20 @@
 #define VT_EXPORT_ALIAS(name) \
     extern __typeof__(vt__h_##name) name __attribute__((alias("vt__h_" #name), visibility("default")))
 
+/* Makes sure the hook's real_<name> pointer is set (lazy: a hook can run before our
+ * constructor, e.g. from another library's constructor); returns err from the
+ * hook when the real function cannot be found. Each hooks file defines
+ * VT_REAL_OR_FAIL(name) with its API's "not initialised" code. */
+#define VT_REAL_OR_RETURN(name, err)                                                      \
+    do {                                                                                  \
+        if (__builtin_expect(!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE), 0)) {      \
+            vt_preload_init();                                                            \
+            vt_resolve_lazy();                                                            \
+        }                                                                                 \
+        if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                             \
+            return err;                                                                   \
+    } while (0)
+
 /* A plain allocation shim, one per hooked function (each keeps its own typed real_
  * pointer): forwards the call unchanged, then — when it succeeded and this is the
  * outermost hooked call — records *(out) as `size` bytes of `kind` through the

@@ -66,15 +66,7 @@ static vt_cuMemGetInfo_v2_t            real_cuMemGetInfo_v2;
 static vt_cuGetProcAddress_t           real_cuGetProcAddress;
 static vt_cuGetProcAddress_v2_t        real_cuGetProcAddress_v2;
 
-#define VT_REAL_OR_FAIL(name)                                             \
-    do {                                                                  \
-        if (__builtin_expect(!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE), 0)) { \
-            vt_preload_init();                                            \
-            vt_resolve_lazy();                                            \
-        }                                                                 \
-        if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))             \
-            return CUDA_ERROR_NOT_INITIALIZED;                            \
-    } while (0)
+#define VT_REAL_OR_FAIL(name) VT_REAL_OR_RETURN(name, CUDA_ERROR_NOT_INITIALIZED)
 
 int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes)
 {

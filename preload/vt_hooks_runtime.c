@@ -54,15 +54,7 @@ static vt_cudaGetDriverEntryPoint_t    real_cudaGetDriverEntryPoint_ptsz;
 static vt_cudaGetDriverEntryPointByVersion_t real_cudaGetDriverEntryPointByVersion;
 static vt_cudaGetDriverEntryPointByVersion_t real_cudaGetDriverEntryPointByVersion_ptsz;
 
-#define VT_REAL_OR_FAIL(name)                                             \
-    do {                                                                  \
-        if (__builtin_expect(!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE), 0)) { \
-            vt_preload_init();                                            \
-            vt_resolve_lazy();                                            \
-        }                                                                 \
-        if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))             \
-            return cudaErrorInitializationError;                          \
-    } while (0)
+#define VT_REAL_OR_FAIL(name) VT_REAL_OR_RETURN(name, cudaErrorInitializationError)
 
 #define VT_ALLOC_DONE(c, api, kind, r, addr, size, stream) \
     vt_hook_alloc_done(&(c), api, kind, (r) == cudaSuccess, (int)(r), \

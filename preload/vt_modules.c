@@ -48,10 +48,8 @@ static void vt__build_id(struct dl_phdr_info *info, char out[41])
     }
 }
 
-static int vt__mods_cb(struct dl_phdr_info *info, size_t size, void *data)
+void vt_modules_load_range(const struct dl_phdr_info *info, uintptr_t *lo_out, uintptr_t *hi_out)
 {
-    (void)size;
-    (void)data;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -61,6 +59,16 @@ static int vt__mods_cb(struct dl_phdr_info *info, size_t size, void *data)
         if (a < lo) lo = a;
         if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
     }
+    *lo_out = lo;
+    *hi_out = hi;
+}
+
+static int vt__mods_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    uintptr_t lo, hi;
+    vt_modules_load_range(info, &lo, &hi);
     if (hi == 0)
         return 0;
     char exe[4096];

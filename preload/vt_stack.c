@@ -31,6 +31,7 @@
 #include "vt_fd.h"
 #include "vt_log.h"
 #include "vt_mem.h"
+#include "vt_modules.h"
 #include "vt_python.h"
 
 #include <dlfcn.h>
@@ -296,11 +297,17 @@ uint32_t vt_stack_intern_py(const uintptr_t *pcs, int n, const vt_py_frame *py, 
     return vt__intern(vt__hash(pcs, n, py, npy), pcs, n, py, npy);
 }
 
-int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n)
+/* The entry of a published id, or NULL (0, or not yet / never given out). */
+static vt_stk_entry *vt__entry_of(uint32_t id)
 {
     if (id == 0 || id > __atomic_load_n(&vt__stk.count, __ATOMIC_ACQUIRE))
-        return -1;
-    vt_stk_entry *e = vt__entry(id);
+        return NULL;
+    return vt__entry(id);
+}
+
+int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n)
+{
+    vt_stk_entry *e = vt__entry_of(id);
     if (!e)
         return -1;
     *pcs = e->pcs;
@@ -310,9 +317,7 @@ int vt_stack_get(uint32_t id, const uintptr_t **pcs, int *n)
 
 int vt_stack_get_py(uint32_t id, const vt_py_frame **py, int *npy)
 {
-    if (id == 0 || id > __atomic_load_n(&vt__stk.count, __ATOMIC_ACQUIRE))
-        return -1;
-    vt_stk_entry *e = vt__entry(id);
+    vt_stk_entry *e = vt__entry_of(id);
     if (!e)
         return -1;
     *py = (const vt_py_frame *)(e->pcs + VT_SHAPE_N(e->shape));
@@ -341,15 +346,8 @@ static int vt__own_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     uintptr_t probe = (uintptr_t)data;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-        if (a < lo) lo = a;
-        if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
-    }
+    uintptr_t lo, hi;
+    vt_modules_load_range(info, &lo, &hi);
     if (probe >= lo && probe < hi) {
         vt__stk.own_lo = lo;
         vt__stk.own_hi = hi;

@@ -426,7 +426,6 @@ static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
     vt_buf_put(b, "}", 1);
 }
 
-/* The one place a snapshot is built and written. Under out_lock. */
 /* ,"kind":"<kind>","device":<device> */
 static void vt__kind_device(vt_buf *b, int kind, int device)
 {
@@ -469,6 +468,7 @@ static void vt__site_row(vt_buf *b, const vt_site_row *s)
     vt_buf_put(b, "]", 1);
 }
 
+/* The one place a snapshot is built and written. Under out_lock. */
 static int vt__snapshot_locked(const char *trigger, const char *label, const vt_oom_info *oom)
 {
     if (!vt_core_enabled() || vt__w.fd < 0)
