@@ -51,6 +51,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "vramtrace.h"
 
 #undef cuGetProcAddress
@@ -69,13 +71,6 @@ static void die(const char *what, int r)
 {
     fprintf(stderr, "bench_alloc: %s failed (%d)\n", what, r);
     exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Busy work standing in for kernel time the host waits for; not optimised away. */
@@ -192,20 +187,6 @@ static void run_job(job *j)
 }
 
 /* ---- live allocations, RSS ---- */
-
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    size_t kl = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, kl) && line[kl] == ':')
-            v = atol(line + kl + 1);
-    if (f)
-        fclose(f);
-    return v;
-}
 
 static int live_mode(long n)
 {

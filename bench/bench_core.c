@@ -41,29 +41,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 static volatile uint64_t sink;
 int main(int argc, char **argv);
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    size_t kl = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, kl) && line[kl] == ':')
-            v = atol(line + kl + 1);
-    if (f)
-        fclose(f);
-    return v;
-}
 
 static size_t heap_bytes(void)
 {

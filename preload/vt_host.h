@@ -21,7 +21,8 @@
  *     carry the latest sample with its time;
  *   - device UUIDs (cuDeviceGetUuid_v2 of the real driver, found with
  *     dlopen("libcuda.so.1", RTLD_NOLOAD)), on the writer thread, outside locks,
- *     once, formatted like nvidia-smi and DCGM: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+ *     once, formatted like nvidia-smi and DCGM: "GPU-" and the 16 bytes as 8-4-4-4-12
+ *     lowercase hex digits, e.g. "GPU-5f2a0c7e-91d3-4b6a-8e0f-1c2d3e4f5a6b".
  *     No CUDA call is made once process exit has begun (vt_writer_is_exiting).
  *
  * Thread safety: one mutex (vt__host.lock) guards the caches; it is held only to
@@ -62,8 +63,9 @@ void vt_host_format(vt_buf *b, const vt_collect *c, const char *trigger);
  * or -1 when not known (yet). Thread-safe. */
 int vt_host_uuid(int device, char *out, size_t cap);
 
-/* CUuuid bytes -> "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (41 bytes with the NUL;
- * cap >= 41). Lowercase hex, nvidia-smi's and DCGM's form. */
+/* CUuuid bytes -> "GPU-" + 8-4-4-4-12 hex digits, e.g.
+ * "GPU-5f2a0c7e-91d3-4b6a-8e0f-1c2d3e4f5a6b" (41 bytes with the NUL; cap >= 41).
+ * Lowercase hex, nvidia-smi's and DCGM's form. */
 void vt_host_format_uuid(const unsigned char bytes[16], char *out, size_t cap);
 
 /* ---- parsers, exposed for unit tests (pure, thread-safe) ---- */

@@ -5,7 +5,7 @@
  * simulated driver (cuInit; a real NVML talks to the kernel driver instead) and
  * counts its devices; NVML index i is CUDA ordinal i (no CUDA_VISIBLE_DEVICES
  * reordering is simulated) and the UUID is cuDeviceGetUuid_v2's, formatted as NVML
- * and nvidia-smi print it ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx").
+ * and nvidia-smi print it ("GPU-" + 8-4-4-4-12 lowercase hex digits).
  * nvmlDeviceGetMemoryInfo reports the simulated device's memory exactly as
  * cuMemGetInfo_v2 would (used = capacity - free, the context overhead included);
  * nvmlDeviceGetComputeRunningProcesses_v3 lists this process, with all of that used

@@ -6,7 +6,8 @@
  * __cudaInitModule, __cudaPushCallConfiguration / __cudaPopCallConfiguration,
  * __cudaGetKernel, __cudaLaunchKernel[_ptsz], and cudaLaunchKernel[_ptsz].
  *
- * Design: registration records (host stub -> kernel name) in a list so that a
+ * Design: registration records (the host-side launch function nvcc generates for a
+ * kernel, as passed to __cudaRegisterFunction -> kernel name) in a list so that a
  * launch of an unregistered function fails with cudaErrorInvalidDeviceFunction
  * and a bad configuration with cudaErrorInvalidConfiguration, as on a GPU.
  * Kernels do NOTHING on the simulated device: device code is never run, so a
@@ -27,7 +28,7 @@ typedef struct rt_module {
 } rt_module;
 
 typedef struct rt_function {    /* doubles as the cudaKernel_t handle */
-    const void *host_fun;       /* host stub address */
+    const void *host_fun;       /* host-side launch function (__cudaRegisterFunction's hostFun) */
     const char *name;           /* mangled device name (static storage of the program) */
     rt_module  *module;
     struct rt_function *next;
