@@ -42,13 +42,48 @@
             return err;                                                                   \
     } while (0)
 
+/* A hooked call made inside another hooked call on this thread (the runtime's
+ * cudaMalloc calling the driver's cuMemAlloc_v2 through the pointer our
+ * cuGetProcAddress wrapper handed out) only forwards (DESIGN.md: the outermost call
+ * records): when the thread's depth is not 0 and `ready` (the real pointer is set),
+ * `return CALL`
+ * at once — no depth change (the outer call's depth already covers anything CALL
+ * calls back), no errno handling (nothing of ours runs). Issue 7 figure 1: the
+ * runtime path pays this instead of a whole second shim. */
+#define VT_NESTED_FORWARD(ready, CALL)                                                    \
+    do {                                                                                  \
+        if (vt_guard_depth() != 0 && (ready))                                             \
+            return CALL;                                                                  \
+    } while (0)
+
+/* The exported front of a hook: a nested call (vt_guard_depth() != 0, see
+ * VT_NESTED_FORWARD) jumps straight to the real function before any register is
+ * saved; anything else tail-calls the hook's body vt__b_<name>, which this macro
+ * declares and the code after it defines (`VT_HOOK_FRONT(...) { body }`). The body
+ * runs in the hook's frame (a sibling call), so a stack captured there still has the
+ * hook's caller as frame 0; where the compiler does not make it a sibling call,
+ * vt_stack_capture_hook's frame check takes the general path. */
+#define VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)                                          \
+    static __attribute__((noinline)) ret_t vt__b_##name PARAMS;                           \
+    static ret_t vt__h_##name PARAMS                                                      \
+    {                                                                                     \
+        if (vt_guard_depth() != 0) {                                                      \
+            __typeof__(real_##name) vt__f = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE); \
+            if (vt__f)                                                                    \
+                return vt__f ARGS;                                                        \
+        }                                                                                 \
+        return vt__b_##name ARGS;                                                         \
+    }                                                                                     \
+    VT_EXPORT_ALIAS(name);                                                                \
+    static __attribute__((noinline)) ret_t vt__b_##name PARAMS
+
 /* A plain allocation shim, one per hooked function (each keeps its own typed real_
  * pointer): forwards the call unchanged, then — when it succeeded and this is the
  * outermost hooked call — records *(out) as `size` bytes of `kind` through the
  * including file's VT_SHIM_DONE(c, api, kind, r, addr, size). errno and the result
- * are the real call's; the shim is exported under the CUDA name by VT_EXPORT_ALIAS. */
+ * are the real call's; the shim is exported under the CUDA name (VT_HOOK_FRONT). */
 #define VT_ALLOC_SHIM(ret_t, name, kind, PARAMS, ARGS, out, size)                         \
-    static ret_t vt__h_##name PARAMS                                                      \
+    VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)                                              \
     {                                                                                     \
         VT_REAL_OR_FAIL(name);                                                            \
         vt_call c;                                                                        \
@@ -60,13 +95,13 @@
         vt_call_end(&c);                                                                  \
         errno = e;                                                                        \
         return r;                                                                         \
-    }                                                                                     \
-    VT_EXPORT_ALIAS(name)
+    }
 
 /* The body of a free shim (after its VT_REAL_OR_FAIL): takes the record at addr out
  * before CALL (so a concurrent allocation that gets the same address is not lost)
  * and puts it back when CALL does not return ok. Result and errno are CALL's. */
 #define VT_FREE_BODY(ret_t, addr, ok, CALL)                                               \
+    VT_NESTED_FORWARD(1, CALL);                                                           \
     vt_call c;                                                                            \
     vt_taken t;                                                                           \
     vt_call_begin(&c, 0);                                                                 \
@@ -84,6 +119,7 @@
  * and CALL returned ok, runs the statement AFTER (`(void)0` for none). Result and
  * errno are CALL's. */
 #define VT_PASS_BODY(ret_t, ok, CALL, AFTER)                                              \
+    VT_NESTED_FORWARD(1, CALL);                                                           \
     vt_call c;                                                                            \
     vt_call_begin(&c, 0);                                                                 \
     ret_t r = CALL;                                                                       \
@@ -163,12 +199,34 @@ void vt_hook_start(void);
 /* Fork child: the child's first allocation starts its own writer again. */
 void vt_hook_after_fork_child(void);
 
-/* After an allocating real call on the outermost level. ok: the call succeeded and
- * addr is the new allocation; otherwise result is the error (out-of-memory results
- * write an "oom" snapshot for the first failure of each size class). device < -1:
- * ask the driver for the current device. Preserves errno. */
-void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int result, int oom,
-                        uint64_t addr, uint64_t size, uint64_t stream, int device);
+/* After a successful allocating real call on the outermost level with tracking on:
+ * records addr as size bytes of kind with the captured stack. device < -1: the
+ * current context's device (asked of the real driver, cached per thread); stream:
+ * the CUstream of a stream-ordered allocation, else 0. The caller restores errno
+ * (every hook saves it after the real call and puts it back before returning). */
+void vt_hook_alloc_ok(uint32_t stack, int kind, uint64_t addr, uint64_t size, uint64_t stream,
+                      int device);
+/* After a failed allocating real call on the outermost level: counts the failure;
+ * out-of-memory results (oom) write an "oom" snapshot for the first failure of each
+ * size class (result: the CUDA error code, api: the hooked function's name). The
+ * caller restores errno. */
+void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int result, int oom,
+                          uint64_t size, int device);
+
+/* After an allocating real call on the outermost level: vt_hook_alloc_ok when ok
+ * (addr is the new allocation), else vt_hook_alloc_failed. Inline so that the common
+ * success path passes six register arguments and no more. */
+static inline void vt_hook_alloc_done(const vt_call *c, const char *api, int kind, int ok,
+                                      int result, int oom, uint64_t addr, uint64_t size,
+                                      uint64_t stream, int device)
+{
+    if (!c->rec)
+        return;
+    if (__builtin_expect(ok, 1))
+        vt_hook_alloc_ok(c->stack, kind, addr, size, stream, device);
+    else
+        vt_hook_alloc_failed(c, api, kind, result, oom, size, device);
+}
 
 /* Outermost free: take the record out before the real free. */
 static inline int vt_hook_free_begin(vt_call *c, uint64_t addr, vt_taken *t)

@@ -35,22 +35,24 @@ void vt_hook_ctx_changed(void)
     __atomic_add_fetch(&vt__ctx_gen, 1, __ATOMIC_ACQ_REL);
 }
 
-int vt_hook_device(uint64_t *ctx_out)
+/* vt_hook_device's body, inlined into vt_hook_alloc_ok: one real cuCtxGetCurrent and
+ * a compare with the thread's cached (context, generation) on the common path. */
+static inline __attribute__((always_inline)) int vt__device_current(uint64_t *ctx_out)
 {
     CUcontext ctx = NULL;
     *ctx_out = 0;
     typedef CUresult (*get_current_t)(CUcontext *);
     typedef CUresult (*get_device_t)(CUdevice *);
     get_current_t get_current = (get_current_t)__atomic_load_n(&vt__drv_cuCtxGetCurrent, __ATOMIC_ACQUIRE);
-    get_device_t get_device = (get_device_t)__atomic_load_n(&vt__drv_cuCtxGetDevice, __ATOMIC_ACQUIRE);
     uint32_t gen = __atomic_load_n(&vt__ctx_gen, __ATOMIC_ACQUIRE);
-    if (get_current && get_current(&ctx) == CUDA_SUCCESS) {
+    if (__builtin_expect(get_current != NULL, 1) && get_current(&ctx) == CUDA_SUCCESS) {
         if (!ctx)
             return -1;
         *ctx_out = (uint64_t)(uintptr_t)ctx;
-        if (vt__tls.ctx == (uint64_t)(uintptr_t)ctx && vt__tls.ctx_gen == gen)
+        if (__builtin_expect(vt__tls.ctx == (uint64_t)(uintptr_t)ctx && vt__tls.ctx_gen == gen, 1))
             return vt__tls.ctx_device;
     }
+    get_device_t get_device = (get_device_t)__atomic_load_n(&vt__drv_cuCtxGetDevice, __ATOMIC_ACQUIRE);
     CUdevice dev = -1;
     if (!get_device || get_device(&dev) != CUDA_SUCCESS)
         return -1;
@@ -60,6 +62,11 @@ int vt_hook_device(uint64_t *ctx_out)
         vt__tls.ctx_gen = gen;
     }
     return dev;
+}
+
+int vt_hook_device(uint64_t *ctx_out)
+{
+    return vt__device_current(ctx_out);
 }
 
 void vt_hook_pool_seen(int device)
@@ -139,48 +146,51 @@ void vt_hook_start(void)
     pthread_setcancelstate(oldcs, NULL);
 }
 
-void vt_hook_alloc_done(vt_call *c, const char *api, int kind, int ok, int result, int oom,
-                        uint64_t addr, uint64_t size, uint64_t stream, int device)
+/* Nothing on the success path is a cancellation point (the core lock, arithmetic, the
+ * driver's context query) or sets errno (the core's futex wait keeps it); the writer
+ * start, the OOM snapshot and the log line turn cancellation off themselves: a thread
+ * cancelled in there would die holding our locks. */
+void vt_hook_alloc_ok(uint32_t stack, int kind, uint64_t addr, uint64_t size, uint64_t stream,
+                      int device)
 {
-    if (!c->rec)
-        return;
-    int e = errno;
-    /* Nothing on the success path is a cancellation point (the core lock, arithmetic,
-     * the driver's context query); the writer start, the OOM snapshot and the log
-     * line turn cancellation off themselves: a thread cancelled in there would die
-     * holding our locks. */
-    vt_hook_start();
-    uint64_t ctx = 0;
+    if (__builtin_expect(!__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE), 0))
+        vt_hook_start();
+    uint64_t ctx;
+    int cur = vt__device_current(&ctx);
     if (device < -1)
-        device = vt_hook_device(&ctx);
-    else
-        vt_hook_device(&ctx);
+        device = cur;
     if (kind == VT_KIND_ASYNC)
         vt_hook_pool_seen(device);
-    if (ok) {
-        vt_alloc_info a = {addr, size, stream, ctx, device, kind, c->stack};
-        vt_core_alloc(&a);
-    } else {
-        vt_core_alloc_failed(device, kind, oom);
-        if (oom) {
-            int oldcs;
-            pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
-            vt_oom_info o;
-            memset(&o, 0, sizeof o);
-            o.api = api;
-            o.kind = kind;
-            o.device = device;
-            o.requested = size;
-            o.result = result;
-            o.stack = c->stack;
-            o.meminfo_ok = vt_hook_meminfo(&o.free_bytes, &o.total_bytes) == 0;
-            if (o.meminfo_ok)
-                vt_core_set_meminfo(device, o.free_bytes, o.total_bytes);
-            vt_writer_oom(&o);
-            pthread_setcancelstate(oldcs, NULL);
-        }
+    vt_alloc_info a = {addr, size, stream, ctx, device, kind, stack};
+    vt_core_alloc(&a);
+}
+
+void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int result, int oom,
+                          uint64_t size, int device)
+{
+    vt_hook_start();
+    uint64_t ctx;
+    int cur = vt__device_current(&ctx);
+    if (device < -1)
+        device = cur;
+    vt_core_alloc_failed(device, kind, oom);
+    if (oom) {
+        int oldcs;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+        vt_oom_info o;
+        memset(&o, 0, sizeof o);
+        o.api = api;
+        o.kind = kind;
+        o.device = device;
+        o.requested = size;
+        o.result = result;
+        o.stack = c->stack;
+        o.meminfo_ok = vt_hook_meminfo(&o.free_bytes, &o.total_bytes) == 0;
+        if (o.meminfo_ok)
+            vt_core_set_meminfo(device, o.free_bytes, o.total_bytes);
+        vt_writer_oom(&o);
+        pthread_setcancelstate(oldcs, NULL);
     }
-    errno = e;
 }
 
 void vt_hook_free_failed(vt_taken *t)

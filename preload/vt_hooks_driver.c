@@ -177,12 +177,11 @@ VT_EXPORT_ALIAS(cuMemAllocFromPoolAsync_ptsz);
 
 /* ---- free ---- */
 
-static CUresult vt__h_cuMemFree_v2(CUdeviceptr dptr)
+VT_HOOK_FRONT(CUresult, cuMemFree_v2, (CUdeviceptr dptr), (dptr))
 {
     VT_REAL_OR_FAIL(cuMemFree_v2);
     VT_FREE_BODY(CUresult, dptr, CUDA_SUCCESS, real_cuMemFree_v2(dptr));
 }
-VT_EXPORT_ALIAS(cuMemFree_v2);
 
 static CUresult vt__h_cuMemFreeHost(void *p)
 {
