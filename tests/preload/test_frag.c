@@ -118,7 +118,7 @@ static void through_collect(void)
     CHECK_EQ_INT(vt_core_collect(&full, VT_COLLECT_ALLOCS | VT_COLLECT_FRAG, 10), 0);
     CHECK_EQ_INT(vt_core_collect(&per, VT_COLLECT_FRAG, 10), 0);
     CHECK_EQ_U64(full.n_allocs, live + 2);
-    CHECK(full.lock_holds > 2);   /* the rows took more than one hold */
+    CHECK(full.lock_holds >= 4);  /* sites, 2+ holds of rows (0.25 ms each), VMM */
     CHECK(!per.allocs && !per.rows_failed && !full.rows_failed);
     CHECK_EQ_INT(per.n_devs, 4);
     CHECK_EQ_INT(full.n_devs, per.n_devs);
