@@ -272,19 +272,20 @@ static int stall_mode(long live, long sites, int periodic)
     /* The hook waits at most as long as one hold of the core lock by vt_core_collect
      * (formatting and writing happen after the lock is released; the live list is
      * copied in chunks, the lock released between them). Timed alone, with nothing
-     * else running, best of 3: ms = the whole collection, lock_max_ms = its longest
-     * single lock hold (what a hook can wait), holds = how many holds it took. */
+     * else running, 3 times: ms = the whole collection (best of 3), lock_max_ms = its
+     * longest single lock hold (what a hook can wait; the longest of the 3 runs, not
+     * the best), holds = how many holds it took (last run). */
     unsigned fl[3] = { 0, VT_COLLECT_FRAG, VT_COLLECT_ALLOCS | VT_COLLECT_FRAG };
     const char *fn[3] = { "sites_only", "sites_and_fragmentation", "full_live_list" };
     for (int k = 0; k < 3; k++) {
-        uint64_t best = UINT64_MAX, hold = UINT64_MAX, holds = 0;
+        uint64_t best = UINT64_MAX, hold = 0, holds = 0;
         for (int r = 0; r < 3; r++) {
             vt_collect c;
             uint64_t t = now_ns();
             if (vt_core_collect(&c, fl[k], 10) != 0)
                 return 1;
             uint64_t d = now_ns() - t;
-            if (c.lock_hold_max_ns < hold) hold = c.lock_hold_max_ns;
+            if (c.lock_hold_max_ns > hold) hold = c.lock_hold_max_ns;
             holds = c.lock_holds;
             vt_collect_free(&c);
             if (d < best) best = d;

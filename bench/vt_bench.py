@@ -313,7 +313,7 @@ def stall_case(live, sites, per):
     row(5, f"periodic snapshot, {live} live, {sites} sites: longest core lock hold of vt_core_collect", hold,
         target=1.0, unit="ms", ok=hold <= 1.0,
         note=f"{holds} holds, {total:.3f} ms in all; copies sites" +
-             (" and every live row in chunks (fragmentation, <= 262,144 live)" if frag else ""))
+             (" and (start, size, device) of every live allocation, several slabs per hold (fragmentation, <= 262,144 live)" if frag else ""))
     row(5, f"periodic snapshots, {live} live: longest observed hook call", pw, floor=idle, target=1.0,
         unit="ms", ok=pw <= 1.0, note=f"floor = longest hook call with no snapshot running; "
         f"calls over 1 ms: {waits['periodic']['over_1ms']} of {waits['periodic']['calls']}")

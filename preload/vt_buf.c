@@ -47,15 +47,41 @@ void vt_buf_put(vt_buf *b, const char *s, size_t n)
 
 void vt_buf_cstr(vt_buf *b, const char *s) { vt_buf_put(b, s, strlen(s)); }
 
+/* "00" "01" ... "99": two digits per division (a snapshot of 10,000 sites formats
+ * about 110,000 numbers) */
+static const char vt__digits2[201] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+size_t vt_buf_u64_at(char *dst, uint64_t v)
+{
+    char tmp[20];
+    int i = (int)sizeof tmp;
+    while (v >= 100) {
+        unsigned q = (unsigned)(v % 100);
+        v /= 100;
+        i -= 2;
+        memcpy(tmp + i, vt__digits2 + 2 * q, 2);
+    }
+    if (v >= 10) {
+        i -= 2;
+        memcpy(tmp + i, vt__digits2 + 2 * v, 2);
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
+    memcpy(dst, tmp + i, sizeof tmp - (size_t)i);
+    return sizeof tmp - (size_t)i;
+}
+
+int vt_buf_reserve(vt_buf *b, size_t n)
+{
+    return vt__buf_room(b, n);
+}
+
 void vt_buf_u64(vt_buf *b, uint64_t v)
 {
-    char tmp[24];
-    int i = (int)sizeof tmp;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    vt_buf_put(b, tmp + i, sizeof tmp - (size_t)i);
+    if (vt__buf_room(b, VT_BUF_U64_MAX))
+        b->len += vt_buf_u64_at(b->p + b->len, v);
 }
 
 void vt_buf_i64(vt_buf *b, int64_t v)

@@ -25,6 +25,13 @@ void vt_buf_reset(vt_buf *b);                      /* len = 0, oom = 0, keeps me
 void vt_buf_put(vt_buf *b, const char *s, size_t n);
 void vt_buf_cstr(vt_buf *b, const char *s);        /* raw, no quoting             */
 void vt_buf_u64(vt_buf *b, uint64_t v);
+/* For a formatter that writes many fields at once: vt_buf_reserve makes room for n
+ * more bytes (1, or 0 when out of memory: ->oom set); then vt_buf_u64_at writes v in
+ * decimal at dst (at most VT_BUF_U64_MAX bytes, no terminator) and returns the
+ * length; the caller adds the bytes it wrote to ->len. */
+#define VT_BUF_U64_MAX 20
+int    vt_buf_reserve(vt_buf *b, size_t n);
+size_t vt_buf_u64_at(char *dst, uint64_t v);
 void vt_buf_i64(vt_buf *b, int64_t v);
 void vt_buf_hex(vt_buf *b, uint64_t v);            /* lowercase, no 0x            */
 /* Non-negative finite v with 6 decimals ("0.312500"); NaN/inf/negative -> null. */

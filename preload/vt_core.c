@@ -926,79 +926,101 @@ static int vt__cmp_range(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* Sorts ranges by start address: LSD radix sort, 11-bit digits, over only the bits
- * that vary (start - min, shifted by the alignment every start shares), with a
- * scratch copy; qsort when the scratch cannot be had. Measured on this VM for
- * 200,000 ranges: qsort 38-50 ms, this ~3 ms (issue 7 figure 5: a periodic snapshot
- * computes fragmentation from every live row). Stable, so equal starts keep order. */
-static void vt__sort_ranges(uint64_t (*r)[2], size_t n)
+enum { VT_RADIX_MAX_DIGIT = 11, VT_RADIX_MAX_PASSES = 6 };   /* 6 * 11 >= 64 bits */
+/* scratch a radix sort of n ranges needs: a second buffer of n ranges, then the
+ * histograms (VT_RADIX_HIST size_t) */
+#define VT_RADIX_HIST ((size_t)VT_RADIX_MAX_PASSES << VT_RADIX_MAX_DIGIT)
+#define VT_RADIX_SCRATCH(n) ((n) * sizeof(uint64_t[2]) + VT_RADIX_HIST * sizeof(size_t))
+
+/* Sorts n ranges by start address: LSD radix sort over only the bits that vary
+ * (start - min, shifted by the alignment every start shares), in as few passes of
+ * at most 11-bit digits as those bits need (digits of equal width: 20 varying bits
+ * are 2 passes of 10), with every pass's histogram counted in ONE read of the input,
+ * and a pass skipped when all starts share its digit. tmp holds n ranges, cnt
+ * VT_RADIX_HIST counts. Stable, so equal starts keep their order. Returns where the
+ * sorted ranges are: r or tmp (no copy back). */
+static uint64_t (*vt__radix_ranges(uint64_t (*r)[2], size_t n, uint64_t (*tmp)[2], size_t *cnt))[2]
 {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (r[i][0] < lo) lo = r[i][0];
-        if (r[i][0] > hi) hi = r[i][0];
+    if (n < 2)
+        return r;
+    uint64_t lo = r[0][0], hi = r[0][0], diff = 0, first = r[0][0];
+    for (size_t i = 1; i < n; i++) {
+        uint64_t a = r[i][0];
+        lo = a < lo ? a : lo;
+        hi = a > hi ? a : hi;
+        diff |= a ^ first;   /* lowest set bit = lowest bit in which starts differ */
     }
-    uint64_t any = 0;
-    for (size_t i = 0; i < n; i++)
-        any |= r[i][0] - lo;
-    if (!any)
-        return;   /* every start equal */
-    int shift = __builtin_ctzll(any);
+    if (!diff)
+        return r;   /* every start equal */
+    int shift = __builtin_ctzll(diff);
     int bits = 64 - __builtin_clzll((hi - lo) >> shift);
-    enum { DIGIT = 11, BUCKETS = 1 << DIGIT };
-    /* scratch rows, then the bucket counts (off the stack: the OOM snapshot runs
-     * this on the program's own thread, whose stack may be small) */
-    uint64_t (*tmp)[2] = n >= 64 ? malloc(n * sizeof *tmp + BUCKETS * sizeof(size_t)) : NULL;
-    if (!tmp) {
-        qsort(r, n, sizeof r[0], vt__cmp_range);
-        return;
+    int passes = (bits + VT_RADIX_MAX_DIGIT - 1) / VT_RADIX_MAX_DIGIT;
+    int digit = (bits + passes - 1) / passes;
+    size_t buckets = (size_t)1 << digit, mask = buckets - 1;
+    memset(cnt, 0, (size_t)passes * buckets * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = (r[i][0] - lo) >> shift;
+        for (int p = 0; p < passes; p++, k >>= digit)
+            cnt[(size_t)p * buckets + (k & mask)]++;
     }
-    size_t *cnt = (size_t *)(tmp + n);
     uint64_t (*src)[2] = r, (*dst)[2] = tmp;
-    for (int pass = 0; pass * DIGIT < bits; pass++) {
-        int sh = shift + pass * DIGIT;
-        memset(cnt, 0, BUCKETS * sizeof *cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[((src[i][0] - lo) >> sh) & (BUCKETS - 1)]++;
+    for (int p = 0; p < passes; p++) {
+        size_t *c = cnt + (size_t)p * buckets;
+        int sh = shift + p * digit;
+        if (c[((src[0][0] - lo) >> sh) & mask] == n)
+            continue;   /* one digit value: this pass would not move anything */
         size_t sum = 0;
-        for (int b = 0; b < BUCKETS; b++) {
-            size_t c = cnt[b];
-            cnt[b] = sum;
-            sum += c;
+        for (size_t b = 0; b < buckets; b++) {
+            size_t x = c[b];
+            c[b] = sum;
+            sum += x;
         }
         for (size_t i = 0; i < n; i++) {
-            size_t b = ((src[i][0] - lo) >> sh) & (BUCKETS - 1);
-            dst[cnt[b]][0] = src[i][0];
-            dst[cnt[b]][1] = src[i][1];
-            cnt[b]++;
+            uint64_t a = src[i][0], z = src[i][1];
+            size_t at = c[((a - lo) >> sh) & mask]++;
+            dst[at][0] = a;
+            dst[at][1] = z;
         }
         uint64_t (*t)[2] = src;
         src = dst;
         dst = t;
     }
-    if (src != r)
-        memcpy(r, src, n * sizeof r[0]);
-    free(tmp);
+    return src;
+}
+
+/* 1 - largest gap / sum of gaps of n ranges sorted by start (docs/metrics.md).
+ * Without branches on the data (conditional moves): whether a range leaves a gap
+ * before it is as good as random, and mispredictions were 0.6 ms of 200,000 ranges. */
+static double vt__frag_sorted(const uint64_t (*r)[2], size_t n)
+{
+    if (n < 2)
+        return 0.0;
+    uint64_t total = 0, largest = 0, end = r[0][0] + r[0][1];
+    for (size_t i = 1; i < n; i++) {
+        uint64_t a = r[i][0], e = a + r[i][1];
+        uint64_t gap = a > end ? a - end : 0;
+        total += gap;
+        largest = gap > largest ? gap : largest;
+        end = e > end ? e : end;
+    }
+    return total ? 1.0 - (double)largest / (double)total : 0.0;
 }
 
 double vt_fragmentation(uint64_t (*ranges)[2], size_t n)
 {
     if (n < 2)
         return 0.0;
-    vt__sort_ranges(ranges, n);
-    uint64_t total = 0, largest = 0, end = ranges[0][0] + ranges[0][1];
-    for (size_t i = 1; i < n; i++) {
-        if (ranges[i][0] > end) {
-            uint64_t gap = ranges[i][0] - end;
-            total += gap;
-            if (gap > largest)
-                largest = gap;
-        }
-        uint64_t e = ranges[i][0] + ranges[i][1];
-        if (e > end)
-            end = e;
+    void *scratch = n >= 64 ? malloc(VT_RADIX_SCRATCH(n)) : NULL;
+    if (scratch) {
+        uint64_t (*tmp)[2] = scratch;
+        uint64_t (*sorted)[2] = vt__radix_ranges(ranges, n, tmp, (size_t *)(tmp + n));
+        if (sorted != ranges)
+            memcpy(ranges, sorted, n * sizeof ranges[0]);
+        free(scratch);
+    } else {
+        qsort(ranges, n, sizeof ranges[0], vt__cmp_range);
     }
-    return total ? 1.0 - (double)largest / (double)total : 0.0;
+    return vt__frag_sorted((const uint64_t (*)[2])ranges, n);
 }
 
 void vt_collect_free(vt_collect *c)
@@ -1010,18 +1032,27 @@ void vt_collect_free(vt_collect *c)
     c->n_sites = c->n_allocs = 0;
 }
 
-/* Chunked copy of the live list (VT_COLLECT_ALLOCS / VT_COLLECT_FRAG).
+/* Chunked copy of the live list (VT_COLLECT_ALLOCS) and of the ranges that
+ * fragmentation needs (VT_COLLECT_FRAG).
  *
  * Records live in slabs that never move or go away (vt__core.slabs), so the copy
- * walks the slabs in order, VT_COLLECT_CHUNK_SLABS slabs per lock hold, taking the
- * records that are in the table (site != NULL). Between chunks the lock is released
- * and every hook that blocked on it is let through first (vt__yield_to_waiters).
- * One chunk is VT_COLLECT_CHUNK_SLABS * VT_SLAB = 8,192 records (48-byte records,
- * read in order): 0.19-0.36 ms of lock hold on the 2-core development VM (bench_core
- * stall), so a hook never waits a whole copy; fewer, longer chunks than the 2,048 of
- * the first design, because each gap lets the waiting hooks through first. */
-#define VT_COLLECT_CHUNK_SLABS 8
-#define VT_COLLECT_YIELD_NS    2000000ull   /* at most this long per gap for waiters */
+ * walks the slabs in order, taking the records that are in the table (site !=
+ * NULL), several slabs per lock hold: a hold ends after the slab during which it
+ * reached VT_COLLECT_HOLD_NS, or when the copy has no room for one more slab (room
+ * is made outside the lock). Between holds the lock is released and every hook
+ * that blocked on it is let through first (vt__yield_to_waiters).
+ *
+ * A periodic snapshot that wants fragmentation but not the live list copies only
+ * (start, size, device slot) of each range that counts for fragmentation (17 bytes,
+ * no site fields but the kind and slot) instead of a whole row (64 bytes: kind,
+ * device, stack, step, birth, tid, stream): about 3x more records per hold, so 200,000
+ * live allocations take ~5 holds instead of 28, and no row array is written and read
+ * back. 0.25 ms per hold: a hook waits at most that (plus one slab, ~20 us of rows),
+ * well under issue 7's 1 ms, and each gap costs the collector a handoff to the
+ * waiting hooks (a wake-up and a reschedule on a loaded machine), so holds are not
+ * made shorter than they need to be. */
+#define VT_COLLECT_HOLD_NS  250000ull    /* a hold copies slabs until this long has passed */
+#define VT_COLLECT_YIELD_NS 2000000ull   /* at most this long per gap for waiters */
 
 static void vt__unlock_timed(uint64_t held_since, vt_collect *c)
 {
@@ -1059,6 +1090,49 @@ static int vt__rows_reserve(vt_collect *c, size_t *cap, size_t more)
     return 0;
 }
 
+/* The ranges fragmentation is computed from: every live allocation but pinned host
+ * memory and unmapped VMM (address 0), with its device slot. Owned by the collector. */
+typedef struct vt__ranges {
+    uint64_t (*r)[2];   /* start, size */
+    uint8_t   *slot;    /* device slot (vt__slot) of each */
+    size_t     n, cap;
+} vt__ranges;
+
+static int vt__ranges_reserve(vt__ranges *g, size_t more)
+{
+    if (g->n + more <= g->cap)
+        return 0;
+    size_t n = g->n + more;
+    n += n / 8 + 64;
+    uint64_t (*r)[2] = realloc(g->r, n * sizeof *r);
+    if (!r)
+        return -1;
+    g->r = r;
+    uint8_t *sl = realloc(g->slot, n);
+    if (!sl)
+        return -1;
+    g->slot = sl;
+    g->cap = n;
+    return 0;
+}
+
+static void vt__ranges_free(vt__ranges *g)
+{
+    free(g->r);
+    free(g->slot);
+    memset(g, 0, sizeof *g);
+}
+
+static inline void vt__range_add(vt__ranges *g, uint64_t addr, uint64_t size, int kind, int slot)
+{
+    if (kind == VT_KIND_HOST_PINNED || !addr)
+        return;
+    g->r[g->n][0] = addr;
+    g->r[g->n][1] = size;
+    g->slot[g->n] = (uint8_t)slot;
+    g->n++;
+}
+
 static void vt__row_of_rec(vt_alloc_row *a, const vt_rec *r)
 {
     a->addr = r->addr;
@@ -1072,23 +1146,48 @@ static void vt__row_of_rec(vt_alloc_row *a, const vt_rec *r)
     a->stream = r->site->kind == VT_KIND_ASYNC ? r->ctx_stream : 0;
 }
 
-/* Copies the live records, chunk by chunk, then the counted VMM allocations (one
- * hold: there are few). Called without the lock. 0, or -1 when out of memory. */
-static int vt__collect_rows(vt_collect *c, size_t cap)
+static void vt__row_of_vmm(vt_alloc_row *a, const vt_vmm *v)
+{
+    a->addr = v->va;
+    a->size = v->size;
+    a->kind = VT_KIND_VMM;
+    a->device = v->site->device;
+    a->stack = v->site->stack;
+    a->step = v->step;
+    a->birth_ns = v->birth_ns;
+    a->tid = v->tid;
+    a->stream = 0;
+}
+
+/* Copies the live records, several slabs per hold (see above), then the counted VMM
+ * allocations (one hold: there are few): as rows into c->allocs (room *cap) when g
+ * is NULL, else as ranges into g. Called without the lock. 0, or -1 out of memory. */
+static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
 {
     for (size_t next = 0;;) {
-        if (vt__rows_reserve(c, &cap, (size_t)VT_COLLECT_CHUNK_SLABS * VT_SLAB) < 0)
+        /* room for one slab at least, so that every hold makes progress */
+        if (g ? vt__ranges_reserve(g, VT_SLAB) : vt__rows_reserve(c, cap, VT_SLAB))
             return -1;
         vt__lock();
         uint64_t t0 = vt_now_ns();
-        size_t end = next + VT_COLLECT_CHUNK_SLABS;
-        if (end > vt__core.n_slabs)
-            end = vt__core.n_slabs;
-        for (; next < end; next++) {
-            const vt_rec *slab = vt__core.slabs[next];
-            for (int i = 0; i < VT_SLAB; i++)
-                if (slab[i].site)
-                    vt__row_of_rec(&c->allocs[c->n_allocs++], &slab[i]);
+        while (next < vt__core.n_slabs) {
+            const vt_rec *slab = vt__core.slabs[next++];
+            size_t room;
+            if (g) {
+                for (int i = 0; i < VT_SLAB; i++) {
+                    const vt_site *s = slab[i].site;
+                    if (s)
+                        vt__range_add(g, slab[i].addr, slab[i].size, s->kind, s->slot);
+                }
+                room = g->cap - g->n;
+            } else {
+                for (int i = 0; i < VT_SLAB; i++)
+                    if (slab[i].site)
+                        vt__row_of_rec(&c->allocs[c->n_allocs++], &slab[i]);
+                room = *cap - c->n_allocs;
+            }
+            if (room < VT_SLAB || vt_now_ns() - t0 >= VT_COLLECT_HOLD_NS)
+                break;
         }
         int more = next < vt__core.n_slabs;
         vt__unlock_timed(t0, c);
@@ -1100,35 +1199,98 @@ static int vt__collect_rows(vt_collect *c, size_t cap)
         vt__lock();
         uint64_t t0 = vt_now_ns();
         size_t nv = HASH_COUNT(vt__core.vmms);
-        if (c->n_allocs + nv <= cap) {
+        if (g ? g->n + nv <= g->cap : c->n_allocs + nv <= *cap) {
             vt_vmm *v, *vtmp;
             HASH_ITER(hh, vt__core.vmms, v, vtmp) {
                 if (!v->counted)
                     continue;
-                vt_alloc_row *a = &c->allocs[c->n_allocs++];
-                a->addr = v->va;
-                a->size = v->size;
-                a->kind = VT_KIND_VMM;
-                a->device = v->site->device;
-                a->stack = v->site->stack;
-                a->step = v->step;
-                a->birth_ns = v->birth_ns;
-                a->tid = v->tid;
-                a->stream = 0;
+                if (g)
+                    vt__range_add(g, v->va, v->size, VT_KIND_VMM, v->site->slot);
+                else
+                    vt__row_of_vmm(&c->allocs[c->n_allocs++], v);
             }
             vt__unlock_timed(t0, c);
             return 0;
         }
         vt__unlock_timed(t0, c);
-        if (attempt > 8 || vt__rows_reserve(c, &cap, nv + nv / 4 + 16) < 0)
+        if (attempt > 8 || (g ? vt__ranges_reserve(g, nv + nv / 4 + 16)
+                              : vt__rows_reserve(c, cap, nv + nv / 4 + 16)) < 0)
             return -1;
     }
+}
+
+/* Sorts n ranges by start: the radix sort with tmp/cnt as scratch, or qsort when
+ * there is no scratch (small n, or no memory). Returns where they are (r or tmp). */
+static uint64_t (*vt__sort_ranges(uint64_t (*r)[2], size_t n, uint64_t (*tmp)[2], size_t *cnt))[2]
+{
+    if (tmp && n >= 64)
+        return vt__radix_ranges(r, n, tmp, cnt);
+    qsort(r, n, sizeof r[0], vt__cmp_range);
+    return r;
+}
+
+/* Fragmentation of every device in c from g (without the lock): groups the ranges
+ * by device slot in place (American flag sort: each misplaced range is swapped
+ * straight to its group; with one device, one vectorised read of the slots finds
+ * there is nothing to group), then sorts each group and measures its gaps. Same
+ * result as vt_fragmentation on each device's ranges: the value does not depend on
+ * the order of equal starts. */
+static void vt__frag_devices(vt_collect *c, vt__ranges *g)
+{
+    size_t cnt[VT_DEV_SLOTS] = { 0 }, start[VT_DEV_SLOTS], next[VT_DEV_SLOTS];
+    uint8_t mixed = 0;
+    for (size_t i = 0; i < g->n; i++)
+        mixed |= (uint8_t)(g->slot[i] ^ g->slot[0]);
+    if (!mixed && g->n) {
+        cnt[g->slot[0]] = g->n;
+    } else {
+        for (size_t i = 0; i < g->n; i++)
+            cnt[g->slot[i]]++;
+    }
+    size_t off = 0, most = 0;
+    for (int s = 0; s < VT_DEV_SLOTS; s++) {
+        start[s] = next[s] = off;
+        off += cnt[s];
+        if (cnt[s] > most)
+            most = cnt[s];
+    }
+    for (int s = 0; mixed && s < VT_DEV_SLOTS; s++) {
+        while (next[s] < start[s] + cnt[s]) {
+            size_t i = next[s];
+            int t = g->slot[i];
+            if (t == s) {
+                next[s]++;
+                continue;
+            }
+            size_t j = next[t]++;
+            uint64_t a = g->r[i][0], z = g->r[i][1];
+            g->r[i][0] = g->r[j][0];
+            g->r[i][1] = g->r[j][1];
+            g->r[j][0] = a;
+            g->r[j][1] = z;
+            g->slot[i] = g->slot[j];
+            g->slot[j] = (uint8_t)t;
+        }
+    }
+    /* scratch for the largest group; without it, qsort */
+    uint64_t (*tmp)[2] = most >= 64 ? malloc(VT_RADIX_SCRATCH(most)) : NULL;
+    for (int i = 0; i < c->n_devs; i++) {
+        int s = vt__slot(c->devs[i].device);
+        if (cnt[s] < 2) {
+            c->devs[i].fragmentation = 0.0;   /* no gap: as vt_fragmentation */
+            continue;
+        }
+        uint64_t (*sorted)[2] = vt__sort_ranges(g->r + start[s], cnt[s], tmp, tmp ? (size_t *)(tmp + most) : NULL);
+        c->devs[i].fragmentation = vt__frag_sorted((const uint64_t (*)[2])sorted, cnt[s]);
+    }
+    free(tmp);
 }
 
 int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
 {
     memset(c, 0, sizeof *c);
-    int want_rows = (flags & (VT_COLLECT_ALLOCS | VT_COLLECT_FRAG)) != 0;
+    int want_rows = (flags & VT_COLLECT_ALLOCS) != 0;
+    int want_ranges = (flags & VT_COLLECT_FRAG) && !want_rows;   /* ranges only */
     size_t cap_sites = 0;
     uint64_t t0 = 0;
     for (int attempt = 0;; attempt++) {
@@ -1222,44 +1384,36 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
             c->devs[i].kinds[k].free_total = sum[slot][k].free_total;
         }
     }
-    size_t cap_rows = want_rows ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;
+    size_t cap_rows = (want_rows || want_ranges) ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;
     vt__unlock_timed(t0, c);
 
+    vt__ranges g = { 0 };
     if (want_rows) {
         cap_rows += cap_rows / 8 + 64;
         c->allocs = malloc(cap_rows * sizeof *c->allocs);
-        if (!c->allocs || vt__collect_rows(c, cap_rows) < 0) {
+        if (!c->allocs || vt__collect_live(c, &cap_rows, NULL) < 0) {
             /* totals and sites stay valid; the rows are dropped */
             free(c->allocs);
             c->allocs = NULL;
             c->n_allocs = 0;
             flags &= ~(unsigned)VT_COLLECT_FRAG;
             c->rows_failed = 1;
-        }
-    }
-
-    if (flags & VT_COLLECT_FRAG) {
-        uint64_t (*ranges)[2] = malloc((c->n_allocs + 1) * sizeof *ranges);
-        if (ranges) {
-            for (int i = 0; i < c->n_devs; i++) {
-                size_t n = 0;
-                for (size_t j = 0; j < c->n_allocs; j++) {
-                    const vt_alloc_row *a = &c->allocs[j];
-                    if (a->device != c->devs[i].device || a->kind == VT_KIND_HOST_PINNED || !a->addr)
-                        continue;
-                    ranges[n][0] = a->addr;
-                    ranges[n][1] = a->size;
-                    n++;
-                }
-                c->devs[i].fragmentation = vt_fragmentation(ranges, n);
+        } else if ((flags & VT_COLLECT_FRAG) && vt__ranges_reserve(&g, c->n_allocs) == 0) {
+            for (size_t j = 0; j < c->n_allocs; j++) {
+                const vt_alloc_row *a = &c->allocs[j];
+                vt__range_add(&g, a->addr, a->size, a->kind, vt__slot(a->device));
             }
-            free(ranges);
+        } else {
+            flags &= ~(unsigned)VT_COLLECT_FRAG;   /* no memory: not computed (-1) */
+        }
+    } else if (want_ranges) {
+        if (vt__ranges_reserve(&g, cap_rows + cap_rows / 8 + 64) < 0 || vt__collect_live(c, NULL, &g) < 0) {
+            flags &= ~(unsigned)VT_COLLECT_FRAG;
+            c->rows_failed = 1;
         }
     }
-    if (!(flags & VT_COLLECT_ALLOCS)) {
-        free(c->allocs);
-        c->allocs = NULL;
-        c->n_allocs = 0;
-    }
+    if (flags & VT_COLLECT_FRAG)
+        vt__frag_devices(c, &g);
+    vt__ranges_free(&g);
     return 0;
 }

@@ -215,14 +215,17 @@ typedef struct vt_collect {
  *
  * Consistency: the step, counters, per device x kind totals and site rows are copied
  * in ONE hold of the core lock (one instant; about 11 ns per site). Allocation rows
- * (VT_COLLECT_ALLOCS, and VT_COLLECT_FRAG which needs them) are copied afterwards in
- * chunks of 8,192 records with the lock released between chunks, so no hook waits
- * for the whole live list: each row is one allocation's state at one instant; an
- * allocation live during the whole collection is listed exactly once; one allocated
- * or freed while the rows are copied may or may not be listed (the rows can then
+ * (VT_COLLECT_ALLOCS) are copied afterwards, several record slabs per hold (a hold
+ * ends once it has lasted 0.25 ms), with the lock released between holds, so no hook
+ * waits for the whole live list; VT_COLLECT_FRAG without VT_COLLECT_ALLOCS copies the
+ * same way only (start, size, device) of each allocation, never whole rows. Each row
+ * or range is one allocation's state at one instant; an allocation live during the
+ * whole collection is listed exactly once; one allocated or freed while the rows are
+ * copied may or may not be listed (the rows can then
  * differ from the totals by those allocations). c->lock_hold_max_ns reports the
  * longest hold. Returns 0, or -1 (no memory for the site copy: *c is empty). When
- * only the rows cannot get memory it returns 0 with c->rows_failed = 1. */
+ * only the rows (or ranges) cannot get memory it returns 0 with c->rows_failed = 1
+ * (fragmentation then not computed: < 0). */
 int  vt_core_collect(vt_collect *c, unsigned flags, int leak_steps);
 void vt_collect_free(vt_collect *c);
 

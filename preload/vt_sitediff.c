@@ -27,7 +27,14 @@ static int vt__row_cmp(const void *a, const void *b)
 
 void vt_sitediff_sort(vt_site_row *rows, size_t n)
 {
-    if (n > 1)
+    /* The core lists sites in the order they were created, which is usually the
+     * order of their stack ids (a stack is interned at its first allocation): one
+     * pass finds them sorted, instead of qsort's 0.5 ms for 10,000 rows (issue 7
+     * figure 5). */
+    size_t i = 1;
+    while (i < n && vt__key_cmp(&rows[i - 1], &rows[i]) <= 0)
+        i++;
+    if (i < n)
         qsort(rows, n, sizeof *rows, vt__row_cmp);
 }
 
