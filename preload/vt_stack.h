@@ -71,11 +71,13 @@ static inline __attribute__((always_inline)) int vt_stack_unwind_here(uintptr_t 
 
 /* The hooks' capture (vt_hooks.h, vt_call_begin): buf[0..n) are the pcs that
  * vt_stack_unwind_here(buf, depth + 1) wrote IN THE HOOK ITSELF, so buf[0] is in
- * the hook and buf[1] is the return address into the program's caller: one frame of
- * ours to drop, known in advance (no learning, no slack). Checks that shape (buf[0]
- * inside libvramtrace, buf[1] outside; see vt_stack_init's trim_own); when it does not
- * hold (no own range yet, or another of our frames is in between) it falls back to
- * vt_stack_capture(depth), which finds our frames by address. Adds the Python frames
+ * the hook (by construction: a macro and always-inlined functions) and buf[1] is the
+ * return address into the program's caller: one frame of ours to drop, known in
+ * advance (no learning, no slack). Checks that buf[1] is outside libvramtrace (see
+ * vt_stack_init's trim_own; before the range is known the check passes); when it is
+ * not (a hooked call made through another of our frames) it falls back to
+ * vt_stack_capture(depth), which finds our frames by address. Native stacks of at
+ * least 8 frames take a leaf fast path (no call on a hit). Adds the Python frames
  * as vt_stack_capture does. Same results, locking and thread safety as
  * vt_stack_capture: the id, 0 for nothing captured, UINT32_MAX when out of memory.
  * depth: 1..VT_DEPTH_MAX; buf is only read. */
