@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static __thread int vt__unwind_depth __attribute__((tls_model("initial-exec")));
 static int vt__floor;   /* atomic: 0 = not computed yet */
 
 int vt_fd_floor(void)
@@ -55,10 +54,6 @@ int vt_fd_move_high(int fd)
     errno = e;
     return fd;
 }
-
-void vt_fd_unwind_enter(void) { vt__unwind_depth++; }
-void vt_fd_unwind_leave(void) { vt__unwind_depth--; }
-int vt_fd_in_unwind(void) { return vt__unwind_depth > 0; }
 
 int vt_fd_is(int fd, dev_t dev, ino_t ino)
 {

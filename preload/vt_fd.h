@@ -8,12 +8,15 @@
  * then reuses those exact high numbers can still meet ours (the snapshot writer then
  * notices, see vt_writer.c; libunwind's pipe is re-created by libunwind itself).
  *
- * Thread safety: all functions are thread-safe; vt_fd_unwind_* use initial-exec TLS.
+ * Thread safety: all functions are thread-safe; vt_fd_unwind_* use initial-exec TLS
+ * (vt__tls).
  */
 #ifndef VT_FD_H
 #define VT_FD_H
 
 #include <sys/types.h>
+
+#include "vt_guard.h"
 
 /* Lowest number our descriptors are moved to: max(1000, soft RLIMIT_NOFILE - 64),
  * lowered when that is not below the soft limit. Computed once (getrlimit). */
@@ -27,10 +30,13 @@ int vt_fd_move_high(int fd);
 
 /* Per-thread "libunwind is running on behalf of vramtrace" depth: set by vt_stack.c
  * around unw_backtrace (capture and warm-up); read by the pipe2() interposer, which
- * moves libunwind's validation pipe high only then. */
-void vt_fd_unwind_enter(void);
-void vt_fd_unwind_leave(void);
-int  vt_fd_in_unwind(void);
+ * moves libunwind's validation pipe high only then, and by the fork-child handler of
+ * vt_cancel.h. Kept in the hooks' per-thread state (vt_guard.h), inline: one TLS
+ * add each, at an offset the hook already holds; a signal handler on the same thread
+ * sees the depth before or after, never torn. */
+static inline void vt_fd_unwind_enter(void) { vt__tls.unwind++; }
+static inline void vt_fd_unwind_leave(void) { vt__tls.unwind--; }
+static inline int  vt_fd_in_unwind(void) { return vt__tls.unwind > 0; }
 
 /* 1 when fd is open and refers to the file (dev, ino); 0 otherwise. errno kept. */
 int vt_fd_is(int fd, dev_t dev, ino_t ino);

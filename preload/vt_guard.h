@@ -22,6 +22,7 @@ typedef struct vt_tls {
     uint64_t ctx;          /* last CUcontext seen by vt_hook_device()            */
     int      ctx_device;   /* its device                                         */
     uint32_t ctx_gen;      /* vt__ctx_gen when cached (invalidates on reset)     */
+    int      unwind;       /* libunwind running for vramtrace (vt_fd.h)          */
 } vt_tls;
 
 extern __thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));

@@ -69,7 +69,7 @@ int vt_py_available(void);
 
 /* The flag behind vt_py_available, for the hooks' fast path: read it with an acquire
  * load (vt_py_maybe); written once, by vt_py_init, with a release store. */
-extern int vt__py_ready;
+extern int vt__py_ready __attribute__((visibility("hidden")));  /* hidden: one load */
 
 /* Same as vt_py_available, inline (one load): 0 means vt_py_capture would return 0. */
 static inline int vt_py_maybe(void)

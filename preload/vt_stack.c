@@ -3,9 +3,16 @@
  * Design: capture with unw_backtrace (libunwind's fast frame-cache path) BEFORE any
  * tracker lock, then intern. The hooks call unw_backtrace from their own frame
  * (vt_hooks.h VT_HOOK_CAPTURE, vt_stack_unwind_here), so libunwind walks exactly one
- * frame of ours, and vt_stack_capture_hook drops it after checking the shape (hook
- * pc inside libvramtrace, its return address outside); vt_stack_capture is the
- * general path (any caller, own frames found by address, count learned).
+ * frame of ours, and vt_stack_capture_hook drops it after checking that the hook's
+ * return address is outside libvramtrace; vt_stack_capture is the general path (any
+ * caller, own frames found by address, count learned). Cancellation around
+ * unw_backtrace: vt_stack_unwind_here and vt_cancel.h.
+ *
+ * The hook's hit path (a known native stack of >= 8 frames) is a leaf function:
+ * hash in blocks of 8 pcs (no remainder loop), a probe that compares 64-bit hashes
+ * only, then one whole-key compare of the candidate written with SSE2 for up to 16
+ * pcs (memcmp, in a tail-called helper, beyond). Everything else (short stacks,
+ * Python frames, a hash collision, a miss) tail-calls out of line.
  *
  * The store is an open-addressing index of entry pointers (linear probing,
  * power-of-two capacity, load <= 1/2, home slot = the top bits of the hash) over
@@ -85,30 +92,48 @@ static uint64_t vt__mix(uint64_t h)
     return h;
 }
 
+#define VT_HASH_K 0x9e3779b97f4a7c15ULL
+
+/* One Horner step per pc over p[0..8). */
+static inline __attribute__((always_inline)) uint64_t vt__hash8(uint64_t h, const uintptr_t *p)
+{
+    h = (h + p[0]) * VT_HASH_K;
+    h = (h + p[1]) * VT_HASH_K;
+    h = (h + p[2]) * VT_HASH_K;
+    h = (h + p[3]) * VT_HASH_K;
+    h = (h + p[4]) * VT_HASH_K;
+    h = (h + p[5]) * VT_HASH_K;
+    h = (h + p[6]) * VT_HASH_K;
+    h = (h + p[7]) * VT_HASH_K;
+    return h;
+}
+
 /* Hash of the native pcs: Horner's rule h = (h + pc) * K, an add and a multiply per
  * pc (the per-pc murmur mix of the first version cost ~25 instructions per frame, a
- * fifth of unwinding one; docs/performance.md, figure 2). No final mix: the home slot
- * is the TOP bits of h (multiplicative "Fibonacci" hashing; K is 2^64 / golden
+ * fifth of unwinding one; docs/performance.md, figure 2), in blocks of 8 for n >= 8:
+ * 0, 8, 16, ... and, when n is not a multiple of 8, a last block that ENDS at n
+ * (overlapping the one before: its first pcs are hashed twice, which still makes the
+ * hash a function of the key, and leaves no remainder loop). No final mix: the home
+ * slot is the TOP bits of h (multiplicative "Fibonacci" hashing; K is 2^64 / golden
  * ratio), and the last multiply carries every bit of the sum into them. Odd K: each
  * step is a bijection of h. Entries are compared whole, so the hash only sets probe
  * lengths. n >= 0. */
-static inline uint64_t vt__hash_pcs(const uintptr_t *pcs, int n)
+static inline __attribute__((always_inline)) uint64_t vt__hash_pcs(const uintptr_t *pcs, int n)
 {
-    const uint64_t K = 0x9e3779b97f4a7c15ULL;
     uint64_t h = (uint64_t)n;
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        h = (h + pcs[i])     * K;
-        h = (h + pcs[i + 1]) * K;
-        h = (h + pcs[i + 2]) * K;
-        h = (h + pcs[i + 3]) * K;
-        h = (h + pcs[i + 4]) * K;
-        h = (h + pcs[i + 5]) * K;
-        h = (h + pcs[i + 6]) * K;
-        h = (h + pcs[i + 7]) * K;
+    if (__builtin_expect(n >= 8, 1)) {
+        h = vt__hash8(h, pcs);
+        if (n > 8) {
+            size_t i = 8, end = (size_t)n & ~(size_t)7;
+            for (; i < end; i += 8)
+                h = vt__hash8(h, pcs + i);
+            if (n & 7)    /* the last 8, overlapping the block before */
+                h = vt__hash8(h, pcs + n - 8);
+        }
+        return h;
     }
-    for (; i < n; i++)
-        h = (h + pcs[i]) * K;
+    for (int i = 0; i < n; i++)
+        h = (h + pcs[i]) * VT_HASH_K;
     return h;
 }
 
@@ -244,27 +269,95 @@ out:
     return id;
 }
 
+/* 0 when the n pcs at e (an entry's) equal those at p; 1 <= n <= 16. Written out
+ * rather than memcmp: no call, so the capture's fast path stays a leaf function (no
+ * callee-saved registers to push and pop): SSE2 xor/or over the first 8 pcs and the
+ * last 8 (overlapping), one test at the end. Longer keys: vt__intern_native_long. */
+typedef uint64_t vt_v2u __attribute__((vector_size(16), aligned(8), may_alias));
+static inline __attribute__((always_inline)) vt_v2u vt__diff8(const uintptr_t *e, const uintptr_t *p)
+{
+    const vt_v2u *a = (const vt_v2u *)e, *b = (const vt_v2u *)p;
+    return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]);
+}
+
+static inline __attribute__((always_inline)) uint64_t vt__diff_pcs(const uintptr_t *e,
+                                                                   const uintptr_t *p, int n)
+{
+    if (__builtin_expect(n >= 8, 1)) {
+        vt_v2u d = vt__diff8(e, p);
+        if (n > 8)
+            d |= vt__diff8(e + n - 8, p + n - 8);   /* overlaps the first block */
+        return d[0] | d[1];
+    }
+    uintptr_t x = 0;
+    for (int i = 0; i < n; i++)
+        x |= e[i] ^ p[i];
+    return x;
+}
+
+/* The general probe for native-only pcs[0..n): what vt__intern_native does when its
+ * first candidate was not the stack (a 64-bit hash collision, or no index yet).
+ * Out of line, and hashing again, so the fast path keeps few registers live. */
+static __attribute__((noinline)) uint32_t vt__intern_native_slow(const uintptr_t *pcs, int n)
+{
+    uint64_t h = vt__hash_pcs(pcs, n);
+    vt_stk_index *idx = __atomic_load_n(&vt__stk.index, __ATOMIC_ACQUIRE);
+    if (idx) {
+        vt_stk_entry *e = vt__find(idx, h, pcs, n, NULL, 0, NULL);
+        if (e)
+            return e->id;
+    }
+    return vt__insert(h, pcs, n, NULL, 0);
+}
+
+/* vt__intern_native's end for n > 16: e is the first entry with the key's hash and
+ * shape; compares the key whole with memcmp (glibc's AVX2 version does 32 bytes per
+ * step, more than the SSE2 loop would). A tail call from the fast path, so that it
+ * stays a leaf. */
+static __attribute__((noinline)) uint32_t vt__intern_native_long(const vt_stk_entry *e,
+                                                                 const uintptr_t *pcs, int n)
+{
+    if (__builtin_expect(!memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs), 1))
+        return e->id;
+    return vt__intern_native_slow(pcs, n);
+}
+
 /* Interns native-only pcs[0..n) (1 <= n <= VT_DEPTH_MAX): the capture paths' common
- * case, written out (the general vt__find spills for its Python part): hash, probe,
- * compare. memcmp, not a loop: glibc's AVX2 memcmp compares 64 bytes in ~16
- * instructions. */
-static inline uint32_t vt__intern_native(const uintptr_t *pcs, int n)
+ * case, written out: hash, probe for the first entry with the same 64-bit hash,
+ * compare it whole (vt__diff_pcs, no call, up to 16 pcs). A hit is a leaf; a probe
+ * that ends at an empty slot tail-calls vt__insert (which probes again under the
+ * lock); a candidate that is not the stack (another stack with the same hash) tail-
+ * calls the general probe. */
+static inline __attribute__((always_inline)) uint32_t vt__intern_native(const uintptr_t *pcs, int n)
 {
     uint64_t h = vt__hash_pcs(pcs, n);
     vt_stk_index *idx = __atomic_load_n(&vt__stk.index, __ATOMIC_ACQUIRE);
     if (__builtin_expect(idx != NULL, 1)) {
-        uint32_t mask = idx->mask, i = (uint32_t)(h >> idx->shift);
-        for (;;) {
-            vt_stk_entry *e = __atomic_load_n(&idx->slots[i], __ATOMIC_ACQUIRE);
-            if (!e)
-                break;
-            if (e->hash == h && e->shape == (uint32_t)n &&
-                !memcmp(e->pcs, pcs, (size_t)n * sizeof *pcs))
+        uint64_t i = h >> idx->shift;
+        vt_stk_entry *e = __atomic_load_n(&idx->slots[i], __ATOMIC_ACQUIRE);
+        while (__builtin_expect(e && e->hash != h, 0)) {
+            i = (i + 1) & idx->mask;
+            e = __atomic_load_n(&idx->slots[i], __ATOMIC_ACQUIRE);
+        }
+        if (!e)
+            return vt__insert(h, pcs, n, NULL, 0);
+        if (__builtin_expect(e->shape == (uint32_t)n, 1)) {
+            if (n > 16)
+                return vt__intern_native_long(e, pcs, n);
+            if (__builtin_expect(!vt__diff_pcs(e->pcs, pcs, n), 1))
                 return e->id;
-            i = (i + 1) & mask;
         }
     }
-    return vt__insert(h, pcs, n, NULL, 0);
+    return vt__intern_native_slow(pcs, n);
+}
+
+/* vt__intern_native for 8 <= n <= VT_DEPTH_MAX: the hash and the compare without
+ * their short-stack branches (the hook's fast path). */
+static inline __attribute__((always_inline)) uint32_t vt__intern_native8(const uintptr_t *pcs, int n)
+{
+    if (n < 8)
+        __builtin_unreachable();
+    return vt__intern_native(pcs, n);
 }
 
 /* Interns with the hash already computed; n and npy already clamped. */
@@ -406,6 +499,21 @@ static inline uint32_t vt__finish(const uintptr_t *pcs, int n, int depth)
     return vt__intern_native(pcs, n);
 }
 
+/* vt_stack_capture_hook's cases off its fast path: a stack of fewer than 8 frames of
+ * the program (interned as it is), anything else (the general capture). */
+static __attribute__((noinline)) uint32_t vt__capture_hook_slow(const uintptr_t *buf, int n, int depth)
+{
+    if (n >= 2 && n < 9 && buf[1] - vt__stk.own_lo >= vt__stk.own_span)
+        return vt__finish(buf + 1, n - 1, depth);
+    return vt_stack_capture(depth);
+}
+
+/* vt__finish out of line, for the hook's fast path (a tail call there). */
+static __attribute__((noinline)) uint32_t vt__finish_py(const uintptr_t *pcs, int n, int depth)
+{
+    return vt__finish(pcs, n, depth);
+}
+
 __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
 {
     if (depth <= 0)
@@ -448,17 +556,19 @@ __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
 
 uint32_t vt_stack_capture_hook(const uintptr_t *buf, int n, int depth)
 {
-    uintptr_t lo = vt__stk.own_lo, span = vt__stk.own_span;
-    /* Expected shape: buf[0] in the hook (ours), buf[1] its return address into the
-     * program. Anything else (no own range yet: a hook before vt_stack_init; a hook
-     * reached through another of our frames; a compiler that did not inline the
-     * capture into the hook) takes the general path, which finds our frames by
-     * address, so no frame of the program is ever dropped as ours. */
-    if (__builtin_expect(n < 2 || buf[0] - lo >= span || buf[1] - lo < span, 0))
-        return vt_stack_capture(depth);
+    /* buf[0] is in the hook by construction (VT_HOOK_CAPTURE is a macro and
+     * vt_stack_unwind_here always inlined, so unw_backtrace's caller is the hook):
+     * exactly one frame of ours to drop, provided buf[1], its return address, is the
+     * program's. When it is not (a hooked call from inside libvramtrace), or when the
+     * stack is shorter than 8 frames (the fast hash and compare walk blocks of 8),
+     * the general path runs (vt_stack_capture finds our frames by address). Before
+     * vt_stack_init has found our range the check cannot fail (span 0); dropping
+     * buf[0] is still right. */
+    if (__builtin_expect(n < 9 || buf[1] - vt__stk.own_lo < vt__stk.own_span, 0))
+        return vt__capture_hook_slow(buf, n, depth);
     const uintptr_t *pcs = buf + 1;
     n--;                      /* <= depth: the hook asked for depth + 1 */
     if (__builtin_expect(vt_py_maybe(), 0))
-        return vt__finish(pcs, n, depth);
-    return vt__intern_native(pcs, n);
+        return vt__finish_py(pcs, n, depth);
+    return vt__intern_native8(pcs, n);
 }

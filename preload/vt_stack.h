@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vt_cancel.h"
 #include "vt_fd.h"
 #include "vt_python.h"
 
@@ -38,32 +39,45 @@ void vt_stack_init(int trim_own);
  * Thread-safe; no stdio; allocation only when a new stack enters the store. */
 uint32_t vt_stack_capture(int depth);
 
-/* Runs unw_backtrace(buf, want) for vramtrace: cancellation disabled (libunwind may
- * read/write its validation pipe, open files: cancellation points; a thread cancelled
- * in there would die holding libunwind's or the loader's lock) and flagged for the
- * pipe2() interposer (vt_fd.h). buf[0] is a pc in the function this is inlined into
- * (unw_backtrace's caller), buf[1] that function's return address, and so on.
- * Returns the number of pcs written (<= want; 0 when libunwind failed). Always
- * inlined, so that "the caller" is the function that calls this, never a helper of
- * ours. Thread-safe; no lock of ours; errno may change (the caller keeps it). */
+/* Runs unw_backtrace(buf, want) for vramtrace, flagged for the pipe2() interposer
+ * (vt_fd.h). Cancellation: libunwind may reach a cancellation point (reading its
+ * validation pipe, opening files), some under its own or the loader's lock, and a
+ * thread cancelled in there would die holding them. Once any thread of the process
+ * has been cancelled (or when our pthread_cancel is not the program's), cancellation
+ * is disabled around the call; otherwise it is left on, and the interposed
+ * pthread_cancel waits for this unwind to end before it cancels anything
+ * (vt_cancel.h; the proof is in vt_cancel.c). buf[0] is a pc in the function this is
+ * inlined into (unw_backtrace's caller), buf[1] that function's return address, and
+ * so on. Returns the number of pcs written (<= want; 0 when libunwind failed).
+ * Always inlined, so that "the caller" is the function that calls this, never a
+ * helper of ours. Thread-safe; no lock of ours; errno may change (the caller keeps
+ * it). */
 static inline __attribute__((always_inline)) int vt_stack_unwind_here(uintptr_t *buf, int want)
 {
-    int oldcs;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
-    vt_fd_unwind_enter();
-    int n = unw_backtrace((void **)buf, want);
+    int n;
+    vt_fd_unwind_enter();   /* first: covers the count below (vt_cancel_fork_child) */
+    if (__builtin_expect(vt_cancel_unguarded_begin(), 1)) {
+        n = unw_backtrace((void **)buf, want);
+        vt_cancel_unguarded_end();
+    } else {
+        int oldcs;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+        n = unw_backtrace((void **)buf, want);
+        pthread_setcancelstate(oldcs, NULL);
+    }
     vt_fd_unwind_leave();
-    pthread_setcancelstate(oldcs, NULL);
     return n;
 }
 
 /* The hooks' capture (vt_hooks.h, vt_call_begin): buf[0..n) are the pcs that
  * vt_stack_unwind_here(buf, depth + 1) wrote IN THE HOOK ITSELF, so buf[0] is in
- * the hook and buf[1] is the return address into the program's caller: one frame of
- * ours to drop, known in advance (no learning, no slack). Checks that shape (buf[0]
- * inside libvramtrace, buf[1] outside; see vt_stack_init's trim_own); when it does not
- * hold (no own range yet, or another of our frames is in between) it falls back to
- * vt_stack_capture(depth), which finds our frames by address. Adds the Python frames
+ * the hook (by construction: a macro and always-inlined functions) and buf[1] is the
+ * return address into the program's caller: one frame of ours to drop, known in
+ * advance (no learning, no slack). Checks that buf[1] is outside libvramtrace (see
+ * vt_stack_init's trim_own; before the range is known the check passes); when it is
+ * not (a hooked call made through another of our frames) it falls back to
+ * vt_stack_capture(depth), which finds our frames by address. Native stacks of at
+ * least 8 frames take a leaf fast path (no call on a hit). Adds the Python frames
  * as vt_stack_capture does. Same results, locking and thread safety as
  * vt_stack_capture: the id, 0 for nothing captured, UINT32_MAX when out of memory.
  * depth: 1..VT_DEPTH_MAX; buf is only read. */

@@ -334,12 +334,12 @@ def check_faults(c):
 def check_exports(c):
     out = subprocess.run(["nm", "-D", "--defined-only", c.lib], capture_output=True, text=True).stdout
     names = sorted(l.split()[-1] for l in out.splitlines() if l.strip())
-    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n in ("dlsym", "pipe2"))]
+    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n in ("dlsym", "pipe2", "pthread_cancel"))]
     expect(not bad, "unexpected exports: %r" % bad)
     for n in ("dlsym", "cuGetProcAddress_v2", "cuMemAlloc_v2", "cudaMalloc", "vramtrace_step",
               "vramtrace_snapshot", "vramtrace_live_bytes", "vramtrace_peak_bytes",
               "vramtrace_scope_begin", "vramtrace_scope_leaked_bytes", "vramtrace_annotate",
-              "vramtrace_peak_interval_bytes", "vramtrace_enabled", "cudaGetDriverEntryPointByVersion", "pipe2"):
+              "vramtrace_peak_interval_bytes", "vramtrace_enabled", "cudaGetDriverEntryPointByVersion", "pipe2", "pthread_cancel"):
         expect(n in names, "missing export " + n)
     print("exports ok (%d)" % len(names))
 
@@ -461,6 +461,41 @@ def check_cancel(c):
             except subprocess.TimeoutExpired:
                 fail("prog_cancel %s %r hung (deadlock)" % (mode, extra))
     print("cancel ok")
+
+
+def check_cancelwait(c):
+    """pthread_cancel is interposed (preload/vt_cancel.h): the stack capture unwinds
+    with cancellation enabled, and a cancel waits until no such unwind is in progress.
+    prog_cancelwait stops a thread inside libunwind (its own dl_iterate_phdr, reached
+    from libunwind) and reaches a cancellation point there once the cancel has
+    returned: the thread must still die at its own cancellation point, after its
+    cudaMalloc returned. A thread with a cancel pending must unwind guarded. Results
+    of pthread_cancel, errno, joins: as without the preload."""
+    prog = c.prog("prog_cancelwait")
+    depth = thread_exit_depth()
+    unwinds = depth.get("VRAMTRACE_DEPTH", "1") != "0"
+    for mode in ("inside", "pending"):
+        try:
+            a, b = same_run(c, [prog, mode], "prog_cancelwait " + mode, timeout=30,
+                            VRAMTRACE_OUTPUT=c.outdir("cancelwait_" + mode), **depth)
+        except subprocess.TimeoutExpired:
+            fail("prog_cancelwait %s hung (deadlock)" % mode)
+        expect(a.returncode == 0, "prog_cancelwait %s: exit %d\n%s" % (mode, a.returncode, a.stderr))
+        expect("A cancelled\nA alloc returned: yes (rc=0)\n" in b.stdout,
+               "prog_cancelwait %s: the cancel acted inside the capture:\n%s%s" % (mode, b.stdout, b.stderr))
+        expect("stopped inside libunwind: no" in a.stderr, "without the preload: %r" % a.stderr)
+        want = "stopped inside libunwind: %s" % ("yes" if unwinds else "no")
+        expect(want in b.stderr, "with the preload, want %r:\n%s" % (want, b.stderr))
+    for mode in ("result", "loop"):
+        try:
+            a, b = same_run(c, [prog, mode], "prog_cancelwait " + mode, timeout=60,
+                            VRAMTRACE_OUTPUT=c.outdir("cancelwait_" + mode), **depth)
+        except subprocess.TimeoutExpired:
+            fail("prog_cancelwait %s hung (deadlock)" % mode)
+        expect(a.returncode == 0, "prog_cancelwait %s: exit %d\n%s%s" % (mode, a.returncode, a.stdout, a.stderr))
+        if mode == "result":
+            expect("cancel rc=0 errno=1234 join rc=0 PTHREAD_CANCELED" in b.stdout, "result: %r" % b.stdout)
+    print("cancelwait ok")
 
 
 def check_chdir(c):

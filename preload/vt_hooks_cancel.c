@@ -1,0 +1,67 @@
+/* vt_hooks_cancel.c — pthread_cancel() interposer: no thread is cancelled inside
+ * an unguarded unwind (vt_cancel.h; the argument is at the top of vt_cancel.c).
+ *
+ * Every call sets the "a cancel was seen" bit, waits (bounded) until no capture is
+ * inside unw_backtrace with cancellation enabled, then calls the next pthread_cancel
+ * (glibc's) with the same argument and returns its result unchanged; errno is
+ * whatever the real call leaves (ours is restored before it). The constructor arms
+ * the unguarded path only when the global scope's pthread_cancel is this one, and
+ * registers the fork-child handler first. Thread-safe.
+ */
+#define _GNU_SOURCE
+#include "vt_cancel.h"
+#include "vt_fd.h"
+#include "vt_hooks.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+
+typedef int (*vt_pthread_cancel_t)(pthread_t);
+
+static vt_pthread_cancel_t vt__real_pthread_cancel;   /* atomic */
+
+static vt_pthread_cancel_t vt__find_real(void)
+{
+    vt_pthread_cancel_t f = __atomic_load_n(&vt__real_pthread_cancel, __ATOMIC_ACQUIRE);
+    if (f)
+        return f;
+    static const char *const vers[] = {"GLIBC_2.34", "GLIBC_2.2.5"};
+    int e = errno;
+    for (size_t i = 0; i < sizeof vers / sizeof vers[0] && !f; i++)
+        f = (vt_pthread_cancel_t)dlvsym(RTLD_NEXT, "pthread_cancel", vers[i]);
+    if (!f)   /* another C library: the unversioned next one (our dlsym tail-jumps) */
+        f = (vt_pthread_cancel_t)dlsym(RTLD_NEXT, "pthread_cancel");
+    if (f)
+        __atomic_store_n(&vt__real_pthread_cancel, f, __ATOMIC_RELEASE);
+    errno = e;
+    return f;
+}
+
+static int vt__pthread_cancel(pthread_t th)
+{
+    vt_pthread_cancel_t f = vt__find_real();
+    vt_cancel_quiesce();   /* waits at most VT_CANCEL_WAIT_NS; passes the cancel on anyway */
+    if (!f)
+        return ESRCH;      /* no pthread_cancel behind us: nothing can be cancelled */
+    return f(th);
+}
+extern __typeof__(vt__pthread_cancel) pthread_cancel
+    __attribute__((alias("vt__pthread_cancel"), visibility("default")));
+
+static void vt__cancel_fork_child(void)
+{
+    vt_cancel_fork_child(vt_fd_in_unwind());
+}
+
+__attribute__((constructor)) static void vt__cancel_ctor(void)
+{
+    int e = errno;
+    pthread_atfork(NULL, NULL, vt__cancel_fork_child);
+    /* our own address (the hidden function), not a GOT entry that may name another
+     * copy's export; dlsym here is ours, which passes this name to glibc untouched */
+    if (vt__find_real() && dlsym(RTLD_DEFAULT, "pthread_cancel") == (void *)vt__pthread_cancel)
+        vt_cancel_arm();
+    dlerror();
+    errno = e;
+}
