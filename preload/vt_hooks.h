@@ -173,10 +173,16 @@ extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
  * must be always_inline too, or the capture takes the slower general path. */
 static inline __attribute__((always_inline)) void vt_call_begin(vt_call *c, int capture)
 {
-    if (__builtin_expect(__atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2, 0))
+    int ready = __atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) == 2;
+    if (__builtin_expect(!ready, 0)) {
+        /* Returns at once while another thread initialises (waiting could deadlock on
+         * the loader lock): this call then forwards without recording, rather than
+         * read half-loaded settings or a stack store not yet set up. */
         vt_preload_init();
+        ready = __atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) == 2;
+    }
     c->outer = vt_guard_enter();
-    c->rec = c->outer && vt_core_enabled();
+    c->rec = c->outer && ready && vt_core_enabled();
     c->stack = 0;
     int *ep = &errno;
     if (c->rec && capture)
