@@ -112,15 +112,56 @@ def callgrind(cmd, env, toggle="bench_measured_*", top=0):
                 total = int(m.group(2))
     if total is None:
         raise RuntimeError("no callgrind total in " + out)
-    funcs = []
-    if top and shutil.which("callgrind_annotate"):
-        a = subprocess.run(["callgrind_annotate", "--inclusive=no", out], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True).stdout
-        for line in a.splitlines():
-            m = re.match(r"\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$", line)
-            if m and "PROGRAM TOTALS" not in line:
-                funcs.append((int(m.group(1).replace(",", "")), m.group(2).strip()))
+    funcs = self_costs(out) if top else []
     return total, p.stdout, funcs
+
+
+def self_costs(path):
+    """Self cost (Ir) per (function, object) from a callgrind output file, largest
+    first, as (cost, "function [object]"). Parsed here rather than taken from
+    callgrind_annotate, which groups by file:function and so merges our exported hooks
+    with the CUDA functions of the same name in another object, and cuts its list at
+    a threshold (a traced-minus-untraced difference of two cut lists invents entries)."""
+    obs, fns, costs = {}, {}, {}
+    ob = fn = None
+    skip = False
+    name_re = re.compile(r"\((\d+)\)(?: (.*))?$")
+
+    def name(table, val):
+        m = name_re.match(val)
+        if not m:
+            return val
+        if m.group(2) is not None:
+            table[m.group(1)] = m.group(2)
+        return table.get(m.group(1), "?")
+
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            key, eq, val = line.partition("=")
+            if eq and key in ("ob", "cob", "fn", "cfn", "fl", "fi", "fe", "cfi", "cfl", "calls"):
+                if key == "ob":
+                    ob = name(obs, val)
+                elif key == "cob":
+                    name(obs, val)
+                elif key == "fn":
+                    fn = name(fns, val)
+                elif key == "cfn":
+                    name(fns, val)
+                elif key == "calls":
+                    skip = True   # the next cost line is the call's inclusive cost
+                continue
+            if line[0].isdigit() or line[0] in "+-*":
+                if skip:
+                    skip = False
+                    continue
+                parts = line.split()
+                if len(parts) >= 2 and fn is not None:
+                    k = f"{fn} [{os.path.basename(ob or '?')}]"
+                    costs[k] = costs.get(k, 0) + int(parts[1])
+    return sorted(((n, k) for k, n in costs.items()), reverse=True)
 
 
 def show_top(funcs, per, label, base=None):
@@ -136,7 +177,7 @@ def show_top(funcs, per, label, base=None):
             d[name] = d.get(name, 0) + n
         for name, n in b.items():
             d[name] = d.get(name, 0) - n
-        funcs = sorted(((n, name) for name, n in d.items() if n), reverse=True)[:14]
+        funcs = sorted(((n, name) for name, n in d.items() if n), reverse=True)[:20]
         log(f"    callgrind self cost per {label}, traced minus untraced, by function:")
     else:
         log(f"    callgrind self cost per {label}, top functions:")
@@ -184,8 +225,11 @@ def fig2():
         cc, out, _ = callgrind(ccmd, base_env(), toggle="bench_measured_capture")
         cu, _, _ = callgrind(ccmd, base_env(), toggle="bench_measured_unw")
         o = kv(out)
-        row(2, f"depth {d}: vt_stack_capture in the core (per capture)", cc / (n + 1), floor=cu / (n + 1),
-            target=1.2 * cu / (n + 1), unit="instr", ok=cc <= 1.2 * cu, note=f"ratio {cc / cu:.3f}x")
+        # The general path (vt_stack_capture, which finds our frames by address) runs
+        # only when the hook's frame check fails; the figure is the hook row above.
+        row(2, f"depth {d}: vt_stack_capture in the core (general path, per capture; for reference)",
+            cc / (n + 1), floor=cu / (n + 1), target=None, unit="instr", ok=None,
+            note=f"ratio {cc / cu:.3f}x")
         row(2, f"depth {d}: store growth over {o.get('captures')} repeated captures",
             f"{o.get('store_growth_stacks')} stacks, {o.get('store_growth_bytes')} bytes",
             floor="0", target="0", ok=o.get("store_growth_stacks") == "0" and o.get("store_growth_bytes") == "0")
