@@ -19,9 +19,15 @@
  *             cuMemFree_v2 resolved through it (what a static runtime does).
  *
  * Usage (sizes in bytes, counts are calls):
- *   bench_alloc pairs runtime|driver N [--frames F] [--base B]
+ *   bench_alloc pairs runtime|driver N [--frames F] [--base B] [--idle-thread 1]
  *                                                     N alloc+free pairs of 256 B, B
- *                                                     (default 1) 1 MiB allocations live
+ *                                                     (default 1) 1 MiB allocations live;
+ *                                                     --idle-thread 1 first starts a
+ *                                                     thread that only waits, as the
+ *                                                     tracer's writer thread does (glibc
+ *                                                     takes its multi-threaded malloc and
+ *                                                     mutex paths once a second thread
+ *                                                     exists)
  *   bench_alloc unw D N [--frames F]                  N bare unw_backtrace(D) at the
  *                                                     same call site (floor of fig. 2)
  *   bench_alloc live N [--frames F]                   N live 256 B allocations (one
@@ -45,6 +51,7 @@
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +291,14 @@ __attribute__((noinline)) static void churn_run(long pairs, uint64_t spin_iters)
     }
 }
 
+static void *idle_main(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
 static int int_arg(int argc, char **argv, const char *name, int def)
 {
     for (int i = 1; i + 1 < argc; i++)
@@ -302,6 +317,12 @@ int main(int argc, char **argv)
     int frames = int_arg(argc, argv, "--frames", 16);
     if (!strcmp(mode, "pairs") && argc >= 4) {
         job j = { "pairs", NULL, atol(argv[3]), 0, int_arg(argc, argv, "--base", 1), { 0 } };
+        if (int_arg(argc, argv, "--idle-thread", 0)) {
+            pthread_t idle;
+            if (pthread_create(&idle, NULL, idle_main, NULL) != 0)
+                return 1;
+            pthread_detach(idle);
+        }
         if (!strcmp(argv[2], "runtime")) {
             j.pair = pair_rt;
         } else if (!strcmp(argv[2], "driver")) {

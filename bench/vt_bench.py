@@ -200,6 +200,13 @@ def fig1():
             target=300, unit="instr", ok=extra <= 300,
             note="floor = the untraced pair itself (simulated CUDA)")
         show_top(top, n, "pair", utop)
+        # Reference: the untraced program with one idle thread, as the tracer's writer
+        # thread makes it. glibc's malloc and mutexes take their multi-threaded paths
+        # once a second thread exists, which the simulated driver pays per pair.
+        ui, _, _ = callgrind(cmd + ["--idle-thread", "1"], base_env())
+        row(1, f"{path} path: of which a second thread costs the untraced program (reference)",
+            (ui - u) / n, floor=None, target=None, unit="instr", ok=None,
+            note="untraced with one idle thread minus untraced; part of the figure above")
 
 
 # ---- figure 2: stack capture ----
