@@ -36,6 +36,7 @@
 #include "vt_writer.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -87,6 +88,11 @@ void vt_preload_init(void)
     if (!__atomic_compare_exchange_n(&vt__preload_ready, &expect, 1, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return;  /* ready, or being initialised (maybe by this very thread): go on */
+    /* Runs on the program's thread when a hook comes first (another library's
+     * constructor): config, dlopen/dlsym, libunwind's set-up and pthread_atfork all
+     * may set errno, and the hook returns the real call's errno, which is the
+     * program's own when the real call leaves it alone. */
+    int e = errno;
     int oldcs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_guard_enter();
@@ -107,6 +113,7 @@ void vt_preload_init(void)
     vt_guard_leave();
     __atomic_store_n(&vt__preload_ready, 2, __ATOMIC_RELEASE);
     pthread_setcancelstate(oldcs, NULL);
+    errno = e;
 }
 
 __attribute__((constructor)) static void vt__ctor(void)

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@ __attribute__((visibility("default"))) int rel_probe_sym = 42;
 
 static void *early_ptr;
 static int early_alloc_rc = -1;
+static int early_alloc_errno = -1;   /* errno after the call: set to a marker before it */
 static void *early_next_probe = (void *)1;
 static void *early_next_glibc = (void *)1;
 
@@ -35,25 +37,32 @@ __attribute__((constructor)) static void rel_early_ctor(void)
     if (!glibc_dlsym && libc)
         glibc_dlsym = (void *(*)(void *, const char *))dlvsym(libc, "dlsym", "GLIBC_2.2.5");
     early_next_glibc = glibc_dlsym ? glibc_dlsym(RTLD_NEXT, "rel_probe_sym") : (void *)2;
+    errno = 4242;
     early_alloc_rc = (int)cudaMalloc(&early_ptr, 5000);
+    early_alloc_errno = errno;
 }
 
 __attribute__((destructor)) static void rel_early_dtor(void)
 {
     char line[128];
     void *p = NULL;
+    errno = 4343;
     int a = (int)cudaMalloc(&p, 6000);
+    int ae = errno;
     int f = p ? (int)cudaFree(p) : -1;
     int g = (int)cudaFree(early_ptr);
-    int n = snprintf(line, sizeof line, "early_dtor malloc %d free %d free_early %d\n", a, f, g);
+    int n = snprintf(line, sizeof line, "early_dtor malloc %d errno %d free %d free_early %d\n", a, ae, f, g);
     if (write(1, line, (size_t)n) < 0)
         return;
 }
 
-/* ctor results: allocation code, and whether dlsym(RTLD_NEXT) matched glibc's. */
-__attribute__((visibility("default"))) void rel_early_report(int *alloc_rc, int *next_ok, int *next_null)
+/* ctor results: allocation code and the errno it left (the marker 4242 unless the
+ * runtime itself set one), and whether dlsym(RTLD_NEXT) matched glibc's. */
+__attribute__((visibility("default"))) void rel_early_report(int *alloc_rc, int *alloc_errno, int *next_ok,
+                                                            int *next_null)
 {
     *alloc_rc = early_alloc_rc;
+    *alloc_errno = early_alloc_errno;
     *next_ok = early_next_probe == early_next_glibc;
     *next_null = early_next_probe == NULL;
 }

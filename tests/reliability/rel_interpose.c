@@ -24,7 +24,7 @@
 
 #include "vramtrace.h"
 
-void rel_early_report(int *alloc_rc, int *next_ok, int *next_null);
+void rel_early_report(int *alloc_rc, int *alloc_errno, int *next_ok, int *next_null);
 
 static void late_handler(void)
 {
@@ -45,9 +45,9 @@ int main(void)
     int bad = 0;
     atexit(late_handler);          /* before any CUDA call of main: runs after the runtime's teardown */
 
-    int arc, next_ok, next_null;
-    rel_early_report(&arc, &next_ok, &next_null);
-    printf("early_ctor malloc %d next_ok %d next_null %d\n", arc, next_ok, next_null);
+    int arc, aerr, next_ok, next_null;
+    rel_early_report(&arc, &aerr, &next_ok, &next_null);
+    printf("early_ctor malloc %d errno %d next_ok %d next_null %d\n", arc, aerr, next_ok, next_null);
     bad |= arc != 0 || !next_ok || !next_null;
 
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
