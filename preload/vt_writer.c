@@ -594,7 +594,11 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
         vt_buf_cstr(b, "{\"api\":");
         vt_buf_jstr(b, oom->api, 0);
         vt__kind_device(b, oom->kind, oom->device);
-        vt__kv_u64(b, ",\"requested_bytes\":", oom->requested);
+        /* the one integer the program chooses (cudaMalloc(&p, (size_t)-1)): clamped to
+         * 2^63-1 like every integer of the format (docs/snapshot-format.md "Records"),
+         * or no reader with signed 64-bit integers reads the file past this line */
+        vt__kv_u64(b, ",\"requested_bytes\":", oom->requested > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX
+                                                                                   : oom->requested);
         vt_buf_cstr(b, ",\"result\":");
         vt_buf_i64(b, oom->result);
         vt_buf_cstr(b, ",\"free_bytes\":");

@@ -159,6 +159,31 @@ def check_compare(c):
     print("compare ok")
 
 
+def check_hugeoom(c):
+    """cudaMalloc(&p, (size_t)-1): the OOM snapshot's requested_bytes is clamped to
+    2^63-1 (docs/snapshot-format.md "Records": every integer of the format fits a
+    signed 64-bit reader), and the analyzer reads the file: the OOM is reported."""
+    a = c.run([c.prog("prog_runtime"), "hugeoom"], preload=False)
+    d = c.outdir("hugeoom")
+    b = c.run([c.prog("prog_runtime"), "hugeoom"], VRAMTRACE_OUTPUT=d)
+    expect(a.returncode == 0 and b.returncode == 0, "exit %d / %d: %s" % (a.returncode, b.returncode, b.stderr))
+    expect(a.stdout == b.stdout, "output differs:\n--- without\n%s--- with\n%s" % (a.stdout, b.stdout))
+    files = glob.glob(os.path.join(d, "*.jsonl"))
+    expect(len(files) == 1, "one snapshot file: %r" % files)
+    recs = read_records(files[0])
+    oom = snaps(recs, "oom")
+    expect(len(oom) == 1, "one oom snapshot: %d" % len(oom))
+    req = oom[0]["oom"]["requested_bytes"]
+    expect(req == 2 ** 63 - 1, "requested_bytes %r, expected 2^63-1" % req)
+    r = subprocess.run([os.path.join(c.bin, "vramtrace"), "report", "--format", "json", d],
+                       capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0, "report exit %d: %s" % (r.returncode, r.stderr))
+    rep = json.loads(r.stdout)
+    ooms = [o for p in rep["processes"] for o in p["ooms"]]
+    expect(len(ooms) == 1 and ooms[0]["requested_bytes"] == 2 ** 63 - 1, "report ooms %r" % ooms)
+    print("hugeoom ok")
+
+
 def check_kinds(c):
     d = c.outdir("kinds")
     p = c.run([c.prog("prog_runtime"), "kinds"], VRAMTRACE_OUTPUT=d)

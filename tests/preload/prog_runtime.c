@@ -282,6 +282,23 @@ static void scenario_errors(void)
     EXPECT_LIVE(0);
 }
 
+/* An allocation of (size_t)-1 fails with out of memory: the OOM snapshot's
+ * requested_bytes is clamped to 2^63-1 (docs/snapshot-format.md "Records"), so every
+ * reader with signed 64-bit integers still reads the file (check_preload.py hugeoom). */
+static void scenario_hugeoom(void)
+{
+    void *p = NULL, *q = NULL;
+    cudaError_t r = cudaMalloc(&q, 4096);
+    printf("malloc_ok %d\n", (int)r);
+    errno = 1250;
+    r = cudaMalloc(&p, (size_t)-1);
+    printf("malloc_max %d errno %d null %d\n", (int)r, errno, p == NULL);
+    cudaGetLastError();
+    r = cudaFree(q);
+    printf("free %d\n", (int)r);
+    EXPECT_LIVE(0);
+}
+
 /* Driver entry points handed out by the runtime are tracked, PTDS variants kept. */
 static void scenario_entry(void)
 {
@@ -425,6 +442,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "pool")) scenario_pool();
     else if (!strcmp(s, "threads")) scenario_threads();
     else if (!strcmp(s, "errors")) scenario_errors();
+    else if (!strcmp(s, "hugeoom")) scenario_hugeoom();
     else if (!strcmp(s, "entry")) scenario_entry();
     else if (!strcmp(s, "snap")) scenario_snap();
     else if (!strcmp(s, "exit")) scenario_exit();
