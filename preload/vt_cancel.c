@@ -49,6 +49,8 @@
  *    was itself inside an unwind (fork from a signal handler), its interrupted unwind
  *    will still lower the count in the child: the child then keeps the guard for
  *    good (VT_CANCEL_FORKED), so the count being below 0 there changes nothing.
+ *    A child forked while any thread was inside libunwind (either count above 0)
+ *    may have inherited libunwind's locks held: it captures no stacks at all.
  *  - Not covered (P1 does not hold): a cancel that bypasses the global scope — a
  *    library loaded with RTLD_DEEPBIND, a pthread_cancel looked up with dlsym or
  *    dlvsym on libc's own handle, a cancel made by libc internally. Such a request
@@ -69,6 +71,7 @@
 
 int  vt__cancel_guard = VT_CANCEL_UNARMED;
 long vt__cancel_active;
+long vt__unwind_guarded;
 
 void vt_cancel_arm(void)
 {
@@ -105,9 +108,18 @@ int vt_cancel_quiesce(void)
     return ok;
 }
 
-void vt_cancel_fork_child(int in_unwind)
+int vt_cancel_fork_child(int in_unwind)
 {
+    /* Every unwind raises one of the two counts before libunwind runs and lowers it
+     * after libunwind returned (seq_cst raise, release lowering), so a lock libunwind
+     * held at the fork shows as a count above 0 here. A thread between the raise and
+     * libunwind counts too: the child then goes without stacks needlessly, which is
+     * safe. */
+    int busy = __atomic_load_n(&vt__cancel_active, __ATOMIC_SEQ_CST) > 0 ||
+               __atomic_load_n(&vt__unwind_guarded, __ATOMIC_SEQ_CST) > 0 || in_unwind;
     if (in_unwind)
         __atomic_or_fetch(&vt__cancel_guard, VT_CANCEL_FORKED, __ATOMIC_SEQ_CST);
     __atomic_store_n(&vt__cancel_active, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&vt__unwind_guarded, 0, __ATOMIC_SEQ_CST);
+    return busy;
 }

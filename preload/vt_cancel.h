@@ -27,6 +27,9 @@ extern int  vt__cancel_guard __attribute__((visibility("hidden")));   /* atomic;
                                                   starts VT_CANCEL_UNARMED          */
 extern long vt__cancel_active __attribute__((visibility("hidden")));  /* atomic:
                                                   unguarded unwinds in progress     */
+extern long vt__unwind_guarded __attribute__((visibility("hidden"))); /* atomic:
+                                                  guarded unwinds in progress (read
+                                                  only by the fork-child handler)   */
 
 /* Begins an unwind. Returns 1 when it may run with cancellation left as it is (it is
  * then counted in vt__cancel_active: end it with vt_cancel_unguarded_end), 0 when the
@@ -62,10 +65,26 @@ void vt_cancel_arm(void);
 #define VT_CANCEL_WAIT_NS 1000000000LL
 int vt_cancel_quiesce(void);
 
+/* A guarded unwind (cancellation disabled around it): counted from before libunwind
+ * runs to after it returned, so that a fork child knows whether libunwind's own locks
+ * may have been held at the fork (vt_cancel_fork_child). */
+static inline __attribute__((always_inline)) void vt_cancel_guarded_begin(void)
+{
+    __atomic_fetch_add(&vt__unwind_guarded, 1, __ATOMIC_SEQ_CST);
+}
+static inline __attribute__((always_inline)) void vt_cancel_guarded_end(void)
+{
+    __atomic_fetch_sub(&vt__unwind_guarded, 1, __ATOMIC_RELEASE);
+}
+
 /* fork child (pthread_atfork): the child has only the forking thread, so the count
  * of the parent's other threads is void. in_unwind: the forking thread itself is
  * inside an unwind (fork from a signal handler that interrupted one, vt_fd_in_unwind):
- * its interrupted unwind will still end, so the child keeps the guard for good. */
-void vt_cancel_fork_child(int in_unwind);
+ * its interrupted unwind will still end, so the child keeps the guard for good.
+ * Returns 1 when some unwind (guarded or not, this thread's included) was in progress
+ * at the fork: libunwind may then hold its own locks (a frame-cache mutex, held
+ * across dl_iterate_phdr) in the child, where no thread will ever release them, and
+ * the child must not unwind again (vt_hook_fork_nostacks). */
+int vt_cancel_fork_child(int in_unwind);
 
 #endif /* VT_CANCEL_H */

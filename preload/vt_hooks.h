@@ -204,6 +204,12 @@ int vt_hook_device(uint64_t *ctx);
 void vt_hook_start(void);
 /* Fork child: the child's first allocation starts its own writer again. */
 void vt_hook_after_fork_child(void);
+/* Fork child forked while some thread was inside libunwind (vt_cancel_fork_child):
+ * libunwind's locks may be held by a thread that does not exist here, so this process
+ * captures no stacks (depth 0: every allocation gets stack 0, and the header says
+ * so); its first allocation says so in one warning (a child that only execs prints
+ * nothing). Only from the fork-child handler (one thread). */
+void vt_hook_fork_nostacks(void);
 
 /* After a successful allocating real call on the outermost level with tracking on:
  * records addr as size bytes of kind with the captured stack. device < -1: the

@@ -51,7 +51,8 @@ extern __typeof__(vt__pthread_cancel) pthread_cancel
 
 static void vt__cancel_fork_child(void)
 {
-    vt_cancel_fork_child(vt_fd_in_unwind());
+    if (vt_cancel_fork_child(vt_fd_in_unwind()))
+        vt_hook_fork_nostacks();   /* libunwind may be locked for good in this child */
 }
 
 __attribute__((constructor)) static void vt__cancel_ctor(void)

@@ -116,6 +116,13 @@ void vt_hooks_step_meminfo(void)
 
 static int vt__atexit_registered;
 static int vt__started;   /* atomic: vt_hook_start has run to the end once */
+static int vt__fork_nostacks;   /* atomic: warn at the first allocation (fork child) */
+
+void vt_hook_fork_nostacks(void)
+{
+    vt__config.depth = 0;
+    __atomic_store_n(&vt__fork_nostacks, 1, __ATOMIC_RELEASE);
+}
 
 static void vt__exit_marker(void)
 {
@@ -141,6 +148,10 @@ void vt_hook_start(void)
     if (!__atomic_load_n(&vt__atexit_registered, __ATOMIC_ACQUIRE) &&
         !__atomic_exchange_n(&vt__atexit_registered, 1, __ATOMIC_ACQ_REL))
         atexit(vt__exit_marker);
+    if (__atomic_load_n(&vt__fork_nostacks, __ATOMIC_ACQUIRE) &&
+        __atomic_exchange_n(&vt__fork_nostacks, 0, __ATOMIC_ACQ_REL))
+        vt_log(VT_LOG_WARN, "forked while another thread was capturing a stack (libunwind's "
+                            "locks may be held for good): this process records without stacks");
     vt_writer_start();
     __atomic_store_n(&vt__started, 1, __ATOMIC_RELEASE);
     pthread_setcancelstate(oldcs, NULL);

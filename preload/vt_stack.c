@@ -463,7 +463,9 @@ void vt_stack_init(int trim_own)
     int oldcs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_fd_unwind_enter();
+    vt_cancel_guarded_begin();
     unw_backtrace(warm, 8);
+    vt_cancel_guarded_end();
     vt_fd_unwind_leave();
     pthread_setcancelstate(oldcs, NULL);
     if (vt__config.python != VT_PYTHON_OFF) {

@@ -61,9 +61,11 @@ static inline __attribute__((always_inline)) int vt_stack_unwind_here(uintptr_t 
         vt_cancel_unguarded_end();
     } else {
         int oldcs;
+        vt_cancel_guarded_begin();   /* a fork child must know libunwind was running */
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
         n = unw_backtrace((void **)buf, want);
         pthread_setcancelstate(oldcs, NULL);
+        vt_cancel_guarded_end();
     }
     vt_fd_unwind_leave();
     return n;

@@ -515,6 +515,30 @@ def check_cancelwait(c):
             expect(want in b.stderr, "with the preload, want %r:\n%s" % (want, b.stderr))
         elif mode == "result":
             expect("cancel rc=0 errno=1234 join rc=0 PTHREAD_CANCELED" in b.stdout, "result: %r" % b.stdout)
+    # fork while another thread is inside an unguarded unwind: the child's cancels do
+    # not wait for that unwind (it is not the child's)
+    # (A holds libunwind's frame-cache lock there: a child that unwinds again hangs, so
+    # the child records without stacks and says so once)
+    d = c.outdir("cancelwait_fork")
+    try:
+        a, b = same_run(c, [prog, "fork"], "prog_cancelwait fork", timeout=15, VRAMTRACE_OUTPUT=d, **depth)
+    except subprocess.TimeoutExpired:
+        fail("prog_cancelwait fork hung (the child's allocation, deadlock)")
+    expect(a.returncode == 0 and "child cancel rc=0: fast, PTHREAD_CANCELED" in a.stdout,
+           "prog_cancelwait fork without the preload: %d %r %r" % (a.returncode, a.stdout, a.stderr))
+    want = "stopped inside libunwind: %s" % ("yes" if unwinds else "no")
+    expect(want in b.stderr, "fork, with the preload, want %r:\n%s" % (want, b.stderr))
+    vl = [l for l in b.stderr.splitlines() if l.startswith("vramtrace:")]
+    expect(len(vl) == (1 if unwinds else 0) and all("without stacks" in l for l in vl),
+           "fork: warnings %r" % vl)
+    heads = {}
+    for f in glob.glob(os.path.join(d, "*.jsonl")):
+        with open(f) as fh:
+            h = json.loads(fh.readline())
+        heads[h["pid"]] = h
+    kids = [h for h in heads.values() if h["ppid"] in heads]
+    expect(len(heads) == 2 and len(kids) == 1, "fork: files %r" % sorted(heads))
+    expect(kids[0]["depth"] == 0 if unwinds else True, "fork: the child's header %r" % kids[0])
     print("cancelwait ok")
 
 

@@ -19,6 +19,11 @@
  *   loop     30 times: a thread allocates and frees in a loop (stacks on), main cancels
  *            it after 0-3 ms and allocates itself; no hang, every thread cancelled,
  *            nothing left live.
+ *   fork     A is stopped inside libunwind (counted as an unguarded unwind in the
+ *            parent) while main forks. The child has no such unwind: its first
+ *            pthread_cancel (of a thread blocked in pause()) must not wait for A's
+ *            ("child cancel: fast"; without the fork-child handler it waits the full
+ *            second of VT_CANCEL_WAIT_NS: "slow"). A is released after the child ended.
  * Prints "stopped inside libunwind: yes|no" (inside, pending) on stderr: yes only under
  * the preload with VRAMTRACE_DEPTH > 0. Exit status 0 unless a call failed. */
 #define _GNU_SOURCE
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "vramtrace.h"
@@ -43,6 +49,7 @@ static volatile int alloc_returned;    /* A's cudaMalloc returned */
 static volatile int alloc_rc = -1;     /* and its result */
 static volatile int stopped;           /* the stop inside libunwind happened */
 static __thread int armed;             /* this thread's next libunwind call stops */
+static int stop_wait_ms = 300;         /* how long the stop lasts at most */
 
 static double now_ms(void)
 {
@@ -72,7 +79,7 @@ int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data
         stopped = 1;
         sem_post(&inside);
         double t0 = now_ms();
-        while (!cancel_returned && now_ms() - t0 < 300)
+        while (!cancel_returned && now_ms() - t0 < stop_wait_ms)
             ;                          /* no cancellation point while waiting */
         pthread_testcancel();          /* what libunwind's read() would be */
     }
@@ -80,6 +87,7 @@ int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data
 }
 
 static int mode_pending;
+static int mode_fork;                  /* A returns after its allocation (no cancel) */
 
 static __attribute__((noinline)) void *thread_a(void *arg)
 {
@@ -98,6 +106,8 @@ static __attribute__((noinline)) void *thread_a(void *arg)
     alloc_returned = 1;
     if (!stopped)
         sem_post(&inside);             /* not traced (or depth 0): nothing stopped */
+    if (mode_fork)
+        return NULL;
     for (;;)
         pthread_testcancel();          /* A's own cancellation point */
     return NULL;
@@ -170,6 +180,45 @@ static int run_result(void)
     return 0;
 }
 
+static int run_fork(void)
+{
+    mode_fork = 1;
+    stop_wait_ms = 10000;              /* A stays inside libunwind until the child ended */
+    void *q;
+    if (cudaMalloc(&q, 64)) return 1;
+    sem_init(&inside, 0, 0); sem_init(&ready, 0, 0);
+    pthread_t a;
+    pthread_create(&a, NULL, thread_a, NULL);
+    sem_wait(&inside);                 /* A is inside libunwind (traced), or done */
+    pid_t pid = fork();
+    if (pid == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, blocked, NULL);
+        sem_wait(&ready);
+        double t0 = now_ms();
+        int rc = pthread_cancel(t);
+        double d = now_ms() - t0;
+        void *r;
+        pthread_join(t, &r);
+        void *p;
+        int ar = cudaMalloc(&p, 4096);
+        int fr = ar ? -1 : (int)cudaFree(p);
+        printf("child cancel rc=%d: %s, %s; malloc rc=%d free rc=%d\n", rc, d < 500 ? "fast" : "slow",
+               r == PTHREAD_CANCELED ? "PTHREAD_CANCELED" : "not cancelled", ar, fr);
+        fprintf(stderr, "child cancel took %.1f ms\n", d);
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cancel_returned = 1;               /* releases A */
+    pthread_join(a, NULL);
+    printf("child exit %d; A alloc returned: %s (rc=%d)\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+           alloc_returned ? "yes" : "no", alloc_rc);
+    fprintf(stderr, "stopped inside libunwind: %s\n", stopped ? "yes" : "no");
+    printf("main free rc=%d\n", (int)cudaFree(q));
+    return 0;
+}
+
 static void *churn(void *arg)
 {
     (void)arg;
@@ -211,6 +260,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "pending")) return run_inside(1);
     if (!strcmp(m, "result"))  return run_result();
     if (!strcmp(m, "loop"))    return run_loop();
-    fprintf(stderr, "usage: prog_cancelwait inside|pending|result|loop\n");
+    if (!strcmp(m, "fork"))    return run_fork();
+    fprintf(stderr, "usage: prog_cancelwait inside|pending|result|loop|fork\n");
     return 2;
 }
