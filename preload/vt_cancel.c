@@ -108,6 +108,22 @@ int vt_cancel_quiesce(void)
     return ok;
 }
 
+void vt_cancel_fork_settle(int self_in_unwind)
+{
+    if (self_in_unwind)
+        return;
+    if (__atomic_load_n(&vt__cancel_active, __ATOMIC_SEQ_CST) <= 0 &&
+        __atomic_load_n(&vt__unwind_guarded, __ATOMIC_SEQ_CST) <= 0)
+        return;
+    int e = errno;
+    long long deadline = vt__now_ns() + VT_CANCEL_SETTLE_NS;
+    while ((__atomic_load_n(&vt__cancel_active, __ATOMIC_SEQ_CST) > 0 ||
+            __atomic_load_n(&vt__unwind_guarded, __ATOMIC_SEQ_CST) > 0) &&
+           vt__now_ns() < deadline)
+        sched_yield();
+    errno = e;
+}
+
 int vt_cancel_fork_child(int in_unwind)
 {
     /* Every unwind raises one of the two counts before libunwind runs and lowers it

@@ -77,6 +77,14 @@ static inline __attribute__((always_inline)) void vt_cancel_guarded_end(void)
     __atomic_fetch_sub(&vt__unwind_guarded, 1, __ATOMIC_RELEASE);
 }
 
+/* fork prepare (pthread_atfork): waits, yielding, until no stack capture is in
+ * progress, at most VT_CANCEL_SETTLE_NS (other threads keep allocating; a capture
+ * blocked on a lock the forking thread holds, such as the loader's, must not stall
+ * the fork). self_in_unwind: the forking thread is itself inside a capture (fork from
+ * a signal handler), which cannot end meanwhile: no wait. errno is preserved. */
+#define VT_CANCEL_SETTLE_NS 10000000LL
+void vt_cancel_fork_settle(int self_in_unwind);
+
 /* fork child (pthread_atfork): the child has only the forking thread, so the count
  * of the parent's other threads is void. in_unwind: the forking thread itself is
  * inside an unwind (fork from a signal handler that interrupted one, vt_fd_in_unwind):

@@ -49,6 +49,16 @@ static int vt__pthread_cancel(pthread_t th)
 extern __typeof__(vt__pthread_cancel) pthread_cancel
     __attribute__((alias("vt__pthread_cancel"), visibility("default")));
 
+/* fork prepare: gives stack captures in progress on other threads a short, bounded
+ * time to leave libunwind (vt_cancel_fork_settle), so that the child is rarely one
+ * that must go without stacks (vt__cancel_fork_child). The order among our prepare
+ * handlers does not matter: a capture lowers its count as soon as libunwind returns,
+ * before it takes any lock of ours (vt_stack_unwind_here). */
+static void vt__cancel_fork_prepare(void)
+{
+    vt_cancel_fork_settle(vt_fd_in_unwind());
+}
+
 static void vt__cancel_fork_child(void)
 {
     if (vt_cancel_fork_child(vt_fd_in_unwind()))
@@ -58,7 +68,7 @@ static void vt__cancel_fork_child(void)
 __attribute__((constructor)) static void vt__cancel_ctor(void)
 {
     int e = errno;
-    pthread_atfork(NULL, NULL, vt__cancel_fork_child);
+    pthread_atfork(vt__cancel_fork_prepare, NULL, vt__cancel_fork_child);
     /* our own address (the hidden function), not a GOT entry that may name another
      * copy's export; dlsym here is ours, which passes this name to glibc untouched */
     if (vt__find_real() && dlsym(RTLD_DEFAULT, "pthread_cancel") == (void *)vt__pthread_cancel)
