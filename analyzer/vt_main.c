@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vt_analysis.h"
@@ -102,12 +103,44 @@ static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *
     return load_ex(paths, n, warmup, verbose, 0, 0, rs, a);
 }
 
-/* Opens -o FILE (never overwriting unless force) or returns stdout; NULL after a message. */
-static FILE *open_out(const char *out, int force)
+/* 1 when writing -o `out` would destroy or spoil one of the inputs: `out` is one of
+ * the input files (same device and inode), or a *.jsonl name inside an input folder
+ * (the reader would take it for a snapshot file next time). Checked before the file
+ * is opened, with or without --force: nothing a user recorded is overwritten. */
+static int out_is_input(const char *out, char *const *paths, int n)
+{
+    struct stat so, sp, sd;
+    int out_exists = stat(out, &so) == 0;
+    size_t len = strlen(out);
+    int jsonl = len >= 6 && !strcmp(out + len - 6, ".jsonl");
+    char dir[4096];
+    const char *slash = strrchr(out, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == out) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - out), out);
+    int dir_ok = stat(dir, &sd) == 0;
+    for (int i = 0; i < n; i++) {
+        if (stat(paths[i], &sp) != 0) continue;
+        if (out_exists && sp.st_dev == so.st_dev && sp.st_ino == so.st_ino) return 1;
+        if (S_ISDIR(sp.st_mode) && jsonl && dir_ok && sp.st_dev == sd.st_dev && sp.st_ino == sd.st_ino)
+            return 1;
+    }
+    return 0;
+}
+
+/* Opens -o FILE (never overwriting unless force; never an input, see out_is_input;
+ * O_NOFOLLOW: --force replaces a file, never the target of a symbolic link planted at
+ * the -o path, e.g. in a shared /tmp) or returns stdout; NULL after a message. */
+static FILE *open_out(const char *out, int force, char *const *inputs, int n_inputs)
 {
     if (!out) return stdout;
+    if (out_is_input(out, inputs, n_inputs)) {
+        fprintf(stderr, "vramtrace: %s is one of the snapshot files read (or would be read as one); "
+                        "not written, even with --force\n", out);
+        return NULL;
+    }
     FILE *f = NULL;
-    int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+    int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
     if (fd < 0 || !(f = fdopen(fd, "w"))) {
         if (errno == EEXIST) fprintf(stderr, "vramtrace: %s already exists; not overwritten (--force overwrites)\n", out);
         else fprintf(stderr, "vramtrace: cannot write %s: %s\n", out, strerror(errno));
@@ -231,19 +264,11 @@ static int cmd_report(int argc, char **argv)
     vt_analysis a;
     int rc = load_ex(argv + optind, argc - optind, warmup, verbose, 0, python_only, &rs, &a);
     if (rc) return rc;
-    FILE *f = stdout;
-    if (out) {
-        /* O_NOFOLLOW: --force replaces a file, never the target of a symbolic link
-         * planted at the -o path (e.g. in a shared /tmp). */
-        int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
-        if (fd < 0 || !(f = fdopen(fd, "w"))) {
-            if (errno == EEXIST) fprintf(stderr, "vramtrace: %s already exists; not overwritten (--force overwrites)\n", out);
-            else fprintf(stderr, "vramtrace: cannot write %s: %s\n", out, strerror(errno));
-            if (fd >= 0) close(fd);
-            vt_analysis_free(&a);
-            vt_runset_free(&rs);
-            return 2;
-        }
+    FILE *f = open_out(out, force, argv + optind, argc - optind);
+    if (!f) {
+        vt_analysis_free(&a);
+        vt_runset_free(&rs);
+        return 2;
     }
     int color = !out && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     if (!strcmp(format, "json")) rc = vt_report_json(f, &a);
@@ -305,7 +330,7 @@ static int cmd_export(int argc, char **argv)
         vt_runset_free(&rs);
         return 2;
     }
-    FILE *f = open_out(out, force);
+    FILE *f = open_out(out, force, argv + optind, argc - optind);
     if (!f) {
         vt_analysis_free(&a);
         vt_runset_free(&rs);

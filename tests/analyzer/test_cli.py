@@ -477,6 +477,23 @@ def t_cli(exe, testdir):
         check(r.returncode == 2 and open(out).read() == "mine", "-o overwrote an existing file")
         r = run([exe, "report", "--force", "-o", out, leak])
         check(r.returncode == 0 and "LEAKS" in open(out).read(), "--force did not write")
+        # -o never writes over an input, even with --force: not a snapshot file read,
+        # nor a new *.jsonl inside an input folder (it would be read as one next time)
+        run_dir = os.path.join(tmp, "run")
+        shutil.copytree(leak, run_dir)
+        snap = os.path.join(run_dir, sorted(f for f in os.listdir(run_dir) if f.endswith(".jsonl"))[0])
+        before = open(snap, "rb").read()
+        for cmd in (["report", "--format", "html", "--force", "-o", snap, run_dir],
+                    ["report", "--force", "-o", snap, snap],
+                    ["export", "--format", "collapsed", "--force", "-o", snap, run_dir],
+                    ["report", "--format", "json", "-o", os.path.join(run_dir, "report.jsonl"), run_dir]):
+            r = run([exe] + cmd)
+            check(r.returncode == 2 and "not written, even with --force" in r.stderr,
+                  "%r: %d %s" % (cmd, r.returncode, r.stderr))
+        check(open(snap, "rb").read() == before, "an input snapshot file was overwritten")
+        check(not os.path.exists(os.path.join(run_dir, "report.jsonl")), "a *.jsonl was written into an input folder")
+        r = run([exe, "report", "--format", "json", "-o", os.path.join(run_dir, "report.json"), run_dir])
+        check(r.returncode == 0, "a .json report inside the input folder is fine: %s" % r.stderr)
         # json has the fixed keys for every process of a multi-process folder, ranks shown
         r = run([exe, "report", "--format", "json", golden(testdir, "two_ranks-periodic")])
         rep = json.loads(r.stdout)
