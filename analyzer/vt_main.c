@@ -57,6 +57,22 @@ static int bad_usage(const char *fmt, const char *arg)
     return 2;
 }
 
+/* getopt_long's error (opterr is 0, optstrings start with ':'): one line naming the
+ * option as the user wrote it, then the usage; exit status 2. c is ':' for a missing
+ * value, anything else for an unknown option. */
+static int opt_error(const char *cmd, int c, char **argv)
+{
+    const char *what = optind > 0 ? argv[optind - 1] : "?";
+    if (c == ':')
+        fprintf(stderr, "vramtrace: %s: option %s needs a value\n", cmd, what);
+    else if (what[0] == '-' && what[1] == '-')   /* a long option, without any =VALUE */
+        fprintf(stderr, "vramtrace: %s: unknown option %.*s\n", cmd, (int)strcspn(what, "="), what);
+    else
+        fprintf(stderr, "vramtrace: %s: unknown option -%c\n", cmd, optopt > 0 && optopt < 256 ? optopt : '?');
+    usage(stderr);
+    return 2;
+}
+
 static int parse_size(const char *opt, const char *s, uint64_t *out)
 {
     if (vt_size_parse(s, out) < 0) {
@@ -224,13 +240,13 @@ static int cmd_check(int argc, char **argv)
 {
     check_args ca = {.warmup = -1};
     int c, verbose = 0;
-    while ((c = getopt_long(argc, argv, "h", check_longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", check_longopts, NULL)) != -1) {
         int r = check_option(c, optarg, &ca);
         if (r < 0) return 2;
         if (r) continue;
         if (c == O_VERBOSE) verbose = 1;
         else if (c == 'h') { usage(stdout); return 0; }
-        else return bad_usage("check: unknown option%s", "");
+        else return opt_error("check", c, argv);
     }
     if (optind >= argc) return bad_usage("check: no PATH given%s", "");
     return run_check(argv + optind, argc - optind, &ca, verbose);
@@ -245,7 +261,7 @@ static int cmd_report(int argc, char **argv)
     const char *format = "text", *out = NULL;
     int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
-    while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
         switch (c) {
         case O_FORMAT: format = optarg; break;
         case 'o': out = optarg; break;
@@ -254,7 +270,7 @@ static int cmd_report(int argc, char **argv)
         case O_PYONLY: python_only = 1; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
         case 'h': usage(stdout); return 0;
-        default: return bad_usage("report: unknown option%s", "");
+        default: return opt_error("report", c, argv);
         }
     }
     if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "html"))
@@ -293,7 +309,7 @@ static int cmd_export(int argc, char **argv)
     const char *format = NULL, *out = NULL, *metric = "live";
     int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
-    while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
         switch (c) {
         case O_FORMAT: format = optarg; break;
         case 'o': out = optarg; break;
@@ -303,7 +319,7 @@ static int cmd_export(int argc, char **argv)
         case O_PYONLY: python_only = 1; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
         case 'h': usage(stdout); return 0;
-        default: return bad_usage("export: unknown option%s", "");
+        default: return opt_error("export", c, argv);
         }
     }
     if (!format) return bad_usage("export: --format torch|perfetto|collapsed is required%s", "");
@@ -353,10 +369,10 @@ static int cmd_diff(int argc, char **argv)
     static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     long warmup = -1;
     int c;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         if (c == O_WARMUP) { if (parse_steps(optarg, &warmup) < 0) return 2; }
         else if (c == 'h') { usage(stdout); return 0; }
-        else return bad_usage("diff: unknown option%s", "");
+        else return opt_error("diff", c, argv);
     }
     if (argc - optind != 2) return bad_usage("diff: needs BASE and NEW%s", "");
     vt_runset rb, rn;
@@ -390,12 +406,20 @@ static int cmd_run(int argc, char **argv)
     memset(&ro, 0, sizeof ro);
     check_args ca = {.warmup = -1};
     int c, check = 0;
-    while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:h", lo, NULL)) != -1) {
         if (c == 'o') ro.outdir = optarg;
         else if (c == O_INTERVAL || c == O_DEPTH) {
+            /* the preload's own ranges (preload/vt_config.c: VRAMTRACE_INTERVAL_MS,
+             * VRAMTRACE_DEPTH), refused here rather than warned about there */
             char *e;
+            errno = 0;
             long v = strtol(optarg, &e, 10);
-            if (e == optarg || *e || v < 0) return bad_usage("run: bad number \"%s\"", optarg);
+            long max = c == O_INTERVAL ? 86400000L : 256;
+            if (e == optarg || *e || errno || v < 0 || v > max) {
+                fprintf(stderr, "vramtrace: run: --%s must be a whole number from 0 to %ld, not \"%s\"\n",
+                        c == O_INTERVAL ? "interval" : "depth", max, optarg);
+                return 2;
+            }
             if (c == O_INTERVAL) ro.interval_ms = optarg;
             else ro.depth = optarg;
         } else if (c == O_CHECK) check = 1;
@@ -403,7 +427,7 @@ static int cmd_run(int argc, char **argv)
         else {
             int r = check_option(c, optarg, &ca);
             if (r < 0) return 2;
-            if (!r) return bad_usage("run: unknown option%s", "");
+            if (!r) return opt_error("run", c, argv);
             if (!check) return bad_usage("run: check options come after --check%s", "");
         }
     }
@@ -434,6 +458,7 @@ static int cmd_run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    opterr = 0;   /* opt_error says it once, with the vramtrace: prefix */
     if (argc < 2) {
         usage(stderr);
         return 2;

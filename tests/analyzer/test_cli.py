@@ -461,6 +461,19 @@ def t_cli(exe, testdir):
     for name in sorted(os.listdir(os.path.join(testdir, "golden"))):
         r = run([exe, "report", golden(testdir, name)])
         check(r.returncode == 0 and r.stdout.endswith("\n"), "%s: text report does not end with a newline" % name)
+    # option errors: one line that names the option, exit 2 (getopt's own message off)
+    for args, want in ((["report", "--format"], "vramtrace: report: option --format needs a value"),
+                       (["report", "--bogus=3", leak], "vramtrace: report: unknown option --bogus"),
+                       (["check", "-o", "x", leak], "vramtrace: check: unknown option -o"),
+                       (["export", "-o"], "vramtrace: export: option -o needs a value"),
+                       (["run", "--depth", "999", "--", "true"],
+                        "vramtrace: run: --depth must be a whole number from 0 to 256, not \"999\""),
+                       (["run", "--interval", "abc", "--", "true"],
+                        "vramtrace: run: --interval must be a whole number from 0 to 86400000, not \"abc\"")):
+        r = run([exe] + args)
+        first = r.stderr.splitlines()[0] if r.stderr else ""
+        check(r.returncode == 2 and first == want and r.stderr.count("vramtrace:") == 1,
+              "%r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
     # -o never overwrites
     tmp = tempfile.mkdtemp()
     try:
