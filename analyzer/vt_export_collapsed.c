@@ -3,7 +3,9 @@
  *
  * Design: one line per merged site, "root;...;leaf BYTES", root first (the
  * reverse of the snapshot's innermost-first frames), the leaf being the
- * function that called CUDA. With several processes each line starts with the
+ * function that called CUDA, with its source line when known ("step (train.c:42)"):
+ * flame graphs merge equal names, and two allocation sites in one function are two
+ * sites. With several processes each line starts with the
  * process ("rank 1, pid 42 on node7") so one graph shows them apart. Frame
  * names are the exports' names (vt_export_frame_name; Python frames interleaved
  * as the reports show them, "train.py:95 in remember_batch"); ';' inside a name becomes
@@ -46,7 +48,16 @@ int vt_export_collapsed(FILE *f, vt_analysis *a, vt_metric m, char *err, size_t 
             }
             for (uint32_t j = vt_site_nframes(r); j-- > 0;) {
                 if (sep) fputc(';', f);
-                put_name(f, vt_export_frame_name(vt_site_frame(a, r, j)));
+                const vt_sym *s = vt_site_frame(a, r, j);
+                put_name(f, vt_export_frame_name(s));
+                if (j == 0 && !s->python && s->function && s->file && s->line > 0) {
+                    /* the leaf (the CUDA caller) with its line: two allocation sites
+                     * in one function stay two boxes, as the report keeps them apart */
+                    const char *base = strrchr(s->file, '/');
+                    fputs(" (", f);
+                    put_name(f, base ? base + 1 : s->file);
+                    fprintf(f, ":%d)", s->line);
+                }
                 sep = 1;
             }
             if (!sep) fputs("(no frames)", f);

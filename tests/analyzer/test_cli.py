@@ -774,7 +774,11 @@ def t_export_collapsed(exe, testdir, tmp):
                     check(frames[0] in ("__libc_start_main", "_start", "main"), "%s: root-first order broken: %r" % (name, l))
             want = sum(st[key] for st in sites if (metric != "leaked" or st["verdict"] == "leak"))
             check(total == want, "%s %s: folded total %d, report %d" % (name, metric, total, want))
-            want_leaves = {st["frames"][0]["function"] for st in sites if st[key] and (metric != "leaked" or st["verdict"] == "leak")}
+            def leaf(fr):
+                if fr.get("file") and fr.get("line"):
+                    return "%s (%s:%d)" % (fr["function"], os.path.basename(fr["file"]), fr["line"])
+                return fr["function"]
+            want_leaves = {leaf(st["frames"][0]) for st in sites if st[key] and (metric != "leaked" or st["verdict"] == "leak")}
             check(leaves == want_leaves, "%s %s: leaves %r, expected the CUDA callers %r" % (name, metric, leaves, want_leaves))
     for bad in (["--format", "collapsed", "--metric", "bogus"], ["--format", "svg"], []):
         r = run([exe, "export"] + bad + [golden(testdir, "leak_churn-step")])
