@@ -474,6 +474,11 @@ def t_cli(exe, testdir):
         first = r.stderr.splitlines()[0] if r.stderr else ""
         check(r.returncode == 2 and first == want and r.stderr.count("vramtrace:") == 1,
               "%r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
+    # a warm-up that covers every step is said, not silently judged as "no leak"
+    r = run([exe, "check", "--warmup", "100000", leak])
+    check("--warmup 100000 leaves no steps to judge" in r.stderr, "no warm-up note: %r" % r.stderr)
+    r = run([exe, "report", leak])
+    check("leaves no steps to judge" not in r.stderr, "warm-up note without --warmup: %r" % r.stderr)
     # -o never overwrites
     tmp = tempfile.mkdtemp()
     try:
