@@ -319,7 +319,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (p->ndevices || p->hostsig.present) fprintf(f, "\n%sDEVICES%s\n", bold, off);
     for (size_t d = 0; d < p->ndevices; d++) {
         vt_device *dv = &p->devices[d];
-        fprintf(f, "  device %d: peak %s", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
+        if (dv->device < 0)   /* calls made while no context was current (or all of them failed) */
+            fprintf(f, "  no device known: peak %s", vt_size_fmt(dv->peak_max, b1, sizeof b1));
+        else
+            fprintf(f, "  device %d: peak %s", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
         if (dv->has_mem)
             fprintf(f, ", free %s of %s", vt_size_fmt(dv->free_bytes, b2, sizeof b2), vt_size_fmt(dv->total_bytes, b3, sizeof b3));
         fprintf(f, ", fragmentation %.2f (max %.2f)", dv->frag_last, dv->frag_max);
