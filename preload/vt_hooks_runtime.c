@@ -169,24 +169,17 @@ VT_EXPORT_ALIAS(cudaMallocFromPoolAsync_ptsz);
 
 /* ---- free ---- */
 
-static cudaError_t vt__free(vt_cudaFree_t real, void *p)
-{
-    VT_FREE_BODY(cudaError_t, (uintptr_t)p, cudaSuccess, real(p));
-}
-
-static cudaError_t vt__h_cudaFree(void *devPtr)
+VT_HOOK_FRONT(cudaError_t, cudaFree, (void *devPtr), (devPtr))
 {
     VT_REAL_OR_FAIL(cudaFree);
-    return vt__free(real_cudaFree, devPtr);
+    VT_FREE_BODY(cudaError_t, (uintptr_t)devPtr, cudaSuccess, real_cudaFree(devPtr));
 }
-VT_EXPORT_ALIAS(cudaFree);
 
-static cudaError_t vt__h_cudaFreeHost(void *ptr)
+VT_HOOK_FRONT(cudaError_t, cudaFreeHost, (void *ptr), (ptr))
 {
     VT_REAL_OR_FAIL(cudaFreeHost);
-    return vt__free(real_cudaFreeHost, ptr);
+    VT_FREE_BODY(cudaError_t, (uintptr_t)ptr, cudaSuccess, real_cudaFreeHost(ptr));
 }
-VT_EXPORT_ALIAS(cudaFreeHost);
 
 static cudaError_t vt__free_async(vt_cudaFreeAsync_t real, void *p, cudaStream_t stream)
 {
