@@ -426,12 +426,13 @@ static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
     vt_buf_put(b, "}", 1);
 }
 
-/* ,"kind":"<kind>","device":<device> */
-static void vt__kind_device(vt_buf *b, int kind, int device)
+/* The kind and device: keyed, `,"kind":"<kind>","device":<device>` (objects); not
+ * keyed, `,"<kind>",<device>` (the columns of a positional row). */
+static void vt__kind_device(vt_buf *b, int kind, int device, int keyed)
 {
-    vt_buf_cstr(b, ",\"kind\":\"");
+    vt_buf_cstr(b, keyed ? ",\"kind\":\"" : ",\"");
     vt_buf_cstr(b, vt_kind_name(kind));
-    vt_buf_cstr(b, "\",\"device\":");
+    vt_buf_cstr(b, keyed ? "\",\"device\":" : "\",");
     vt_buf_i64(b, device);
 }
 
@@ -439,16 +440,7 @@ static void vt__kind_device(vt_buf *b, int kind, int device)
 static void vt__site_key(vt_buf *b, const vt_site_row *s)
 {
     vt__kv_u64(b, "{\"stack\":", s->stack);
-    vt__kind_device(b, s->kind, s->device);
-}
-
-/* ,"kind",device — the kind and device columns of a positional row. */
-static void vt__row_kind_device(vt_buf *b, int kind, int device)
-{
-    vt_buf_cstr(b, ",\"");
-    vt_buf_cstr(b, vt_kind_name(kind));
-    vt_buf_cstr(b, "\",");
-    vt_buf_i64(b, device);
+    vt__kind_device(b, s->kind, s->device, 1);
 }
 
 /* [stack,"kind",device,live_bytes,live_count,interval_peak_bytes,alloc_total,
@@ -593,7 +585,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     if (oom) {
         vt_buf_cstr(b, "{\"api\":");
         vt_buf_jstr(b, oom->api, 0);
-        vt__kind_device(b, oom->kind, oom->device);
+        vt__kind_device(b, oom->kind, oom->device, 1);
         /* the one integer the program chooses (cudaMalloc(&p, (size_t)-1)): clamped to
          * 2^63-1 like every integer of the format (docs/snapshot-format.md "Records"),
          * or no reader with signed 64-bit integers reads the file past this line */
@@ -620,7 +612,7 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
                 vt_buf_put(b, ",", 1);
             vt__kv_u64(b, "[", a->addr);
             vt__kv_u64(b, ",", a->size);
-            vt__row_kind_device(b, a->kind, a->device);
+            vt__kind_device(b, a->kind, a->device, 0);
             vt__kv_u64(b, ",", a->stack);
             vt__kv_u64(b, ",", a->step);
             vt__kv_u64(b, ",", a->birth_ns);

@@ -46,6 +46,7 @@
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -123,6 +124,23 @@ static void noise_stop(void)
     __atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 }
 
+/* Starts the noise threads, then nt workers fn(state i), the states `stride` bytes
+ * apart in `states`, each state's 64-bit seed (at seed_off) set to mul * (i + add)
+ * first. Returns the threads (calloc'd; the caller joins them). */
+static pthread_t *start_workers(int nt, void *states, size_t stride, size_t seed_off,
+                                void *(*fn)(void *), uint64_t mul, uint64_t add)
+{
+    pthread_t *th = calloc((size_t)nt, sizeof *th);
+    noise_start();
+    for (int i = 0; i < nt; i++) {
+        char *state = (char *)states + (size_t)i * stride;
+        uint64_t seed = mul * ((uint64_t)i + add);
+        memcpy(state + seed_off, &seed, sizeof seed);
+        pthread_create(&th[i], NULL, fn, state);
+    }
+    return th;
+}
+
 /* ---- failfree ---- */
 
 #define SLOTS 64
@@ -174,12 +192,8 @@ static void *ff_thread(void *a)
 static int run_failfree(int nt)
 {
     ffstate *st = calloc((size_t)nt, sizeof *st);
-    pthread_t *th = calloc((size_t)nt, sizeof *th);
-    noise_start();
-    for (int i = 0; i < nt; i++) {
-        st[i].seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-        pthread_create(&th[i], NULL, ff_thread, &st[i]);
-    }
+    pthread_t *th = start_workers(nt, st, sizeof *st, offsetof(ffstate, seed), ff_thread,
+                                  0x9e3779b97f4a7c15ull, 1);
     uint64_t live = 0;
     for (int i = 0; i < nt; i++) {
         pthread_join(th[i], NULL);
@@ -264,12 +278,8 @@ static void *cancel_thread(void *a)
 static int run_cancel(int nt)
 {
     cstate *st = calloc((size_t)nt, sizeof *st);
-    pthread_t *th = calloc((size_t)nt, sizeof *th);
-    noise_start();
-    for (int i = 0; i < nt; i++) {
-        st[i].seed = 0x2545f4914f6cdd1dull * (uint64_t)(i + 7);
-        pthread_create(&th[i], NULL, cancel_thread, &st[i]);
-    }
+    pthread_t *th = start_workers(nt, st, sizeof *st, offsetof(cstate, seed), cancel_thread,
+                                  0x2545f4914f6cdd1dull, 7);
     uint64_t live = 0;
     for (int i = 0; i < nt; i++) {
         usleep(20000);
