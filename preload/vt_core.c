@@ -416,7 +416,8 @@ static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int a
 /* Accounts size bytes becoming live at site s. restore: the bytes come back after a
  * failed free (undo the free counter instead of counting a new allocation). The
  * per device x kind count/total columns are sums of the sites' (vt_core_collect). */
-static void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
+static inline __attribute__((always_inline)) void vt__acct_add_inl(vt_site *s, uint64_t size,
+                                                                    uint64_t seq, int restore)
 {
     vt_kind_stats *k = &vt__core.ks[s->slot][s->kind];
     uint64_t kl = k->live_bytes + size;
@@ -438,8 +439,16 @@ static void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
     vt__acct_process(s->slot, size, seq, 1);
 }
 
+/* Out of line for the cold callers (restore, VMM); the allocation and free paths
+ * inline the _inl forms (issue 7 figure 1). */
+static __attribute__((noinline)) void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
+{
+    vt__acct_add_inl(s, size, seq, restore);
+}
+
 /* Accounts size bytes of site s ceasing to be live (a free or an implicit free). */
-static void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq)
+static inline __attribute__((always_inline)) void vt__acct_sub_inl(vt_site *s, uint64_t size,
+                                                                    uint64_t seq)
 {
     vt__core.ks[s->slot][s->kind].live_bytes -= size;
     uint64_t sl = s->live_bytes - size;
@@ -450,6 +459,11 @@ static void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq)
         s->step_min = sl;
     s->dirty = 1;
     vt__acct_process(s->slot, size, seq, 0);
+}
+
+static __attribute__((noinline)) void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq)
+{
+    vt__acct_sub_inl(s, size, seq);
 }
 
 /* ---- events ---- */
@@ -497,7 +511,7 @@ int vt_core_alloc(const vt_alloc_info *a)
     r->site = s;
     r->step = (uint32_t)__atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
     r->tid = tid;
-    vt__acct_add(s, r->size, r->birth_ns, 0);
+    vt__acct_add_inl(s, r->size, r->birth_ns, 0);
 out:
     vt_unlock(&vt__core.lock);
     return rc;
@@ -534,7 +548,7 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
         vt_site *s = r->site;
         if (kind_mask == 0 || (kind_mask & (1u << s->kind))) {
             vt_index_remove_slot(&vt__core.idx, slot);
-            vt__acct_sub(s, r->size, r->birth_ns);
+            vt__acct_sub_inl(s, r->size, r->birth_ns);
             t->rec = s;
             t->addr = r->addr;
             t->size = r->size;
