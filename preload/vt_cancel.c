@@ -50,7 +50,11 @@
  *    will still lower the count in the child: the child then keeps the guard for
  *    good (VT_CANCEL_FORKED), so the count being below 0 there changes nothing.
  *    A child forked while any thread was inside libunwind (either count above 0)
- *    may have inherited libunwind's locks held: it captures no stacks at all.
+ *    may have inherited libunwind's locks held: it captures no stacks at all. The
+ *    fork's settle (last prepare step, our locks held) sets VT_CANCEL_FORKING before
+ *    it reads the counts; an unwind raises its count before it reads the bit and,
+ *    seeing it, lowers the count and waits for the fork (vt_cancel_fork_wait): no
+ *    unwind begins between the settle and the fork.
  *  - Not covered (P1 does not hold): a cancel that bypasses the global scope — a
  *    library loaded with RTLD_DEEPBIND, a pthread_cancel looked up with dlsym or
  *    dlvsym on libc's own handle, a cancel made by libc internally. Such a request
@@ -110,6 +114,7 @@ int vt_cancel_quiesce(void)
 
 void vt_cancel_fork_settle(int self_in_unwind)
 {
+    __atomic_or_fetch(&vt__cancel_guard, VT_CANCEL_FORKING, __ATOMIC_SEQ_CST);
     if (self_in_unwind)
         return;
     if (__atomic_load_n(&vt__cancel_active, __ATOMIC_SEQ_CST) <= 0 &&
@@ -124,8 +129,31 @@ void vt_cancel_fork_settle(int self_in_unwind)
     errno = e;
 }
 
+void vt_cancel_fork_parent(void)
+{
+    __atomic_and_fetch(&vt__cancel_guard, ~VT_CANCEL_FORKING, __ATOMIC_SEQ_CST);
+}
+
+void vt_cancel_fork_wait(void)
+{
+    int e = errno;
+    long long deadline = vt__now_ns() + VT_CANCEL_FORK_WAIT_NS;
+    for (;;) {
+        __atomic_fetch_sub(&vt__unwind_guarded, 1, __ATOMIC_RELEASE);
+        while ((__atomic_load_n(&vt__cancel_guard, __ATOMIC_SEQ_CST) & VT_CANCEL_FORKING) &&
+               vt__now_ns() < deadline)
+            sched_yield();
+        __atomic_fetch_add(&vt__unwind_guarded, 1, __ATOMIC_SEQ_CST);
+        if (!(__atomic_load_n(&vt__cancel_guard, __ATOMIC_SEQ_CST) & VT_CANCEL_FORKING) ||
+            vt__now_ns() >= deadline)
+            break;   /* done (or a fork that takes a second: unwind anyway, as before) */
+    }
+    errno = e;
+}
+
 int vt_cancel_fork_child(int in_unwind)
 {
+    __atomic_and_fetch(&vt__cancel_guard, ~VT_CANCEL_FORKING, __ATOMIC_SEQ_CST);
     /* Every unwind raises one of the two counts before libunwind runs and lowers it
      * after libunwind returned (seq_cst raise, release lowering), so a lock libunwind
      * held at the fork shows as a count above 0 here. A thread between the raise and

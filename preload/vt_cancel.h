@@ -21,6 +21,8 @@
 #define VT_CANCEL_UNARMED 1   /* our pthread_cancel is not (known to be) the program's */
 #define VT_CANCEL_SEEN    2   /* a thread of this process was cancelled (or is being) */
 #define VT_CANCEL_FORKED  4   /* fork child whose forking thread was inside an unwind */
+#define VT_CANCEL_FORKING 8   /* a fork's prepare handler is settling: a new unwind waits
+                                 until the fork is done (vt_cancel_fork_wait) */
 
 /* Hidden (declared so, not only defined so): the hooks address them directly. */
 extern int  vt__cancel_guard __attribute__((visibility("hidden")));   /* atomic;
@@ -65,25 +67,45 @@ void vt_cancel_arm(void);
 #define VT_CANCEL_WAIT_NS 1000000000LL
 int vt_cancel_quiesce(void);
 
+/* Out of line, for vt_cancel_guarded_begin: a fork is settling (VT_CANCEL_FORKING):
+ * lowers this unwind's count, waits, yielding, until the fork is done (at most
+ * VT_CANCEL_FORK_WAIT_NS; the fork's parent and child handlers clear the bit), and
+ * raises the count again. errno is preserved. */
+#define VT_CANCEL_FORK_WAIT_NS 1000000000LL
+void vt_cancel_fork_wait(void);
+
 /* A guarded unwind (cancellation disabled around it): counted from before libunwind
  * runs to after it returned, so that a fork child knows whether libunwind's own locks
- * may have been held at the fork (vt_cancel_fork_child). */
+ * may have been held at the fork (vt_cancel_fork_child). Every unwind that starts
+ * while a fork is settling comes here (the FORKING bit sends vt_cancel_unguarded_begin
+ * down this path) and waits for the fork before libunwind runs: the count is raised
+ * (sequentially consistent) BEFORE the bit is read, and vt_cancel_fork_settle sets the
+ * bit before it reads the counts, so either the unwind sees the bit or the settle sees
+ * the unwind. */
 static inline __attribute__((always_inline)) void vt_cancel_guarded_begin(void)
 {
     __atomic_fetch_add(&vt__unwind_guarded, 1, __ATOMIC_SEQ_CST);
+    if (__builtin_expect(__atomic_load_n(&vt__cancel_guard, __ATOMIC_SEQ_CST) & VT_CANCEL_FORKING, 0))
+        vt_cancel_fork_wait();
 }
 static inline __attribute__((always_inline)) void vt_cancel_guarded_end(void)
 {
     __atomic_fetch_sub(&vt__unwind_guarded, 1, __ATOMIC_RELEASE);
 }
 
-/* fork prepare (pthread_atfork): waits, yielding, until no stack capture is in
- * progress, at most VT_CANCEL_SETTLE_NS (other threads keep allocating; a capture
- * blocked on a lock the forking thread holds, such as the loader's, must not stall
- * the fork). self_in_unwind: the forking thread is itself inside a capture (fork from
- * a signal handler), which cannot end meanwhile: no wait. errno is preserved. */
+/* fork prepare (pthread_atfork), the LAST of our prepare steps (vt_lifecycle.c: after
+ * the writer's, the core's and the stack store's locks are held, so that no wait for
+ * them lets new captures begin behind the settle): sets VT_CANCEL_FORKING (unwinds
+ * that begin from now on wait for the fork, vt_cancel_guarded_begin), then waits,
+ * yielding, until no stack capture is in progress, at most VT_CANCEL_SETTLE_NS (a
+ * capture blocked on a lock the forking thread holds, such as the loader's, must not
+ * stall the fork). self_in_unwind: the forking thread is itself inside a capture (fork
+ * from a signal handler), which cannot end meanwhile: no wait. errno is preserved. */
 #define VT_CANCEL_SETTLE_NS 10000000LL
 void vt_cancel_fork_settle(int self_in_unwind);
+
+/* fork parent (pthread_atfork): the fork is done; clears VT_CANCEL_FORKING. */
+void vt_cancel_fork_parent(void);
 
 /* fork child (pthread_atfork): the child has only the forking thread, so the count
  * of the parent's other threads is void. in_unwind: the forking thread itself is
@@ -93,6 +115,6 @@ void vt_cancel_fork_settle(int self_in_unwind);
  * at the fork: libunwind may then hold its own locks (a frame-cache mutex, held
  * across dl_iterate_phdr) in the child, where no thread will ever release them, and
  * the child must not unwind again (vt_hook_fork_nostacks). */
-int vt_cancel_fork_child(int in_unwind);
+int vt_cancel_fork_child(int in_unwind);   /* also clears VT_CANCEL_FORKING */
 
 #endif /* VT_CANCEL_H */

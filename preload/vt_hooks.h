@@ -141,6 +141,18 @@ typedef struct vt_call {
  * UINT32_MAX): latches the tracker off and returns 0 (no stack). */
 uint32_t vt_hook_capture_oom(void);
 
+/* Fork steps of the stack capture (vt_hooks_cancel.c), called by vt_lifecycle.c's
+ * pthread_atfork handlers. prepare: LAST of the prepare steps, with the writer's, the
+ * core's and the stack store's locks held: gives captures in progress on other threads
+ * a short, bounded time to leave libunwind and makes new ones wait for the fork
+ * (vt_cancel_fork_settle), so that the child is rarely one that must go without
+ * stacks. parent: lets them go on. child: FIRST of the child steps: a child forked
+ * while some capture was inside libunwind records without stacks
+ * (vt_hook_fork_nostacks). */
+void vt_hooks_cancel_fork_prepare(void);
+void vt_hooks_cancel_fork_parent(void);
+void vt_hooks_cancel_fork_child(void);
+
 /* Lazy initialisation (constructor may not have run yet). Cheap after the first. */
 void vt_preload_init(void);
 extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */

@@ -5,8 +5,11 @@
  * inside unw_backtrace with cancellation enabled, then calls the next pthread_cancel
  * (glibc's) with the same argument and returns its result unchanged; errno is
  * whatever the real call leaves (ours is restored before it). The constructor arms
- * the unguarded path only when the global scope's pthread_cancel is this one, and
- * registers the fork-child handler first. Thread-safe.
+ * the unguarded path only when the global scope's pthread_cancel is this one. The
+ * fork handlers here are steps of vt_lifecycle.c's one pthread_atfork registration,
+ * which fixes their place among the others (a constructor of their own would depend
+ * on the order the linker gives the constructors; link-time optimisation reversed
+ * it). Thread-safe.
  */
 #define _GNU_SOURCE
 #include "vt_cancel.h"
@@ -49,17 +52,17 @@ static int vt__pthread_cancel(pthread_t th)
 extern __typeof__(vt__pthread_cancel) pthread_cancel
     __attribute__((alias("vt__pthread_cancel"), visibility("default")));
 
-/* fork prepare: gives stack captures in progress on other threads a short, bounded
- * time to leave libunwind (vt_cancel_fork_settle), so that the child is rarely one
- * that must go without stacks (vt__cancel_fork_child). The order among our prepare
- * handlers does not matter: a capture lowers its count as soon as libunwind returns,
- * before it takes any lock of ours (vt_stack_unwind_here). */
-static void vt__cancel_fork_prepare(void)
+void vt_hooks_cancel_fork_prepare(void)
 {
     vt_cancel_fork_settle(vt_fd_in_unwind());
 }
 
-static void vt__cancel_fork_child(void)
+void vt_hooks_cancel_fork_parent(void)
+{
+    vt_cancel_fork_parent();
+}
+
+void vt_hooks_cancel_fork_child(void)
 {
     if (vt_cancel_fork_child(vt_fd_in_unwind()))
         vt_hook_fork_nostacks();   /* libunwind may be locked for good in this child */
@@ -68,7 +71,6 @@ static void vt__cancel_fork_child(void)
 __attribute__((constructor)) static void vt__cancel_ctor(void)
 {
     int e = errno;
-    pthread_atfork(vt__cancel_fork_prepare, NULL, vt__cancel_fork_child);
     /* our own address (the hidden function), not a GOT entry that may name another
      * copy's export; dlsym here is ours, which passes this name to glibc untouched */
     if (vt__find_real() && dlsym(RTLD_DEFAULT, "pthread_cancel") == (void *)vt__pthread_cancel)

@@ -42,15 +42,22 @@
 
 int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
 
+/* The one pthread_atfork registration of the library: its steps run in the order
+ * written here, whatever order the linker gives our constructors. The capture's
+ * settle comes last in prepare: waiting for the writer's lock (a snapshot being
+ * written) must not happen after it, or captures begun meanwhile are inside libunwind
+ * at the fork and the child goes without stacks. */
 static void vt__fork_prepare(void)
 {
     vt_writer_fork_prepare();
     vt_core_fork_prepare();
     vt_stack_fork_prepare();
+    vt_hooks_cancel_fork_prepare();
 }
 
 static void vt__fork_parent(void)
 {
+    vt_hooks_cancel_fork_parent();
     vt_stack_fork_parent();
     vt_core_fork_parent();
     vt_writer_fork_parent();
@@ -58,6 +65,7 @@ static void vt__fork_parent(void)
 
 static void vt__fork_child(void)
 {
+    vt_hooks_cancel_fork_child();
     vt_stack_fork_child();
     vt_guard_after_fork_child();
     vt_core_after_fork_child();

@@ -539,6 +539,29 @@ def check_cancelwait(c):
     kids = [h for h in heads.values() if h["ppid"] in heads]
     expect(len(heads) == 2 and len(kids) == 1, "fork: files %r" % sorted(heads))
     expect(kids[0]["depth"] == 0 if unwinds else True, "fork: the child's header %r" % kids[0])
+    # fork while the writer's lock is held and, meanwhile, a capture stops inside
+    # libunwind: the fork's prepare takes our locks first and only then lets the
+    # capture leave libunwind (and makes new ones wait): every child keeps its stacks
+    d = c.outdir("cancelwait_forksettle")
+    try:
+        b = run_in(c, [prog, "forksettle"], timeout=60, VRAMTRACE_OUTPUT=d, **depth)
+    except subprocess.TimeoutExpired:
+        fail("prog_cancelwait forksettle hung")
+    expect(b.returncode == 0 and "forksettle: 3 forks, 0 children failed" in b.stdout,
+           "forksettle: %d %r %r" % (b.returncode, b.stdout, b.stderr))
+    if unwinds:
+        expect("A stopped inside libunwind 3 times" in b.stdout, "forksettle: %r" % b.stdout)
+    heads = {}
+    for f in glob.glob(os.path.join(d, "*.jsonl")):
+        with open(f) as fh:
+            h = json.loads(fh.readline())
+        heads[h["pid"]] = h
+    kids = [h for h in heads.values() if h["ppid"] in heads]
+    expect(len(kids) == 3, "forksettle: files %r" % sorted(heads))
+    if unwinds:
+        nost = [h["pid"] for h in kids if h["depth"] == 0]
+        expect(not nost, "forksettle: children forked with a capture inside libunwind "
+               "(recorded without stacks): %r" % nost)
     print("cancelwait ok")
 
 

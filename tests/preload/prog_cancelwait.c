@@ -24,6 +24,19 @@
  *            pthread_cancel (of a thread blocked in pause()) must not wait for A's
  *            ("child cancel: fast"; without the fork-child handler it waits the full
  *            second of VT_CANCEL_WAIT_NS: "slow"). A is released after the child ended.
+ *   forksettle  3 rounds: thread S allocates from a stack never seen before and asks
+ *            for a snapshot; writing that stack's record, libvramtrace calls dladdr,
+ *            which this program exports: it holds S there for 40 ms, inside the
+ *            writer's lock. main forks meanwhile, and 5 ms later thread A allocates
+ *            from a new call site and stops inside libunwind (the dl_iterate_phdr stop
+ *            above) until 3 ms after S's hold ended. A fork whose prepare waits for the
+ *            capture in progress only AFTER it has the writer's lock (then A leaves
+ *            libunwind before the fork) gives a child with stacks; one that looked
+ *            before it waited for the lock (the order link-time optimisation once gave
+ *            our two constructors) forks with A inside libunwind, and the child records
+ *            without stacks (its file's header says "depth":0). Each child writes a
+ *            snapshot and exits. Prints "forksettle: 3 forks, N children failed, A
+ *            stopped inside libunwind K times".
  * Prints "stopped inside libunwind: yes|no" (inside, pending) on stderr: yes only under
  * the preload with VRAMTRACE_DEPTH > 0. Exit status 0 unless a call failed. */
 #define _GNU_SOURCE
@@ -49,6 +62,7 @@ static volatile int alloc_returned;    /* A's cudaMalloc returned */
 static volatile int alloc_rc = -1;     /* and its result */
 static volatile int stopped;           /* the stop inside libunwind happened */
 static __thread int armed;             /* this thread's next libunwind call stops */
+static volatile double fs_hold_end;    /* forksettle: when S's hold in dladdr ended */
 static int stop_wait_ms = 300;         /* how long the stop lasts at most */
 
 static double now_ms(void)
@@ -79,11 +93,40 @@ int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data
         stopped = 1;
         sem_post(&inside);
         double t0 = now_ms();
-        while (!cancel_returned && now_ms() - t0 < stop_wait_ms)
+        while (!cancel_returned && now_ms() - t0 < stop_wait_ms &&
+               !(fs_hold_end > 0 && now_ms() >= fs_hold_end + 3))
             ;                          /* no cancellation point while waiting */
         pthread_testcancel();          /* what libunwind's read() would be */
     }
     return real(cb, data);
+}
+
+typedef int (*dladdr_t)(const void *, Dl_info *);
+static sem_t wblocked;                 /* forksettle: S is held inside the writer */
+static int hold_writer;                /* atomic: the next dladdr from libvramtrace holds */
+
+static int in_libvramtrace(void *ra, dladdr_t real)
+{
+    Dl_info di;
+    return real(ra, &di) && di.dli_fname && strstr(di.dli_fname, "libvramtrace");
+}
+
+/* exported like dl_iterate_phdr above: libvramtrace's calls reach it */
+__attribute__((visibility("default")))
+int dladdr(const void *addr, Dl_info *info)
+{
+    static dladdr_t real;
+    if (!real)
+        real = (dladdr_t)dlsym(RTLD_NEXT, "dladdr");
+    if (__atomic_load_n(&hold_writer, __ATOMIC_ACQUIRE) &&
+        in_libvramtrace(__builtin_return_address(0), real) &&
+        __atomic_exchange_n(&hold_writer, 0, __ATOMIC_ACQ_REL)) {
+        sem_post(&wblocked);
+        struct timespec d = {0, 40 * 1000000L};
+        nanosleep(&d, NULL);
+        fs_hold_end = now_ms();
+    }
+    return real(addr, info);
 }
 
 static int mode_pending;
@@ -219,6 +262,95 @@ static int run_fork(void)
     return 0;
 }
 
+static void *fs_new_site_p;
+
+/* S: a stack no capture made before (round r: r + 1 frames of fs_site), then a
+ * snapshot, which must define it (and so calls dladdr inside the writer's lock) */
+static __attribute__((noinline)) void fs_site(int r)
+{
+    if (r > 0) {
+        fs_site(r - 1);
+        __asm__ volatile("");
+        return;
+    }
+    if (cudaMalloc(&fs_new_site_p, 512))
+        fs_new_site_p = NULL;
+}
+
+static void *fs_snapper(void *arg)
+{
+    fs_site((int)(intptr_t)arg);
+    __atomic_store_n(&hold_writer, 1, __ATOMIC_RELEASE);
+    vramtrace_snapshot("forksettle");
+    if (__atomic_exchange_n(&hold_writer, 0, __ATOMIC_ACQ_REL))
+        sem_post(&wblocked);           /* nothing held (not traced): main goes on */
+    return NULL;
+}
+
+/* A's call sites, one per round: libunwind meets each for the first time there */
+#define FS_A_SITE(k)                                                  \
+    static __attribute__((noinline)) void fs_a_site##k(void)          \
+    {                                                                 \
+        void *p;                                                      \
+        if (cudaMalloc(&p, 256) == 0)                                 \
+            cudaFree(p);                                              \
+        __asm__ volatile("");                                         \
+    }
+FS_A_SITE(0)
+FS_A_SITE(1)
+FS_A_SITE(2)
+static void (*const fs_a_sites[3])(void) = {fs_a_site0, fs_a_site1, fs_a_site2};
+static sem_t fs_go;
+
+static void *fs_a(void *arg)
+{
+    sem_wait(&fs_go);
+    struct timespec d = {0, 5 * 1000000L};
+    nanosleep(&d, NULL);               /* main is inside fork() by now */
+    stopped = 0;
+    armed = 1;
+    fs_a_sites[(intptr_t)arg]();
+    armed = 0;
+    return (void *)(intptr_t)stopped;
+}
+
+static int run_forksettle(void)
+{
+    void *q;
+    if (cudaMalloc(&q, 64)) return 1;  /* writer started */
+    vramtrace_snapshot("start");       /* resolves the API here, not in a child */
+    sem_init(&wblocked, 0, 0);
+    sem_init(&fs_go, 0, 0);
+    sem_init(&inside, 0, 0);
+    stop_wait_ms = 2000;
+    int failed = 0, rounds = 3, nstopped = 0;
+    for (int r = 0; r < rounds; r++) {
+        fs_hold_end = 0;
+        pthread_t s, a;
+        pthread_create(&s, NULL, fs_snapper, (void *)(intptr_t)(r + 1));
+        sem_wait(&wblocked);           /* S is held inside the writer (or was not) */
+        pthread_create(&a, NULL, fs_a, (void *)(intptr_t)r);
+        sem_post(&fs_go);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(20);
+            _exit(vramtrace_snapshot("child") ? 3 : 0);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st)) failed++;
+        void *was_stopped;
+        pthread_join(a, &was_stopped);
+        nstopped += was_stopped != NULL;
+        pthread_join(s, NULL);
+        if (fs_new_site_p) cudaFree(fs_new_site_p);
+    }
+    printf("forksettle: %d forks, %d children failed, A stopped inside libunwind %d times\n",
+           rounds, failed, nstopped);
+    printf("main free rc=%d\n", (int)cudaFree(q));
+    return 0;
+}
+
 static void *churn(void *arg)
 {
     (void)arg;
@@ -261,6 +393,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "result"))  return run_result();
     if (!strcmp(m, "loop"))    return run_loop();
     if (!strcmp(m, "fork"))    return run_fork();
-    fprintf(stderr, "usage: prog_cancelwait inside|pending|result|loop|fork\n");
+    if (!strcmp(m, "forksettle")) return run_forksettle();
+    fprintf(stderr, "usage: prog_cancelwait inside|pending|result|loop|fork|forksettle\n");
     return 2;
 }
