@@ -42,6 +42,7 @@ static void usage(FILE *f)
           "  vramtrace diff [--warmup STEPS] BASE NEW\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] PATH...\n"
+          "  vramtrace --version\n"
           "--python-only: show only the Python frames of Python call stacks, one site per Python call site\n"
           "PATH: a snapshot folder or snapshot files (*.jsonl). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
           "exit status: 0 pass, 1 a check failed, 2 bad usage or unreadable input\n",
@@ -483,6 +484,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "export")) return cmd_export(argc, argv);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("vramtrace %s (reads snapshot formats 1 and 2)\n", VT_VERSION);
         return 0;
     }
     fprintf(stderr, "vramtrace: unknown command \"%s\"\n", cmd);

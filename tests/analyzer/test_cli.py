@@ -415,6 +415,8 @@ def t_hostile_inputs(exe, testdir):
 
 # ---------------------------------------------------------------- cli
 def t_cli(exe, testdir):
+    r = run([exe, "--version"])
+    check(r.returncode == 0 and re.match(r"vramtrace \d+\.\d+\.\d+ ", r.stdout), "--version: %d %r" % (r.returncode, r.stdout))
     base, new = golden(testdir, "diff_base"), golden(testdir, "diff_new")
     r = run([exe, "diff", base, new])
     check(r.returncode == 0, "diff exit %d %s" % (r.returncode, r.stderr))

@@ -11,10 +11,11 @@ command -v valgrind >/dev/null || { echo "SKIP: no valgrind"; exit 77; }
 minor=$(echo "$slot" | sed 's/^[a-z]*3//')
 case $slot in
   pyenv*) dir=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3."$minor".* 2>/dev/null | grep -v -- '-' | sort -V | tail -1)
-          py=$dir/bin/python3.$minor ;;
+          py=$dir/bin/python3.$minor
+          [ -n "$dir" ] || py="${PYENV_ROOT:-$HOME/.pyenv}/versions/3.$minor.*/bin/python3.$minor" ;;
   deb*)   py=/usr/bin/python3.$minor ;;
 esac
-[ -x "$py" ] || { echo "SKIP: $slot"; exit 77; }
+[ -x "$py" ] || { echo "SKIP: $slot: interpreter not installed (no $py)"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 iters=200

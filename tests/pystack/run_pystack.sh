@@ -14,12 +14,13 @@ minor=$(echo "$slot" | sed 's/^[a-z]*3//')
 case $slot in
   pyenv*) root=${PYENV_ROOT:-$HOME/.pyenv}
           dir=$(ls -d "$root"/versions/3."$minor".* 2>/dev/null | grep -v -- '-' | sort -V | tail -1)
-          py=$dir/bin/python3.$minor; inc="-I$dir/include/python3.$minor" ;;
+          py=$dir/bin/python3.$minor; inc="-I$dir/include/python3.$minor"
+          [ -n "$dir" ] || py="$root/versions/3.$minor.*/bin/python3.$minor" ;;
   deb*)   py=/usr/bin/python3.$minor
           inc="-I/usr/include/python3.$minor -I/usr/include/$(gcc -dumpmachine 2>/dev/null)/python3.$minor" ;;
   *) echo "unknown slot $slot"; exit 2 ;;
 esac
-[ -x "$py" ] || { echo "SKIP: $slot: no $py"; exit 77; }
+[ -x "$py" ] || { echo "SKIP: $slot: interpreter not installed (no $py)"; exit 77; }
 case $what in
   run) [ -n "$san" ] && export LD_PRELOAD="${san%:}"
        exec env -u PYTHONPATH -u PYTHONHOME "$py" "$4" "$probe" "$5" ;;
