@@ -79,7 +79,8 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
         }
         if (o->has_max_peak && p->peak_bytes > o->max_peak) {
             fails++;
-            fprintf(out, "FAIL %s: peak %s (limit %s)\n", t, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
+            fprintf(out, "FAIL %s: peak %s (limit %s); largest sites by their own peak, not "
+                    "necessarily held at once:\n", t, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
                     vt_size_fmt(o->max_peak, b2, sizeof b2));
             /* the three largest sites by peak */
             size_t top[3];
