@@ -71,6 +71,24 @@ static void site_id(vt_site_result *r)
     snprintf(r->id, sizeof r->id, "s%016" PRIx64, h);
 }
 
+/* The index of the first step at or after the earliest out-of-memory failure of an
+ * allocation made at one of the sites all[i..j) (the OOM record's failing call), or
+ * n when none of them failed so. */
+static size_t own_oom_index(const vt_process *p, vt_rsite **all, size_t i, size_t j, size_t n)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t o = 0; o < p->nooms; o++)
+        for (size_t k = i; k < j; k++)
+            if (p->ooms[o].site == all[k] && p->ooms[o].step < first)
+                first = p->ooms[o].step;
+    if (first == UINT64_MAX)
+        return n;
+    size_t q = 0;
+    while (q < n && p->steps[q] < first)
+        q++;
+    return q;
+}
+
 static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
 {
     memset(pr, 0, sizeof *pr);
@@ -118,6 +136,23 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         }
         vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n};
         vt_classify(&se, (long)pr->warmup, &r->st);
+        r->oom_cut_step = -1;
+        size_t cut = r->st.verdict == VT_LEAK ? n : own_oom_index(p, all, i, j, n);
+        if (cut < n) {
+            /* Growth that stopped because the site's own allocations started failing
+             * with out-of-memory (a program that catches the OOM and goes on) is not a
+             * plateau: the rule is asked of the steps up to that OOM. */
+            vt_series sc = se;
+            sc.n = cut + 1;
+            vt_site_stats st;
+            vt_classify(&sc, (long)pr->warmup, &st);
+            if (st.verdict == VT_LEAK) {
+                if (r->st.peak_bytes > st.peak_bytes) st.peak_bytes = r->st.peak_bytes;
+                st.last_live = r->st.last_live;
+                r->st = st;
+                r->oom_cut_step = (int64_t)p->steps[cut];
+            }
+        }
         r->peak_bytes = r->st.peak_bytes > member_peak ? r->st.peak_bytes : member_peak;
         if (r->unfreed_exit > r->peak_bytes) r->peak_bytes = r->unfreed_exit;
         if (r->st.verdict == VT_LEAK) {
@@ -126,6 +161,8 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
             for (size_t d = 0; d < p->ndevices; d++)
                 if (p->devices[d].device == r->device && p->devices[d].has_mem)
                     r->exhaustion_step = vt_exhaustion_step(p->steps[n - 1], p->devices[d].free_bytes, r->st.slope);
+            if (r->oom_cut_step >= 0)
+                r->exhaustion_step = r->oom_cut_step;   /* it did run out there */
         }
         site_id(r);
         pr->count[r->st.verdict]++;

@@ -24,7 +24,11 @@ typedef struct vt_site_result {
     vt_site_stats st;
     uint64_t peak_bytes;        /* max live bytes (incl. within steps and at exit) */
     uint64_t unfreed_exit;      /* live in the exit record, bytes */
-    int64_t exhaustion_step;    /* leak only, free memory known: step the device runs out; else -1 */
+    int64_t exhaustion_step;    /* leak only, free memory known: step the device runs out; else -1
+                                   (a leak cut by its own out-of-memory: that OOM's step) */
+    int64_t oom_cut_step;       /* a leak whose growth stopped because one of its own allocations
+                                   failed with out-of-memory: the step of that OOM (docs/metrics.md,
+                                   "Verdicts"); else -1 */
     uint64_t *curve;            /* leak sites: live bytes per step (nsteps); owned; else NULL */
     char *title;                /* Python-named sites: the one-line name, the title frame's label and, while
                                    another site of the process starts the same, its Python callers

@@ -231,7 +231,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         fprintf(f, "    %s  %s at step %" PRIu64 " (after warm-up) .. %s at step %" PRIu64 "\n",
                 vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_start, b2, sizeof b2),
                 p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->steps[p->nsteps - 1]);
-        if (r->exhaustion_step >= 0)
+        if (r->oom_cut_step >= 0)
+            fprintf(f, "    grew until its own allocation failed with out-of-memory at step %" PRId64
+                    " (device %d ran out)\n", r->oom_cut_step, r->device);
+        else if (r->exhaustion_step >= 0)
             fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
         frames(f, a, r, "    ", 4, dim, off);
     }

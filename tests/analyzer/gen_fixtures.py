@@ -385,6 +385,35 @@ def sc_oom_exhaust(out, mode, pid=5006):
              "ooms": [{"verdict": "exhaustion", "requested_bytes": 64 * MiB, "top": "alloc_kv_cache"}]}], 1
 
 
+def sc_oom_retry(out, mode, pid=5010):
+    p = Proc(out, "retry", pid, mode, total=1 * GiB, untracked=256 * MiB, seed=19)
+    got, full = [], False
+    for i in range(70):
+        p.advance(p.iter_time / 4)
+        t = p.alloc(["forward_temp"], 8 * MiB)
+        p.advance(p.iter_time / 4)
+        if not full:
+            a = p.alloc(["alloc_kv_cache"], 64 * MiB)
+            if a is None:
+                full = True       # the program catches the OOM and trains on without growing
+            else:
+                got.append(a)
+        if t is not None:
+            p.free(t)
+        p.advance(p.iter_time / 2)
+        p.mark_step()
+    for a in got:
+        p.free(a)
+    p.exit()
+    # the cache grew every step until its own allocation ran out of memory; the run went
+    # on for far longer than it grew, which alone would read as a plateau: a leak cut by
+    # its own OOM is still a leak (docs/metrics.md "Verdicts")
+    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
+             "sites": {"alloc_kv_cache": {"verdict": "leak", "growth": [63.9 * MiB, 64.1 * MiB], "unfreed": 0},
+                       "forward_temp": {"verdict": "churn", "unfreed": 0}},
+             "ooms": [{"verdict": "exhaustion", "requested_bytes": 64 * MiB, "top": "alloc_kv_cache"}]}], 1
+
+
 def sc_reset(out, mode, pid=5007):
     p = Proc(out, "reset", pid, mode, seed=17)
     for i in range(20):
@@ -619,6 +648,7 @@ SCENARIOS = {
     "stable": sc_stable,
     "oom_frag": sc_oom_frag,
     "oom_exhaust": sc_oom_exhaust,
+    "oom_retry": sc_oom_retry,
     "reset": sc_reset,
     "two_ranks": sc_two_ranks,
     "torn": sc_torn,
