@@ -49,6 +49,11 @@ int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
  * at the fork and the child goes without stacks. */
 static void vt__fork_prepare(void)
 {
+    /* Hooked calls the forking thread makes until our parent/child handler ran (a
+     * prepare handler registered before ours runs after it, and may allocate) only
+     * forward: recording would wait on the locks this thread now holds, or capture a
+     * stack while the fork is settling. */
+    vt_guard_enter();
     vt_writer_fork_prepare();
     vt_core_fork_prepare();
     vt_stack_fork_prepare();
@@ -61,6 +66,7 @@ static void vt__fork_parent(void)
     vt_stack_fork_parent();
     vt_core_fork_parent();
     vt_writer_fork_parent();
+    vt_guard_leave();
 }
 
 static void vt__fork_child(void)
@@ -72,6 +78,7 @@ static void vt__fork_child(void)
     vt_writer_fork_child();
     vt_hook_after_fork_child();
     vt_annot_reset();
+    vt_guard_leave();
 }
 
 /* 1 when another copy of libvramtrace.so (another path, e.g. a build tree and an

@@ -437,8 +437,16 @@ def check_interpose(c):
     sizes = sorted(x[1] for x in ex["allocations"])
     expect(5000 in sizes, "the constructor's allocation (made before our constructor) is missing: %r" % sizes)
     m = re.search(r"dlsym compared (\d+)", b.stdout)
+    # a fork whose prepare handler (registered before the preload's, so run after it,
+    # on the forking thread, while the preload holds its locks) allocates: forwarded,
+    # no self-deadlock, same results as without the preload
+    a = c.run([exe], preload=False, REL_EARLY_FORK_ALLOC="1")
+    b = c.run([exe], timeout=30, VRAMTRACE_OUTPUT=c.out("interpose_fork"), REL_EARLY_FORK_ALLOC="1")
+    expect(a.returncode == 0 and "prepare handler malloc 0 free 0" in a.stdout, "fork, without: %r" % a.stdout)
+    expect(b.returncode == 0 and a.stdout == b.stdout,
+           "fork with an allocating prepare handler:\n--- without\n%s--- with\n%s%s" % (a.stdout, b.stdout, b.stderr))
     print("interpose ok: hooks before the constructor, from a constructor, after main, after runtime "
-          "teardown; %s dlsym results identical to glibc's" % m.group(1))
+          "teardown, in a fork prepare handler run after ours; %s dlsym results identical to glibc's" % m.group(1))
 
 # ---------------------------------------------------------------------- race (rel_race)
 def rel_depth():

@@ -15,6 +15,8 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,8 +29,30 @@ static int early_alloc_errno = -1;   /* errno after the call: set to a marker be
 static void *early_next_probe = (void *)1;
 static void *early_next_glibc = (void *)1;
 
+/* fork prepare handler, registered before libvramtrace's (this constructor runs
+ * first), so it runs AFTER libvramtrace's prepare, on the forking thread, while the
+ * preload holds its locks: with REL_EARLY_FORK_ALLOC=1 it allocates and frees there
+ * (the preload must forward these calls, not wait on its own locks). */
+static int fork_alloc_rc = -1, fork_free_rc = -1;
+
+static void rel_early_fork_prepare(void)
+{
+    if (!getenv("REL_EARLY_FORK_ALLOC"))
+        return;
+    void *p = NULL;
+    fork_alloc_rc = (int)cudaMalloc(&p, 7000);
+    fork_free_rc = p ? (int)cudaFree(p) : -1;
+}
+
+__attribute__((visibility("default"))) void rel_early_fork_report(int *alloc_rc, int *free_rc)
+{
+    *alloc_rc = fork_alloc_rc;
+    *free_rc = fork_free_rc;
+}
+
 __attribute__((constructor)) static void rel_early_ctor(void)
 {
+    pthread_atfork(rel_early_fork_prepare, NULL, NULL);
     early_next_probe = dlsym(RTLD_NEXT, "rel_probe_sym");
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     void *(*glibc_dlsym)(void *, const char *) = NULL;

@@ -21,10 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "vramtrace.h"
 
 void rel_early_report(int *alloc_rc, int *alloc_errno, int *next_ok, int *next_null);
+void rel_early_fork_report(int *alloc_rc, int *free_rc);
 
 static void late_handler(void)
 {
@@ -49,6 +51,19 @@ int main(void)
     rel_early_report(&arc, &aerr, &next_ok, &next_null);
     printf("early_ctor malloc %d errno %d next_ok %d next_null %d\n", arc, aerr, next_ok, next_null);
     bad |= arc != 0 || !next_ok || !next_null;
+
+    if (getenv("REL_EARLY_FORK_ALLOC")) {
+        /* rel_early's prepare handler allocates on this thread during the fork */
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        int st = -1, far, ffr;
+        waitpid(pid, &st, 0);
+        rel_early_fork_report(&far, &ffr);
+        printf("fork child exit %d; prepare handler malloc %d free %d\n",
+               WIFEXITED(st) ? WEXITSTATUS(st) : -1, far, ffr);
+        bad |= far != 0 || ffr != 0;
+    }
 
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     dlsym_t glibc = libc ? (dlsym_t)dlvsym(libc, "dlsym", "GLIBC_2.34") : NULL;
