@@ -1,6 +1,6 @@
 /* vt_lineparse.c — parallel JSON parsing of snapshot lines (see vt_lineparse.h).
  *
- * Design: a ring of VT_LP_SLOTS batches. The caller fills the batch at `tail`
+ * Design: a ring of max(4, 2 x threads) batches. The caller fills the batch at `tail`
  * (line bytes copied back to back, with their offsets); a full batch is marked
  * QUEUED and a worker is woken. Each worker takes the oldest QUEUED batch, parses
  * its lines into the batch's own arena (vt_jarena_begin .. vt_jarena_suspend, so
@@ -9,9 +9,11 @@
  * batch at `head` once it is DONE, then resets its arena and reuses the slot.
  * One mutex and two condition variables; the parse itself runs unlocked.
  */
+#define _GNU_SOURCE
 #include "vt_lineparse.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,9 +39,10 @@ struct vt_lp {
     pthread_cond_t work, done;
     pthread_t th[VT_LP_MAX_THREADS];
     int nth;
+    size_t nslots;                       /* ring size: max(4, 2 x nth), <= VT_LP_MAX_SLOTS */
     int stop;
     int rc;                              /* sticky fold result */
-    lp_batch slot[VT_LP_SLOTS];
+    lp_batch slot[VT_LP_MAX_SLOTS];
     size_t head, tail;                   /* oldest not folded; being filled (ring indices, counters) */
 };
 
@@ -63,8 +66,8 @@ static void *worker(void *arg)
     for (;;) {
         lp_batch *b = NULL;
         for (size_t k = lp->head; k < lp->tail; k++) {   /* the oldest queued first */
-            if (lp->slot[k % VT_LP_SLOTS].state == SLOT_QUEUED) {
-                b = &lp->slot[k % VT_LP_SLOTS];
+            if (lp->slot[k % lp->nslots].state == SLOT_QUEUED) {
+                b = &lp->slot[k % lp->nslots];
                 break;
             }
         }
@@ -100,13 +103,14 @@ vt_lp *vt_lp_new(int nthreads)
         vt_lp_free(lp);
         return NULL;
     }
+    lp->nslots = 2 * (size_t)lp->nth < 4 ? 4 : 2 * (size_t)lp->nth;
     return lp;
 }
 
 /* Waits for the oldest batch and folds it (caller holds no lock). */
 static int fold_oldest(vt_lp *lp, vt_lp_fold_fn fold, void *ctx)
 {
-    lp_batch *b = &lp->slot[lp->head % VT_LP_SLOTS];
+    lp_batch *b = &lp->slot[lp->head % lp->nslots];
     pthread_mutex_lock(&lp->mu);
     while (b->state != SLOT_DONE) pthread_cond_wait(&lp->done, &lp->mu);
     pthread_mutex_unlock(&lp->mu);
@@ -125,10 +129,10 @@ static int fold_oldest(vt_lp *lp, vt_lp_fold_fn fold, void *ctx)
     return lp->rc;
 }
 
-/* Queues the batch being filled (there is one: tail - head < VT_LP_SLOTS). */
+/* Queues the batch being filled (there is one: tail - head < nslots). */
 static void submit(vt_lp *lp)
 {
-    lp_batch *b = &lp->slot[lp->tail % VT_LP_SLOTS];
+    lp_batch *b = &lp->slot[lp->tail % lp->nslots];
     if (!b->n) return;
     pthread_mutex_lock(&lp->mu);
     b->state = SLOT_QUEUED;
@@ -140,9 +144,9 @@ static void submit(vt_lp *lp)
 int vt_lp_push(vt_lp *lp, const char *line, size_t len, vt_lp_fold_fn fold, void *ctx)
 {
     if (lp->rc) return lp->rc;
-    while (lp->tail - lp->head >= VT_LP_SLOTS)   /* ring full: make room */
+    while (lp->tail - lp->head >= lp->nslots)    /* ring full: make room */
         if (fold_oldest(lp, fold, ctx)) return lp->rc;
-    lp_batch *b = &lp->slot[lp->tail % VT_LP_SLOTS];
+    lp_batch *b = &lp->slot[lp->tail % lp->nslots];
     vt_grow((void **)&b->bytes, &b->cap, b->len + len + 1, 1);
     memcpy(b->bytes + b->len, line, len);
     vt_grow((void **)&b->off, &b->capn, b->n + 2, sizeof *b->off);
@@ -159,7 +163,7 @@ int vt_lp_finish(vt_lp *lp, vt_lp_fold_fn fold, void *ctx)
 {
     if (lp->rc) return lp->rc;
     /* a full ring has no batch being filled: the pushed lines are all queued */
-    if (lp->tail - lp->head < VT_LP_SLOTS) submit(lp);
+    if (lp->tail - lp->head < lp->nslots) submit(lp);
     while (lp->head < lp->tail)
         if (fold_oldest(lp, fold, ctx)) return lp->rc;
     return 0;
@@ -171,12 +175,12 @@ void vt_lp_free(vt_lp *lp)
     pthread_mutex_lock(&lp->mu);
     /* batches queued but not started are dropped; running ones finish */
     for (size_t k = lp->head; k < lp->tail; k++)
-        if (lp->slot[k % VT_LP_SLOTS].state == SLOT_QUEUED) lp->slot[k % VT_LP_SLOTS].state = SLOT_DONE;
+        if (lp->slot[k % lp->nslots].state == SLOT_QUEUED) lp->slot[k % lp->nslots].state = SLOT_DONE;
     lp->stop = 1;
     pthread_cond_broadcast(&lp->work);
     pthread_mutex_unlock(&lp->mu);
     for (int i = 0; i < lp->nth; i++) pthread_join(lp->th[i], NULL);
-    for (int i = 0; i < VT_LP_SLOTS; i++) {
+    for (int i = 0; i < VT_LP_MAX_SLOTS; i++) {
         lp_batch *b = &lp->slot[i];
         free(b->bytes);
         free(b->off);
@@ -191,7 +195,8 @@ void vt_lp_free(vt_lp *lp)
 
 int vt_lp_default_threads(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 2) return 0;
-    return n > 2 ? 2 : (int)n;
+    return n > VT_LP_MAX_THREADS ? VT_LP_MAX_THREADS : (int)n;
 }

@@ -105,6 +105,16 @@ static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep
     rs->verbose = verbose;
     rs->keep_allocs = keep_allocs;
     rs->read_threads = vt_lp_default_threads();
+    const char *rt = getenv("VRAMTRACE_READ_THREADS");
+    if (rt && *rt) {
+        char *e;
+        long v = strtol(rt, &e, 10);
+        if (*e || v < 0 || v > VT_LP_MAX_THREADS) {
+            fprintf(stderr, "vramtrace: VRAMTRACE_READ_THREADS must be 0..%d, not \"%s\"\n", VT_LP_MAX_THREADS, rt);
+            return 2;
+        }
+        rs->read_threads = (int)v;   /* 0: parse on this thread */
+    }
     if (vt_load_paths(rs, paths, n) < 0) {
         fprintf(stderr, "%s\n", rs->err);
         vt_runset_free(rs);

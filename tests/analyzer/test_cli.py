@@ -417,6 +417,16 @@ def t_hostile_inputs(exe, testdir):
 def t_cli(exe, testdir):
     r = run([exe, "--version"])
     check(r.returncode == 0 and re.match(r"vramtrace \d+\.\d+\.\d+ ", r.stdout), "--version: %d %r" % (r.returncode, r.stdout))
+    # VRAMTRACE_READ_THREADS: the same report with 0, 1 and 8 parser threads; bad values exit 2
+    for name in ("leak_churn-step-v2", "python_train-periodic", "oom_retry-step"):
+        outs = [run([exe, "report", "--format", "json", golden(testdir, name)],
+                    env={"VRAMTRACE_READ_THREADS": t} if t is not None else {}) for t in (None, "0", "1", "8")]
+        check(all(o.returncode == 0 and o.stdout == outs[0].stdout for o in outs),
+              "%s: reports differ across VRAMTRACE_READ_THREADS" % name)
+    for bad in ("x", "9", "-1", "2x"):
+        r = run([exe, "report", golden(testdir, "stable-step")], env={"VRAMTRACE_READ_THREADS": bad})
+        check(r.returncode == 2 and "VRAMTRACE_READ_THREADS must be 0..8" in r.stderr,
+              "VRAMTRACE_READ_THREADS=%s: %d %r" % (bad, r.returncode, r.stderr))
     base, new = golden(testdir, "diff_base"), golden(testdir, "diff_new")
     r = run([exe, "diff", base, new])
     check(r.returncode == 0, "diff exit %d %s" % (r.returncode, r.stderr))

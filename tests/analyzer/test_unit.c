@@ -375,7 +375,9 @@ static int lp_fold(void *ctx, const char *text, size_t len, json_t *root, const 
  * exactly that line, and a fold error is sticky. */
 static void test_lineparse(void)
 {
-    for (int threads = 1; threads <= 3; threads++) {
+    static const int thread_counts[] = {1, 2, 3, VT_LP_MAX_THREADS};
+    for (size_t tc = 0; tc < sizeof thread_counts / sizeof thread_counts[0]; tc++) {
+        int threads = thread_counts[tc];
         for (long total = 0; total <= 40000; total += 9999) {
             vt_lp *lp = vt_lp_new(threads);
             CHECK(lp != NULL, "vt_lp_new(%d)", threads);
@@ -394,8 +396,9 @@ static void test_lineparse(void)
         }
         /* finish right when the ring is exactly full (and around it): fixed-width
          * lines fill a batch every VT_LP_BATCH / 8 lines */
-        long per = (long)(VT_LP_BATCH / 8), totals[] = {per * VT_LP_SLOTS, per * VT_LP_SLOTS - 1,
-                                                        per * VT_LP_SLOTS + 1, per, 3 * per * VT_LP_SLOTS};
+        long slots = 2 * threads < 4 ? 4 : 2 * threads;   /* the ring's size (vt_lineparse.h) */
+        long per = (long)(VT_LP_BATCH / 8), totals[] = {per * slots, per * slots - 1,
+                                                        per * slots + 1, per, 3 * per * slots};
         for (size_t t = 0; t < sizeof totals / sizeof totals[0]; t++) {
             vt_lp *lp = vt_lp_new(threads);
             lp_ctx c = {0, -1, 0, 0};
@@ -433,29 +436,30 @@ static void test_lineparse(void)
         vt_lp_push(lp, line, (size_t)n, lp_fold, &c);
     }
     vt_lp_free(lp);
-    CHECK(vt_lp_default_threads() >= 0 && vt_lp_default_threads() <= 2, "default threads");
+    CHECK(vt_lp_default_threads() >= 0 && vt_lp_default_threads() <= VT_LP_MAX_THREADS, "default threads");
 }
 
-/* The reader gives the same model with and without parser threads, for format
+/* The reader gives the same model with 0, 2 and VT_LP_MAX_THREADS parser threads, for format
  * versions 1 and 2 of the same program (golden sets). */
 static void test_read_threads(const char *golden)
 {
     static const char *const sets[] = {"leak_churn-step", "leak_churn-step-v2", "reset-periodic",
                                        "reset-periodic-v2", "oom_frag-step-v2"};
     uint64_t totals[2][2] = {{0}};
+    static const int nthreads[3] = {0, 2, VT_LP_MAX_THREADS};
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", golden, sets[k]);
         char *paths[] = {path};
-        vt_runset rs[2];
-        for (int t = 0; t < 2; t++) {
+        vt_runset rs[3];
+        for (int t = 0; t < 3; t++) {
             memset(&rs[t], 0, sizeof rs[t]);
-            rs[t].read_threads = t ? 2 : 0;
+            rs[t].read_threads = nthreads[t];
             CHECK(vt_load_paths(&rs[t], paths, 1) == 0, "%s: %s", sets[k], rs[t].err);
         }
-        CHECK(rs[0].n == 1 && rs[1].n == 1, "%s: processes", sets[k]);
-        if (rs[0].n == 1 && rs[1].n == 1) {
-            const vt_process *a = rs[0].procs[0], *b = rs[1].procs[0];
+        CHECK(rs[0].n == 1 && rs[1].n == 1 && rs[2].n == 1, "%s: processes", sets[k]);
+        for (int t = 1; t < 3 && rs[0].n == 1 && rs[t].n == 1; t++) {
+            const vt_process *a = rs[0].procs[0], *b = rs[t].procs[0];
             CHECK(a->nsteps == b->nsteps && a->nsteps > 10, "%s: steps %zu vs %zu", sets[k], a->nsteps, b->nsteps);
             CHECK(a->nsites == b->nsites, "%s: sites", sets[k]);
             CHECK(a->unfreed_exit_bytes == b->unfreed_exit_bytes, "%s: unfreed", sets[k]);
@@ -466,8 +470,8 @@ static void test_read_threads(const char *golden)
                 totals[k][1] = a->unfreed_exit_bytes;
             }
         }
-        vt_runset_free(&rs[0]);
-        vt_runset_free(&rs[1]);
+        for (int t = 0; t < 3; t++)
+            vt_runset_free(&rs[t]);
     }
     CHECK(totals[0][0] == totals[1][0] && totals[0][0] > 0 && totals[0][1] == totals[1][1],
           "versions 1 and 2: last step %llu vs %llu", (unsigned long long)totals[0][0], (unsigned long long)totals[1][0]);
