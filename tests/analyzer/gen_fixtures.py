@@ -365,6 +365,22 @@ def sc_oom_frag(out, mode, pid=5005):
              "ooms": [{"verdict": "fragmentation", "requested_bytes": 128 * MiB, "splitting": "pin_small"}]}], 1
 
 
+def free_and_exit(p, allocations):
+    """The program frees what it kept and exits."""
+    for a in allocations:
+        p.free(a)
+    p.exit()
+
+
+def kv_cache_exhausted(pid, **other_sites):
+    """Expectations of a process whose alloc_kv_cache took 64 MiB a step until the
+    device ran out (an exhaustion OOM at that site), freeing everything at exit."""
+    sites = {"alloc_kv_cache": {"verdict": "leak", "growth": [63.9 * MiB, 64.1 * MiB], "unfreed": 0}}
+    sites.update(other_sites)
+    return [{"pid": pid, "unfreed_at_exit_bytes": 0, "sites": sites,
+             "ooms": [{"verdict": "exhaustion", "requested_bytes": 64 * MiB, "top": "alloc_kv_cache"}]}]
+
+
 def sc_oom_exhaust(out, mode, pid=5006):
     p = Proc(out, "exhaust", pid, mode, total=1 * GiB, untracked=256 * MiB, seed=16)
     got = []
@@ -376,13 +392,9 @@ def sc_oom_exhaust(out, mode, pid=5006):
         got.append(a)
         p.advance(p.iter_time / 2)
         p.mark_step()
-    for a in got:
-        p.free(a)
-    p.exit()
+    free_and_exit(p, got)
     # growing the cache every step until it runs out is a leak, and the OOM is exhaustion
-    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
-             "sites": {"alloc_kv_cache": {"verdict": "leak", "growth": [63.9 * MiB, 64.1 * MiB], "unfreed": 0}},
-             "ooms": [{"verdict": "exhaustion", "requested_bytes": 64 * MiB, "top": "alloc_kv_cache"}]}], 1
+    return kv_cache_exhausted(pid), 1
 
 
 def sc_oom_retry(out, mode, pid=5010):
@@ -402,16 +414,11 @@ def sc_oom_retry(out, mode, pid=5010):
             p.free(t)
         p.advance(p.iter_time / 2)
         p.mark_step()
-    for a in got:
-        p.free(a)
-    p.exit()
+    free_and_exit(p, got)
     # the cache grew every step until its own allocation ran out of memory; the run went
     # on for far longer than it grew, which alone would read as a plateau: a leak cut by
     # its own OOM is still a leak (docs/metrics.md "Verdicts")
-    return [{"pid": pid, "unfreed_at_exit_bytes": 0,
-             "sites": {"alloc_kv_cache": {"verdict": "leak", "growth": [63.9 * MiB, 64.1 * MiB], "unfreed": 0},
-                       "forward_temp": {"verdict": "churn", "unfreed": 0}},
-             "ooms": [{"verdict": "exhaustion", "requested_bytes": 64 * MiB, "top": "alloc_kv_cache"}]}], 1
+    return kv_cache_exhausted(pid, forward_temp={"verdict": "churn", "unfreed": 0}), 1
 
 
 def sc_reset(out, mode, pid=5007):

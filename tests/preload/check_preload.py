@@ -488,6 +488,17 @@ def check_cancel(c):
     print("cancel ok")
 
 
+def headers_and_children(d):
+    """The header of every snapshot file in d by pid, and those of processes whose
+    parent also wrote one (forked children)."""
+    heads = {}
+    for f in glob.glob(os.path.join(d, "*.jsonl")):
+        with open(f) as fh:
+            h = json.loads(fh.readline())
+        heads[h["pid"]] = h
+    return heads, [h for h in heads.values() if h["ppid"] in heads]
+
+
 def check_cancelwait(c):
     """pthread_cancel is interposed (preload/vt_cancel.h): the stack capture unwinds
     with cancellation enabled, and a cancel waits until no such unwind is in progress.
@@ -531,12 +542,7 @@ def check_cancelwait(c):
     vl = [l for l in b.stderr.splitlines() if l.startswith("vramtrace:")]
     expect(len(vl) == (1 if unwinds else 0) and all("without stacks" in l for l in vl),
            "fork: warnings %r" % vl)
-    heads = {}
-    for f in glob.glob(os.path.join(d, "*.jsonl")):
-        with open(f) as fh:
-            h = json.loads(fh.readline())
-        heads[h["pid"]] = h
-    kids = [h for h in heads.values() if h["ppid"] in heads]
+    heads, kids = headers_and_children(d)
     expect(len(heads) == 2 and len(kids) == 1, "fork: files %r" % sorted(heads))
     expect(kids[0]["depth"] == 0 if unwinds else True, "fork: the child's header %r" % kids[0])
     # fork while the writer's lock is held and, meanwhile, a capture stops inside
@@ -551,12 +557,7 @@ def check_cancelwait(c):
            "forksettle: %d %r %r" % (b.returncode, b.stdout, b.stderr))
     if unwinds:
         expect("A stopped inside libunwind 3 times" in b.stdout, "forksettle: %r" % b.stdout)
-    heads = {}
-    for f in glob.glob(os.path.join(d, "*.jsonl")):
-        with open(f) as fh:
-            h = json.loads(fh.readline())
-        heads[h["pid"]] = h
-    kids = [h for h in heads.values() if h["ppid"] in heads]
+    heads, kids = headers_and_children(d)
     expect(len(kids) == 3, "forksettle: files %r" % sorted(heads))
     if unwinds:
         nost = [h["pid"] for h in kids if h["depth"] == 0]
