@@ -54,6 +54,7 @@ int main(void)
 
     if (getenv("REL_EARLY_FORK_ALLOC")) {
         /* rel_early's prepare handler allocates on this thread during the fork */
+        fflush(stdout);                /* a sanitizer's child may flush it again */
         pid_t pid = fork();
         if (pid == 0)
             _exit(0);
