@@ -71,22 +71,34 @@ static void site_id(vt_site_result *r)
     snprintf(r->id, sizeof r->id, "s%016" PRIx64, h);
 }
 
-/* The index of the first step at or after the earliest out-of-memory failure of an
- * allocation made at one of the sites all[i..j) (the OOM record's failing call), or
- * n when none of them failed so. */
-static size_t own_oom_index(const vt_process *p, vt_rsite **all, size_t i, size_t j, size_t n)
+/* Where the growth of the site made of all[i..j) was cut by its own out-of-memory
+ * failure (docs/metrics.md "Verdicts"): the index q of the first step at or after
+ * the first OOM of one of those sites (the OOM record's failing call) that happened
+ * at or after the step where the site's floor last rose (an earlier failed request,
+ * e.g. a too-large probe, did not stop the growth), provided the site never went
+ * below what it held just before that OOM (a cache that empties itself on OOM and
+ * grows again is churn). n when there is no such cut. live[0..n): the site's series. */
+static size_t oom_cut_index(const vt_process *p, vt_rsite **all, size_t i, size_t j, const uint64_t *live, size_t n)
 {
+    if (!p->nooms || n < 2)
+        return n;
+    uint64_t *F = vt_xmalloc(n * sizeof *F);
+    vt_suffix_min(live, n, F);
+    size_t last = 0;
+    for (size_t k = 1; k < n; k++)
+        if (F[k] > F[k - 1])
+            last = k;
     uint64_t first = UINT64_MAX;
     for (size_t o = 0; o < p->nooms; o++)
         for (size_t k = i; k < j; k++)
-            if (p->ooms[o].site == all[k] && p->ooms[o].step < first)
+            if (p->ooms[o].site == all[k] && p->ooms[o].step >= p->steps[last] && p->ooms[o].step < first)
                 first = p->ooms[o].step;
-    if (first == UINT64_MAX)
-        return n;
     size_t q = 0;
     while (q < n && p->steps[q] < first)
         q++;
-    return q;
+    size_t cut = (first != UINT64_MAX && q > 0 && q < n && F[q - 1] == live[q - 1]) ? q : n;
+    free(F);
+    return cut;
 }
 
 static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
@@ -137,15 +149,20 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n};
         vt_classify(&se, (long)pr->warmup, &r->st);
         r->oom_cut_step = -1;
-        size_t cut = r->st.verdict == VT_LEAK ? n : own_oom_index(p, all, i, j, n);
+        size_t cut = r->st.verdict == VT_LEAK ? n : oom_cut_index(p, all, i, j, live, n);
         if (cut < n) {
             /* Growth that stopped because the site's own allocations started failing
              * with out-of-memory (a program that catches the OOM and goes on) is not a
-             * plateau: the rule is asked of the steps up to that OOM. */
+             * plateau: the rule is asked of the steps up to that OOM's step, with the
+             * process's warm-up when that leaves at least 4 steps, else (automatic
+             * warm-up only) with the automatic warm-up of that many steps. */
             vt_series sc = se;
             sc.n = cut + 1;
             vt_site_stats st;
-            vt_classify(&sc, (long)pr->warmup, &st);
+            long wc = (long)pr->warmup;
+            if (warmup < 0 && cut + 1 < pr->warmup + 4)
+                wc = -1;
+            vt_classify(&sc, wc, &st);
             if (st.verdict == VT_LEAK) {
                 if (r->st.peak_bytes > st.peak_bytes) st.peak_bytes = r->st.peak_bytes;
                 st.last_live = r->st.last_live;
@@ -172,12 +189,18 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
     }
     /* sort results; keep the raw -> result index valid through a permutation */
     size_t *order = vt_xmalloc((pr->nsites ? pr->nsites : 1) * sizeof *order);
-    for (size_t i = 0; i < pr->nsites; i++) pr->sites[i].st.warmup = i; /* temporarily: old index */
+    size_t *own_w = vt_xmalloc((pr->nsites ? pr->nsites : 1) * sizeof *own_w);
+    for (size_t i = 0; i < pr->nsites; i++) {
+        own_w[i] = pr->sites[i].st.warmup;   /* the process's, or an OOM-cut site's own */
+        pr->sites[i].st.warmup = i;          /* temporarily: old index */
+    }
     qsort(pr->sites, pr->nsites, sizeof *pr->sites, cmp_result);
     for (size_t i = 0; i < pr->nsites; i++) {
-        order[pr->sites[i].st.warmup] = i;
-        pr->sites[i].st.warmup = pr->warmup;
+        size_t old = pr->sites[i].st.warmup;
+        order[old] = i;
+        pr->sites[i].st.warmup = own_w[old];
     }
+    free(own_w);
     for (size_t k = 0; k < na; k++) all[k]->result = (uint32_t)order[all[k]->result];
     free(order);
     free(all);

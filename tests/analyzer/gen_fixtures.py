@@ -397,28 +397,52 @@ def sc_oom_exhaust(out, mode, pid=5006):
     return kv_cache_exhausted(pid), 1
 
 
-def sc_oom_retry(out, mode, pid=5010):
+def sc_oom_retry(out, mode, pid=5010, flush=False, steps=200):
+    """The kv cache takes 64 MiB a step until its allocation fails with out-of-memory
+    (step 11); at step 1 it first asked for 64 GiB, which failed too (a probe). The
+    program catches the OOM and trains on for 200 steps in all, far longer than the
+    cache grew. flush: on each OOM the cache frees everything and grows again."""
     p = Proc(out, "retry", pid, mode, total=1 * GiB, untracked=256 * MiB, seed=19)
-    got, full = [], False
-    for i in range(70):
+    got, full, flushes = [], False, 0
+    for i in range(steps):
         p.advance(p.iter_time / 4)
         t = p.alloc(["forward_temp"], 8 * MiB)
         p.advance(p.iter_time / 4)
+        if i == 1 and not flush:
+            p.alloc(["alloc_kv_cache"], 64 * GiB)       # the probe: fails, the cache goes on
         if not full:
             a = p.alloc(["alloc_kv_cache"], 64 * MiB)
-            if a is None:
-                full = True       # the program catches the OOM and trains on without growing
-            else:
+            if a is not None:
                 got.append(a)
+            elif flush:
+                flushes += 1
+                for x in got:
+                    p.free(x)
+                got = [p.alloc(["alloc_kv_cache"], 64 * MiB)]
+            else:
+                full = True       # the program catches the OOM and trains on without growing
         if t is not None:
             p.free(t)
         p.advance(p.iter_time / 2)
         p.mark_step()
     free_and_exit(p, got)
-    # the cache grew every step until its own allocation ran out of memory; the run went
-    # on for far longer than it grew, which alone would read as a plateau: a leak cut by
-    # its own OOM is still a leak (docs/metrics.md "Verdicts")
-    return kv_cache_exhausted(pid, forward_temp={"verdict": "churn", "unfreed": 0}), 1
+    if flush:
+        # a cache that empties itself on each OOM and fills again is churn
+        return [{"pid": pid, "unfreed_at_exit_bytes": 0,
+                 "sites": {"alloc_kv_cache": {"verdict": "churn", "unfreed": 0},
+                           "forward_temp": {"verdict": "churn", "unfreed": 0}},
+                 "ooms": [{"verdict": "exhaustion", "requested_bytes": 64 * MiB, "top": "alloc_kv_cache"}] * flushes}], 0
+    # the cache grew every step until its own allocation ran out of memory (the probe's
+    # failure before did not stop it); the run went on for far longer than it grew,
+    # which alone would read as a plateau: a leak cut by its own OOM is still a leak
+    # (docs/metrics.md "Verdicts")
+    exp = kv_cache_exhausted(pid, forward_temp={"verdict": "churn", "unfreed": 0})
+    exp[0]["ooms"].insert(0, {"verdict": "exhaustion", "requested_bytes": 64 * GiB, "top": "alloc_kv_cache"})
+    return exp, 1
+
+
+def sc_oom_flush(out, mode, pid=5011):
+    return sc_oom_retry(out, mode, pid, flush=True, steps=70)
 
 
 def sc_reset(out, mode, pid=5007):
@@ -656,6 +680,7 @@ SCENARIOS = {
     "oom_frag": sc_oom_frag,
     "oom_exhaust": sc_oom_exhaust,
     "oom_retry": sc_oom_retry,
+    "oom_flush": sc_oom_flush,
     "reset": sc_reset,
     "two_ranks": sc_two_ranks,
     "torn": sc_torn,

@@ -423,6 +423,14 @@ def t_cli(exe, testdir):
                     env={"VRAMTRACE_READ_THREADS": t} if t is not None else {}) for t in (None, "0", "1", "8")]
         check(all(o.returncode == 0 and o.stdout == outs[0].stdout for o in outs),
               "%s: reports differ across VRAMTRACE_READ_THREADS" % name)
+    # a leak cut by its own OOM: grew_until_oom_step and exhaustion_step are that OOM's step
+    r = run([exe, "report", "--format", "json", golden(testdir, "oom_retry-step")])
+    sites = {s["frames"][0]["function"]: s for s in json.loads(r.stdout)["processes"][0]["sites"]}
+    kv, ft = sites.get("alloc_kv_cache", {}), sites.get("forward_temp", {})
+    check(kv.get("verdict") == "leak" and kv.get("grew_until_oom_step") == 11 and kv.get("exhaustion_step") == 11
+          and "grew_until_oom_step" in ft and ft["grew_until_oom_step"] is None,
+          "oom_retry-step: %r %r" % ({k: kv.get(k) for k in ("verdict", "grew_until_oom_step", "exhaustion_step")},
+                                     ft.get("grew_until_oom_step", "absent")))
     for bad in ("x", "9", "-1", "2x"):
         r = run([exe, "report", golden(testdir, "stable-step")], env={"VRAMTRACE_READ_THREADS": bad})
         check(r.returncode == 2 and "VRAMTRACE_READ_THREADS must be 0..8" in r.stderr,
