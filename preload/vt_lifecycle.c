@@ -49,10 +49,11 @@ int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
  * at the fork and the child goes without stacks. */
 static void vt__fork_prepare(void)
 {
-    /* Hooked calls the forking thread makes until our parent/child handler ran (a
-     * prepare handler registered before ours runs after it, and may allocate) only
+    /* Hooked calls the forking thread makes until our parent/child handler ran only
      * forward: recording would wait on the locks this thread now holds, or capture a
-     * stack while the fork is settling. */
+     * stack while the fork is settling. Ours being the first registration, no other
+     * handler runs in that window, except one registered before ours without going
+     * through __register_atfork (above). */
     vt_guard_enter();
     vt_writer_fork_prepare();
     vt_core_fork_prepare();
@@ -80,6 +81,70 @@ static void vt__fork_child(void)
     vt_annot_reset();
     vt_guard_leave();
 }
+
+/* ---- the place of our fork handlers ----
+ * pthread_atfork runs prepare handlers in the reverse order of their registration and
+ * parent/child handlers in registration order. Ours must be the FIRST registration:
+ * then our prepare, which takes our locks, runs after every other prepare handler (a
+ * library's prepare that takes its own mutex, while another thread holds that mutex
+ * and waits on one of our locks inside a CUDA call, would otherwise deadlock: a lock
+ * order inversion), and our parent and child handlers run before every other one
+ * (handlers that allocate find our locks released and are recorded). A library whose
+ * constructor runs before ours registers before our constructor, so libvramtrace
+ * exports __register_atfork — what pthread_atfork, linked into every object from
+ * libc_nonshared.a, calls — and registers its own handlers first on the first call.
+ * Registrations that do not come through it (libc's compat pthread_atfork of old
+ * binaries) can still come first; the forking thread's hooked calls only forward
+ * between our prepare and our parent/child handler (vt__fork_prepare), so those
+ * cannot deadlock on our locks either, but their allocations go unrecorded. */
+typedef int (*vt_register_atfork_t)(void (*)(void), void (*)(void), void (*)(void), void *);
+extern void *__dso_handle __attribute__((visibility("hidden")));
+static vt_register_atfork_t vt__real_register_atfork;   /* atomic */
+static int vt__atfork_state;                             /* 0, 1 registering, 2 done */
+
+static vt_register_atfork_t vt__find_register_atfork(void)
+{
+    vt_register_atfork_t f = __atomic_load_n(&vt__real_register_atfork, __ATOMIC_ACQUIRE);
+    if (f)
+        return f;
+    int e = errno;
+    f = (vt_register_atfork_t)dlvsym(RTLD_NEXT, "__register_atfork", "GLIBC_2.3.2");
+    if (!f)   /* another C library: the unversioned next one (our dlsym tail-jumps) */
+        f = (vt_register_atfork_t)dlsym(RTLD_NEXT, "__register_atfork");
+    if (f)
+        __atomic_store_n(&vt__real_register_atfork, f, __ATOMIC_RELEASE);
+    errno = e;
+    return f;
+}
+
+/* Registers vt__fork_* once, before anything else this library lets through. The
+ * real function is looked up before the once-section, so a thread that waits here
+ * (another thread's first registration in progress) never holds up a loader lock the
+ * registering thread needs. */
+static void vt__atfork_register_ours(vt_register_atfork_t f)
+{
+    int expect = 0;
+    if (!__atomic_compare_exchange_n(&vt__atfork_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&vt__atfork_state, __ATOMIC_ACQUIRE) == 1)
+            sched_yield();
+        return;
+    }
+    if (f)
+        f(vt__fork_prepare, vt__fork_parent, vt__fork_child, &__dso_handle);
+    __atomic_store_n(&vt__atfork_state, 2, __ATOMIC_RELEASE);
+}
+
+/* glibc's __register_atfork (GLIBC_2.3.2): our handlers first, then the caller's,
+ * with the caller's arguments and the real function's result. errno: the real
+ * call's. Thread-safe. */
+static int vt__register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso)
+{
+    vt_register_atfork_t f = vt__find_register_atfork();
+    vt__atfork_register_ours(f);
+    return f ? f(prepare, parent, child, dso) : ENOMEM;
+}
+extern __typeof__(vt__register_atfork) __register_atfork
+    __attribute__((alias("vt__register_atfork"), visibility("default")));
 
 /* 1 when another copy of libvramtrace.so (another path, e.g. a build tree and an
  * installed one both in LD_PRELOAD) comes first in the global scope: its hooks are
@@ -120,7 +185,7 @@ void vt_preload_init(void)
     if (!dup)
         vt_stack_init(1);   /* libunwind (and its pipe) are the first copy's business */
     vt_writer_refresh = vt_hooks_refresh;
-    pthread_atfork(vt__fork_prepare, vt__fork_parent, vt__fork_child);
+    vt__atfork_register_ours(vt__find_register_atfork());
     if (dup)
         vt_log(VT_LOG_INFO, "another copy of libvramtrace is loaded first; this one forwards everything");
     else if (vt__config.disable)

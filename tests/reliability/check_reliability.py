@@ -437,14 +437,25 @@ def check_interpose(c):
     sizes = sorted(x[1] for x in ex["allocations"])
     expect(5000 in sizes, "the constructor's allocation (made before our constructor) is missing: %r" % sizes)
     m = re.search(r"dlsym compared (\d+)", b.stdout)
-    # a fork whose prepare handler (registered before the preload's, so run after it,
-    # on the forking thread, while the preload holds its locks) allocates: forwarded,
-    # no self-deadlock, same results as without the preload
+    # fork handlers of a library whose constructor ran before the preload's (registered
+    # before its own, were it not for its __register_atfork): a prepare that allocates
+    # (no self-deadlock on the preload's locks), a parent handler that allocates and
+    # keeps 7001 bytes (recorded: live at exit), and a prepare that takes a mutex which
+    # another thread holds around cudaMalloc (no lock-order deadlock); 50 forks
     a = c.run([exe], preload=False, REL_EARLY_FORK_ALLOC="1")
-    b = c.run([exe], timeout=30, VRAMTRACE_OUTPUT=c.out("interpose_fork"), REL_EARLY_FORK_ALLOC="1")
-    expect(a.returncode == 0 and "prepare handler malloc 0 free 0" in a.stdout, "fork, without: %r" % a.stdout)
+    d = c.out("interpose_fork")
+    b = c.run([exe], timeout=60, VRAMTRACE_OUTPUT=d, REL_EARLY_FORK_ALLOC="1")
+    expect(a.returncode == 0 and "50 of 50 children exit 0; prepare handler malloc 0 free 0; parent handler "
+           "malloc 0; pool worker ok" in a.stdout, "fork, without: %r" % a.stdout)
     expect(b.returncode == 0 and a.stdout == b.stdout,
-           "fork with an allocating prepare handler:\n--- without\n%s--- with\n%s%s" % (a.stdout, b.stdout, b.stderr))
+           "fork with rel_early's handlers:\n--- without\n%s--- with\n%s%s" % (a.stdout, b.stdout, b.stderr))
+    sizes = []
+    for f in files_in(d):
+        recs, _ = read_records(f)
+        ex = snaps(recs, "exit")
+        if ex:
+            sizes += [x[1] for x in ex[0]["allocations"]]
+    expect(7001 in sizes, "the parent handler's allocation was not recorded: %r" % sorted(sizes))
     print("interpose ok: hooks before the constructor, from a constructor, after main, after runtime "
           "teardown, in a fork prepare handler run after ours; %s dlsym results identical to glibc's" % m.group(1))
 

@@ -29,30 +29,63 @@ static int early_alloc_errno = -1;   /* errno after the call: set to a marker be
 static void *early_next_probe = (void *)1;
 static void *early_next_glibc = (void *)1;
 
-/* fork prepare handler, registered before libvramtrace's (this constructor runs
- * first), so it runs AFTER libvramtrace's prepare, on the forking thread, while the
- * preload holds its locks: with REL_EARLY_FORK_ALLOC=1 it allocates and frees there
- * (the preload must forward these calls, not wait on its own locks). */
-static int fork_alloc_rc = -1, fork_free_rc = -1;
+/* Fork handlers registered from this constructor, which runs before libvramtrace's
+ * (a library the program links): without libvramtrace's __register_atfork they would
+ * come before its own registration, so this prepare would run after its prepare, with
+ * its locks held, and these parent/child handlers before its parent/child handlers.
+ * REL_EARLY_FORK_ALLOC=1: prepare allocates 7000 bytes and frees them; parent
+ * allocates 7001 bytes and keeps them (recorded, live at exit). The fork pool: prepare
+ * takes rel_early's pool mutex (parent/child release it), and rel_early_pool_alloc
+ * holds that mutex around cudaMalloc/cudaFree, as a fork-safe allocator would: a
+ * thread inside it waits on the preload's locks while holding the mutex. */
+static int fork_alloc_rc = -1, fork_free_rc = -1, fork_keep_rc = -1;
+static void *fork_kept;
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void rel_early_fork_prepare(void)
 {
-    if (!getenv("REL_EARLY_FORK_ALLOC"))
-        return;
-    void *p = NULL;
-    fork_alloc_rc = (int)cudaMalloc(&p, 7000);
-    fork_free_rc = p ? (int)cudaFree(p) : -1;
+    if (getenv("REL_EARLY_FORK_ALLOC")) {
+        void *p = NULL;
+        fork_alloc_rc = (int)cudaMalloc(&p, 7000);
+        fork_free_rc = p ? (int)cudaFree(p) : -1;
+    }
+    pthread_mutex_lock(&pool_mu);
 }
 
-__attribute__((visibility("default"))) void rel_early_fork_report(int *alloc_rc, int *free_rc)
+static void rel_early_fork_parent(void)
+{
+    pthread_mutex_unlock(&pool_mu);
+    if (getenv("REL_EARLY_FORK_ALLOC") && !fork_kept)
+        fork_keep_rc = (int)cudaMalloc(&fork_kept, 7001);
+}
+
+static void rel_early_fork_child(void)
+{
+    pthread_mutex_init(&pool_mu, NULL);
+}
+
+__attribute__((visibility("default"))) void rel_early_fork_report(int *alloc_rc, int *free_rc, int *keep_rc)
 {
     *alloc_rc = fork_alloc_rc;
     *free_rc = fork_free_rc;
+    *keep_rc = fork_keep_rc;
+}
+
+/* One allocation and free with the pool mutex held; the CUDA results or'ed. */
+__attribute__((visibility("default"))) int rel_early_pool_alloc(size_t bytes)
+{
+    pthread_mutex_lock(&pool_mu);
+    void *p = NULL;
+    int rc = (int)cudaMalloc(&p, bytes);
+    if (!rc)
+        rc |= (int)cudaFree(p);
+    pthread_mutex_unlock(&pool_mu);
+    return rc;
 }
 
 __attribute__((constructor)) static void rel_early_ctor(void)
 {
-    pthread_atfork(rel_early_fork_prepare, NULL, NULL);
+    pthread_atfork(rel_early_fork_prepare, rel_early_fork_parent, rel_early_fork_child);
     early_next_probe = dlsym(RTLD_NEXT, "rel_probe_sym");
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     void *(*glibc_dlsym)(void *, const char *) = NULL;

@@ -17,6 +17,8 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,19 @@
 #include "vramtrace.h"
 
 void rel_early_report(int *alloc_rc, int *alloc_errno, int *next_ok, int *next_null);
-void rel_early_fork_report(int *alloc_rc, int *free_rc);
+void rel_early_fork_report(int *alloc_rc, int *free_rc, int *keep_rc);
+int rel_early_pool_alloc(size_t bytes);
+
+static volatile int pool_stop;
+static int pool_bad;
+
+static void *pool_worker(void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; !pool_stop; i++)
+        pool_bad |= rel_early_pool_alloc(4096 + (i % 7) * 256) != 0;
+    return NULL;
+}
 
 static void late_handler(void)
 {
@@ -53,17 +67,27 @@ int main(void)
     bad |= arc != 0 || !next_ok || !next_null;
 
     if (getenv("REL_EARLY_FORK_ALLOC")) {
-        /* rel_early's prepare handler allocates on this thread during the fork */
-        fflush(stdout);                /* a sanitizer's child may flush it again */
-        pid_t pid = fork();
-        if (pid == 0)
-            _exit(0);
-        int st = -1, far, ffr;
-        waitpid(pid, &st, 0);
-        rel_early_fork_report(&far, &ffr);
-        printf("fork child exit %d; prepare handler malloc %d free %d\n",
-               WIFEXITED(st) ? WEXITSTATUS(st) : -1, far, ffr);
-        bad |= far != 0 || ffr != 0;
+        /* rel_early's fork handlers allocate on this thread during the fork, and a
+         * worker allocates inside rel_early's pool mutex, which its prepare takes */
+        pthread_t w;
+        pthread_create(&w, NULL, pool_worker, NULL);
+        int kids = 0;
+        for (int i = 0; i < 50; i++) {
+            fflush(stdout);            /* a sanitizer's child may flush it again */
+            pid_t pid = fork();
+            if (pid == 0)
+                _exit(0);
+            int st = -1;
+            waitpid(pid, &st, 0);
+            kids += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        }
+        pool_stop = 1;
+        pthread_join(w, NULL);
+        int far, ffr, fkr;
+        rel_early_fork_report(&far, &ffr, &fkr);
+        printf("fork: %d of 50 children exit 0; prepare handler malloc %d free %d; parent handler "
+               "malloc %d; pool worker %s\n", kids, far, ffr, fkr, pool_bad ? "failed" : "ok");
+        bad |= kids != 50 || far != 0 || ffr != 0 || fkr != 0 || pool_bad;
     }
 
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
@@ -115,9 +139,12 @@ int main(void)
     void *p;
     int r = (int)cudaMalloc(&p, 1000);
     printf("main malloc %d\n", r);
-    if (tracked && vramtrace_live_bytes(-1) != 6000) {
-        fprintf(stderr, "rel_interpose: live %llu, expected 6000 (constructor's 5000 + 1000)\n",
-                (unsigned long long)vramtrace_live_bytes(-1));
+    /* the constructor's 5000 + 1000, and the 7001 rel_early's fork parent handler kept */
+    uint64_t want = 6000 + (getenv("REL_EARLY_FORK_ALLOC") ? 7001 : 0);
+    if (tracked && vramtrace_live_bytes(-1) != want) {
+        fprintf(stderr, "rel_interpose: live %llu, expected %llu (constructor's 5000 + 1000%s)\n",
+                (unsigned long long)vramtrace_live_bytes(-1), (unsigned long long)want,
+                want > 6000 ? " + the fork parent handler's 7001" : "");
         bad = 1;
     }
     printf("main free %d\n", (int)cudaFree(p));
