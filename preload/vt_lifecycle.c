@@ -98,11 +98,14 @@ static void vt__fork_child(void)
  * between our prepare and our parent/child handler (vt__fork_prepare), so those
  * cannot deadlock on our locks either, but their allocations go unrecorded. */
 typedef int (*vt_register_atfork_t)(void (*)(void), void (*)(void), void (*)(void), void *);
+/* A sanitizer runtime registers its own fork handlers while it initialises, before it
+ * can run instrumented code: what it reaches of ours is not instrumented. */
+#define VT_EARLY __attribute__((no_sanitize("address", "thread", "undefined")))
 extern void *__dso_handle __attribute__((visibility("hidden")));
 static vt_register_atfork_t vt__real_register_atfork;   /* atomic */
 static int vt__atfork_state;                             /* 0, 1 registering, 2 done */
 
-static vt_register_atfork_t vt__find_register_atfork(void)
+static VT_EARLY vt_register_atfork_t vt__find_register_atfork(void)
 {
     vt_register_atfork_t f = __atomic_load_n(&vt__real_register_atfork, __ATOMIC_ACQUIRE);
     if (f)
@@ -121,7 +124,7 @@ static vt_register_atfork_t vt__find_register_atfork(void)
  * real function is looked up before the once-section, so a thread that waits here
  * (another thread's first registration in progress) never holds up a loader lock the
  * registering thread needs. */
-static void vt__atfork_register_ours(vt_register_atfork_t f)
+static VT_EARLY void vt__atfork_register_ours(vt_register_atfork_t f)
 {
     int expect = 0;
     if (!__atomic_compare_exchange_n(&vt__atfork_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -137,7 +140,8 @@ static void vt__atfork_register_ours(vt_register_atfork_t f)
 /* glibc's __register_atfork (GLIBC_2.3.2): our handlers first, then the caller's,
  * with the caller's arguments and the real function's result. errno: the real
  * call's. Thread-safe. */
-static int vt__register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso)
+static VT_EARLY int vt__register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                                        void *dso)
 {
     vt_register_atfork_t f = vt__find_register_atfork();
     vt__atfork_register_ours(f);

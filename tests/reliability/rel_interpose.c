@@ -31,13 +31,13 @@ void rel_early_report(int *alloc_rc, int *alloc_errno, int *next_ok, int *next_n
 void rel_early_fork_report(int *alloc_rc, int *free_rc, int *keep_rc);
 int rel_early_pool_alloc(size_t bytes);
 
-static volatile int pool_stop;
+static int pool_stop;   /* atomic */
 static int pool_bad;
 
 static void *pool_worker(void *arg)
 {
     (void)arg;
-    for (size_t i = 0; !pool_stop; i++)
+    for (size_t i = 0; !__atomic_load_n(&pool_stop, __ATOMIC_ACQUIRE); i++)
         pool_bad |= rel_early_pool_alloc(4096 + (i % 7) * 256) != 0;
     return NULL;
 }
@@ -81,7 +81,7 @@ int main(void)
             waitpid(pid, &st, 0);
             kids += WIFEXITED(st) && WEXITSTATUS(st) == 0;
         }
-        pool_stop = 1;
+        __atomic_store_n(&pool_stop, 1, __ATOMIC_RELEASE);
         pthread_join(w, NULL);
         int far, ffr, fkr;
         rel_early_fork_report(&far, &ffr, &fkr);
