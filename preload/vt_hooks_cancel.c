@@ -15,6 +15,7 @@
 #include "vt_cancel.h"
 #include "vt_fd.h"
 #include "vt_hooks.h"
+#include "vt_resolve.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,23 +23,12 @@
 
 typedef int (*vt_pthread_cancel_t)(pthread_t);
 
-static vt_pthread_cancel_t vt__real_pthread_cancel;   /* atomic */
+static void *vt__real_pthread_cancel;   /* atomic */
 
 static vt_pthread_cancel_t vt__find_real(void)
 {
-    vt_pthread_cancel_t f = __atomic_load_n(&vt__real_pthread_cancel, __ATOMIC_ACQUIRE);
-    if (f)
-        return f;
     static const char *const vers[] = {"GLIBC_2.34", "GLIBC_2.2.5"};
-    int e = errno;
-    for (size_t i = 0; i < sizeof vers / sizeof vers[0] && !f; i++)
-        f = (vt_pthread_cancel_t)dlvsym(RTLD_NEXT, "pthread_cancel", vers[i]);
-    if (!f)   /* another C library: the unversioned next one (our dlsym tail-jumps) */
-        f = (vt_pthread_cancel_t)dlsym(RTLD_NEXT, "pthread_cancel");
-    if (f)
-        __atomic_store_n(&vt__real_pthread_cancel, f, __ATOMIC_RELEASE);
-    errno = e;
-    return f;
+    return (vt_pthread_cancel_t)vt_resolve_next_libc(&vt__real_pthread_cancel, "pthread_cancel", vers, 2);
 }
 
 static int vt__pthread_cancel(pthread_t th)

@@ -102,22 +102,13 @@ typedef int (*vt_register_atfork_t)(void (*)(void), void (*)(void), void (*)(voi
  * can run instrumented code: what it reaches of ours is not instrumented. */
 #define VT_EARLY __attribute__((no_sanitize("address", "thread", "undefined")))
 extern void *__dso_handle __attribute__((visibility("hidden")));
-static vt_register_atfork_t vt__real_register_atfork;   /* atomic */
+static void *vt__real_register_atfork;                   /* atomic */
 static int vt__atfork_state;                             /* 0, 1 registering, 2 done */
 
 static VT_EARLY vt_register_atfork_t vt__find_register_atfork(void)
 {
-    vt_register_atfork_t f = __atomic_load_n(&vt__real_register_atfork, __ATOMIC_ACQUIRE);
-    if (f)
-        return f;
-    int e = errno;
-    f = (vt_register_atfork_t)dlvsym(RTLD_NEXT, "__register_atfork", "GLIBC_2.3.2");
-    if (!f)   /* another C library: the unversioned next one (our dlsym tail-jumps) */
-        f = (vt_register_atfork_t)dlsym(RTLD_NEXT, "__register_atfork");
-    if (f)
-        __atomic_store_n(&vt__real_register_atfork, f, __ATOMIC_RELEASE);
-    errno = e;
-    return f;
+    static const char *const vers[] = {"GLIBC_2.3.2"};
+    return (vt_register_atfork_t)vt_resolve_next_libc(&vt__real_register_atfork, "__register_atfork", vers, 1);
 }
 
 /* Registers vt__fork_* once, before anything else this library lets through. The

@@ -252,3 +252,20 @@ __attribute__((visibility("default"))) void *dlsym(void *handle, const char *nam
     return vt__dlsym_impl(handle, name);
 }
 #endif
+
+__attribute__((no_sanitize("address", "thread", "undefined")))
+void *vt_resolve_next_libc(void **cache, const char *name, const char *const *versions, size_t nversions)
+{
+    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (f)
+        return f;
+    int e = errno;
+    for (size_t i = 0; i < nversions && !f; i++)
+        f = dlvsym(RTLD_NEXT, name, versions[i]);
+    if (!f)   /* another C library: the unversioned next one (our dlsym tail-jumps) */
+        f = dlsym(RTLD_NEXT, name);
+    if (f)
+        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
+    errno = e;
+    return f;
+}

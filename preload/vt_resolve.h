@@ -52,4 +52,12 @@ void vt_resolve_lazy(void);
  * p may be NULL. Preserves errno. Thread-safe. */
 void *vt_resolve_swap(void *p);
 
+/* The C library's own `name` behind ours (the libc functions libvramtrace interposes:
+ * pthread_cancel, __register_atfork): dlvsym(RTLD_NEXT, name, v) for each of the
+ * nversions versions in order, then the unversioned next one (another C library).
+ * Cached in *cache (atomic; the first non-NULL answer stays). NULL when there is none.
+ * Preserves errno. Thread-safe, and not sanitizer-instrumented: a sanitizer runtime
+ * registers its fork handlers through our __register_atfork while it initialises. */
+void *vt_resolve_next_libc(void **cache, const char *name, const char *const *versions, size_t nversions);
+
 #endif /* VT_RESOLVE_H */
