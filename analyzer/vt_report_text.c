@@ -205,8 +205,15 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
             pr->warmup, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
             p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown (no exit record)");
     if (p->exited && pr->unfreed_sites) fprintf(f, " in %zu site%s", pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
-    fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable\n", pr->count[VT_LEAK], pr->count[VT_CHURN],
-            pr->count[VT_PLATEAU], pr->count[VT_STABLE]);
+    /* a site that never held memory (every call of it failed, e.g. a too-large probe
+     * that an OOM names) is "stable" in the JSON but not listed below: said apart */
+    size_t failed_only = 0;
+    for (size_t i = 0; i < pr->nsites; i++)
+        failed_only += pr->sites[i].st.verdict == VT_STABLE && !pr->sites[i].peak_bytes && !pr->sites[i].unfreed_exit;
+    fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable", pr->count[VT_LEAK], pr->count[VT_CHURN],
+            pr->count[VT_PLATEAU], pr->count[VT_STABLE] - failed_only);
+    if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
+    fputc('\n', f);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
     warn_ctx wc = {f, red, off};
     vt_host_warnings(&p->hostsig, warn_line, &wc);
