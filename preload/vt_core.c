@@ -38,11 +38,13 @@
 #include "vt_core.h"
 #include "vt_index.h"
 #include "vt_lock.h"
+#include "vt_ring.h"
 #include "vt_config.h"
 #include "vt_log.h"
 #include "vt_mem.h"
 #include "vt_guard.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -100,6 +102,8 @@ typedef struct vt_rec {
 #define VT_SITE_CACHE 64
 #define VT_DROP_LOG 8       /* context teardowns remembered for vt_core_restore */
 #define VT_MISS_LOG 16      /* untracked successful frees remembered for it        */
+#define VT_TAKEN_LOG 256    /* records taken by ring frees, kept for a failed free */
+#define VT_DRAIN_CHUNK 1024 /* ring events applied per hold of the core lock       */
 
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
@@ -139,9 +143,11 @@ static struct {
     uint32_t  drops;              /* vt_core_drop_context calls so far (under lock)  */
     uint32_t  misses;             /* vt_core_untracked_free calls so far (lock)      */
     uint64_t  miss_log[VT_MISS_LOG]; /* their addresses, by misses % VT_MISS_LOG    */
+    struct { uint64_t ticket; vt_taken t; } taken_log[VT_TAKEN_LOG]; /* by ticket %
+                                     VT_TAKEN_LOG: what each ring free took (t.rec NULL:
+                                     nothing), for vt_core_restore (under lock)     */
     struct { uint64_t ctx, before; int slot; } drop_log[VT_DROP_LOG]; /* the last ones,
                                      by drops % VT_DROP_LOG (under lock)             */
-    uint64_t  step;               /* atomic                                         */
     int       step_marked;        /* atomic                                         */
     uint64_t  changes;            /* atomic store under lock                        */
     uint64_t  live_count;         /* atomic store under lock                        */
@@ -180,13 +186,30 @@ static int vt__dev_of_slot(int slot)
  * list in chunks, can let every blocked hook through between two chunks (a plain
  * mutex lets the releasing thread take the lock straight back). The uncontended
  * cost is one compare-and-swap. */
-static inline void vt__lock(void)
+static inline void vt__lock_raw(void)
 {
     if (__builtin_expect(vt_lock_try(&vt__core.lock), 1))
         return;
     __atomic_add_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
     vt_lock_slow(&vt__core.lock);
     __atomic_sub_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
+}
+
+/* The hooks' events (vt_ring.h), applied in ring order by whoever holds the lock. */
+vt_ring vt__ring;
+uint64_t vt__core_step;   /* atomic: the step counter (vt_core_step)           */
+static void vt__drain_all_locked(void);
+
+/* Takes the core lock and applies every ring event claimed before the call, so the
+ * caller acts on (and reads) a state that includes every allocation and free that
+ * returned to the program before it started. The events are applied
+ * VT_DRAIN_CHUNK per hold, the lock released between holds (figure 5: a hold stays
+ * short whatever the ring holds). */
+static inline void vt__lock(void)
+{
+    vt__lock_raw();
+    if (__builtin_expect(vt_ring_pending(&vt__ring), 0))
+        vt__drain_all_locked();
 }
 
 /* ---- lifecycle ---- */
@@ -216,7 +239,7 @@ void vt_core_latch_off(const char *why)
         vt_log(VT_LOG_WARN, "%s; tracking is off", why);
 }
 
-void vt_core_fork_prepare(void) { vt_lock(&vt__core.lock); }
+void vt_core_fork_prepare(void) { vt_lock(&vt__core.lock); }   /* events stay in the ring */
 void vt_core_fork_parent(void)  { vt_unlock(&vt__core.lock); }
 
 void vt_core_after_fork_child(void)
@@ -224,6 +247,7 @@ void vt_core_after_fork_child(void)
     /* The inherited records are the parent's; their memory is left as it is (the
      * child's copy-on-write image) rather than walked and freed. */
     vt_lock_init(&vt__core.lock);
+    vt_ring_discard(&vt__ring);   /* the parent's events, and slots its threads claimed */
     memset(&vt__core.idx, 0, sizeof vt__core.idx);
     vt__core.vmms = NULL;
     vt__core.maps = NULL;
@@ -236,8 +260,9 @@ void vt_core_after_fork_child(void)
     vt__core.n_sites = 0;
     vt__core.drops = 0;
     vt__core.misses = 0;
+    memset(vt__core.taken_log, 0, sizeof vt__core.taken_log);
     vt__core.live_count = 0;
-    vt__core.step = 0;
+    vt__core_step = 0;
     vt__core.step_marked = 0;
     vt__core.changes = 0;
     vt__core.live_total = vt__core.peak_total = vt__core.ipeak_total = 0;
@@ -468,35 +493,27 @@ static __attribute__((noinline)) void vt__acct_sub(vt_site *s, uint64_t size, ui
 
 /* ---- events ---- */
 
-int vt_core_alloc(const vt_alloc_info *a)
+/* Under lock: records allocation a, seen by thread tid at time now during step.
+ * 0, or -1 (tracking off, or out of memory: latched off). */
+static inline __attribute__((always_inline)) int vt__apply_alloc(const vt_alloc_info *a,
+                                                                  uint64_t now, int tid,
+                                                                  uint32_t step)
 {
-    if (!vt_core_enabled()) {
-        __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+    if (!vt_core_enabled())
         return -1;
-    }
     int kind = (a->kind >= 0 && a->kind < VT_KIND_COUNT) ? a->kind : VT_KIND_DEVICE;
-    uint64_t now = vt_now_ns();
-    int tid = vt_guard_tid();
-    int rc = 0;
-    vt__lock();
-    if (!vt_core_enabled()) {
-        rc = -1;
-        goto out;
-    }
     vt_site *s = vt__site_get(a->stack, kind, a->device);
     uint32_t id = s ? vt__rec_new() : VT_NO_ID;
     if (id == VT_NO_ID) {
         vt__oom_latch();
-        rc = -1;
-        goto out;
+        return -1;
     }
     uint32_t old;
     int up = vt_index_upsert(&vt__core.idx, a->addr, id, vt__rec_addr, &old);
     if (up < 0) {
         vt__rec_put(id);
         vt__oom_latch();
-        rc = -1;
-        goto out;
+        return -1;
     }
     if (up > 0) {  /* CUDA handed this address out again: its free was not seen */
         vt_rec *o = vt__rec_at(old);
@@ -509,12 +526,171 @@ int vt_core_alloc(const vt_alloc_info *a)
     r->birth_ns = vt__next_birth(now);
     r->ctx_stream = kind == VT_KIND_ASYNC ? a->stream : a->ctx;
     r->site = s;
-    r->step = (uint32_t)__atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
+    r->step = step;
     r->tid = tid;
     vt__acct_add_inl(s, r->size, r->birth_ns, 0);
-out:
+    return 0;
+}
+
+int vt_core_alloc(const vt_alloc_info *a)
+{
+    if (!vt_core_enabled()) {
+        __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+        return -1;
+    }
+    uint64_t now = vt_now_ns();
+    int tid = vt_guard_tid();
+    uint32_t step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
+    vt__lock();
+    int rc = vt__apply_alloc(a, now, tid, step);
     vt_unlock(&vt__core.lock);
     return rc;
+}
+
+/* Under lock: takes the live record at addr out of the table into *t (t->rec = its
+ * site), or sets t->missed when there is none. kind_mask as vt_core_take. */
+static inline __attribute__((always_inline)) void vt__apply_take(uint64_t addr, unsigned kind_mask,
+                                                                  vt_taken *t)
+{
+    uint32_t slot;
+    uint32_t id = vt__rec_find(addr, &slot);
+    if (id == VT_NO_ID) {
+        t->missed = 1;
+        t->addr = addr;
+        return;
+    }
+    vt_rec *r = vt__rec_at(id);
+    vt_site *s = r->site;
+    if (kind_mask == 0 || (kind_mask & (1u << s->kind))) {
+        vt_index_remove_slot(&vt__core.idx, slot);
+        vt__acct_sub_inl(s, r->size, r->birth_ns);
+        t->rec = s;
+        t->addr = r->addr;
+        t->size = r->size;
+        t->birth_ns = r->birth_ns;
+        t->ctx_stream = r->ctx_stream;
+        t->step = r->step;
+        t->tid = r->tid;
+        t->drops = vt__core.drops;
+        t->misses = vt__core.misses;
+        vt__rec_put(id);
+    }
+}
+
+/* ---- the event ring (vt_ring.h): producers, and the drain under the lock ---- */
+
+static void vt__apply_event(vt_ev *e, uint64_t pos)
+{
+    if (e->op == VT_EV_ALLOC) {
+        vt_alloc_info a = {e->addr, e->size, e->ctx_stream, e->ctx_stream, e->device, e->kind,
+                           e->stack};
+        if (vt__apply_alloc(&a, e->now_ns, e->tid, e->step) < 0)
+            __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    /* VT_EV_FREE: what it takes is kept in the taken log for a failed real free */
+    __typeof__(vt__core.taken_log[0]) *l = &vt__core.taken_log[pos % VT_TAKEN_LOG];
+    l->ticket = pos + 1;
+    l->t.rec = NULL;
+    l->t.missed = 0;
+    if (!vt_core_enabled())
+        return;
+    vt__apply_take(e->addr, 0, &l->t);
+    if (l->t.missed)   /* as vt_core_untracked_free: a restore of this address must not */
+        vt__core.miss_log[vt__core.misses++ % VT_MISS_LOG] = e->addr;
+}
+
+/* Under lock: applies ring events in order until position target or budget events;
+ * returns 1 when events before target remain. A claimed slot that is not published
+ * yet is waited for (its producer is storing fields: spin, then yield); after about a
+ * second it is given up (the producer died or is stopped between claim and publish)
+ * and counted as dropped. */
+static int vt__drain_locked(uint64_t target, unsigned budget)
+{
+    unsigned spins = 0;
+    while (__atomic_load_n(&vt__ring.tail, __ATOMIC_RELAXED) < target) {
+        if (!budget--)
+            return 1;
+        int claimed;
+        uint64_t pos = vt__ring.tail;
+        vt_ev *e = vt_ring_peek(&vt__ring, &claimed);
+        if (!e) {
+            if (!claimed)
+                return 0;
+            budget++;
+            if (++spins < 128)
+                continue;
+            if (spins < 128 + 200000) {
+                sched_yield();
+                continue;
+            }
+            if (vt_ring_skip(&vt__ring))
+                __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+            spins = 0;
+            continue;
+        }
+        spins = 0;
+        vt__apply_event(e, pos);
+        vt_ring_done(&vt__ring, e);
+    }
+    return 0;
+}
+
+static void vt__drain_all_locked(void)
+{
+    uint64_t target = __atomic_load_n(&vt__ring.head, __ATOMIC_ACQUIRE);
+    while (vt__drain_locked(target, VT_DRAIN_CHUNK)) {
+        vt_unlock(&vt__core.lock);
+        vt__lock_raw();
+    }
+}
+
+/* Brings every query up to date with the events claimed so far (lock-free when the
+ * ring is empty). */
+static inline void vt__sync(void)
+{
+    if (vt_ring_pending(&vt__ring)) {
+        vt__lock();
+        vt_unlock(&vt__core.lock);
+    }
+}
+
+void vt_core_drain(void)
+{
+    vt__sync();
+}
+
+static void (*vt__drain_kick)(void);   /* atomic: vt_core_set_drain_kick */
+
+void vt_core_set_drain_kick(void (*kick)(void))
+{
+    __atomic_store_n(&vt__drain_kick, kick, __ATOMIC_RELEASE);
+}
+
+void vt__post_kick(void)
+{
+    void (*k)(void) = __atomic_load_n(&vt__drain_kick, __ATOMIC_ACQUIRE);
+    if (k)
+        k();
+}
+
+void vt__post_full_alloc(const vt_alloc_info *a)
+{
+    int err = errno;   /* the lock may wait, a drain may allocate */
+    vt_core_alloc(a);
+    errno = err;
+}
+
+void vt__post_full_free(uint64_t addr, vt_taken *t)
+{
+    int err = errno;
+    vt_core_take(addr, 0, t);
+    errno = err;
+}
+
+void vt__post_lost(void)
+{
+    __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
 }
 
 void vt_core_alloc_failed(int device, int kind, int oom)
@@ -535,32 +711,11 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
 {
     t->rec = NULL;
     t->missed = 0;
+    t->ticket = 0;
     if (!vt_core_enabled())
         return 0;
     vt__lock();
-    uint32_t slot;
-    uint32_t id = vt__rec_find(addr, &slot);
-    if (id == VT_NO_ID) {
-        t->missed = 1;
-        t->addr = addr;
-    } else {
-        vt_rec *r = vt__rec_at(id);
-        vt_site *s = r->site;
-        if (kind_mask == 0 || (kind_mask & (1u << s->kind))) {
-            vt_index_remove_slot(&vt__core.idx, slot);
-            vt__acct_sub_inl(s, r->size, r->birth_ns);
-            t->rec = s;
-            t->addr = r->addr;
-            t->size = r->size;
-            t->birth_ns = r->birth_ns;
-            t->ctx_stream = r->ctx_stream;
-            t->step = r->step;
-            t->tid = r->tid;
-            t->drops = vt__core.drops;
-            t->misses = vt__core.misses;
-            vt__rec_put(id);
-        }
-    }
+    vt__apply_take(addr, kind_mask, t);
     vt_unlock(&vt__core.lock);
     return t->rec != NULL;
 }
@@ -605,6 +760,22 @@ void vt_core_untracked_free(uint64_t addr)
 
 void vt_core_restore(vt_taken *t)
 {
+    if (t->ticket) {   /* a ring free: what its event took is in the taken log */
+        uint64_t ticket = t->ticket;
+        t->ticket = 0;
+        vt__lock();    /* applies the free's event (claimed before the real free) */
+        __typeof__(vt__core.taken_log[0]) *l = &vt__core.taken_log[(ticket - 1) % VT_TAKEN_LOG];
+        if (l->ticket != ticket) {
+            /* more ring frees were applied since than the log keeps: not restored */
+            __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+            vt_unlock(&vt__core.lock);
+            return;
+        }
+        *t = l->t;
+        l->t.rec = NULL;
+        vt_unlock(&vt__core.lock);
+        t->ticket = 0;
+    }
     vt_site *s = t->rec;
     if (!s)
         return;
@@ -638,6 +809,7 @@ out:
 
 uint64_t vt_core_next_seq(void)
 {
+    vt__sync();
     return __atomic_load_n(&vt__core.next_seq, __ATOMIC_RELAXED);
 }
 
@@ -708,7 +880,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     v->birth_ns = vt__next_birth(now);
     v->seq = v->birth_ns;
     v->site = s;
-    v->step = (uint32_t)__atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
+    v->step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
     v->tid = tid;
     v->counted = 1;
     HASH_ADD(hh, vt__core.vmms, handle, sizeof v->handle, v);
@@ -865,19 +1037,20 @@ void vt_core_set_pool_reserved(int device, uint64_t reserved)
 uint64_t vt_core_step(void)
 {
     __atomic_store_n(&vt__core.step_marked, 1, __ATOMIC_RELAXED);
-    return __atomic_add_fetch(&vt__core.step, 1, __ATOMIC_RELAXED);
+    return __atomic_add_fetch(&vt__core_step, 1, __ATOMIC_RELAXED);
 }
 
 int vt_core_advance_unmarked_step(void)
 {
     if (__atomic_load_n(&vt__core.step_marked, __ATOMIC_RELAXED))
         return 0;
-    __atomic_add_fetch(&vt__core.step, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&vt__core_step, 1, __ATOMIC_RELAXED);
     return 1;
 }
 
 uint64_t vt_core_live_bytes(int device)
 {
+    vt__sync();
     if (device < 0)
         return __atomic_load_n(&vt__core.live_total, __ATOMIC_RELAXED);
     if (device >= VT_MAX_DEVICES)
@@ -887,6 +1060,7 @@ uint64_t vt_core_live_bytes(int device)
 
 uint64_t vt_core_peak_bytes(int device)
 {
+    vt__sync();
     if (device < 0)
         return __atomic_load_n(&vt__core.peak_total, __ATOMIC_RELAXED);
     if (device >= VT_MAX_DEVICES)
@@ -914,21 +1088,25 @@ void vt_core_scope_begin(void)
 
 uint64_t vt_core_scope_leaked_bytes(void)
 {
+    vt__sync();
     return __atomic_load_n(&vt__core.scope_bytes, __ATOMIC_RELAXED);
 }
 
 uint64_t vt_core_changes(void)
 {
+    vt__sync();
     return __atomic_load_n(&vt__core.changes, __ATOMIC_RELAXED);
 }
 
 uint64_t vt_core_live_count(void)
 {
+    vt__sync();
     return __atomic_load_n(&vt__core.live_count, __ATOMIC_RELAXED);
 }
 
 uint64_t vt_core_dropped_records(void)
 {
+    vt__sync();
     return __atomic_load_n(&vt__core.dropped, __ATOMIC_RELAXED);
 }
 
@@ -1324,7 +1502,7 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
             return -1;
     }
     /* lock held */
-    c->step = __atomic_load_n(&vt__core.step, __ATOMIC_RELAXED);
+    c->step = __atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
     c->step_marked = __atomic_load_n(&vt__core.step_marked, __ATOMIC_RELAXED);
     c->changes = vt__core.changes;
     c->dropped_records = __atomic_load_n(&vt__core.dropped, __ATOMIC_RELAXED);

@@ -21,7 +21,10 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 #include "vt_format.h"
+#include "vt_guard.h"
+#include "vt_ring.h"
 
 #define VT_MAX_DEVICES 64
 #define VT_DEV_SLOTS   (VT_MAX_DEVICES + 1)   /* slot 0 = device -1 */
@@ -52,7 +55,20 @@ typedef struct vt_taken {
                            checks whether one since freed this address)             */
     uint8_t  missed;    /* take found no record of addr (t->addr set): if the real
                            free succeeds, say so with vt_core_untracked_free        */
+    uint64_t ticket;    /* vt_core_post_free: ring position + 1 of the free's event
+                           (0: none); what it takes is applied later, by the core   */
 } vt_taken;
+
+/* The event ring and the step counter (vt_core.c), read by the inline producers
+ * below; nothing else touches them outside vt_core.c. */
+extern vt_ring  vt__ring;
+extern uint64_t vt__core_step;    /* atomic */
+/* Out-of-line parts of the producers: the ring is full (synchronous path, errno
+ * kept); an event was given up by the drainer (counted as dropped); the drain kick. */
+void vt__post_full_alloc(const vt_alloc_info *a);
+void vt__post_full_free(uint64_t addr, vt_taken *t);
+void vt__post_lost(void);
+void vt__post_kick(void);
 
 /* ---- lifecycle ---- */
 
@@ -82,6 +98,72 @@ void vt_core_fork_parent(void);
  * or the table ran out of memory, which latches off). A second record at a live
  * address replaces the old one (the old one is counted as freed: CUDA reused it). */
 int  vt_core_alloc(const vt_alloc_info *a);
+/* The hooks' fast path (issue 7 figure 1): hands allocation a to the core through
+ * the event ring (vt_ring.h) without taking the core lock; the core applies it, in
+ * the one order of every hook's events, the next time anyone takes the lock (a
+ * snapshot, a query, the writer thread's drain, a synchronous call). Every query and
+ * collection first applies what was claimed before it, so a caller never sees a state
+ * older than its own calls. When the ring is full it records a synchronously
+ * (vt_core_alloc). Every VT_RING_KICK events it calls the drain kick
+ * (vt_core_set_drain_kick). The caller has checked vt_core_enabled (the core checks
+ * again when it applies the event). Any thread; lock-free; no system call; keeps
+ * errno. Inline (every allocation hook). */
+static inline __attribute__((always_inline)) void vt_core_post_alloc(const vt_alloc_info *a)
+{
+    uint64_t pos;
+    vt_ev *e = vt_ring_claim(&vt__ring, &pos);
+    if (__builtin_expect(!e, 0)) {
+        vt__post_full_alloc(a);
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e->addr = a->addr;
+    e->size = a->size;
+    e->ctx_stream = a->kind == VT_KIND_ASYNC ? a->stream : a->ctx;
+    e->now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    e->stack = a->stack;
+    e->tid = vt_guard_tid();
+    e->step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
+    e->device = a->device;
+    e->op = VT_EV_ALLOC;
+    e->kind = (uint8_t)a->kind;
+    if (__builtin_expect(!vt_ring_publish(e, pos), 0))
+        vt__post_lost();
+    else if (__builtin_expect((pos & (VT_RING_KICK - 1)) == VT_RING_KICK - 1, 0))
+        vt__post_kick();
+}
+/* The free counterpart, called BEFORE the real free (a concurrent allocation that
+ * gets the same address is ordered after it): hands "addr is being freed" to the core.
+ * Fills *t: t->ticket (the event; if the real free fails, vt_core_restore puts back
+ * what it took), or, when the ring is full, a synchronous vt_core_take (t->rec /
+ * t->missed as there). Keeps errno. Inline (every free hook). */
+static inline __attribute__((always_inline)) void vt_core_post_free(uint64_t addr, vt_taken *t)
+{
+    t->rec = NULL;
+    t->missed = 0;
+    t->ticket = 0;
+    uint64_t pos;
+    vt_ev *e = vt_ring_claim(&vt__ring, &pos);
+    if (__builtin_expect(!e, 0)) {
+        vt__post_full_free(addr, t);
+        return;
+    }
+    e->addr = addr;
+    e->op = VT_EV_FREE;
+    if (__builtin_expect(!vt_ring_publish(e, pos), 0))
+        return;   /* the drainer gave up on the slot: as if not traced */
+    t->ticket = pos + 1;
+    if (__builtin_expect((pos & (VT_RING_KICK - 1)) == VT_RING_KICK - 1, 0))
+        vt__post_kick();
+}
+/* Sets the function the producers call every VT_RING_KICK events to have the ring
+ * drained soon (the writer: vt_writer_kick_drain, which wakes its thread; it must be
+ * async-signal-safe and keep errno). NULL: none (queries and full rings drain). */
+void vt_core_set_drain_kick(void (*kick)(void));
+/* Applies every ring event claimed so far (the writer thread, when woken every
+ * VT_RING_KICK events). Takes the core lock, VT_DRAIN_CHUNK events per hold. */
+void vt_core_drain(void);
 /* Counts a failed allocation of kind on device; oom != 0 when it failed with
  * out-of-memory (cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY). */
 void vt_core_alloc_failed(int device, int kind, int oom);
@@ -94,7 +176,9 @@ int  vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t);
  * (a double free race of the program) whose real free will fail. That free's
  * vt_core_restore must not put the record back: the memory is gone. */
 void vt_core_untracked_free(uint64_t addr);
-/* The real free failed: puts the taken record back with its counters undone
+/* The real free failed: puts the taken record back with its counters undone (for a
+ * ring free, t->ticket: the record its event took, kept in a log of the last 256 ring
+ * frees; an older one is counted as dropped)
  * (unless the address was handed out again meanwhile: the newer record stays; or a
  * context teardown since the take, vt_core_drop_context, would have dropped it: the
  * memory went with the context, which is why the free failed; or another thread's

@@ -99,7 +99,10 @@
 
 /* The body of a free shim (after its VT_REAL_OR_FAIL): takes the record at addr out
  * before CALL (so a concurrent allocation that gets the same address is not lost)
- * and puts it back when CALL does not return ok. Result and errno are CALL's. */
+ * and puts it back when CALL does not return ok. Result and errno are CALL's: the
+ * code before CALL keeps errno (vt_call_begin, vt_core_post_free) and the code after
+ * it either touches nothing errno-related (the common path) or saves and restores it
+ * (vt_hook_free_failed, vt_hook_free_untracked). */
 #define VT_FREE_BODY(ret_t, addr, ok, CALL)                                               \
     VT_NESTED_FORWARD(1, CALL);                                                           \
     vt_call c;                                                                            \
@@ -107,10 +110,8 @@
     vt_call_begin(&c, 0);                                                                 \
     vt_hook_free_begin(&c, (uint64_t)(addr), &t);                                         \
     ret_t r = CALL;                                                                       \
-    int e = errno;                                                                        \
-    vt_hook_free_end(&t, r == (ok));                                                      \
+    vt_hook_free_end(&t, r == (ok));   /* keeps errno: nothing to save here */            \
     vt_call_end(&c);                                                                      \
-    errno = e;                                                                            \
     return r
 
 /* The body of a shim that records no allocation itself (after its VT_REAL_OR_FAIL):
@@ -211,6 +212,45 @@ static inline void vt_call_end(vt_call *c)
  * cached per thread. Returns the ordinal or -1; *ctx gets the context or 0. */
 int vt_hook_device(uint64_t *ctx);
 
+extern void *vt__drv_cuCtxGetCurrent;   /* vt_resolve.h: the real driver's functions */
+extern void *vt__drv_cuCtxGetDevice;
+extern uint32_t vt__ctx_gen;            /* vt_hooks_common.c: bumps when contexts die */
+extern int vt__started;                 /* vt_hooks_common.c: vt_hook_start has run   */
+/* Notes async (pool) activity on device, for the writer's pool refresh. */
+void vt_hook_pool_seen(int device);
+
+/* vt_hook_device's body, inlined into every allocation hook: one real
+ * cuCtxGetCurrent (CUDA Driver API, "Context Management") and a compare with the
+ * thread's cached (context, generation) on the common path; on a miss the real
+ * cuCtxGetDevice. The driver's types are spelt as their C ABI (CUcontext a pointer,
+ * CUdevice and CUresult int, CUDA_SUCCESS 0) so this header needs no cuda.h. */
+static inline __attribute__((always_inline)) int vt__device_current(uint64_t *ctx_out)
+{
+    void *ctx = 0;
+    *ctx_out = 0;
+    typedef int (*get_current_t)(void **);
+    typedef int (*get_device_t)(int *);
+    get_current_t get_current = (get_current_t)__atomic_load_n(&vt__drv_cuCtxGetCurrent, __ATOMIC_ACQUIRE);
+    uint32_t gen = __atomic_load_n(&vt__ctx_gen, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(get_current != 0, 1) && get_current(&ctx) == 0) {
+        if (!ctx)
+            return -1;
+        *ctx_out = (uint64_t)(uintptr_t)ctx;
+        if (__builtin_expect(vt__tls.ctx == (uint64_t)(uintptr_t)ctx && vt__tls.ctx_gen == gen, 1))
+            return vt__tls.ctx_device;
+    }
+    get_device_t get_device = (get_device_t)__atomic_load_n(&vt__drv_cuCtxGetDevice, __ATOMIC_ACQUIRE);
+    int dev = -1;
+    if (!get_device || get_device(&dev) != 0)
+        return -1;
+    if (ctx) {
+        vt__tls.ctx = (uint64_t)(uintptr_t)ctx;
+        vt__tls.ctx_device = dev;
+        vt__tls.ctx_gen = gen;
+    }
+    return dev;
+}
+
 /* First allocation call of the process: starts the writer, registers the exit marker.
  * Cheap after the first call. */
 void vt_hook_start(void);
@@ -224,12 +264,29 @@ void vt_hook_after_fork_child(void);
 void vt_hook_fork_nostacks(void);
 
 /* After a successful allocating real call on the outermost level with tracking on:
- * records addr as size bytes of kind with the captured stack. device < -1: the
- * current context's device (asked of the real driver, cached per thread); stream:
- * the CUstream of a stream-ordered allocation, else 0. The caller restores errno
- * (every hook saves it after the real call and puts it back before returning). */
-void vt_hook_alloc_ok(uint32_t stack, int kind, uint64_t addr, uint64_t size, uint64_t stream,
-                      int device);
+ * records addr as size bytes of kind with the captured stack (an event in the core's
+ * ring, vt_core_post_alloc). device < -1: the current context's device (asked of the
+ * real driver, cached per thread); stream: the CUstream of a stream-ordered
+ * allocation, else 0. Inline in every allocation hook (issue 7 figure 1). The caller
+ * restores errno (every allocation hook saves it after the real call and puts it back
+ * before returning). Nothing here is a cancellation point (the ring event,
+ * arithmetic, the driver's context query); the writer start (first allocation only)
+ * turns cancellation off itself. */
+static inline __attribute__((always_inline)) void vt_hook_alloc_ok(uint32_t stack, int kind,
+                                                                    uint64_t addr, uint64_t size,
+                                                                    uint64_t stream, int device)
+{
+    if (__builtin_expect(!__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE), 0))
+        vt_hook_start();
+    uint64_t ctx;
+    int cur = vt__device_current(&ctx);
+    if (device < -1)
+        device = cur;
+    if (kind == VT_KIND_ASYNC)
+        vt_hook_pool_seen(device);
+    vt_alloc_info a = {addr, size, stream, ctx, device, kind, stack};
+    vt_core_post_alloc(&a);
+}
 /* After a failed allocating real call on the outermost level: counts the failure;
  * out-of-memory results (oom) write an "oom" snapshot for the first failure of each
  * size class (result: the CUDA error code, api: the hooked function's name). The
@@ -240,7 +297,7 @@ void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int resul
 /* After an allocating real call on the outermost level: vt_hook_alloc_ok when ok
  * (addr is the new allocation), else vt_hook_alloc_failed. Inline so that the common
  * success path passes six register arguments and no more. */
-static inline void vt_hook_alloc_done(const vt_call *c, const char *api, int kind, int ok,
+static inline __attribute__((always_inline)) void vt_hook_alloc_done(const vt_call *c, const char *api, int kind, int ok,
                                       int result, int oom, uint64_t addr, uint64_t size,
                                       uint64_t stream, int device)
 {
@@ -252,27 +309,29 @@ static inline void vt_hook_alloc_done(const vt_call *c, const char *api, int kin
         vt_hook_alloc_failed(c, api, kind, result, oom, size, device);
 }
 
-/* Outermost free: take the record out before the real free. */
-static inline int vt_hook_free_begin(vt_call *c, uint64_t addr, vt_taken *t)
+/* Outermost free: hands the free to the core before the real free (the event ring;
+ * a synchronous take when the ring is full). */
+static inline void vt_hook_free_begin(vt_call *c, uint64_t addr, vt_taken *t)
 {
     t->rec = NULL;
     t->missed = 0;
+    t->ticket = 0;
     if (!c->rec || !addr)
-        return 0;
-    return vt_core_take(addr, 0, t);
+        return;
+    vt_core_post_free(addr, t);
 }
 /* The real free failed: puts the taken record back. Preserves errno. */
 void vt_hook_free_failed(vt_taken *t);
 /* The real free of an address the take did not find succeeded (vt_core_untracked_free).
  * Preserves errno. */
 void vt_hook_free_untracked(vt_taken *t);
-/* After the real free: nothing more when it succeeded (vt_core_take already did all
- * of the bookkeeping in one lock hold), the record back when it failed; a second
- * short lock hold only when an address the take did not find was freed. Preserves
- * errno. */
+/* After the real free: nothing more when it succeeded (the free's ring event, or the
+ * synchronous take, does all of the bookkeeping), the record back when it failed; a
+ * second short lock hold only when an address a synchronous take did not find was
+ * freed. Preserves errno. */
 static inline void vt_hook_free_end(vt_taken *t, int ok)
 {
-    if (__builtin_expect(t->rec != NULL && !ok, 0))
+    if (__builtin_expect((t->rec != NULL || t->ticket != 0) && !ok, 0))
         vt_hook_free_failed(t);
     else if (__builtin_expect(t->missed && ok, 0))
         vt_hook_free_untracked(t);
@@ -286,8 +345,6 @@ static inline void vt_hook_free_end(vt_taken *t, int ok)
 int vt_hook_is_runtime_teardown(void *ra);
 /* Invalidates every thread's cached context -> device (a context was destroyed). */
 void vt_hook_ctx_changed(void);
-/* Notes async (pool) activity on device, for the writer's pool refresh. */
-void vt_hook_pool_seen(int device);
 /* Writer callback (vt_writer_refresh): pool reserved bytes per device. */
 void vt_hooks_refresh(void);
 /* On the thread that marks a step (vramtrace_step): asks the real driver for the

@@ -21,7 +21,7 @@
 #include <pthread.h>
 #include <string.h>
 
-static uint32_t vt__ctx_gen = 1;        /* atomic: bumps when contexts die          */
+uint32_t vt__ctx_gen = 1;               /* atomic: bumps when contexts die (vt_hooks.h) */
 static uint64_t vt__pool_devs;          /* atomic: bit d = async activity on device d */
 
 uint32_t vt_hook_capture_oom(void)
@@ -33,35 +33,6 @@ uint32_t vt_hook_capture_oom(void)
 void vt_hook_ctx_changed(void)
 {
     __atomic_add_fetch(&vt__ctx_gen, 1, __ATOMIC_ACQ_REL);
-}
-
-/* vt_hook_device's body, inlined into vt_hook_alloc_ok: one real cuCtxGetCurrent and
- * a compare with the thread's cached (context, generation) on the common path. */
-static inline __attribute__((always_inline)) int vt__device_current(uint64_t *ctx_out)
-{
-    CUcontext ctx = NULL;
-    *ctx_out = 0;
-    typedef CUresult (*get_current_t)(CUcontext *);
-    typedef CUresult (*get_device_t)(CUdevice *);
-    get_current_t get_current = (get_current_t)__atomic_load_n(&vt__drv_cuCtxGetCurrent, __ATOMIC_ACQUIRE);
-    uint32_t gen = __atomic_load_n(&vt__ctx_gen, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(get_current != NULL, 1) && get_current(&ctx) == CUDA_SUCCESS) {
-        if (!ctx)
-            return -1;
-        *ctx_out = (uint64_t)(uintptr_t)ctx;
-        if (__builtin_expect(vt__tls.ctx == (uint64_t)(uintptr_t)ctx && vt__tls.ctx_gen == gen, 1))
-            return vt__tls.ctx_device;
-    }
-    get_device_t get_device = (get_device_t)__atomic_load_n(&vt__drv_cuCtxGetDevice, __ATOMIC_ACQUIRE);
-    CUdevice dev = -1;
-    if (!get_device || get_device(&dev) != CUDA_SUCCESS)
-        return -1;
-    if (ctx) {
-        vt__tls.ctx = (uint64_t)(uintptr_t)ctx;
-        vt__tls.ctx_device = dev;
-        vt__tls.ctx_gen = gen;
-    }
-    return dev;
 }
 
 int vt_hook_device(uint64_t *ctx_out)
@@ -115,7 +86,7 @@ void vt_hooks_step_meminfo(void)
 }
 
 static int vt__atexit_registered;
-static int vt__started;   /* atomic: vt_hook_start has run to the end once */
+int vt__started;          /* atomic: vt_hook_start has run to the end once (vt_hooks.h) */
 static int vt__fork_nostacks;   /* atomic: warn at the first allocation (fork child) */
 
 void vt_hook_fork_nostacks(void)
@@ -155,25 +126,6 @@ void vt_hook_start(void)
     vt_writer_start();
     __atomic_store_n(&vt__started, 1, __ATOMIC_RELEASE);
     pthread_setcancelstate(oldcs, NULL);
-}
-
-/* Nothing on the success path is a cancellation point (the core lock, arithmetic, the
- * driver's context query) or sets errno (the core's futex wait keeps it); the writer
- * start, the OOM snapshot and the log line turn cancellation off themselves: a thread
- * cancelled in there would die holding our locks. */
-void vt_hook_alloc_ok(uint32_t stack, int kind, uint64_t addr, uint64_t size, uint64_t stream,
-                      int device)
-{
-    if (__builtin_expect(!__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE), 0))
-        vt_hook_start();
-    uint64_t ctx;
-    int cur = vt__device_current(&ctx);
-    if (device < -1)
-        device = cur;
-    if (kind == VT_KIND_ASYNC)
-        vt_hook_pool_seen(device);
-    vt_alloc_info a = {addr, size, stream, ctx, device, kind, stack};
-    vt_core_alloc(&a);
 }
 
 void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int result, int oom,

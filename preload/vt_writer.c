@@ -712,6 +712,7 @@ static void *vt__writer_main(void *arg)
         sem_clockwait(&vt__w.wake, CLOCK_MONOTONIC, &ts);
         if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
             break;
+        vt_core_drain();   /* the hooks' ring events (woken every VT_RING_KICK of them) */
         if (__atomic_exchange_n(&vt__w.sig_pending, 0, __ATOMIC_ACQ_REL)) {   /* set by the handler on another thread */
             vt__refresh(VT_TRIGGER_SIGNAL);
             pthread_mutex_lock(&vt__w.out_lock);
@@ -889,8 +890,10 @@ int vt_writer_start(void)
             sigset_t all, old;
             sigfillset(&all);
             pthread_sigmask(SIG_SETMASK, &all, &old);  /* the writer takes no signals */
-            if (pthread_create(&vt__w.thread, NULL, vt__writer_main, NULL) == 0)
+            if (pthread_create(&vt__w.thread, NULL, vt__writer_main, NULL) == 0) {
                 vt__w.thread_running = 1;
+                vt_core_set_drain_kick(vt_writer_kick_drain);
+            }
             else
                 vt_log(VT_LOG_WARN, "cannot start the writer thread; only oom, manual and exit snapshots");
             pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -921,6 +924,15 @@ void vt_writer_kick_step(void)
     pthread_mutex_lock(&vt__w.out_lock);
     vt__snapshot_locked(VT_TRIGGER_STEP, NULL, NULL);
     pthread_mutex_unlock(&vt__w.out_lock);
+}
+
+void vt_writer_kick_drain(void)
+{
+    if (!vt_writer_started())
+        return;
+    int e = errno;
+    sem_post(&vt__w.wake);
+    errno = e;
 }
 
 int vt_writer_snapshot(const char *trigger, const char *label)

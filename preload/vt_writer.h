@@ -42,6 +42,11 @@ int  vt_writer_started(void);
  * so no step is merged with the next. Returns after the record is written (or
  * dropped: tracking off, write error latched). No-op before the file exists. */
 void vt_writer_kick_step(void);
+/* Wakes the writer thread to apply the core's ring events (vt_core_drain); the
+ * core's drain kick (vt_core_set_drain_kick, set when the writer starts), called by a
+ * hook every VT_RING_KICK events (vt_ring.h). No-op before the writer started.
+ * Async-signal-safe (sem_post); keeps errno. */
+void vt_writer_kick_drain(void);
 
 /* Writes a snapshot now on the calling thread. trigger: a VT_TRIGGER_* string;
  * label (manual only) may be NULL. Returns 0 after the record is written, or a
