@@ -214,7 +214,7 @@ static inline void vt__lock(void)
 
 /* ---- lifecycle ---- */
 
-int vt__core_off;   /* atomic: latched off / disabled (read by vt_core_enabled) */
+int vt__core_state;   /* atomic: VT_CORE_OFF | VT_CORE_HOOKS_READY (vt_core.h)   */
 
 int vt_core_init(void)
 {
@@ -224,17 +224,22 @@ int vt_core_init(void)
             if (vt__config.test_fail_alloc_at > 0)
                 vt_mem_fail_at(vt__config.test_fail_alloc_at);
             if (vt__config.disable)
-                __atomic_store_n(&vt__core_off, 1, __ATOMIC_RELEASE);
+                __atomic_or_fetch(&vt__core_state, VT_CORE_OFF, __ATOMIC_RELEASE);
         }
     }
-    return __atomic_load_n(&vt__core_off, __ATOMIC_ACQUIRE) ? -1 : 0;
+    return (__atomic_load_n(&vt__core_state, __ATOMIC_ACQUIRE) & VT_CORE_OFF) ? -1 : 0;
 }
 
+
+void vt_core_hooks_ready(void)
+{
+    __atomic_or_fetch(&vt__core_state, VT_CORE_HOOKS_READY, __ATOMIC_RELEASE);
+}
 
 void vt_core_latch_off(const char *why)
 {
     static int said;
-    __atomic_store_n(&vt__core_off, 1, __ATOMIC_RELEASE);
+    __atomic_or_fetch(&vt__core_state, VT_CORE_OFF, __ATOMIC_RELEASE);
     if (__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL) == 0)
         vt_log(VT_LOG_WARN, "%s; tracking is off", why);
 }
@@ -674,10 +679,12 @@ void vt__post_kick(void)
         k();
 }
 
-void vt__post_full_alloc(const vt_alloc_info *a)
+void vt__post_full_alloc(uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
+                         uint32_t stack)
 {
     int err = errno;   /* the lock may wait, a drain may allocate */
-    vt_core_alloc(a);
+    vt_alloc_info a = {addr, size, ctx_stream, ctx_stream, device, kind, stack};
+    vt_core_alloc(&a);
     errno = err;
 }
 

@@ -65,7 +65,8 @@ extern vt_ring  vt__ring;
 extern uint64_t vt__core_step;    /* atomic */
 /* Out-of-line parts of the producers: the ring is full (synchronous path, errno
  * kept); an event was given up by the drainer (counted as dropped); the drain kick. */
-void vt__post_full_alloc(const vt_alloc_info *a);
+void vt__post_full_alloc(uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
+                         uint32_t stack);
 void vt__post_full_free(uint64_t addr, vt_taken *t);
 void vt__post_lost(void);
 void vt__post_kick(void);
@@ -77,11 +78,21 @@ void vt__post_kick(void);
 int  vt_core_init(void);
 /* 1 while tracking is on (not disabled, not latched off). Lock-free, inline: one
  * relaxed load (it is asked on every hooked call). */
-extern int vt__core_off;
+extern int vt__core_state;
+#define VT_CORE_OFF         1   /* latched off, or VRAMTRACE_DISABLE                 */
+#define VT_CORE_HOOKS_READY 2   /* the preload finished initialising (vt_lifecycle.c) */
 static inline int vt_core_enabled(void)
 {
-    return !__atomic_load_n(&vt__core_off, __ATOMIC_RELAXED);
+    return !(__atomic_load_n(&vt__core_state, __ATOMIC_RELAXED) & VT_CORE_OFF);
 }
+/* 1 when hooks record: the preload is initialised and tracking is on. One relaxed
+ * load and compare (every hooked call asks). */
+static inline int vt_core_hooks_record(void)
+{
+    return __atomic_load_n(&vt__core_state, __ATOMIC_RELAXED) == VT_CORE_HOOKS_READY;
+}
+/* The preload finished initialising (vt_preload_init, after its ready flag). */
+void vt_core_hooks_ready(void);
 /* Latches tracking off for good; the first caller prints one line
  * "vramtrace: <why>; tracking is off". Thread-safe, idempotent. */
 void vt_core_latch_off(const char *why);
@@ -98,7 +109,9 @@ void vt_core_fork_parent(void);
  * or the table ran out of memory, which latches off). A second record at a live
  * address replaces the old one (the old one is counted as freed: CUDA reused it). */
 int  vt_core_alloc(const vt_alloc_info *a);
-/* The hooks' fast path (issue 7 figure 1): hands allocation a to the core through
+/* The hooks' fast path (issue 7 figure 1): hands an allocation (addr, size bytes of
+ * kind on device, stack id, ctx_stream: the CUstream of a stream-ordered allocation,
+ * else the CUcontext current at the call) to the core through
  * the event ring (vt_ring.h) without taking the core lock; the core applies it, in
  * the one order of every hook's events, the next time anyone takes the lock (a
  * snapshot, a query, the writer thread's drain, a synchronous call). Every query and
@@ -108,54 +121,62 @@ int  vt_core_alloc(const vt_alloc_info *a);
  * (vt_core_set_drain_kick). The caller has checked vt_core_enabled (the core checks
  * again when it applies the event). Any thread; lock-free; no system call; keeps
  * errno. Inline (every allocation hook). */
-static inline __attribute__((always_inline)) void vt_core_post_alloc(const vt_alloc_info *a)
+static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
+    uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind, uint32_t stack)
 {
+    struct timespec ts;   /* before the claim: nothing is kept in registers across it */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t pos;
     vt_ev *e = vt_ring_claim(&vt__ring, &pos);
     if (__builtin_expect(!e, 0)) {
-        vt__post_full_alloc(a);
+        vt__post_full_alloc(addr, size, ctx_stream, device, kind, stack);
         return;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    e->addr = a->addr;
-    e->size = a->size;
-    e->ctx_stream = a->kind == VT_KIND_ASYNC ? a->stream : a->ctx;
+    e->addr = addr;
+    e->size = size;
+    e->ctx_stream = ctx_stream;
     e->now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    e->stack = a->stack;
+    e->stack = stack;
     e->tid = vt_guard_tid();
     e->step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
-    e->device = a->device;
+    e->device = device;
     e->op = VT_EV_ALLOC;
-    e->kind = (uint8_t)a->kind;
+    e->kind = (uint8_t)kind;
     if (__builtin_expect(!vt_ring_publish(e, pos), 0))
         vt__post_lost();
     else if (__builtin_expect((pos & (VT_RING_KICK - 1)) == VT_RING_KICK - 1, 0))
         vt__post_kick();
 }
+/* The same from a vt_alloc_info (its stream for VT_KIND_ASYNC, else its ctx). */
+static inline __attribute__((always_inline)) void vt_core_post_alloc(const vt_alloc_info *a)
+{
+    vt_core_post_alloc_at(a->addr, a->size, a->kind == VT_KIND_ASYNC ? a->stream : a->ctx,
+                          a->device, a->kind, a->stack);
+}
 /* The free counterpart, called BEFORE the real free (a concurrent allocation that
  * gets the same address is ordered after it): hands "addr is being freed" to the core.
- * Fills *t: t->ticket (the event; if the real free fails, vt_core_restore puts back
- * what it took), or, when the ring is full, a synchronous vt_core_take (t->rec /
- * t->missed as there). Keeps errno. Inline (every free hook). */
-static inline __attribute__((always_inline)) void vt_core_post_free(uint64_t addr, vt_taken *t)
+ * Returns the free's ticket: its ring position + 1 (if the real free fails,
+ * vt_core_restore with t->ticket set to it puts back what the event took); or
+ * VT_TICKET_SYNC when the ring was full and a synchronous vt_core_take filled *t
+ * (t->rec / t->missed as there); or 0 (the drainer gave up on the slot: as if not
+ * traced). *t is only written on the synchronous path. Keeps errno. Inline (every
+ * free hook). */
+#define VT_TICKET_SYNC UINT64_MAX
+static inline __attribute__((always_inline)) uint64_t vt_core_post_free(uint64_t addr, vt_taken *t)
 {
-    t->rec = NULL;
-    t->missed = 0;
-    t->ticket = 0;
     uint64_t pos;
     vt_ev *e = vt_ring_claim(&vt__ring, &pos);
     if (__builtin_expect(!e, 0)) {
         vt__post_full_free(addr, t);
-        return;
+        return VT_TICKET_SYNC;
     }
     e->addr = addr;
     e->op = VT_EV_FREE;
     if (__builtin_expect(!vt_ring_publish(e, pos), 0))
-        return;   /* the drainer gave up on the slot: as if not traced */
-    t->ticket = pos + 1;
+        return 0;
     if (__builtin_expect((pos & (VT_RING_KICK - 1)) == VT_RING_KICK - 1, 0))
         vt__post_kick();
+    return pos + 1;
 }
 /* Sets the function the producers call every VT_RING_KICK events to have the ring
  * drained soon (the writer: vt_writer_kick_drain, which wakes its thread; it must be

@@ -37,9 +37,9 @@
         if (__builtin_expect(!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE), 0)) {      \
             vt_preload_init();                                                            \
             vt_resolve_lazy();                                                            \
+            if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                         \
+                return err;                                                               \
         }                                                                                 \
-        if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                             \
-            return err;                                                                   \
     } while (0)
 
 /* A hooked call made inside another hooked call on this thread (the runtime's
@@ -102,15 +102,14 @@
  * and puts it back when CALL does not return ok. Result and errno are CALL's: the
  * code before CALL keeps errno (vt_call_begin, vt_core_post_free) and the code after
  * it either touches nothing errno-related (the common path) or saves and restores it
- * (vt_hook_free_failed, vt_hook_free_untracked). */
+ * (vt_hook_free_after). */
 #define VT_FREE_BODY(ret_t, addr, ok, CALL)                                               \
-    VT_NESTED_FORWARD(1, CALL);                                                           \
     vt_call c;                                                                            \
     vt_taken t;                                                                           \
     vt_call_begin(&c, 0);                                                                 \
-    vt_hook_free_begin(&c, (uint64_t)(addr), &t);                                         \
+    uint64_t tk = vt_hook_free_begin(&c, (uint64_t)(addr), &t);                           \
     ret_t r = CALL;                                                                       \
-    vt_hook_free_end(&t, r == (ok));   /* keeps errno: nothing to save here */            \
+    vt_hook_free_end(tk, &t, r == (ok));   /* keeps errno: nothing to save here */        \
     vt_call_end(&c);                                                                      \
     return r
 
@@ -186,16 +185,18 @@ extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
  * must be always_inline too, or the capture takes the slower general path. */
 static inline __attribute__((always_inline)) void vt_call_begin(vt_call *c, int capture)
 {
-    int ready = __atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) == 2;
-    if (__builtin_expect(!ready, 0)) {
+    /* one load: initialised (vt_core_hooks_ready after vt__preload_ready == 2) and
+     * tracking on */
+    int rec = vt_core_hooks_record();
+    if (__builtin_expect(!rec, 0) && __atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2) {
         /* Returns at once while another thread initialises (waiting could deadlock on
          * the loader lock): this call then forwards without recording, rather than
          * read half-loaded settings or a stack store not yet set up. */
         vt_preload_init();
-        ready = __atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) == 2;
+        rec = vt_core_hooks_record();
     }
     c->outer = vt_guard_enter();
-    c->rec = c->outer && ready && vt_core_enabled();
+    c->rec = c->outer && rec;
     c->stack = 0;
     int *ep = &errno;
     if (c->rec && capture)
@@ -284,14 +285,13 @@ static inline __attribute__((always_inline)) void vt_hook_alloc_ok(uint32_t stac
         device = cur;
     if (kind == VT_KIND_ASYNC)
         vt_hook_pool_seen(device);
-    vt_alloc_info a = {addr, size, stream, ctx, device, kind, stack};
-    vt_core_post_alloc(&a);
+    vt_core_post_alloc_at(addr, size, kind == VT_KIND_ASYNC ? stream : ctx, device, kind, stack);
 }
 /* After a failed allocating real call on the outermost level: counts the failure;
  * out-of-memory results (oom) write an "oom" snapshot for the first failure of each
  * size class (result: the CUDA error code, api: the hooked function's name). The
  * caller restores errno. */
-void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int result, int oom,
+void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result, int oom,
                           uint64_t size, int device);
 
 /* After an allocating real call on the outermost level: vt_hook_alloc_ok when ok
@@ -306,37 +306,31 @@ static inline __attribute__((always_inline)) void vt_hook_alloc_done(const vt_ca
     if (__builtin_expect(ok, 1))
         vt_hook_alloc_ok(c->stack, kind, addr, size, stream, device);
     else
-        vt_hook_alloc_failed(c, api, kind, result, oom, size, device);
+        vt_hook_alloc_failed(c->stack, api, kind, result, oom, size, device);
 }
 
 /* Outermost free: hands the free to the core before the real free (the event ring;
- * a synchronous take when the ring is full). */
-static inline void vt_hook_free_begin(vt_call *c, uint64_t addr, vt_taken *t)
+ * a synchronous take when the ring is full). Returns the ticket (vt_core_post_free),
+ * 0 when nothing was handed over. */
+static inline __attribute__((always_inline)) uint64_t vt_hook_free_begin(vt_call *c, uint64_t addr,
+                                                                          vt_taken *t)
 {
-    t->rec = NULL;
-    t->missed = 0;
-    t->ticket = 0;
     if (!c->rec || !addr)
-        return;
-    vt_core_post_free(addr, t);
+        return 0;
+    return vt_core_post_free(addr, t);
 }
-/* The real free failed: puts the taken record back. Preserves errno. */
-void vt_hook_free_failed(vt_taken *t);
-/* The real free of an address the take did not find succeeded (vt_core_untracked_free).
- * Preserves errno. */
-void vt_hook_free_untracked(vt_taken *t);
-/* After the real free: nothing more when it succeeded (the free's ring event, or the
- * synchronous take, does all of the bookkeeping), the record back when it failed; a
- * second short lock hold only when an address a synchronous take did not find was
- * freed. Preserves errno. */
-static inline void vt_hook_free_end(vt_taken *t, int ok)
+/* After the real free, when it failed or the take was synchronous: puts back what
+ * the free took when it failed; tells the core when a synchronous take found nothing
+ * but the free succeeded (vt_core_untracked_free). Preserves errno. */
+void vt_hook_free_after(uint64_t ticket, vt_taken *t, int ok);
+/* After the real free: nothing more on the common path (a ring ticket and the free
+ * succeeded: the event does all of the bookkeeping). Preserves errno. */
+static inline __attribute__((always_inline)) void vt_hook_free_end(uint64_t ticket, vt_taken *t,
+                                                                    int ok)
 {
-    if (__builtin_expect((t->rec != NULL || t->ticket != 0) && !ok, 0))
-        vt_hook_free_failed(t);
-    else if (__builtin_expect(t->missed && ok, 0))
-        vt_hook_free_untracked(t);
-    else
-        t->rec = NULL;
+    if (__builtin_expect(ticket != 0, 1) &&
+        __builtin_expect(!ok || ticket == VT_TICKET_SYNC, 0))
+        vt_hook_free_after(ticket, t, ok);
 }
 
 /* Implicit frees on context teardown: 1 if the calling context-release/reset/destroy

@@ -128,7 +128,7 @@ void vt_hook_start(void)
     pthread_setcancelstate(oldcs, NULL);
 }
 
-void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int result, int oom,
+void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result, int oom,
                           uint64_t size, int device)
 {
     vt_hook_start();
@@ -147,7 +147,7 @@ void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int resul
         o.device = device;
         o.requested = size;
         o.result = result;
-        o.stack = c->stack;
+        o.stack = stack;
         o.meminfo_ok = vt_hook_meminfo(&o.free_bytes, &o.total_bytes) == 0;
         if (o.meminfo_ok)
             vt_core_set_meminfo(device, o.free_bytes, o.total_bytes);
@@ -156,18 +156,22 @@ void vt_hook_alloc_failed(const vt_call *c, const char *api, int kind, int resul
     }
 }
 
-void vt_hook_free_failed(vt_taken *t)
+void vt_hook_free_after(uint64_t ticket, vt_taken *t, int ok)
 {
     int e = errno;
-    vt_core_restore(t);
-    errno = e;
-}
-
-void vt_hook_free_untracked(vt_taken *t)
-{
-    int e = errno;
-    t->missed = 0;
-    vt_core_untracked_free(t->addr);
+    if (ticket != VT_TICKET_SYNC) {
+        if (!ok) {
+            t->rec = NULL;
+            t->ticket = ticket;
+            vt_core_restore(t);
+        }
+    } else if (!ok) {
+        if (t->rec)
+            vt_core_restore(t);
+    } else if (t->missed) {
+        t->missed = 0;
+        vt_core_untracked_free(t->addr);
+    }
     errno = e;
 }
 

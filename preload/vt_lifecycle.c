@@ -187,6 +187,7 @@ void vt_preload_init(void)
         vt_log(VT_LOG_INFO, "VRAMTRACE_DISABLE=1: forwarding everything, recording nothing");
     vt_guard_leave();
     __atomic_store_n(&vt__preload_ready, 2, __ATOMIC_RELEASE);
+    vt_core_hooks_ready();
     pthread_setcancelstate(oldcs, NULL);
     errno = e;
 }
