@@ -144,7 +144,7 @@ static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
     e->kind = (uint8_t)kind;
     if (__builtin_expect(!vt_ring_publish(e, pos), 0))
         vt__post_lost();
-    else if (__builtin_expect((pos & (VT_RING_KICK - 1)) == VT_RING_KICK - 1, 0))
+    else if (__builtin_expect(((pos + 1) & (VT_RING_KICK - 1)) == 0, 0))
         vt__post_kick();
 }
 /* The same from a vt_alloc_info (its stream for VT_KIND_ASYNC, else its ctx). */
@@ -174,9 +174,10 @@ static inline __attribute__((always_inline)) uint64_t vt_core_post_free(uint64_t
     e->op = VT_EV_FREE;
     if (__builtin_expect(!vt_ring_publish(e, pos), 0))
         return 0;
-    if (__builtin_expect((pos & (VT_RING_KICK - 1)) == VT_RING_KICK - 1, 0))
+    uint64_t ticket = pos + 1;
+    if (__builtin_expect((ticket & (VT_RING_KICK - 1)) == 0, 0))
         vt__post_kick();
-    return pos + 1;
+    return ticket;
 }
 /* Sets the function the producers call every VT_RING_KICK events to have the ring
  * drained soon (the writer: vt_writer_kick_drain, which wakes its thread; it must be

@@ -64,10 +64,11 @@ typedef struct vt_ev {
 } __attribute__((aligned(64))) vt_ev;
 
 typedef struct vt_ring {
+    vt_ev    ev[VT_RING_SLOTS];                   /* first: a slot's address is one
+                                                     shift and add from the ring's   */
     uint64_t head __attribute__((aligned(64)));   /* next position to claim (atomic)  */
     uint64_t tail __attribute__((aligned(64)));   /* next position to apply: written
                                                      under the core lock, read atomic */
-    vt_ev    ev[VT_RING_SLOTS];
 } vt_ring;
 
 /* Claims the next position: returns its slot and *pos, or NULL when the ring is full
