@@ -19,7 +19,8 @@
  *                                       holding L live allocations (wall ns per pair)
  *   bench_core stall L S P              L live allocations over S sites, writer file
  *                                       open; a "hook" thread times every core call
- *                                       while the main thread writes P periodic
+ *                                       (ring events, vt_core_post_*, as the hooks
+ *                                       make them) while the main thread writes P periodic
  *                                       snapshots and one full live list; then
  *                                       times vt_core_collect alone (the lock hold)
  * Output: "key=value ..." lines on stdout. Environment: VRAMTRACE_OUTPUT for stall.
@@ -202,11 +203,14 @@ static void *hook_thread(void *arg)
     int ph;
     while ((ph = __atomic_load_n(&st.phase, __ATOMIC_ACQUIRE)) != 3) {
         long j = (long)(xorshift() % (uint64_t)st.live);
+        /* what the hooks do now: a ring event per free and per allocation, the
+         * synchronous path only when the ring is full (vt_core.h) */
+        vt_taken t;
         uint64_t t0 = now_ns();
-        free_or_die(slots[j]);
+        vt_core_post_free(slots[j], &t);
         uint64_t t1 = now_ns();
         slots[j] = ADDR(next++);
-        alloc_or_die(slots[j], 1 + (uint32_t)(j % 10000));
+        vt_core_post_alloc_at(slots[j], 256, 0x1234, 0, VT_KIND_DEVICE, 1 + (uint32_t)(j % 10000));
         uint64_t t2 = now_ns();
         uint64_t d = (t1 - t0) > (t2 - t1) ? t1 - t0 : t2 - t1;
         if (d > st.max_ns[ph]) st.max_ns[ph] = d;

@@ -18,13 +18,22 @@
  *            count and total columns (live_count, alloc/free totals) are sums of the
  *            sites', added up at collection. Device live/peak, process live/peak.
  *
- * Fast path (issue 7 figure 1): an allocation is one lock hold (site, record, index,
- * counters); a free is one lock hold (find, remove, counters, recycle) — the record
- * is copied into the caller's vt_taken so that a failed real free can put it back.
+ * Fast path (issue 7 figure 1): the hooks do not take the lock. They hand each
+ * allocation and each free (before its real free) to the core as an event in a
+ * lock-free ring (vt_ring.h, vt_core_post_alloc_at / vt_core_post_free in vt_core.h),
+ * in one global order. Whoever next takes the lock applies the events in that order
+ * first (vt__lock -> vt__drain_all_locked, VT_DRAIN_CHUNK events per hold): every
+ * query and snapshot, the writer thread (woken every VT_RING_KICK events), a
+ * synchronous call, or a producer whose ring is full. Applying an allocation is the
+ * old fast path (site, record, index, counters); applying a free finds, removes,
+ * counts and recycles, and keeps a copy in the taken log (VT_TAKEN_LOG) so that a
+ * failed real free can put it back (vt_core_restore with t->ticket). The synchronous
+ * entry points (vt_core_alloc, vt_core_take, vt_core_restore) keep their contracts;
+ * they apply the ring first.
  *
  * Locking: one lock, vt__core.lock (vt_lock.h, a futex mutex), guards every table and
  * counter; critical sections
- * are a hash operation and a few additions. Values that the client API reads without
+ * are a hash operation and a few additions (a drain: up to VT_DRAIN_CHUNK events). Values that the client API reads without
  * the lock (live/peak/scope/changes) are written with __atomic stores under the lock
  * and read with __atomic loads. Nothing here calls CUDA, the loader or stdio.
  *
@@ -104,6 +113,8 @@ typedef struct vt_rec {
 #define VT_MISS_LOG 16      /* untracked successful frees remembered for it        */
 #define VT_TAKEN_LOG 256    /* records taken by ring frees, kept for a failed free */
 #define VT_DRAIN_CHUNK 1024 /* ring events applied per hold of the core lock       */
+#define VT_ROOM_CHUNK  256  /* ... by a producer that found the ring full            */
+#define VT_ROOM_TRIES  64   /* rounds of room-making before it records synchronously */
 
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
@@ -679,20 +690,44 @@ void vt__post_kick(void)
         k();
 }
 
-void vt__post_full_alloc(uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
-                         uint32_t stack)
+/* The ring is full: one hold of the lock applies the VT_ROOM_CHUNK oldest events
+ * (what a waiting producer pays: figure 5), then the producer claims again. */
+static void vt__make_room(void)
+{
+    vt__lock_raw();
+    vt__drain_locked(__atomic_load_n(&vt__ring.head, __ATOMIC_ACQUIRE), VT_ROOM_CHUNK);
+    vt_unlock(&vt__core.lock);
+}
+
+void vt__post_full_alloc(uint64_t now, uint64_t addr, uint64_t size, uint64_t ctx_stream,
+                         int device, int kind, uint32_t stack)
 {
     int err = errno;   /* the lock may wait, a drain may allocate */
+    for (int i = 0; i < VT_ROOM_TRIES; i++) {
+        vt__make_room();
+        if (vt__post_alloc_try(now, addr, size, ctx_stream, device, kind, stack))
+            goto out;
+    }
     vt_alloc_info a = {addr, size, ctx_stream, ctx_stream, device, kind, stack};
     vt_core_alloc(&a);
+out:
     errno = err;
 }
 
-void vt__post_full_free(uint64_t addr, vt_taken *t)
+uint64_t vt__post_full_free(uint64_t addr, vt_taken *t)
 {
     int err = errno;
-    vt_core_take(addr, 0, t);
+    uint64_t ticket = 0;
+    for (int i = 0; i < VT_ROOM_TRIES && !ticket; i++) {
+        vt__make_room();
+        ticket = vt__post_free_try(addr);
+    }
+    if (!ticket) {
+        vt_core_take(addr, 0, t);
+        ticket = VT_TICKET_SYNC;
+    }
     errno = err;
+    return ticket;
 }
 
 void vt__post_lost(void)

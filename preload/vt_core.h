@@ -10,7 +10,9 @@
  * Sizes are bytes, times nanoseconds (CLOCK_MONOTONIC). Devices are CUDA ordinals
  * 0..VT_MAX_DEVICES-1; -1 means "unknown" (no current context); larger ordinals are
  * folded into -1. Thread safety: every function may be called from any thread; one
- * mutex (vt__core.lock) guards the tables; queries read atomics without the lock.
+ * mutex (vt__core.lock) guards the tables; the hooks' events reach them through a
+ * lock-free ring (vt_ring.h) that every locked call and every query applies first;
+ * queries then read atomics without the lock.
  *
  * Failure: if the core cannot get memory for its own tables it latches tracking off
  * (vt_core_latch_off, one "vramtrace:" line) and every later call is a no-op;
@@ -63,11 +65,14 @@ typedef struct vt_taken {
  * below; nothing else touches them outside vt_core.c. */
 extern vt_ring  vt__ring;
 extern uint64_t vt__core_step;    /* atomic */
-/* Out-of-line parts of the producers: the ring is full (synchronous path, errno
- * kept); an event was given up by the drainer (counted as dropped); the drain kick. */
-void vt__post_full_alloc(uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
-                         uint32_t stack);
-void vt__post_full_free(uint64_t addr, vt_taken *t);
+/* Out-of-line parts of the producers. The ring is full: apply a chunk of its oldest
+ * events (VT_ROOM_CHUNK, one short hold of the core lock) and claim again; after
+ * many rounds without room, record synchronously (vt_core_alloc / vt_core_take; the
+ * free then returns VT_TICKET_SYNC). errno kept. An event was given up by the drainer
+ * (counted as dropped). The drain kick. */
+void vt__post_full_alloc(uint64_t now, uint64_t addr, uint64_t size, uint64_t ctx_stream,
+                         int device, int kind, uint32_t stack);
+uint64_t vt__post_full_free(uint64_t addr, vt_taken *t);
 void vt__post_lost(void);
 void vt__post_kick(void);
 
@@ -116,26 +121,23 @@ int  vt_core_alloc(const vt_alloc_info *a);
  * the one order of every hook's events, the next time anyone takes the lock (a
  * snapshot, a query, the writer thread's drain, a synchronous call). Every query and
  * collection first applies what was claimed before it, so a caller never sees a state
- * older than its own calls. When the ring is full it records a synchronously
- * (vt_core_alloc). Every VT_RING_KICK events it calls the drain kick
+ * older than its own calls. When the ring is full it applies a chunk of the oldest
+ * events itself and claims again (vt__post_full_alloc). Every VT_RING_KICK events it calls the drain kick
  * (vt_core_set_drain_kick). The caller has checked vt_core_enabled (the core checks
  * again when it applies the event). Any thread; lock-free; no system call; keeps
  * errno. Inline (every allocation hook). */
-static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
-    uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind, uint32_t stack)
+static inline __attribute__((always_inline)) int vt__post_alloc_try(
+    uint64_t now, uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
+    uint32_t stack)
 {
-    struct timespec ts;   /* before the claim: nothing is kept in registers across it */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t pos;
     vt_ev *e = vt_ring_claim(&vt__ring, &pos);
-    if (__builtin_expect(!e, 0)) {
-        vt__post_full_alloc(addr, size, ctx_stream, device, kind, stack);
-        return;
-    }
+    if (__builtin_expect(!e, 0))
+        return 0;
     e->addr = addr;
     e->size = size;
     e->ctx_stream = ctx_stream;
-    e->now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    e->now_ns = now;
     e->stack = stack;
     e->tid = vt_guard_tid();
     e->step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
@@ -146,6 +148,16 @@ static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
         vt__post_lost();
     else if (__builtin_expect(((pos + 1) & (VT_RING_KICK - 1)) == 0, 0))
         vt__post_kick();
+    return 1;
+}
+static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
+    uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind, uint32_t stack)
+{
+    struct timespec ts;   /* before the claim: nothing is kept in registers across it */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (__builtin_expect(!vt__post_alloc_try(now, addr, size, ctx_stream, device, kind, stack), 0))
+        vt__post_full_alloc(now, addr, size, ctx_stream, device, kind, stack);
 }
 /* The same from a vt_alloc_info (its stream for VT_KIND_ASYNC, else its ctx). */
 static inline __attribute__((always_inline)) void vt_core_post_alloc(const vt_alloc_info *a)
@@ -156,28 +168,32 @@ static inline __attribute__((always_inline)) void vt_core_post_alloc(const vt_al
 /* The free counterpart, called BEFORE the real free (a concurrent allocation that
  * gets the same address is ordered after it): hands "addr is being freed" to the core.
  * Returns the free's ticket: its ring position + 1 (if the real free fails,
- * vt_core_restore with t->ticket set to it puts back what the event took); or
- * VT_TICKET_SYNC when the ring was full and a synchronous vt_core_take filled *t
- * (t->rec / t->missed as there); or 0 (the drainer gave up on the slot: as if not
- * traced). *t is only written on the synchronous path. Keeps errno. Inline (every
- * free hook). */
+ * vt_core_restore with t->ticket set to it puts back what the event took); or, after
+ * the ring stayed full through many attempts to make room (vt__post_full_free),
+ * VT_TICKET_SYNC: a synchronous vt_core_take filled *t (t->rec / t->missed as there).
+ * *t is only written on that path. Keeps errno. Inline (every free hook). */
 #define VT_TICKET_SYNC UINT64_MAX
-static inline __attribute__((always_inline)) uint64_t vt_core_post_free(uint64_t addr, vt_taken *t)
+static inline __attribute__((always_inline)) uint64_t vt__post_free_try(uint64_t addr)
 {
     uint64_t pos;
     vt_ev *e = vt_ring_claim(&vt__ring, &pos);
-    if (__builtin_expect(!e, 0)) {
-        vt__post_full_free(addr, t);
-        return VT_TICKET_SYNC;
-    }
+    if (__builtin_expect(!e, 0))
+        return 0;
     e->addr = addr;
     e->op = VT_EV_FREE;
-    if (__builtin_expect(!vt_ring_publish(e, pos), 0))
-        return 0;
     uint64_t ticket = pos + 1;
-    if (__builtin_expect((ticket & (VT_RING_KICK - 1)) == 0, 0))
+    if (__builtin_expect(!vt_ring_publish(e, pos), 0))
+        vt__post_lost();   /* a failed free's restore then finds no taken record */
+    else if (__builtin_expect((ticket & (VT_RING_KICK - 1)) == 0, 0))
         vt__post_kick();
     return ticket;
+}
+static inline __attribute__((always_inline)) uint64_t vt_core_post_free(uint64_t addr, vt_taken *t)
+{
+    uint64_t ticket = vt__post_free_try(addr);
+    if (__builtin_expect(ticket != 0, 1))
+        return ticket;
+    return vt__post_full_free(addr, t);
 }
 /* Sets the function the producers call every VT_RING_KICK events to have the ring
  * drained soon (the writer: vt_writer_kick_drain, which wakes its thread; it must be

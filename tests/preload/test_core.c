@@ -746,6 +746,120 @@ static void test_chunked_rows(void)
     }
 }
 
+/* The hooks' event ring (vt_ring.h, vt_core_post_*): events are applied in ring order
+ * by the next query; a ring that fills (no writer thread here to drain it) makes the
+ * producer apply the oldest chunk itself; a failed real free puts back what its event
+ * took (vt_core_restore with the ticket), unless the address was handed out again or
+ * more ring frees than the taken log keeps came in between (counted as dropped). */
+static void test_ring(void)
+{
+    const uint64_t base = 0x50000000000ull;
+    const uint32_t n = 3 * VT_RING_SLOTS + 123;   /* fills the ring three times over */
+    uint64_t want = vt_core_live_bytes(-1), count = vt_core_live_count();
+    for (uint32_t i = 0; i < n; i++)
+        vt_core_post_alloc_at(base + (uint64_t)i * 256, 100 + i % 3, 0x1000, 1, VT_KIND_DEVICE, 7);
+    for (uint32_t i = 0; i < n; i++)
+        want += 100 + i % 3;
+    CHECK_EQ_U64(vt_core_live_bytes(-1), want);          /* the query applies the rest */
+    CHECK_EQ_U64(vt_core_live_count(), count + n);
+    /* every other one freed through the ring; a reused address in between: free
+     * first, then the new allocation (ring order = program order) */
+    for (uint32_t i = 0; i < n; i += 2) {
+        vt_taken t;
+        uint64_t tk = vt_core_post_free(base + (uint64_t)i * 256, &t);
+        CHECK(tk != 0 && tk != VT_TICKET_SYNC);
+        want -= 100 + i % 3;
+    }
+    vt_taken t;
+    CHECK(vt_core_post_free(base + 256, &t) != 0);     /* i = 1 freed ...            */
+    vt_core_post_alloc_at(base + 256, 5000, 0x1000, 1, VT_KIND_DEVICE, 8);   /* ... and reused */
+    want = want - (100 + 1 % 3) + 5000;
+    CHECK_EQ_U64(vt_core_live_bytes(1), want);
+    CHECK_EQ_U64(vt_core_live_count(), count + n - (n + 1) / 2);
+    /* a failed free: what its event took comes back */
+    uint64_t tk = vt_core_post_free(base + 256, &t);
+    CHECK_EQ_U64(vt_core_live_bytes(1), want - 5000);
+    t.rec = NULL;
+    t.ticket = tk;
+    vt_core_restore(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(1), want);
+    /* a failed free after CUDA handed the address out again: the newer record stays */
+    tk = vt_core_post_free(base + 256, &t);
+    vt_core_post_alloc_at(base + 256, 777, 0x1000, 1, VT_KIND_DEVICE, 8);
+    t.rec = NULL;
+    t.ticket = tk;
+    vt_core_restore(&t);
+    want = want - 5000 + 777;
+    CHECK_EQ_U64(vt_core_live_bytes(1), want);
+    /* a failed free whose record fell out of the taken log: dropped, not restored */
+    uint64_t dropped = vt_core_dropped_records();
+    tk = vt_core_post_free(base + 3 * 256, &t);
+    for (uint32_t i = 5; i < 5 + 2 * 300; i += 2)        /* 300 more ring frees */
+        CHECK(vt_core_post_free(base + (uint64_t)i * 256, &t) != 0);
+    for (uint32_t i = 3; i < 5 + 2 * 300; i += 2)
+        want -= 100 + i % 3;
+    t.rec = NULL;
+    t.ticket = tk;
+    vt_core_restore(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(1), want);
+    CHECK_EQ_U64(vt_core_dropped_records(), dropped + 1);
+    /* the rest, then empty */
+    for (uint32_t i = 5 + 2 * 300; i < n; i += 2)
+        CHECK(vt_core_post_free(base + (uint64_t)i * 256, &t) != 0);
+    CHECK(vt_core_post_free(base + 256, &t) != 0);
+    CHECK_EQ_U64(vt_core_live_bytes(1), 0);
+}
+
+/* Four producers at once through the ring, each allocating and freeing its own
+ * addresses (20,000 pairs, more than the ring holds, nobody draining but the
+ * producers themselves), while a fifth thread queries: exact at the end. */
+#define RING_THREADS 4
+#define RING_PAIRS 20000
+static void *ring_worker(void *arg)
+{
+    uint64_t base = 0x60000000000ull + (uint64_t)(uintptr_t)arg * 0x100000000ull;
+    vt_taken t;
+    for (uint32_t i = 0; i < RING_PAIRS; i++) {
+        uint64_t a = base + (uint64_t)(i % 64) * 512;
+        vt_core_post_alloc_at(a, 64, 0x1000, 2, VT_KIND_DEVICE, 9);
+        if (i % 64 == 63)
+            for (uint32_t j = 0; j < 64; j++)
+                vt_core_post_free(base + (uint64_t)j * 512, &t);
+    }
+    return NULL;
+}
+static int ring_stop;
+static void *ring_reader(void *arg)
+{
+    (void)arg;
+    uint64_t max = 0;
+    while (!__atomic_load_n(&ring_stop, __ATOMIC_ACQUIRE)) {
+        uint64_t v = vt_core_live_bytes(2);
+        if (v > max)
+            max = v;
+    }
+    CHECK(max <= (uint64_t)RING_THREADS * 64 * 64);
+    return NULL;
+}
+static void test_ring_threads(void)
+{
+    pthread_t th[RING_THREADS], rd;
+    pthread_create(&rd, NULL, ring_reader, NULL);
+    for (uintptr_t i = 0; i < RING_THREADS; i++)
+        pthread_create(&th[i], NULL, ring_worker, (void *)i);
+    for (int i = 0; i < RING_THREADS; i++)
+        pthread_join(th[i], NULL);
+    __atomic_store_n(&ring_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(rd, NULL);
+    /* RING_PAIRS % 64 = 32 left live per thread */
+    CHECK_EQ_U64(vt_core_live_bytes(2), (uint64_t)RING_THREADS * (RING_PAIRS % 64) * 64);
+    vt_taken t;
+    for (uintptr_t k = 0; k < RING_THREADS; k++)
+        for (uint32_t j = 0; j < RING_PAIRS % 64; j++)
+            vt_core_post_free(0x60000000000ull + k * 0x100000000ull + (uint64_t)j * 512, &t);
+    CHECK_EQ_U64(vt_core_live_bytes(2), 0);
+}
+
 int main(void)
 {
     vt_config_load();
@@ -757,6 +871,8 @@ int main(void)
     test_reset_during_free();
     test_double_free_race();
     test_big_table();
+    test_ring();
+    test_ring_threads();
     test_vmm();
     test_leak_detector();
     test_fragmentation();
