@@ -11,7 +11,12 @@
  * glibc < 2.34 link with -ldl. No other symbol is required at link time.
  *
  * Units: bytes. Devices: CUDA device ordinals; -1 means all devices.
- * Thread safety: every function may be called from any thread at any time.
+ * Thread safety: every function may be called from any thread at any time. Signal
+ * handlers: vramtrace_live_bytes, _peak_bytes and _scope_leaked_bytes return at once
+ * when the handler interrupted a CUDA allocation or free (or vramtrace itself) on its
+ * thread, with the counts as last brought up to date; a handler that may interrupt
+ * the program's own malloc must not call them (they may bring the counts up to date,
+ * which can allocate).
  * Errors: vramtrace_snapshot returns 0 or a negative errno value; the others cannot
  * fail. Nothing here allocates through CUDA or changes CUDA state.
  */

@@ -18,6 +18,17 @@
 #define VT_NOCANCEL_BEGIN int vt__oldcs; pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &vt__oldcs)
 #define VT_NOCANCEL_END   pthread_setcancelstate(vt__oldcs, NULL)
 
+/* A query normally applies the hooks' pending ring events first (vt_core.h), so it
+ * sees every allocation and free that returned before it. Not when it is made inside
+ * a hook on this thread (a signal handler that interrupted the hook, or the real CUDA
+ * call under it): that thread's own event may be half written and the C library's
+ * locks may be held, so it answers from the state as last applied (vt__tls.no_sync).
+ * Async-signal-safe then only in that sense: no lock of ours is waited for when the
+ * handler interrupted a hook or our core; one interrupting the program's own malloc
+ * must not call these (they may apply events, which can allocate). */
+#define VT_QUERY_BEGIN int vt__ns = vt_guard_depth() != 0; if (vt__ns) vt__tls.no_sync++
+#define VT_QUERY_END   if (vt__ns) vt__tls.no_sync--
+
 VT_EXPORT void vramtrace_step(void)
 {
     vt_preload_init();
@@ -46,12 +57,18 @@ VT_EXPORT int vramtrace_snapshot(const char *label)
 
 VT_EXPORT uint64_t vramtrace_live_bytes(int device)
 {
-    return vt_core_live_bytes(device);
+    VT_QUERY_BEGIN;
+    uint64_t v = vt_core_live_bytes(device);
+    VT_QUERY_END;
+    return v;
 }
 
 VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
 {
-    return vt_core_peak_bytes(device);
+    VT_QUERY_BEGIN;
+    uint64_t v = vt_core_peak_bytes(device);
+    VT_QUERY_END;
+    return v;
 }
 
 VT_EXPORT void vramtrace_scope_begin(void)
@@ -64,7 +81,10 @@ VT_EXPORT void vramtrace_scope_begin(void)
 
 VT_EXPORT uint64_t vramtrace_scope_leaked_bytes(void)
 {
-    return vt_core_scope_leaked_bytes();
+    VT_QUERY_BEGIN;
+    uint64_t v = vt_core_scope_leaked_bytes();
+    VT_QUERY_END;
+    return v;
 }
 
 VT_EXPORT int vramtrace_annotate(const char *key, double value)
@@ -82,7 +102,10 @@ VT_EXPORT int vramtrace_annotate(const char *key, double value)
 
 VT_EXPORT uint64_t vramtrace_peak_interval_bytes(void)
 {
-    return vt_core_peak_interval_take();
+    VT_QUERY_BEGIN;
+    uint64_t v = vt_core_peak_interval_take();
+    VT_QUERY_END;
+    return v;
 }
 
 VT_EXPORT int vramtrace_enabled(void)

@@ -59,6 +59,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 static uint64_t vt__mix64(uint64_t h)
 {
@@ -111,10 +113,22 @@ typedef struct vt_rec {
 #define VT_SITE_CACHE 64
 #define VT_DROP_LOG 8       /* context teardowns remembered for vt_core_restore */
 #define VT_MISS_LOG 16      /* untracked successful frees remembered for it        */
-#define VT_TAKEN_LOG 256    /* records taken by ring frees, kept for a failed free */
+#define VT_TAKEN_LOG VT_RING_SLOTS   /* records taken by ring frees, kept for a failed
+                                        free: one ring's worth of positions          */
+#define VT_TAKEN_LATE 256   /* taken-log entries kept past their slot (taken_late) */
 #define VT_DRAIN_CHUNK 1024 /* ring events applied per hold of the core lock       */
 #define VT_ROOM_CHUNK  256  /* ... by a producer that found the ring full            */
 #define VT_ROOM_TRIES  64   /* rounds of room-making before it records synchronously */
+
+/* What one ring free took (vt__apply_event), for its failed real free: 64 bytes. */
+typedef struct vt_taken_entry {
+    uint64_t ticket;              /* the free's ring position + 1                   */
+    vt_site *site;                /* NULL: the free took nothing                    */
+    uint64_t addr, size, birth_ns, ctx_stream;
+    uint32_t step;
+    int32_t  tid;
+    uint32_t drops, misses;       /* as vt_taken                                    */
+} vt_taken_entry;
 
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
@@ -154,9 +168,14 @@ static struct {
     uint32_t  drops;              /* vt_core_drop_context calls so far (under lock)  */
     uint32_t  misses;             /* vt_core_untracked_free calls so far (lock)      */
     uint64_t  miss_log[VT_MISS_LOG]; /* their addresses, by misses % VT_MISS_LOG    */
-    struct { uint64_t ticket; vt_taken t; } taken_log[VT_TAKEN_LOG]; /* by ticket %
-                                     VT_TAKEN_LOG: what each ring free took (t.rec NULL:
-                                     nothing), for vt_core_restore (under lock)     */
+    vt_taken_entry taken_log[VT_TAKEN_LOG]; /* by ticket % VT_TAKEN_LOG: what each
+                                     ring free took (site NULL: nothing), for
+                                     vt_core_restore (under lock)                    */
+    vt_taken_entry taken_late[VT_TAKEN_LATE]; /* entries a newer free needed the slot
+                                     of while their real free had not reported
+                                     success (failed, or still running): by
+                                     n_late % VT_TAKEN_LATE, oldest overwritten     */
+    uint32_t  n_late;             /* under lock                                     */
     struct { uint64_t ctx, before; int slot; } drop_log[VT_DROP_LOG]; /* the last ones,
                                      by drops % VT_DROP_LOG (under lock)             */
     int       step_marked;        /* atomic                                         */
@@ -199,6 +218,10 @@ static int vt__dev_of_slot(int slot)
  * cost is one compare-and-swap. */
 static inline void vt__lock_raw(void)
 {
+    /* this thread is in the core from before it tries the lock until after it has
+     * released it (vt__sync: a signal handler on this thread must not take it) */
+    vt__tls.core++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (__builtin_expect(vt_lock_try(&vt__core.lock), 1))
         return;
     __atomic_add_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
@@ -206,9 +229,17 @@ static inline void vt__lock_raw(void)
     __atomic_sub_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
 }
 
+static inline void vt__unlock(void)
+{
+    vt_unlock(&vt__core.lock);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    vt__tls.core--;
+}
+
 /* The hooks' events (vt_ring.h), applied in ring order by whoever holds the lock. */
 vt_ring vt__ring;
 uint64_t vt__core_step;   /* atomic: the step counter (vt_core_step)           */
+uint64_t vt__free_done[VT_RING_SLOTS];   /* vt_core_free_done (vt_core.h)       */
 static void vt__drain_all_locked(void);
 
 /* Takes the core lock and applies every ring event claimed before the call, so the
@@ -219,7 +250,7 @@ static void vt__drain_all_locked(void);
 static inline void vt__lock(void)
 {
     vt__lock_raw();
-    if (__builtin_expect(vt_ring_pending(&vt__ring), 0))
+    if (__builtin_expect(vt_ring_pending(&vt__ring), 0) && !vt__tls.no_sync)
         vt__drain_all_locked();
 }
 
@@ -255,14 +286,15 @@ void vt_core_latch_off(const char *why)
         vt_log(VT_LOG_WARN, "%s; tracking is off", why);
 }
 
-void vt_core_fork_prepare(void) { vt_lock(&vt__core.lock); }   /* events stay in the ring */
-void vt_core_fork_parent(void)  { vt_unlock(&vt__core.lock); }
+void vt_core_fork_prepare(void) { vt__lock_raw(); }   /* events stay in the ring */
+void vt_core_fork_parent(void)  { vt__unlock(); }
 
 void vt_core_after_fork_child(void)
 {
     /* The inherited records are the parent's; their memory is left as it is (the
      * child's copy-on-write image) rather than walked and freed. */
     vt_lock_init(&vt__core.lock);
+    vt__tls.core = 0;   /* the forking thread held it across fork */
     vt_ring_discard(&vt__ring);   /* the parent's events, and slots its threads claimed */
     memset(&vt__core.idx, 0, sizeof vt__core.idx);
     vt__core.vmms = NULL;
@@ -277,6 +309,8 @@ void vt_core_after_fork_child(void)
     vt__core.drops = 0;
     vt__core.misses = 0;
     memset(vt__core.taken_log, 0, sizeof vt__core.taken_log);
+    memset(vt__core.taken_late, 0, sizeof vt__core.taken_late);
+    vt__core.n_late = 0;
     vt__core.live_count = 0;
     vt__core_step = 0;
     vt__core.step_marked = 0;
@@ -559,7 +593,7 @@ int vt_core_alloc(const vt_alloc_info *a)
     uint32_t step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
     vt__lock();
     int rc = vt__apply_alloc(a, now, tid, step);
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
     return rc;
 }
 
@@ -605,25 +639,58 @@ static void vt__apply_event(vt_ev *e, uint64_t pos)
         return;
     }
     /* VT_EV_FREE: what it takes is kept in the taken log for a failed real free */
-    __typeof__(vt__core.taken_log[0]) *l = &vt__core.taken_log[pos % VT_TAKEN_LOG];
+    vt_taken_entry *l = &vt__core.taken_log[pos % VT_TAKEN_LOG];
+    if (l->site && __atomic_load_n(&vt__free_done[(l->ticket - 1) & (VT_RING_SLOTS - 1)],
+                                   __ATOMIC_ACQUIRE) != l->ticket)
+        /* a whole ring later, that free has not said it succeeded: its thread may
+         * still need the entry (a failed free, preempted before vt_core_restore) */
+        vt__core.taken_late[vt__core.n_late++ % VT_TAKEN_LATE] = *l;
     l->ticket = pos + 1;
-    l->t.rec = NULL;
-    l->t.missed = 0;
+    l->site = NULL;
     if (!vt_core_enabled())
         return;
-    vt__apply_take(e->addr, 0, &l->t);
-    if (l->t.missed)   /* as vt_core_untracked_free: a restore of this address must not */
+    vt_taken t = {NULL};
+    vt__apply_take(e->addr, 0, &t);
+    if (t.rec) {
+        l->site = t.rec;
+        l->addr = t.addr;
+        l->size = t.size;
+        l->birth_ns = t.birth_ns;
+        l->ctx_stream = t.ctx_stream;
+        l->step = t.step;
+        l->tid = t.tid;
+        l->drops = t.drops;
+        l->misses = t.misses;
+    } else if (t.missed) {
+        /* as vt_core_untracked_free: consulted by a restore of this address only when
+         * the driver cannot tell whether it is still allocated (vt_taken.alive) */
         vt__core.miss_log[vt__core.misses++ % VT_MISS_LOG] = e->addr;
+    }
 }
 
 /* Under lock: applies ring events in order until position target or budget events;
  * returns 1 when events before target remain. A claimed slot that is not published
- * yet is waited for (its producer is storing fields: spin, then yield); after about a
- * second it is given up (the producer died or is stopped between claim and publish)
- * and counted as dropped. */
+ * yet is waited for: its producer is between claim and publish, storing fields (no
+ * call, no lock), so it is normally there after a few spins; a producer that was
+ * preempted there (an overloaded machine, a low-priority thread) may take a while,
+ * so the wait goes spin -> sched_yield -> 50 us sleeps, and only after
+ * VT_SLOT_WAIT_NS is the slot given up (the producer died there, or a signal handler
+ * on its thread blocks) and its event counted as dropped. */
+#define VT_SLOT_WAIT_NS 10000000000ull   /* 10 s */
+
+/* 50 us asleep through the raw system call: nanosleep(3) is a cancellation point (a
+ * thread cancelled here would die holding the core lock); errno kept. */
+static void vt__nap(void)
+{
+    int e = errno;
+    struct timespec ts = {0, 50000};
+    syscall(SYS_nanosleep, &ts, NULL);
+    errno = e;
+}
 static int vt__drain_locked(uint64_t target, unsigned budget)
 {
     unsigned spins = 0;
+    uint64_t since = 0;
     while (__atomic_load_n(&vt__ring.tail, __ATOMIC_RELAXED) < target) {
         if (!budget--)
             return 1;
@@ -636,16 +703,25 @@ static int vt__drain_locked(uint64_t target, unsigned budget)
             budget++;
             if (++spins < 128)
                 continue;
-            if (spins < 128 + 200000) {
+            if (spins < 128 + 1000) {
                 sched_yield();
+                continue;
+            }
+            uint64_t now = vt_now_ns();
+            if (!since)
+                since = now;
+            if (now - since < VT_SLOT_WAIT_NS) {
+                vt__nap();
                 continue;
             }
             if (vt_ring_skip(&vt__ring))
                 __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
             spins = 0;
+            since = 0;
             continue;
         }
         spins = 0;
+        since = 0;
         vt__apply_event(e, pos);
         vt_ring_done(&vt__ring, e);
     }
@@ -656,7 +732,7 @@ static void vt__drain_all_locked(void)
 {
     uint64_t target = __atomic_load_n(&vt__ring.head, __ATOMIC_ACQUIRE);
     while (vt__drain_locked(target, VT_DRAIN_CHUNK)) {
-        vt_unlock(&vt__core.lock);
+        vt__unlock();
         vt__lock_raw();
     }
 }
@@ -665,10 +741,19 @@ static void vt__drain_all_locked(void)
  * ring is empty). */
 static inline void vt__sync(void)
 {
-    if (vt_ring_pending(&vt__ring)) {
-        vt__lock();
-        vt_unlock(&vt__core.lock);
-    }
+    if (!vt_ring_pending(&vt__ring))
+        return;
+    /* Not from inside the core's own code on this thread (a signal handler that
+     * interrupted a lock holder), nor for a client query made inside a hook
+     * (vt__tls.no_sync, vt_api.c: a handler that interrupted one, whose own event may
+     * be half written, or the real CUDA call under it, with the C library's locks
+     * held): the state as last applied, as the lock-free counters always were. */
+    if (vt__tls.core != 0 || vt__tls.no_sync != 0)
+        return;
+    int e = errno;
+    vt__lock();
+    vt__unlock();
+    errno = e;
 }
 
 void vt_core_drain(void)
@@ -696,7 +781,7 @@ static void vt__make_room(void)
 {
     vt__lock_raw();
     vt__drain_locked(__atomic_load_n(&vt__ring.head, __ATOMIC_ACQUIRE), VT_ROOM_CHUNK);
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 void vt__post_full_alloc(uint64_t now, uint64_t addr, uint64_t size, uint64_t ctx_stream,
@@ -723,7 +808,11 @@ uint64_t vt__post_full_free(uint64_t addr, vt_taken *t)
         ticket = vt__post_free_try(addr);
     }
     if (!ticket) {
-        vt_core_take(addr, 0, t);
+        /* as a ring free: a miss is remembered at once (a concurrent failed free of
+         * the same address must not put its record back), whatever the real free does */
+        if (!vt_core_take(addr, 0, t) && t->missed)
+            vt_core_untracked_free(addr);
+        t->missed = 0;
         ticket = VT_TICKET_SYNC;
     }
     errno = err;
@@ -746,7 +835,7 @@ void vt_core_alloc_failed(int device, int kind, int oom)
         vt__core.ks[slot][kind].oom_total++;
     vt__core.dev_active[slot] = 1;
     vt__bump_changes();
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
@@ -754,11 +843,12 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
     t->rec = NULL;
     t->missed = 0;
     t->ticket = 0;
+    t->alive = -1;
     if (!vt_core_enabled())
         return 0;
     vt__lock();
     vt__apply_take(addr, kind_mask, t);
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
     return t->rec != NULL;
 }
 
@@ -797,44 +887,27 @@ void vt_core_untracked_free(uint64_t addr)
 {
     vt__lock();
     vt__core.miss_log[vt__core.misses++ % VT_MISS_LOG] = addr;
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
-void vt_core_restore(vt_taken *t)
+/* Under lock: puts the record taken into *t (site s) back, unless it must not come
+ * back (see vt_core_restore). */
+static void vt__restore_locked(const vt_taken *t, vt_site *s)
 {
-    if (t->ticket) {   /* a ring free: what its event took is in the taken log */
-        uint64_t ticket = t->ticket;
-        t->ticket = 0;
-        vt__lock();    /* applies the free's event (claimed before the real free) */
-        __typeof__(vt__core.taken_log[0]) *l = &vt__core.taken_log[(ticket - 1) % VT_TAKEN_LOG];
-        if (l->ticket != ticket) {
-            /* more ring frees were applied since than the log keeps: not restored */
-            __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
-            vt_unlock(&vt__core.lock);
-            return;
-        }
-        *t = l->t;
-        l->t.rec = NULL;
-        vt_unlock(&vt__core.lock);
-        t->ticket = 0;
-    }
-    vt_site *s = t->rec;
-    if (!s)
-        return;
-    t->rec = NULL;
-    vt__lock();
     if (vt__rec_find(t->addr, NULL) != VT_NO_ID)
-        goto out;  /* the address was handed out again meanwhile: keep the newer */
+        return;  /* the address was handed out again meanwhile: keep the newer */
     if (vt__dropped_since(t, s))
-        goto out;  /* its context was torn down meanwhile: the memory is gone */
-    if (vt__freed_since(t))
-        goto out;  /* a concurrent free of the same pointer succeeded: gone */
+        return;  /* its context was torn down meanwhile: the memory is gone */
+    if (t->alive == 0)
+        return;  /* the driver says nothing is allocated there any more */
+    if (t->alive < 0 && vt__freed_since(t))
+        return;  /* not known; a concurrent free of the same pointer missed: gone */
     uint32_t id = vt__rec_new();
     if (id == VT_NO_ID || vt_index_insert(&vt__core.idx, t->addr, id) < 0) {
         if (id != VT_NO_ID)
             vt__rec_put(id);
         vt__oom_latch();
-        goto out;
+        return;
     }
     vt_rec *r = vt__rec_at(id);
     r->addr = t->addr;
@@ -845,8 +918,57 @@ void vt_core_restore(vt_taken *t)
     r->step = t->step;
     r->tid = t->tid;
     vt__acct_add(s, r->size, r->birth_ns, 1);
-out:
-    vt_unlock(&vt__core.lock);
+}
+
+void vt_core_restore(vt_taken *t)
+{
+    if (t->ticket) {   /* a ring free: what its event took is in the taken log */
+        uint64_t ticket = t->ticket;
+        t->ticket = 0;
+        /* apply the ring up to the free's own event (claimed before the real free),
+         * not beyond: later frees must not push its entry out of the log first */
+        vt__lock_raw();
+        while (vt__drain_locked(ticket, VT_DRAIN_CHUNK)) {
+            vt__unlock();
+            vt__lock_raw();
+        }
+        vt_taken_entry *l = &vt__core.taken_log[(ticket - 1) % VT_TAKEN_LOG];
+        if (l->ticket != ticket) {
+            l = NULL;
+            for (uint32_t i = 0; i < VT_TAKEN_LATE && !l; i++)
+                if (vt__core.taken_late[i].ticket == ticket)
+                    l = &vt__core.taken_late[i];
+        }
+        if (!l) {
+            /* more late entries than kept since: not known, not restored */
+            __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
+        } else if (l->site) {
+            vt_taken r = {NULL};
+            r.addr = l->addr;
+            r.size = l->size;
+            r.birth_ns = l->birth_ns;
+            r.ctx_stream = l->ctx_stream;
+            r.step = l->step;
+            r.tid = l->tid;
+            r.drops = l->drops;
+            r.misses = l->misses;
+            r.alive = t->alive;
+            vt_site *s = l->site;
+            l->site = NULL;
+            l->ticket = 0;
+            vt__restore_locked(&r, s);
+        }
+        vt__unlock();
+        t->rec = NULL;
+        return;
+    }
+    vt_site *s = t->rec;
+    if (!s)
+        return;
+    t->rec = NULL;
+    vt__lock();
+    vt__restore_locked(t, s);
+    vt__unlock();
 }
 
 uint64_t vt_core_next_seq(void)
@@ -888,7 +1010,7 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
             n++;
         }
     }
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
     return n;
 }
 
@@ -934,7 +1056,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     }
     vt__acct_add(s, size, v->seq, 0);
 out:
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
     return rc;
 }
 
@@ -954,7 +1076,7 @@ int vt_core_vmm_release(uint64_t handle, vt_taken *t)
         }
         t->rec = v;
     }
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
     return t->rec != NULL;
 }
 
@@ -970,7 +1092,7 @@ void vt_core_vmm_restore(vt_taken *t)
         v->counted = 1;
         vt__acct_add(v->site, v->size, v->seq, 1);
     }
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 void vt_core_vmm_commit(vt_taken *t)
@@ -984,7 +1106,7 @@ void vt_core_vmm_commit(vt_taken *t)
         HASH_DELETE(hh, vt__core.vmms, v);
         vt_mem_free(v);
     }
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
@@ -1021,7 +1143,7 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
         vt__bump_changes();
     }
 out:
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 void vt_core_vmm_unmap(uint64_t va, uint64_t size)
@@ -1051,7 +1173,7 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
             }
         }
     }
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
@@ -1062,7 +1184,7 @@ void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
     vt__core.dev_active[slot] = 1;
     vt__core.mem_free[slot] = free_bytes;
     vt__core.mem_total[slot] = total_bytes;
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 void vt_core_set_pool_reserved(int device, uint64_t reserved)
@@ -1071,7 +1193,7 @@ void vt_core_set_pool_reserved(int device, uint64_t reserved)
     int slot = vt__slot(device);
     vt__core.pool_known[slot] = 1;
     vt__core.pool_reserved[slot] = reserved;
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 /* ---- steps and queries ---- */
@@ -1116,7 +1238,7 @@ uint64_t vt_core_peak_interval_take(void)
     uint64_t live = vt__core.live_total;
     uint64_t r = vt__core.ipeak_total > live ? vt__core.ipeak_total : live;
     vt__core.ipeak_total = live;
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
     return r;
 }
 
@@ -1125,7 +1247,7 @@ void vt_core_scope_begin(void)
     vt__lock();
     __atomic_store_n(&vt__core.scope_seq, vt__core.next_seq, __ATOMIC_RELAXED);
     __atomic_store_n(&vt__core.scope_bytes, 0, __ATOMIC_RELAXED);
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
 }
 
 uint64_t vt_core_scope_leaked_bytes(void)
@@ -1291,7 +1413,7 @@ void vt_collect_free(vt_collect *c)
 static void vt__unlock_timed(uint64_t held_since, vt_collect *c)
 {
     uint64_t d = vt_now_ns() - held_since;
-    vt_unlock(&vt__core.lock);
+    vt__unlock();
     if (d > c->lock_hold_max_ns)
         c->lock_hold_max_ns = d;
     c->lock_holds++;

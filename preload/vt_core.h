@@ -59,12 +59,16 @@ typedef struct vt_taken {
                            free succeeds, say so with vt_core_untracked_free        */
     uint64_t ticket;    /* vt_core_post_free: ring position + 1 of the free's event
                            (0: none); what it takes is applied later, by the core   */
+    int8_t   alive;     /* for vt_core_restore, set by the caller: 1 the driver says
+                           an allocation still starts at addr, 0 it says none does,
+                           -1 not known (vt_core_take sets -1)                       */
 } vt_taken;
 
 /* The event ring and the step counter (vt_core.c), read by the inline producers
  * below; nothing else touches them outside vt_core.c. */
 extern vt_ring  vt__ring;
 extern uint64_t vt__core_step;    /* atomic */
+extern uint64_t vt__free_done[VT_RING_SLOTS];   /* by ticket - 1 (vt_core_free_done) */
 /* Out-of-line parts of the producers. The ring is full: apply a chunk of its oldest
  * events (VT_ROOM_CHUNK, one short hold of the core lock) and claim again; after
  * many rounds without room, record synchronously (vt_core_alloc / vt_core_take; the
@@ -170,7 +174,8 @@ static inline __attribute__((always_inline)) void vt_core_post_alloc(const vt_al
  * Returns the free's ticket: its ring position + 1 (if the real free fails,
  * vt_core_restore with t->ticket set to it puts back what the event took); or, after
  * the ring stayed full through many attempts to make room (vt__post_full_free),
- * VT_TICKET_SYNC: a synchronous vt_core_take filled *t (t->rec / t->missed as there).
+ * VT_TICKET_SYNC: a synchronous vt_core_take filled *t (t->rec as there; a miss is
+ * remembered at once, vt_core_untracked_free, as a ring free does when applied).
  * *t is only written on that path. Keeps errno. Inline (every free hook). */
 #define VT_TICKET_SYNC UINT64_MAX
 static inline __attribute__((always_inline)) uint64_t vt__post_free_try(uint64_t addr)
@@ -195,6 +200,15 @@ static inline __attribute__((always_inline)) uint64_t vt_core_post_free(uint64_t
         return ticket;
     return vt__post_full_free(addr, t);
 }
+/* The real free of a ring free (ticket from vt_core_post_free; 0 and VT_TICKET_SYNC
+ * are ignored harmlessly) succeeded: the record its event took will never be put
+ * back. Only lets the core reuse the taken-log entry at once; a free that does not
+ * say so keeps its entry (taken_late) when a free one ring later needs the slot.
+ * One store; any thread. */
+static inline __attribute__((always_inline)) void vt_core_free_done(uint64_t ticket)
+{
+    __atomic_store_n(&vt__free_done[(ticket - 1) & (VT_RING_SLOTS - 1)], ticket, __ATOMIC_RELEASE);
+}
 /* Sets the function the producers call every VT_RING_KICK events to have the ring
  * drained soon (the writer: vt_writer_kick_drain, which wakes its thread; it must be
  * async-signal-safe and keep errno). NULL: none (queries and full rings drain). */
@@ -215,12 +229,14 @@ int  vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t);
  * vt_core_restore must not put the record back: the memory is gone. */
 void vt_core_untracked_free(uint64_t addr);
 /* The real free failed: puts the taken record back with its counters undone (for a
- * ring free, t->ticket: the record its event took, kept in a log of the last 256 ring
- * frees; an older one is counted as dropped)
+ * ring free, t->ticket: the record its event took, kept in a log of one ring's worth
+ * of positions; older is counted as dropped); not when t->alive is 0 (the driver says
+ * nothing is allocated at the address any more)
  * (unless the address was handed out again meanwhile: the newer record stays; or a
  * context teardown since the take, vt_core_drop_context, would have dropped it: the
- * memory went with the context, which is why the free failed; or another thread's
- * free of the same address succeeded since, vt_core_untracked_free). */
+ * memory went with the context, which is why the free failed; or, when t->alive is
+ * -1, another thread's free of the same address succeeded since or, for a ring free,
+ * missed since, vt_core_untracked_free). */
 void vt_core_restore(vt_taken *t);
 /* The real free succeeded: nothing is left to do (vt_core_take already recycled the
  * record); clears *t. No lock, no call into the core. */

@@ -1,5 +1,6 @@
 /* vt_guard.c — storage of the per-thread hook state (see vt_guard.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include "vt_guard.h"
 
 #include <unistd.h>
@@ -11,6 +12,12 @@ int vt_guard_tid_slow(void)
 {
     vt__tls.tid = (int)syscall(SYS_gettid);
     return vt__tls.tid;
+}
+
+int *vt_guard_errno_slow(void)
+{
+    vt__tls.errno_ptr = &errno;
+    return vt__tls.errno_ptr;
 }
 
 void vt_guard_after_fork_child(void)

@@ -23,6 +23,10 @@ typedef struct vt_tls {
     int      ctx_device;   /* its device                                         */
     uint32_t ctx_gen;      /* vt__ctx_gen when cached (invalidates on reset)     */
     int      unwind;       /* libunwind running for vramtrace (vt_fd.h)          */
+    int     *errno_ptr;    /* &errno of this thread, 0 until first use           */
+    int      core;         /* > 0 while this thread takes or holds the core lock  */
+    int      no_sync;      /* > 0: a client call made inside a hook (vt_api.c):
+                              the core applies no ring events for it             */
 } vt_tls;
 
 extern __thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));
@@ -52,6 +56,16 @@ static inline int vt_guard_tid(void)
 {
     int t = vt__tls.tid;
     return __builtin_expect(t != 0, 1) ? t : vt_guard_tid_slow();
+}
+
+/* &errno of this thread (glibc's __errno_location), cached per thread: the address
+ * never changes during a thread's life (a fork child's thread keeps it). Inline: every
+ * allocation hook saves and restores errno around its bookkeeping. */
+int *vt_guard_errno_slow(void);
+static inline int *vt_guard_errno(void)
+{
+    int *p = vt__tls.errno_ptr;
+    return __builtin_expect(p != 0, 1) ? p : vt_guard_errno_slow();
 }
 
 /* Fork child: the calling thread's cache holds the parent's tid. */

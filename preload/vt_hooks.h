@@ -57,21 +57,22 @@
     } while (0)
 
 /* The exported front of a hook: a nested call (vt_guard_depth() != 0, see
- * VT_NESTED_FORWARD) jumps straight to the real function before any register is
- * saved; anything else tail-calls the hook's body vt__b_<name>, which this macro
+ * VT_NESTED_FORWARD) jumps straight through vt__fwd_<name> before any register is
+ * saved: the real function once resolved (vt_resolve.c sets it with real_<name>,
+ * through the hook table's fwd), the hook's body until then (which resolves it and,
+ * the call being nested, only forwards); anything else tail-calls the hook's body
+ * vt__b_<name>, which this macro
  * declares and the code after it defines (`VT_HOOK_FRONT(...) { body }`). The body
  * runs in the hook's frame (a sibling call), so a stack captured there still has the
  * hook's caller as frame 0; where the compiler does not make it a sibling call,
  * vt_stack_capture_hook's frame check takes the general path. */
 #define VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)                                          \
     static __attribute__((noinline)) ret_t vt__b_##name PARAMS;                           \
+    static __typeof__(real_##name) vt__fwd_##name = vt__b_##name;                         \
     static ret_t vt__h_##name PARAMS                                                      \
     {                                                                                     \
-        if (vt_guard_depth() != 0) {                                                      \
-            __typeof__(real_##name) vt__f = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE); \
-            if (vt__f)                                                                    \
-                return vt__f ARGS;                                                        \
-        }                                                                                 \
+        if (vt_guard_depth() != 0)                                                        \
+            return __atomic_load_n(&vt__fwd_##name, __ATOMIC_ACQUIRE) ARGS;               \
         return vt__b_##name ARGS;                                                         \
     }                                                                                     \
     VT_EXPORT_ALIAS(name);                                                                \
@@ -89,11 +90,12 @@
         vt_call c;                                                                        \
         vt_call_begin(&c, 1);                                                             \
         ret_t r = real_##name ARGS;                                                       \
-        int e = errno;                                                                    \
-        if (c.rec)                                                                        \
+        if (c.rec) {                                                                      \
+            int *vt__ep = vt_guard_errno(), vt__e = *vt__ep;                              \
             VT_SHIM_DONE(c, #name, kind, r, r ? 0 : (uint64_t)(uintptr_t)*(out), size);   \
+            *vt__ep = vt__e;                                                              \
+        }                                                                                 \
         vt_call_end(&c);                                                                  \
-        errno = e;                                                                        \
         return r;                                                                         \
     }
 
@@ -102,14 +104,14 @@
  * and puts it back when CALL does not return ok. Result and errno are CALL's: the
  * code before CALL keeps errno (vt_call_begin, vt_core_post_free) and the code after
  * it either touches nothing errno-related (the common path) or saves and restores it
- * (vt_hook_free_after). */
+ * (vt_hook_free_failed). */
 #define VT_FREE_BODY(ret_t, addr, ok, CALL)                                               \
     vt_call c;                                                                            \
     vt_taken t;                                                                           \
     vt_call_begin(&c, 0);                                                                 \
     uint64_t tk = vt_hook_free_begin(&c, (uint64_t)(addr), &t);                           \
     ret_t r = CALL;                                                                       \
-    vt_hook_free_end(tk, &t, r == (ok));   /* keeps errno: nothing to save here */        \
+    vt_hook_free_end(tk, &t, r == (ok), (uint64_t)(addr));   /* keeps errno */           \
     vt_call_end(&c);                                                                      \
     return r
 
@@ -187,20 +189,21 @@ static inline __attribute__((always_inline)) void vt_call_begin(vt_call *c, int 
 {
     /* one load: initialised (vt_core_hooks_ready after vt__preload_ready == 2) and
      * tracking on */
-    int rec = vt_core_hooks_record();
-    if (__builtin_expect(!rec, 0) && __atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2) {
+    if (__builtin_expect(vt_core_hooks_record(), 1)) {
+        c->outer = vt_guard_enter();
+        c->rec = c->outer;
+    } else {
         /* Returns at once while another thread initialises (waiting could deadlock on
          * the loader lock): this call then forwards without recording, rather than
          * read half-loaded settings or a stack store not yet set up. */
-        vt_preload_init();
-        rec = vt_core_hooks_record();
+        if (__atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2)
+            vt_preload_init();
+        c->outer = vt_guard_enter();
+        c->rec = c->outer && vt_core_hooks_record();
     }
-    c->outer = vt_guard_enter();
-    c->rec = c->outer && rec;
     c->stack = 0;
-    int *ep = &errno;
     if (c->rec && capture)
-        VT_HOOK_CAPTURE(c->stack, ep);
+        VT_HOOK_CAPTURE(c->stack, vt_guard_errno());
 }
 
 static inline void vt_call_end(vt_call *c)
@@ -319,18 +322,19 @@ static inline __attribute__((always_inline)) uint64_t vt_hook_free_begin(vt_call
         return 0;
     return vt_core_post_free(addr, t);
 }
-/* After the real free, when it failed or the take was synchronous: puts back what
- * the free took when it failed; tells the core when a synchronous take found nothing
- * but the free succeeded (vt_core_untracked_free). Preserves errno. */
-void vt_hook_free_after(uint64_t ticket, vt_taken *t, int ok);
-/* After the real free: nothing more on the common path (a ring ticket and the free
- * succeeded: the event does all of the bookkeeping). Preserves errno. */
+/* After a real free of addr that failed: asks the driver whether an allocation
+ * still starts at addr, then puts back what the free took (by its ring ticket, or the
+ * synchronous take's copy in *t) unless it is gone. Preserves errno. */
+void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr);
+/* After the real free: when it succeeded, one store (vt_core_free_done: the event, or
+ * the synchronous take, did all of the bookkeeping). Preserves errno. */
 static inline __attribute__((always_inline)) void vt_hook_free_end(uint64_t ticket, vt_taken *t,
-                                                                    int ok)
+                                                                    int ok, uint64_t addr)
 {
-    if (__builtin_expect(ticket != 0, 1) &&
-        __builtin_expect(!ok || ticket == VT_TICKET_SYNC, 0))
-        vt_hook_free_after(ticket, t, ok);
+    if (__builtin_expect(ok, 1))
+        vt_core_free_done(ticket);
+    else if (ticket != 0)
+        vt_hook_free_failed(ticket, t, addr);
 }
 
 /* Implicit frees on context teardown: 1 if the calling context-release/reset/destroy

@@ -156,22 +156,33 @@ void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result,
     }
 }
 
-void vt_hook_free_after(uint64_t ticket, vt_taken *t, int ok)
+/* 1 when an allocation still starts at addr, 0 when the driver knows none there, -1
+ * not known (cuPointerGetAttribute CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CUDA Driver
+ * API "Unified Addressing"; it answers CUDA_ERROR_INVALID_VALUE for an address no
+ * allocation holds). Called on a failed free only, outside our locks, under the
+ * caller's depth guard. */
+static int vt__still_allocated(uint64_t addr)
+{
+    typedef CUresult (*getattr_t)(void *, CUpointer_attribute, CUdeviceptr);
+    getattr_t f = (getattr_t)__atomic_load_n(&vt__drv_cuPointerGetAttribute, __ATOMIC_ACQUIRE);
+    if (!f)
+        return -1;
+    CUdeviceptr start = 0;
+    CUresult r = f(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (CUdeviceptr)addr);
+    if (r == CUDA_SUCCESS)
+        return start == (CUdeviceptr)addr;
+    return r == CUDA_ERROR_INVALID_VALUE ? 0 : -1;
+}
+
+void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr)
 {
     int e = errno;
     if (ticket != VT_TICKET_SYNC) {
-        if (!ok) {
-            t->rec = NULL;
-            t->ticket = ticket;
-            vt_core_restore(t);
-        }
-    } else if (!ok) {
-        if (t->rec)
-            vt_core_restore(t);
-    } else if (t->missed) {
-        t->missed = 0;
-        vt_core_untracked_free(t->addr);
+        t->rec = NULL;
+        t->ticket = ticket;
     }
+    t->alive = (int8_t)vt__still_allocated(addr);
+    vt_core_restore(t);
     errno = e;
 }
 

@@ -410,14 +410,15 @@ static CUresult vt__h_cuGetProcAddress(const char *symbol, void **pfn, int cudaV
 }
 VT_EXPORT_ALIAS(cuGetProcAddress);
 
-#define VT_ENTRY(n) {#n, (void **)&real_##n, (void *)vt__h_##n}
+#define VT_ENTRY(n) {#n, (void **)&real_##n, (void *)vt__h_##n, NULL}
+#define VT_ENTRY_F(n) {#n, (void **)&real_##n, (void *)vt__h_##n, (void **)&vt__fwd_##n}   /* fronted */
 const vt_hook_entry vt__driver_hooks[] = {
-    VT_ENTRY(cuMemAlloc_v2),
+    VT_ENTRY_F(cuMemAlloc_v2),
     VT_ENTRY(cuMemAllocPitch_v2),
-    VT_ENTRY(cuMemAllocManaged),
-    VT_ENTRY(cuMemAllocHost_v2),
-    VT_ENTRY(cuMemHostAlloc),
-    VT_ENTRY(cuMemFree_v2),
+    VT_ENTRY_F(cuMemAllocManaged),
+    VT_ENTRY_F(cuMemAllocHost_v2),
+    VT_ENTRY_F(cuMemHostAlloc),
+    VT_ENTRY_F(cuMemFree_v2),
     VT_ENTRY(cuMemFreeHost),
     VT_ENTRY(cuMemAllocAsync),
     VT_ENTRY(cuMemAllocAsync_ptsz),

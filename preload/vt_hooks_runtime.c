@@ -286,16 +286,17 @@ static cudaError_t vt__h_cudaGetDriverEntryPointByVersion_ptsz(const char *symbo
 }
 VT_EXPORT_ALIAS(cudaGetDriverEntryPointByVersion_ptsz);
 
-#define VT_ENTRY(n) {#n, (void **)&real_##n, (void *)vt__h_##n}
+#define VT_ENTRY(n) {#n, (void **)&real_##n, (void *)vt__h_##n, NULL}
+#define VT_ENTRY_F(n) {#n, (void **)&real_##n, (void *)vt__h_##n, (void **)&vt__fwd_##n}   /* fronted */
 const vt_hook_entry vt__runtime_hooks[] = {
-    VT_ENTRY(cudaMalloc),
+    VT_ENTRY_F(cudaMalloc),
     VT_ENTRY(cudaMallocPitch),
     VT_ENTRY(cudaMalloc3D),
-    VT_ENTRY(cudaMallocManaged),
-    VT_ENTRY(cudaMallocHost),
-    VT_ENTRY(cudaHostAlloc),
-    VT_ENTRY(cudaFree),
-    VT_ENTRY(cudaFreeHost),
+    VT_ENTRY_F(cudaMallocManaged),
+    VT_ENTRY_F(cudaMallocHost),
+    VT_ENTRY_F(cudaHostAlloc),
+    VT_ENTRY_F(cudaFree),
+    VT_ENTRY_F(cudaFreeHost),
     VT_ENTRY(cudaMallocAsync),
     VT_ENTRY(cudaMallocAsync_ptsz),
     VT_ENTRY(cudaMallocFromPoolAsync),

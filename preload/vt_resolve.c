@@ -31,6 +31,7 @@ void *vt__drv_cuCtxGetDevice;
 void *vt__drv_cuDevicePrimaryCtxGetState;
 void *vt__drv_cuDeviceGetDefaultMemPool;
 void *vt__drv_cuMemPoolGetAttribute;
+void *vt__drv_cuPointerGetAttribute;
 
 static const struct { const char *name; void **slot; } vt__helpers[] = {
     {"cuCtxGetCurrent", &vt__drv_cuCtxGetCurrent},
@@ -38,6 +39,7 @@ static const struct { const char *name; void **slot; } vt__helpers[] = {
     {"cuDevicePrimaryCtxGetState", &vt__drv_cuDevicePrimaryCtxGetState},
     {"cuDeviceGetDefaultMemPool", &vt__drv_cuDeviceGetDefaultMemPool},
     {"cuMemPoolGetAttribute", &vt__drv_cuMemPoolGetAttribute},
+    {"cuPointerGetAttribute", &vt__drv_cuPointerGetAttribute},
 };
 #define VT_NHELPERS (sizeof vt__helpers / sizeof vt__helpers[0])
 
@@ -63,15 +65,25 @@ static void vt__set(void **slot, void *p)
         __atomic_store_n(slot, p, __ATOMIC_RELEASE);
 }
 
+/* A hook's real function, and its front's nested-call target (the real function
+ * from now on instead of the hook's body). */
+static void vt__set_hook(const vt_hook_entry *h, void *p)
+{
+    vt__set(h->real, p);
+    void *real = __atomic_load_n(h->real, __ATOMIC_ACQUIRE);
+    if (h->fwd && real)
+        __atomic_store_n(h->fwd, real, __ATOMIC_RELEASE);
+}
+
 /* Fills empty slots by looking each name up with handle. */
 static void vt__fill_from(void *handle)
 {
     for (size_t i = 0; i < vt__n_driver_hooks; i++)
         if (!__atomic_load_n(vt__driver_hooks[i].real, __ATOMIC_ACQUIRE))
-            vt__set(vt__driver_hooks[i].real, vt__real_dlsym(handle, vt__driver_hooks[i].name));
+            vt__set_hook(&vt__driver_hooks[i], vt__real_dlsym(handle, vt__driver_hooks[i].name));
     for (size_t i = 0; i < vt__n_runtime_hooks; i++)
         if (!__atomic_load_n(vt__runtime_hooks[i].real, __ATOMIC_ACQUIRE))
-            vt__set(vt__runtime_hooks[i].real, vt__real_dlsym(handle, vt__runtime_hooks[i].name));
+            vt__set_hook(&vt__runtime_hooks[i], vt__real_dlsym(handle, vt__runtime_hooks[i].name));
     for (size_t i = 0; i < VT_NHELPERS; i++)
         if (!__atomic_load_n(vt__helpers[i].slot, __ATOMIC_ACQUIRE))
             vt__set(vt__helpers[i].slot, vt__real_dlsym(handle, vt__helpers[i].name));

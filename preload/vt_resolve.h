@@ -25,6 +25,8 @@ typedef struct vt_hook_entry {
     const char *name;    /* exported symbol of the real library ("cuMemAlloc_v2")  */
     void      **real;    /* the hooks file's real_ pointer                         */
     void       *hook;    /* our function with the same ABI                         */
+    void      **fwd;     /* hooks with a front (VT_HOOK_FRONT): where its nested calls
+                            go, set to the real function with it; else NULL         */
 } vt_hook_entry;
 
 extern const vt_hook_entry vt__driver_hooks[];
@@ -38,6 +40,7 @@ extern void *vt__drv_cuCtxGetDevice;
 extern void *vt__drv_cuDevicePrimaryCtxGetState;
 extern void *vt__drv_cuDeviceGetDefaultMemPool;
 extern void *vt__drv_cuMemPoolGetAttribute;
+extern void *vt__drv_cuPointerGetAttribute;   /* a failed free: is the address still allocated */
 
 /* The real dlsym (glibc's), found with dlvsym. */
 extern void *(*vt__real_dlsym)(void *, const char *);

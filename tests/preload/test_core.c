@@ -776,11 +776,13 @@ static void test_ring(void)
     want = want - (100 + 1 % 3) + 5000;
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
     CHECK_EQ_U64(vt_core_live_count(), count + n - (n + 1) / 2);
-    /* a failed free: what its event took comes back */
+    /* a failed free: what its event took comes back (the driver says the allocation
+     * is still there: alive 1) */
     uint64_t tk = vt_core_post_free(base + 256, &t);
     CHECK_EQ_U64(vt_core_live_bytes(1), want - 5000);
     t.rec = NULL;
     t.ticket = tk;
+    t.alive = 1;
     vt_core_restore(&t);
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
     /* a failed free after CUDA handed the address out again: the newer record stays */
@@ -788,21 +790,57 @@ static void test_ring(void)
     vt_core_post_alloc_at(base + 256, 777, 0x1000, 1, VT_KIND_DEVICE, 8);
     t.rec = NULL;
     t.ticket = tk;
+    t.alive = 1;
     vt_core_restore(&t);
     want = want - 5000 + 777;
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
-    /* a failed free whose record fell out of the taken log: dropped, not restored */
-    uint64_t dropped = vt_core_dropped_records();
-    tk = vt_core_post_free(base + 3 * 256, &t);
-    for (uint32_t i = 5; i < 5 + 2 * 300; i += 2)        /* 300 more ring frees */
-        CHECK(vt_core_post_free(base + (uint64_t)i * 256, &t) != 0);
-    for (uint32_t i = 3; i < 5 + 2 * 300; i += 2)
-        want -= 100 + i % 3;
-    t.rec = NULL;
-    t.ticket = tk;
+    /* two frees of the same pointer that both fail (the wrong API twice, at once): the
+     * first took the record, the second found none; the driver says it is still
+     * there, so it comes back once */
+    uint64_t tk1 = vt_core_post_free(base + 256, &t);
+    uint64_t tk2 = vt_core_post_free(base + 256, &t);
+    CHECK_EQ_U64(vt_core_live_bytes(1), want - 777);
+    t.rec = NULL; t.ticket = tk2; t.alive = 1;
+    vt_core_restore(&t);
+    t.rec = NULL; t.ticket = tk1; t.alive = 1;
     vt_core_restore(&t);
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
-    CHECK_EQ_U64(vt_core_dropped_records(), dropped + 1);
+    /* the losing free of a double free: the driver says nothing is there any more */
+    tk1 = vt_core_post_free(base + 256, &t);
+    tk2 = vt_core_post_free(base + 256, &t);
+    t.rec = NULL; t.ticket = tk1; t.alive = 0;
+    vt_core_restore(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(1), want - 777);
+    vt_core_post_alloc_at(base + 256, 777, 0x1000, 1, VT_KIND_DEVICE, 8);
+    /* a failed free whose thread was preempted while a whole ring of later events was
+     * applied (a query applied them all first): its taken-log slot went to a newer
+     * free, but it never said it succeeded (vt_core_free_done), so its entry was kept
+     * aside (taken_late) and it still comes back */
+    uint64_t dropped = vt_core_dropped_records();
+    tk = vt_core_post_free(base + 3 * 256, &t);
+    const uint64_t other = 0x58000000000ull;
+    for (uint32_t i = 0; i < VT_RING_SLOTS - 1; i++)
+        vt_core_post_alloc_at(other + (uint64_t)i * 256, 1, 0x1000, 1, VT_KIND_DEVICE, 9);
+    uint64_t tko = vt_core_post_free(other, &t);
+    CHECK(tko == tk + VT_RING_SLOTS);                    /* the same log slot */
+    vt_core_free_done(tko);
+    want += VT_RING_SLOTS - 2 - (100 + 3 % 3);
+    CHECK_EQ_U64(vt_core_live_bytes(1), want);
+    t.rec = NULL; t.ticket = tk; t.alive = 1;
+    vt_core_restore(&t);
+    want += 100 + 3 % 3;
+    CHECK_EQ_U64(vt_core_live_bytes(1), want);
+    CHECK_EQ_U64(vt_core_dropped_records(), dropped);
+    CHECK(vt_core_post_free(base + 3 * 256, &t) != 0);
+    want -= 100 + 3 % 3;
+    for (uint32_t i = 1; i < VT_RING_SLOTS - 1; i++)
+        vt_core_post_free(other + (uint64_t)i * 256, &t);
+    want -= VT_RING_SLOTS - 2;
+    for (uint32_t i = 5; i < 5 + 2 * 300; i += 2) {
+        CHECK(vt_core_post_free(base + (uint64_t)i * 256, &t) != 0);
+        want -= 100 + i % 3;
+    }
+    CHECK_EQ_U64(vt_core_live_bytes(1), want);
     /* the rest, then empty */
     for (uint32_t i = 5 + 2 * 300; i < n; i += 2)
         CHECK(vt_core_post_free(base + (uint64_t)i * 256, &t) != 0);

@@ -504,6 +504,21 @@ def check_race_dfree(c):
     print("race_dfree ok: 20,000 double free races, 0 bytes live after")
 
 
+def check_race_sigquery(c):
+    """A signal handler calls vramtrace_live_bytes wherever its thread is (inside a
+    hook, inside its own query holding the core lock): it returns at once with the
+    state as last applied; nothing hangs, nothing is lost."""
+    race_run(c, "sigquery", ["sigquery", "200000"], timeout=120)
+    print("race_sigquery ok: 200,000 allocations with a querying signal handler every 50 us")
+
+
+def check_race_twofail(c):
+    """Two threads free the same live pointer with the wrong API at once: both fail,
+    it stays live (the driver says it is still allocated)."""
+    race_run(c, "twofail", ["twofail", "20000"])
+    print("race_twofail ok: 2 x 20,000 failing frees of one pointer, still live")
+
+
 def check_race_cancel(c):
     """Threads cancelled (deferred) in cudaMalloc/cudaFree/snapshot/step loops: the
     others go on, live bytes equal the cancelled threads' leftovers."""

@@ -35,6 +35,13 @@
  *                            stalls them at random moments with SIGUSR2. No
  *                            bytes may stay live (a record taken by the losing free
  *                            must not be put back when its real free fails).
+ *   rel_race sigquery N      N cudaMalloc (+ cudaFree) + vramtrace_live_bytes on the main
+ *                            thread while another churns and a third sends it SIGUSR2
+ *                            every 50 us, whose handler calls vramtrace_live_bytes
+ *                            (lands inside hooks and inside the main thread's own
+ *                            query): no hang, no slow handler, live bytes exact.
+ *   rel_race twofail R       two threads each call cudaFreeHost on the same live
+ *                            device pointer R times (all fail): it stays live.
  *   rel_race errno           every hooked API, success and failure, with errno set to a
  *                            marker before the call: prints errno after each (must match
  *                            a run without the preload).
@@ -510,6 +517,115 @@ static int run_dfree(int rounds)
     return 0;
 }
 
+/* ---- sigquery ---- */
+
+/* A signal handler asks vramtrace_live_bytes while its thread is anywhere: inside an
+ * allocation or free hook (between the ring claim and publish, or in the real CUDA
+ * call with the C library's locks held) or inside a query of its own that holds the
+ * core lock. The handler must return promptly (it gets the state as last applied)
+ * and nothing may be lost. */
+static volatile uint64_t sq_sink;
+static volatile int sq_stop;
+static uint64_t sq_worst_ns;
+static void sq_handler(int sig)
+{
+    (void)sig;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    sq_sink += vramtrace_live_bytes(-1);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    uint64_t d = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)(b.tv_nsec - a.tv_nsec);
+    if (d > sq_worst_ns)
+        sq_worst_ns = d;
+}
+static pthread_t sq_main;
+static void *sq_kicker(void *a)
+{
+    (void)a;
+    while (!sq_stop) {
+        pthread_kill(sq_main, SIGUSR2);
+        usleep(50);
+    }
+    return NULL;
+}
+static void *sq_churn(void *a)
+{
+    (void)a;
+    while (!sq_stop) {
+        void *q;
+        if (cudaMalloc(&q, 256) == cudaSuccess)
+            cudaFree(q);
+    }
+    return NULL;
+}
+static int run_sigquery(long iters)
+{
+    sq_main = pthread_self();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = sq_handler;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR2, &sa, NULL);
+    pthread_t k, ch;
+    pthread_create(&ch, NULL, sq_churn, NULL);
+    pthread_create(&k, NULL, sq_kicker, NULL);
+    void *held[64];
+    int nh = 0;
+    uint64_t want = 0;
+    for (long i = 0; i < iters; i++) {
+        void *p;
+        if (cudaMalloc(&p, 1024) != cudaSuccess) { failf("sigquery alloc", i, 0); break; }
+        if (nh < 64 && i % 97 == 0) { held[nh++] = p; want += 1024; }
+        else cudaFree(p);
+        sq_sink += vramtrace_live_bytes(-1);   /* the handler may land in this one */
+    }
+    sq_stop = 1;
+    pthread_join(k, NULL);
+    pthread_join(ch, NULL);
+    signal(SIGUSR2, SIG_IGN);
+    check_live("sigquery: live bytes with the held blocks", want);
+    for (int i = 0; i < nh; i++)
+        cudaFree(held[i]);
+    check_live("sigquery: live bytes after freeing them", 0);
+    if (sq_worst_ns > 2000000000ull)
+        failf("sigquery: slowest handler (ms)", (long)(sq_worst_ns / 1000000), 2000);
+    printf("ok sigquery iterations %ld slowest handler %.3f ms\n", iters, sq_worst_ns / 1e6);
+    return 0;
+}
+
+/* ---- twofail ---- */
+
+/* Two threads free the same live pointer with the wrong API at once, again and
+ * again: both frees fail, so it must stay live (the free that took the record puts
+ * it back, the one that found nothing does nothing). */
+static void *tf_ptr;
+static int tf_rounds = 20000, tf_succeeded;
+static void *tf_thread(void *a)
+{
+    (void)a;
+    for (int r = 0; r < tf_rounds; r++)
+        if (cudaFreeHost(tf_ptr) == cudaSuccess)
+            __atomic_add_fetch(&tf_succeeded, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+static int run_twofail(int rounds)
+{
+    if (rounds > 0)
+        tf_rounds = rounds;
+    if (cudaMalloc(&tf_ptr, 1 << 20)) { failf("twofail alloc", 0, 0); return 1; }
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, tf_thread, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    if (tf_succeeded) failf("twofail: wrong-API frees that succeeded", tf_succeeded, 0);
+    check_live("twofail: live bytes (the pointer was never freed)", 1 << 20);
+    cudaFree(tf_ptr);
+    check_live("twofail: live bytes after its real free", 0);
+    printf("ok twofail rounds %d\n", tf_rounds);
+    return 0;
+}
+
 /* ---- errno ---- */
 
 #define E(call) do { errno = 4242; int r_ = (int)(call); printf("%-48s rc %d errno %d\n", #call, r_, errno); } while (0)
@@ -572,8 +688,12 @@ int main(int argc, char **argv)
         rc = run_dfree((int)a);
     } else if (!strcmp(mode, "errno")) {
         rc = run_errno();
+    } else if (!strcmp(mode, "sigquery")) {
+        rc = run_sigquery(a > 0 ? a : 200000);
+    } else if (!strcmp(mode, "twofail")) {
+        rc = run_twofail((int)a);
     } else {
-        fprintf(stderr, "usage: rel_race failfree|grow|cancel|fork|reset|dfree|errno [A [B]]\n");
+        fprintf(stderr, "usage: rel_race failfree|grow|cancel|fork|reset|dfree|errno|sigquery|twofail [A [B]]\n");
         return 2;
     }
     return rc || __atomic_load_n(&failures, __ATOMIC_RELAXED) ? 1 : 0;
