@@ -263,6 +263,9 @@ int vt_core_init(void)
     if (!__atomic_load_n(&vt__core.inited, __ATOMIC_ACQUIRE)) {
         vt_config_load();
         if (__atomic_exchange_n(&vt__core.inited, 1, __ATOMIC_ACQ_REL) == 0) {
+            vt__lock_raw();
+            vt_ring_init(&vt__ring);
+            vt__unlock();
             if (vt__config.test_fail_alloc_at > 0)
                 vt_mem_fail_at(vt__config.test_fail_alloc_at);
             if (vt__config.disable)
@@ -780,6 +783,7 @@ void vt__post_kick(void)
 static void vt__make_room(void)
 {
     vt__lock_raw();
+    vt_ring_init(&vt__ring);   /* a core used before vt_core_init: numbered now */
     vt__drain_locked(__atomic_load_n(&vt__ring.head, __ATOMIC_ACQUIRE), VT_ROOM_CHUNK);
     vt__unlock();
 }

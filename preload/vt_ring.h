@@ -11,25 +11,24 @@
  * real free and an allocation's AFTER its real allocation, so a reused address is
  * always freed before it is allocated again in ring order.
  *
- * Slot turn (one word per slot, zero-initialised): with b = p rounded down to a
- * multiple of VT_RING_SLOTS (the round's base),
- *   b                      the slot is free for this round's producer,
- *   b + 1                  this round's event is published (the consumer may apply it),
- *   b + VT_RING_SLOTS      applied (= free for the next round).
- * A producer that finds its slot still holding an older round's event (turn < b)
- * claims nothing: the ring is full, and the caller takes the synchronous path
- * (lock, drain, apply) instead of waiting. Publishing is a compare-and-swap from b
- * to b + 1 so that the consumer can give up on a slot whose producer never
- * publishes (a thread that died or forked away between claim and publish): it moves
- * the turn from b to b + VT_RING_SLOTS and the late producer's publish then fails
- * (the event is counted as dropped).
+ * Slot turn (one word per slot; vt_ring_init sets slot i's to i): for position p,
+ *   p                      the slot is free for p's producer,
+ *   p + 1                  p's event is published (the consumer may apply it),
+ *   p + VT_RING_SLOTS      applied (= free for the next round's position).
+ * A producer that finds its slot still holding an older round's event (turn < p)
+ * claims nothing: the ring is full, and the caller makes room (applies the oldest
+ * events itself) instead of waiting. Publishing is a compare-and-swap from p to p + 1
+ * so that the consumer can give up on a slot whose producer never publishes (a thread
+ * that died between claim and publish): it moves the turn from p to
+ * p + VT_RING_SLOTS and the late producer's publish then fails (the event is counted
+ * as dropped).
  *
  * Between claim and publish a producer only stores the event's fields: no call, no
  * lock, no system call. A consumer that meets a claimed but unpublished slot waits
  * (spin, then sched_yield) a bounded time for it.
  *
- * Memory: VT_RING_SLOTS * 64 bytes (1 MiB), static and zero-initialised, so only the
- * pages the ring has reached are resident. Thread safety: producers on any thread;
+ * Memory: VT_RING_SLOTS * 64 bytes (1 MiB), static; resident once vt_ring_init has
+ * numbered the slots (at the core's start). Thread safety: producers on any thread;
  * the consumer functions only under the core lock. Fork: vt_ring_discard in the
  * child (one thread) marks every slot from tail to head applied.
  */
@@ -39,7 +38,6 @@
 #include <stdint.h>
 
 #define VT_RING_SLOTS 16384ull         /* power of two                              */
-#define VT_RING_BASE(p) ((p) & ~(VT_RING_SLOTS - 1))
 #define VT_RING_KICK  4096u            /* producers wake the drainer every this many */
 
 enum { VT_EV_ALLOC = 1, VT_EV_FREE = 2 };
@@ -69,7 +67,20 @@ typedef struct vt_ring {
     uint64_t head __attribute__((aligned(64)));   /* next position to claim (atomic)  */
     uint64_t tail __attribute__((aligned(64)));   /* next position to apply: written
                                                      under the core lock, read atomic */
+    int      inited;                              /* vt_ring_init done (atomic)       */
 } vt_ring;
+
+/* Numbers the slots (slot i free for position i) on first use; idempotent. Call
+ * before any producer (the core does, at vt_core_init) and under the consumer's lock;
+ * a producer that finds a slot not numbered sees the ring full. */
+static inline void vt_ring_init(vt_ring *r)
+{
+    if (__atomic_load_n(&r->inited, __ATOMIC_ACQUIRE))
+        return;
+    for (uint64_t i = 1; i < VT_RING_SLOTS; i++)
+        __atomic_store_n(&r->ev[i].turn, i, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->inited, 1, __ATOMIC_RELEASE);
+}
 
 /* Claims the next position: returns its slot and *pos, or NULL when the ring is full
  * (nothing claimed). Lock-free; any thread. */
@@ -78,15 +89,14 @@ static inline vt_ev *vt_ring_claim(vt_ring *r, uint64_t *pos)
     uint64_t p = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
     for (;;) {
         vt_ev *e = &r->ev[p & (VT_RING_SLOTS - 1)];
-        uint64_t want = VT_RING_BASE(p);
         uint64_t turn = __atomic_load_n(&e->turn, __ATOMIC_ACQUIRE);
-        if (turn == want) {
+        if (turn == p) {
             if (__atomic_compare_exchange_n(&r->head, &p, p + 1, 1, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED)) {
                 *pos = p;
                 return e;
             }
-        } else if (turn < want) {
+        } else if (turn < p) {
             return NULL;          /* an older round's event is still there: full     */
         } else {
             p = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
@@ -98,8 +108,8 @@ static inline vt_ev *vt_ring_claim(vt_ring *r, uint64_t *pos)
  * consumer gave up on the slot meanwhile (the event is lost; count it). */
 static inline int vt_ring_publish(vt_ev *e, uint64_t pos)
 {
-    uint64_t want = VT_RING_BASE(pos);
-    return __atomic_compare_exchange_n(&e->turn, &want, want + 1, 0, __ATOMIC_RELEASE,
+    uint64_t want = pos;
+    return __atomic_compare_exchange_n(&e->turn, &want, pos + 1, 0, __ATOMIC_RELEASE,
                                        __ATOMIC_RELAXED);
 }
 
@@ -119,7 +129,7 @@ static inline vt_ev *vt_ring_peek(vt_ring *r, int *claimed)
     if (t == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE))
         return NULL;
     vt_ev *e = &r->ev[t & (VT_RING_SLOTS - 1)];
-    if (__atomic_load_n(&e->turn, __ATOMIC_ACQUIRE) == VT_RING_BASE(t) + 1)
+    if (__atomic_load_n(&e->turn, __ATOMIC_ACQUIRE) == t + 1)
         return e;
     *claimed = 1;
     return NULL;
@@ -129,7 +139,7 @@ static inline vt_ev *vt_ring_peek(vt_ring *r, int *claimed)
 static inline void vt_ring_done(vt_ring *r, vt_ev *e)
 {
     uint64_t t = r->tail;
-    __atomic_store_n(&e->turn, VT_RING_BASE(t) + VT_RING_SLOTS, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->turn, t + VT_RING_SLOTS, __ATOMIC_RELEASE);
     __atomic_store_n(&r->tail, t + 1, __ATOMIC_RELEASE);
 }
 
@@ -140,8 +150,8 @@ static inline int vt_ring_skip(vt_ring *r)
 {
     uint64_t t = r->tail;
     vt_ev *e = &r->ev[t & (VT_RING_SLOTS - 1)];
-    uint64_t want = VT_RING_BASE(t);
-    if (!__atomic_compare_exchange_n(&e->turn, &want, want + VT_RING_SLOTS, 0, __ATOMIC_ACQ_REL,
+    uint64_t want = t;
+    if (!__atomic_compare_exchange_n(&e->turn, &want, t + VT_RING_SLOTS, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return 0;
     __atomic_store_n(&r->tail, t + 1, __ATOMIC_RELEASE);
@@ -154,7 +164,7 @@ static inline void vt_ring_discard(vt_ring *r)
 {
     uint64_t h = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
     for (uint64_t t = r->tail; t != h; t++)
-        __atomic_store_n(&r->ev[t & (VT_RING_SLOTS - 1)].turn, VT_RING_BASE(t) + VT_RING_SLOTS,
+        __atomic_store_n(&r->ev[t & (VT_RING_SLOTS - 1)].turn, t + VT_RING_SLOTS,
                          __ATOMIC_RELAXED);
     __atomic_store_n(&r->tail, h, __ATOMIC_RELAXED);
 }
