@@ -525,7 +525,7 @@ static int run_dfree(int rounds)
  * core lock. The handler must return promptly (it gets the state as last applied)
  * and nothing may be lost. */
 static volatile uint64_t sq_sink;
-static volatile int sq_stop;
+static int sq_stop;   /* atomic */
 static uint64_t sq_worst_ns;
 static void sq_handler(int sig)
 {
@@ -542,7 +542,7 @@ static pthread_t sq_main;
 static void *sq_kicker(void *a)
 {
     (void)a;
-    while (!sq_stop) {
+    while (!__atomic_load_n(&sq_stop, __ATOMIC_ACQUIRE)) {
         pthread_kill(sq_main, SIGUSR2);
         usleep(50);
     }
@@ -551,7 +551,7 @@ static void *sq_kicker(void *a)
 static void *sq_churn(void *a)
 {
     (void)a;
-    while (!sq_stop) {
+    while (!__atomic_load_n(&sq_stop, __ATOMIC_ACQUIRE)) {
         void *q;
         if (cudaMalloc(&q, 256) == cudaSuccess)
             cudaFree(q);
@@ -579,7 +579,7 @@ static int run_sigquery(long iters)
         else cudaFree(p);
         sq_sink += vramtrace_live_bytes(-1);   /* the handler may land in this one */
     }
-    sq_stop = 1;
+    __atomic_store_n(&sq_stop, 1, __ATOMIC_RELEASE);
     pthread_join(k, NULL);
     pthread_join(ch, NULL);
     signal(SIGUSR2, SIG_IGN);
