@@ -116,7 +116,7 @@ typedef struct vt_rec {
 #define VT_TAKEN_LOG VT_RING_SLOTS   /* records taken by ring frees, kept for a failed
                                         free: one ring's worth of positions          */
 #define VT_TAKEN_LATE 256   /* taken-log entries kept past their slot (taken_late) */
-#define VT_DRAIN_CHUNK 1024 /* ring events applied per hold of the core lock       */
+#define VT_DRAIN_CHUNK 512  /* ring events applied per hold of the core lock       */
 #define VT_ROOM_CHUNK  256  /* ... by a producer that found the ring full            */
 #define VT_ROOM_TRIES  64   /* rounds of room-making before it records synchronously */
 
@@ -731,11 +731,14 @@ static int vt__drain_locked(uint64_t target, unsigned budget)
     return 0;
 }
 
+static void vt__yield_to_waiters(void);
+
 static void vt__drain_all_locked(void)
 {
     uint64_t target = __atomic_load_n(&vt__ring.head, __ATOMIC_ACQUIRE);
     while (vt__drain_locked(target, VT_DRAIN_CHUNK)) {
         vt__unlock();
+        vt__yield_to_waiters();   /* a snapshot or a query waiting goes first */
         vt__lock_raw();
     }
 }
@@ -1266,6 +1269,16 @@ uint64_t vt_core_changes(void)
     return __atomic_load_n(&vt__core.changes, __ATOMIC_RELAXED);
 }
 
+uint64_t vt_core_changes_applied(void)
+{
+    return __atomic_load_n(&vt__core.changes, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_live_count_applied(void)
+{
+    return __atomic_load_n(&vt__core.live_count, __ATOMIC_RELAXED);
+}
+
 uint64_t vt_core_live_count(void)
 {
     vt__sync();
@@ -1528,7 +1541,7 @@ static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
         /* room for one slab at least, so that every hold makes progress */
         if (g ? vt__ranges_reserve(g, VT_SLAB) : vt__rows_reserve(c, cap, VT_SLAB))
             return -1;
-        vt__lock();
+        vt__lock_raw();   /* rows as of the first hold: no ring events between */
         uint64_t t0 = vt_now_ns();
         while (next < vt__core.n_slabs) {
             const vt_rec *slab = vt__core.slabs[next++];
@@ -1556,7 +1569,7 @@ static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
         vt__yield_to_waiters();
     }
     for (int attempt = 0;; attempt++) {
-        vt__lock();
+        vt__lock_raw();   /* rows as of the first hold: no ring events between */
         uint64_t t0 = vt_now_ns();
         size_t nv = HASH_COUNT(vt__core.vmms);
         if (g ? g->n + nv <= g->cap : c->n_allocs + nv <= *cap) {
@@ -1654,7 +1667,10 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
     size_t cap_sites = 0;
     uint64_t t0 = 0;
     for (int attempt = 0;; attempt++) {
-        vt__lock();
+        if (flags & VT_COLLECT_APPLIED)
+            vt__lock_raw();
+        else
+            vt__lock();   /* applies every ring event claimed before the collection */
         t0 = vt_now_ns();
         size_t need_sites = vt__core.n_sites;
         if (need_sites <= cap_sites)

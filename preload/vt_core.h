@@ -284,6 +284,10 @@ void     vt_core_scope_begin(void);
 uint64_t vt_core_scope_leaked_bytes(void);
 uint64_t vt_core_changes(void);            /* bumps on every alloc/free/drop       */
 uint64_t vt_core_live_count(void);
+/* The same two without applying the ring's pending events first (the periodic
+ * snapshot's decisions: events still in the ring count at the next one). */
+uint64_t vt_core_changes_applied(void);
+uint64_t vt_core_live_count_applied(void);
 uint64_t vt_core_dropped_records(void);    /* allocations not recorded (latched)   */
 
 /* ---- snapshots (writer) ---- */
@@ -328,6 +332,9 @@ enum {
     VT_COLLECT_STEP   = 1,  /* this snapshot ends a step: run the leak detector     */
     VT_COLLECT_ALLOCS = 2,  /* copy every live allocation                          */
     VT_COLLECT_FRAG   = 4,  /* compute fragmentation per device                    */
+    VT_COLLECT_APPLIED = 8, /* the state as applied so far: do not apply the ring's
+                               pending events first (periodic snapshots: the writer
+                               applies them as they come, every VT_RING_KICK)      */
 };
 
 typedef struct vt_collect {
@@ -350,6 +357,11 @@ typedef struct vt_collect {
  * interval peak, and on VT_COLLECT_STEP advances the leak detector with leak
  * threshold leak_steps. Sites listed: live > 0 or changed since the previous
  * collection.
+ *
+ * Ring: unless VT_COLLECT_APPLIED, the first hold applies every event the hooks
+ * claimed before the call (vt_ring.h), so the copy includes every allocation and free
+ * that returned before it; the later holds apply none (the rows are the state as of
+ * the first hold, plus whatever producers that found the ring full applied meanwhile).
  *
  * Consistency: the step, counters, per device x kind totals and site rows are copied
  * in ONE hold of the core lock (one instant; about 11 ns per site). Allocation rows

@@ -488,17 +488,19 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     int is_exit = !strcmp(trigger, VT_TRIGGER_EXIT);
     int want_allocs = is_exit || !strcmp(trigger, VT_TRIGGER_OOM) ||
                       !strcmp(trigger, VT_TRIGGER_SIGNAL) || !strcmp(trigger, VT_TRIGGER_MANUAL);
-    uint64_t changes = vt_core_changes();
+    /* a periodic snapshot is of the state as applied (the writer applies the ring's
+     * events every VT_RING_KICK of them); every other one applies them first */
+    uint64_t changes = periodic ? vt_core_changes_applied() : vt_core_changes();
     if (periodic && changes == vt__w.last_changes && vt__w.seq > 0)
         return 0;  /* nothing changed: skipped */
-    unsigned flags = 0;
+    unsigned flags = periodic ? VT_COLLECT_APPLIED : 0;
     if (is_step)
         flags |= VT_COLLECT_STEP;
     if (periodic && vt_core_advance_unmarked_step())
         flags |= VT_COLLECT_STEP;
     if (want_allocs)
         flags |= VT_COLLECT_ALLOCS | VT_COLLECT_FRAG;
-    else if (vt_core_live_count() <= VT_FRAG_MAX_LIVE)
+    else if ((periodic ? vt_core_live_count_applied() : vt_core_live_count()) <= VT_FRAG_MAX_LIVE)
         flags |= VT_COLLECT_FRAG;
     vt_collect c;
     if (vt_core_collect(&c, flags, vt__config.leak_steps) < 0)
