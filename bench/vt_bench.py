@@ -215,10 +215,10 @@ def fig1():
         # applies them on the writer thread (or wherever the lock is next taken). That
         # work is not on the program's thread, so the rows above do not count it: it is
         # measured here, inclusive, so that the total cost per pair is on record.
-        d, _, _ = callgrind(cmd, traced_env(DEPTH=0, INTERVAL_MS=0), toggle="vt__drain_all_locked*")
+        d, _, _ = callgrind(cmd, traced_env(DEPTH=0, INTERVAL_MS=0), toggle="vt__drain_locked*")
         row(1, f"{path} path: applying the pair's two events (core, off the program's thread; reference)",
             d / n, floor=None, target=None, unit="instr", ok=None,
-            note="callgrind inclusive cost of vt__drain_all_locked per pair, any thread")
+            note="callgrind inclusive cost of vt__drain_locked per pair, any thread")
 
 
 # ---- figure 2: stack capture ----

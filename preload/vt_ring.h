@@ -84,7 +84,7 @@ static inline void vt_ring_init(vt_ring *r)
 
 /* Claims the next position: returns its slot and *pos, or NULL when the ring is full
  * (nothing claimed). Lock-free; any thread. */
-static inline vt_ev *vt_ring_claim(vt_ring *r, uint64_t *pos)
+static inline __attribute__((always_inline)) vt_ev *vt_ring_claim(vt_ring *r, uint64_t *pos)
 {
     uint64_t p = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
     for (;;) {
@@ -106,7 +106,7 @@ static inline vt_ev *vt_ring_claim(vt_ring *r, uint64_t *pos)
 
 /* Publishes the event claimed at pos (fields stored). Returns 1, or 0 when the
  * consumer gave up on the slot meanwhile (the event is lost; count it). */
-static inline int vt_ring_publish(vt_ev *e, uint64_t pos)
+static inline __attribute__((always_inline)) int vt_ring_publish(vt_ev *e, uint64_t pos)
 {
     uint64_t want = pos;
     return __atomic_compare_exchange_n(&e->turn, &want, pos + 1, 0, __ATOMIC_RELEASE,
