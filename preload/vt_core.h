@@ -130,6 +130,15 @@ int  vt_core_alloc(const vt_alloc_info *a);
  * (vt_core_set_drain_kick). The caller has checked vt_core_enabled (the core checks
  * again when it applies the event). Any thread; lock-free; no system call; keeps
  * errno. Inline (every allocation hook). */
+/* Publishes the event claimed at pos (a lost slot counts as dropped) and, every
+ * VT_RING_KICK events, wakes the drainer. */
+static inline __attribute__((always_inline)) void vt__post_publish(vt_ev *e, uint64_t pos)
+{
+    if (__builtin_expect(!vt_ring_publish(e, pos), 0))
+        vt__post_lost();
+    else if (__builtin_expect(((pos + 1) & (VT_RING_KICK - 1)) == 0, 0))
+        vt__post_kick();
+}
 static inline __attribute__((always_inline)) int vt__post_alloc_try(
     uint64_t now, uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
     uint32_t stack)
@@ -148,10 +157,7 @@ static inline __attribute__((always_inline)) int vt__post_alloc_try(
     e->device = device;
     e->op = VT_EV_ALLOC;
     e->kind = (uint8_t)kind;
-    if (__builtin_expect(!vt_ring_publish(e, pos), 0))
-        vt__post_lost();
-    else if (__builtin_expect(((pos + 1) & (VT_RING_KICK - 1)) == 0, 0))
-        vt__post_kick();
+    vt__post_publish(e, pos);
     return 1;
 }
 static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
@@ -186,12 +192,8 @@ static inline __attribute__((always_inline)) uint64_t vt__post_free_try(uint64_t
         return 0;
     e->addr = addr;
     e->op = VT_EV_FREE;
-    uint64_t ticket = pos + 1;
-    if (__builtin_expect(!vt_ring_publish(e, pos), 0))
-        vt__post_lost();   /* a failed free's restore then finds no taken record */
-    else if (__builtin_expect((ticket & (VT_RING_KICK - 1)) == 0, 0))
-        vt__post_kick();
-    return ticket;
+    vt__post_publish(e, pos);   /* lost: a failed free's restore finds no taken record */
+    return pos + 1;
 }
 static inline __attribute__((always_inline)) uint64_t vt_core_post_free(uint64_t addr, vt_taken *t)
 {
