@@ -158,6 +158,8 @@ int vt_config_parse(char *const *env, vt_config *c)
             if (!*v || strlen(v) >= sizeof c->prometheus - 64) bad = 1; else strcpy(c->prometheus, v);
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
+        } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB")) {
+            continue;   /* the vramtrace command's and the Python package's, not ours */
         } else {
             vt_log(VT_LOG_WARN, "unknown setting VRAMTRACE_%.*s ignored", (int)klen, kv);
             warnings++;
