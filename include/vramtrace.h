@@ -12,11 +12,14 @@
  *
  * Units: bytes. Devices: CUDA device ordinals; -1 means all devices.
  * Thread safety: every function may be called from any thread at any time. Signal
- * handlers: vramtrace_live_bytes, _peak_bytes and _scope_leaked_bytes return at once
- * when the handler interrupted a CUDA allocation or free (or vramtrace itself) on its
- * thread, with the counts as last brought up to date; a handler that may interrupt
- * the program's own malloc must not call them (they may bring the counts up to date,
- * which can allocate).
+ * handlers: when a handler interrupted a CUDA allocation or free (or vramtrace
+ * itself) on its thread, vramtrace_live_bytes, _peak_bytes, _scope_leaked_bytes and
+ * _peak_interval_bytes return at once with the counts as last brought up to date
+ * (_peak_interval_bytes then does not start a new interval), vramtrace_scope_begin
+ * starts the scope from them, vramtrace_step marks the step and leaves its snapshot
+ * to the writer thread, and vramtrace_snapshot returns -EAGAIN. A handler that may
+ * interrupt the program's own malloc must not call them (they may bring the counts
+ * up to date, which can allocate).
  * Errors: vramtrace_snapshot returns 0 or a negative errno value; the others cannot
  * fail. Nothing here allocates through CUDA or changes CUDA state.
  */
@@ -37,7 +40,8 @@ void     vramtrace_step(void);
 /* Writes a "manual" snapshot with every live allocation, labelled `label` (may be
  * NULL; copied, at most 1024 bytes used). Returns 0 once the record is on disk, or a
  * negative errno: -ECANCELED tracking is off (VRAMTRACE_DISABLE=1 or latched off after
- * an internal failure), -EIO the output file could not be written, -ENOMEM. */
+ * an internal failure), -EIO the output file could not be written, -ENOMEM, -EAGAIN
+ * called from a signal handler that interrupted a CUDA allocation or free. */
 int      vramtrace_snapshot(const char *label);
 /* Bytes live now (allocated and not freed; all kinds: device, managed, host_pinned,
  * async, vmm) on `device`, or on all devices for -1. */

@@ -29,8 +29,24 @@
 #define VT_QUERY_BEGIN int vt__ns = vt_guard_depth() != 0; if (vt__ns) vt__tls.no_sync++
 #define VT_QUERY_END   if (vt__ns) vt__tls.no_sync--
 
+/* 1 when this call is made inside a hook or inside the core on this thread (a
+ * signal handler that interrupted one): nothing here may then take our locks, apply
+ * the ring, call the driver or allocate. */
+static int vt__api_in_hook(void)
+{
+    return vt_guard_depth() != 0 || vt__tls.core != 0;
+}
+
 VT_EXPORT void vramtrace_step(void)
 {
+    if (vt__api_in_hook()) {   /* the mark now, its snapshot by the writer thread */
+        if (!vt_core_enabled())
+            return;
+        uint64_t step = vt_core_step();
+        if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0)
+            vt_writer_post_step();
+        return;
+    }
     vt_preload_init();
     if (!vt_core_enabled())
         return;
@@ -46,6 +62,8 @@ VT_EXPORT void vramtrace_step(void)
 
 VT_EXPORT int vramtrace_snapshot(const char *label)
 {
+    if (vt__api_in_hook())
+        return -EAGAIN;   /* a signal handler inside a hook or the core: not here */
     vt_preload_init();
     int e = errno;
     VT_NOCANCEL_BEGIN;
@@ -74,9 +92,11 @@ VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
 VT_EXPORT void vramtrace_scope_begin(void)
 {
     vt_preload_init();
+    VT_QUERY_BEGIN;
     VT_NOCANCEL_BEGIN;
     vt_core_scope_begin();
     VT_NOCANCEL_END;
+    VT_QUERY_END;
 }
 
 VT_EXPORT uint64_t vramtrace_scope_leaked_bytes(void)

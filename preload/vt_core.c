@@ -168,14 +168,6 @@ static struct {
     uint32_t  drops;              /* vt_core_drop_context calls so far (under lock)  */
     uint32_t  misses;             /* vt_core_untracked_free calls so far (lock)      */
     uint64_t  miss_log[VT_MISS_LOG]; /* their addresses, by misses % VT_MISS_LOG    */
-    vt_taken_entry taken_log[VT_TAKEN_LOG]; /* by ticket % VT_TAKEN_LOG: what each
-                                     ring free took (site NULL: nothing), for
-                                     vt_core_restore (under lock)                    */
-    vt_taken_entry taken_late[VT_TAKEN_LATE]; /* entries a newer free needed the slot
-                                     of while their real free had not reported
-                                     success (failed, or still running): by
-                                     n_late % VT_TAKEN_LATE, oldest overwritten     */
-    uint32_t  n_late;             /* under lock                                     */
     struct { uint64_t ctx, before; int slot; } drop_log[VT_DROP_LOG]; /* the last ones,
                                      by drops % VT_DROP_LOG (under lock)             */
     int       step_marked;        /* atomic                                         */
@@ -236,10 +228,19 @@ static inline void vt__unlock(void)
     vt__tls.core--;
 }
 
+/* What the ring's frees took, for a failed real free (under the core lock; outside
+ * vt__core, whose initialiser puts it in .data, so that these zeroes stay in .bss):
+ * taken_log by ticket % VT_TAKEN_LOG (site NULL: nothing); taken_late the entries a
+ * newer event needed the slot of while their real free had not reported success
+ * (failed, or still running), by n_late % VT_TAKEN_LATE, the oldest overwritten. */
+static vt_taken_entry vt__taken_log[VT_TAKEN_LOG];
+static vt_taken_entry vt__taken_late[VT_TAKEN_LATE];
+static uint32_t vt__n_late;
+
 /* The hooks' events (vt_ring.h), applied in ring order by whoever holds the lock. */
 vt_ring vt__ring;
 uint64_t vt__core_step;   /* atomic: the step counter (vt_core_step)           */
-uint64_t vt__free_done[VT_RING_SLOTS];   /* vt_core_free_done (vt_core.h)       */
+uint64_t vt__free_done[VT_FREE_DONE_SLOTS];   /* vt_core_free_done (vt_core.h)   */
 static void vt__drain_all_locked(void);
 
 /* Takes the core lock and applies every ring event claimed before the call, so the
@@ -263,13 +264,15 @@ int vt_core_init(void)
     if (!__atomic_load_n(&vt__core.inited, __ATOMIC_ACQUIRE)) {
         vt_config_load();
         if (__atomic_exchange_n(&vt__core.inited, 1, __ATOMIC_ACQ_REL) == 0) {
-            vt__lock_raw();
-            vt_ring_init(&vt__ring);
-            vt__unlock();
             if (vt__config.test_fail_alloc_at > 0)
                 vt_mem_fail_at(vt__config.test_fail_alloc_at);
-            if (vt__config.disable)
+            if (vt__config.disable) {
                 __atomic_or_fetch(&vt__core_state, VT_CORE_OFF, __ATOMIC_RELEASE);
+            } else {
+                vt__lock_raw();
+                vt_ring_init(&vt__ring);   /* 1 MiB resident from here on */
+                vt__unlock();
+            }
         }
     }
     return (__atomic_load_n(&vt__core_state, __ATOMIC_ACQUIRE) & VT_CORE_OFF) ? -1 : 0;
@@ -311,9 +314,9 @@ void vt_core_after_fork_child(void)
     vt__core.n_sites = 0;
     vt__core.drops = 0;
     vt__core.misses = 0;
-    memset(vt__core.taken_log, 0, sizeof vt__core.taken_log);
-    memset(vt__core.taken_late, 0, sizeof vt__core.taken_late);
-    vt__core.n_late = 0;
+    memset(vt__taken_log, 0, sizeof vt__taken_log);
+    memset(vt__taken_late, 0, sizeof vt__taken_late);
+    vt__n_late = 0;
     vt__core.live_count = 0;
     vt__core_step = 0;
     vt__core.step_marked = 0;
@@ -634,6 +637,17 @@ static inline __attribute__((always_inline)) void vt__apply_take(uint64_t addr, 
 
 static void vt__apply_event(vt_ev *e, uint64_t pos)
 {
+    /* The taken-log entry of the event one ring earlier at this position's slot is
+     * retired now, whatever this event is. Its free's own success report is still in
+     * vt__free_done (two rings long: the position that would overwrite it cannot be
+     * claimed before this event is applied); without one, its thread may still need
+     * the entry (a failed free preempted before vt_core_restore): kept aside. */
+    vt_taken_entry *l = &vt__taken_log[pos % VT_TAKEN_LOG];
+    if (l->site && __atomic_load_n(&vt__free_done[(l->ticket - 1) & (VT_FREE_DONE_SLOTS - 1)],
+                                   __ATOMIC_ACQUIRE) != l->ticket)
+        vt__taken_late[vt__n_late++ % VT_TAKEN_LATE] = *l;
+    l->site = NULL;
+    l->ticket = 0;
     if (e->op == VT_EV_ALLOC) {
         vt_alloc_info a = {e->addr, e->size, e->ctx_stream, e->ctx_stream, e->device, e->kind,
                            e->stack};
@@ -642,14 +656,7 @@ static void vt__apply_event(vt_ev *e, uint64_t pos)
         return;
     }
     /* VT_EV_FREE: what it takes is kept in the taken log for a failed real free */
-    vt_taken_entry *l = &vt__core.taken_log[pos % VT_TAKEN_LOG];
-    if (l->site && __atomic_load_n(&vt__free_done[(l->ticket - 1) & (VT_RING_SLOTS - 1)],
-                                   __ATOMIC_ACQUIRE) != l->ticket)
-        /* a whole ring later, that free has not said it succeeded: its thread may
-         * still need the entry (a failed free, preempted before vt_core_restore) */
-        vt__core.taken_late[vt__core.n_late++ % VT_TAKEN_LATE] = *l;
     l->ticket = pos + 1;
-    l->site = NULL;
     if (!vt_core_enabled())
         return;
     vt_taken t = {NULL};
@@ -755,7 +762,7 @@ static inline void vt__sync(void)
      * (vt__tls.no_sync, vt_api.c: a handler that interrupted one, whose own event may
      * be half written, or the real CUDA call under it, with the C library's locks
      * held): the state as last applied, as the lock-free counters always were. */
-    if (vt__tls.core != 0 || vt__tls.no_sync != 0)
+    if (vt__tls.core != 0 || vt__tls.no_sync != 0)   /* vt__no_lock_here */
         return;
     int e = errno;
     vt__lock();
@@ -940,12 +947,12 @@ void vt_core_restore(vt_taken *t)
             vt__unlock();
             vt__lock_raw();
         }
-        vt_taken_entry *l = &vt__core.taken_log[(ticket - 1) % VT_TAKEN_LOG];
+        vt_taken_entry *l = &vt__taken_log[(ticket - 1) % VT_TAKEN_LOG];
         if (l->ticket != ticket) {
             l = NULL;
             for (uint32_t i = 0; i < VT_TAKEN_LATE && !l; i++)
-                if (vt__core.taken_late[i].ticket == ticket)
-                    l = &vt__core.taken_late[i];
+                if (vt__taken_late[i].ticket == ticket)
+                    l = &vt__taken_late[i];
         }
         if (!l) {
             /* more late entries than kept since: not known, not restored */
@@ -1240,8 +1247,21 @@ uint64_t vt_core_peak_bytes(int device)
     return __atomic_load_n(&vt__core.dev_peak[device + 1], __ATOMIC_RELAXED);
 }
 
+/* 1 when this thread must not take the core lock or apply the ring: it already is
+ * in the core (a signal handler that interrupted it), or a client call was made
+ * inside a hook (vt__tls.no_sync). */
+static inline int vt__no_lock_here(void)
+{
+    return vt__tls.core != 0 || vt__tls.no_sync != 0;
+}
+
 uint64_t vt_core_peak_interval_take(void)
 {
+    if (vt__no_lock_here()) {   /* from the applied state; the interval goes on */
+        uint64_t live = __atomic_load_n(&vt__core.live_total, __ATOMIC_RELAXED);
+        uint64_t ip = __atomic_load_n(&vt__core.ipeak_total, __ATOMIC_RELAXED);
+        return ip > live ? ip : live;
+    }
     vt__lock();
     uint64_t live = vt__core.live_total;
     uint64_t r = vt__core.ipeak_total > live ? vt__core.ipeak_total : live;
@@ -1252,6 +1272,12 @@ uint64_t vt_core_peak_interval_take(void)
 
 void vt_core_scope_begin(void)
 {
+    if (vt__no_lock_here()) {   /* from the applied state, without the lock */
+        __atomic_store_n(&vt__core.scope_seq, __atomic_load_n(&vt__core.next_seq, __ATOMIC_RELAXED),
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&vt__core.scope_bytes, 0, __ATOMIC_RELAXED);
+        return;
+    }
     vt__lock();
     __atomic_store_n(&vt__core.scope_seq, vt__core.next_seq, __ATOMIC_RELAXED);
     __atomic_store_n(&vt__core.scope_bytes, 0, __ATOMIC_RELAXED);

@@ -68,7 +68,8 @@ typedef struct vt_taken {
  * below; nothing else touches them outside vt_core.c. */
 extern vt_ring  vt__ring;
 extern uint64_t vt__core_step;    /* atomic */
-extern uint64_t vt__free_done[VT_RING_SLOTS];   /* by ticket - 1 (vt_core_free_done) */
+#define VT_FREE_DONE_SLOTS (2 * VT_RING_SLOTS)
+extern uint64_t vt__free_done[VT_FREE_DONE_SLOTS];   /* by ticket - 1 (vt_core_free_done) */
 /* Out-of-line parts of the producers. The ring is full: apply a chunk of its oldest
  * events (VT_ROOM_CHUNK, one short hold of the core lock) and claim again; after
  * many rounds without room, record synchronously (vt_core_alloc / vt_core_take; the
@@ -209,7 +210,7 @@ static inline __attribute__((always_inline)) uint64_t vt_core_post_free(uint64_t
  * One store; any thread. */
 static inline __attribute__((always_inline)) void vt_core_free_done(uint64_t ticket)
 {
-    __atomic_store_n(&vt__free_done[(ticket - 1) & (VT_RING_SLOTS - 1)], ticket, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt__free_done[(ticket - 1) & (VT_FREE_DONE_SLOTS - 1)], ticket, __ATOMIC_RELEASE);
 }
 /* Sets the function the producers call every VT_RING_KICK events to have the ring
  * drained soon (the writer: vt_writer_kick_drain, which wakes its thread; it must be

@@ -928,6 +928,16 @@ void vt_writer_kick_step(void)
     pthread_mutex_unlock(&vt__w.out_lock);
 }
 
+void vt_writer_post_step(void)
+{
+    if (!vt_writer_started())
+        return;
+    int e = errno;
+    __atomic_store_n(&vt__w.step_pending, 1, __ATOMIC_RELEASE);
+    sem_post(&vt__w.wake);
+    errno = e;
+}
+
 void vt_writer_kick_drain(void)
 {
     if (!vt_writer_started())

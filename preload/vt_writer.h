@@ -47,6 +47,11 @@ void vt_writer_kick_step(void);
  * hook every VT_RING_KICK events (vt_ring.h). No-op before the writer started.
  * Async-signal-safe (sem_post); keeps errno. */
 void vt_writer_kick_drain(void);
+/* Has the writer thread write a "step" snapshot (instead of vt_writer_kick_step's
+ * synchronous write): for a vramtrace_step() made inside a hook on its thread (a
+ * signal handler), where nothing may take our locks. Async-signal-safe; keeps errno.
+ * Marks that come faster than the writer wakes merge into one snapshot. */
+void vt_writer_post_step(void);
 
 /* Writes a snapshot now on the calling thread. trigger: a VT_TRIGGER_* string;
  * label (manual only) may be NULL. Returns 0 after the record is written, or a

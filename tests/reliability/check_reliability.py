@@ -505,9 +505,10 @@ def check_race_dfree(c):
 
 
 def check_race_sigquery(c):
-    """A signal handler calls vramtrace_live_bytes wherever its thread is (inside a
-    hook, inside its own query holding the core lock): it returns at once with the
-    state as last applied; nothing hangs, nothing is lost."""
+    """A signal handler calls vramtrace_live_bytes (and, in turn, the rest of the
+    client API) wherever its thread is (inside a hook, inside its own query holding
+    the core lock): it returns at once with the state as last applied; nothing hangs,
+    nothing is lost."""
     race_run(c, "sigquery", ["sigquery", "200000"], timeout=120)
     print("race_sigquery ok: 200,000 allocations with a querying signal handler every 50 us")
 
@@ -517,6 +518,13 @@ def check_race_twofail(c):
     it stays live (the driver says it is still allocated)."""
     race_run(c, "twofail", ["twofail", "20000"])
     print("race_twofail ok: 2 x 20,000 failing frees of one pointer, still live")
+
+
+def check_race_failloop(c):
+    """Failed frees whose threads wait for the CPU while ring laps of other events go
+    by: their records come back, nothing is dropped."""
+    race_run(c, "failloop", ["failloop", "2"], runs=2)
+    print("race_failloop ok: 2 x 2 s of failing frees under churn, pointers still live")
 
 
 def check_race_cancel(c):

@@ -39,9 +39,15 @@
  *                            thread while another churns and a third sends it SIGUSR2
  *                            every 50 us, whose handler calls vramtrace_live_bytes
  *                            (lands inside hooks and inside the main thread's own
- *                            query): no hang, no slow handler, live bytes exact.
+ *                            query), and in turn the rest of the client API (peak,
+ *                            peak interval, scope begin/leaked, step, snapshot): no
+ *                            hang, no slow handler, live bytes exact.
  *   rel_race twofail R       two threads each call cudaFreeHost on the same live
  *                            device pointer R times (all fail): it stays live.
+ *   rel_race failloop S      2 threads free their own live pointer with the wrong API
+ *                            for S seconds (all fail) while 2 threads churn: both
+ *                            pointers stay live (a failed free's record survives the
+ *                            ring laps that go by before its thread restores it).
  *   rel_race errno           every hooked API, success and failure, with errno set to a
  *                            marker before the call: prints errno after each (must match
  *                            a run without the preload).
@@ -527,12 +533,21 @@ static int run_dfree(int rounds)
 static volatile uint64_t sq_sink;
 static int sq_stop;   /* atomic */
 static uint64_t sq_worst_ns;
+static unsigned sq_n;
 static void sq_handler(int sig)
 {
     (void)sig;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     sq_sink += vramtrace_live_bytes(-1);
+    switch (sq_n++ % 6) {   /* the rest of the client API, in turn */
+    case 0: sq_sink += vramtrace_peak_bytes(-1); break;
+    case 1: sq_sink += vramtrace_peak_interval_bytes(); break;
+    case 2: vramtrace_scope_begin(); break;
+    case 3: sq_sink += vramtrace_scope_leaked_bytes(); break;
+    case 4: vramtrace_step(); break;
+    default: if (sq_n % 60 == 5) sq_sink += (uint64_t)vramtrace_snapshot("sigquery"); break;
+    }
     clock_gettime(CLOCK_MONOTONIC, &b);
     uint64_t d = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)(b.tv_nsec - a.tv_nsec);
     if (d > sq_worst_ns)
@@ -626,6 +641,54 @@ static int run_twofail(int rounds)
     return 0;
 }
 
+/* ---- failloop ---- */
+
+/* F threads free their own live pointer with the wrong API over and over (every free
+ * fails, so each must stay live) while C threads churn cudaMalloc/cudaFree: the failed
+ * frees' records must come back although many ring laps of other events go by while
+ * their threads wait for the CPU. */
+static int fl_stop;   /* atomic */
+static void *fl_fail(void *a)
+{
+    void **p = a;
+    while (!__atomic_load_n(&fl_stop, __ATOMIC_ACQUIRE))
+        if (cudaFreeHost(*p) == cudaSuccess)
+            failf("failloop: a wrong-API free succeeded", 1, 0);
+    return NULL;
+}
+static void *fl_churn(void *a)
+{
+    (void)a;
+    while (!__atomic_load_n(&fl_stop, __ATOMIC_ACQUIRE)) {
+        void *q;
+        if (cudaMalloc(&q, 256) == cudaSuccess)
+            cudaFree(q);
+    }
+    return NULL;
+}
+static int run_failloop(int secs)
+{
+    enum { F = 2, C = 2 };
+    static void *held[F];
+    pthread_t th[F + C];
+    for (int i = 0; i < F; i++) {
+        if (cudaMalloc(&held[i], 4096)) { failf("failloop alloc", i, 0); return 1; }
+        pthread_create(&th[i], NULL, fl_fail, &held[i]);
+    }
+    for (int i = 0; i < C; i++)
+        pthread_create(&th[F + i], NULL, fl_churn, NULL);
+    sleep((unsigned)secs);
+    __atomic_store_n(&fl_stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < F + C; i++)
+        pthread_join(th[i], NULL);
+    check_live("failloop: live bytes (the failing threads' pointers)", F * 4096);
+    for (int i = 0; i < F; i++)
+        cudaFree(held[i]);
+    check_live("failloop: live bytes after their real frees", 0);
+    printf("ok failloop %d s\n", secs);
+    return 0;
+}
+
 /* ---- errno ---- */
 
 #define E(call) do { errno = 4242; int r_ = (int)(call); printf("%-48s rc %d errno %d\n", #call, r_, errno); } while (0)
@@ -692,8 +755,10 @@ int main(int argc, char **argv)
         rc = run_sigquery(a > 0 ? a : 200000);
     } else if (!strcmp(mode, "twofail")) {
         rc = run_twofail((int)a);
+    } else if (!strcmp(mode, "failloop")) {
+        rc = run_failloop(a > 0 ? (int)a : 2);
     } else {
-        fprintf(stderr, "usage: rel_race failfree|grow|cancel|fork|reset|dfree|errno|sigquery|twofail [A [B]]\n");
+        fprintf(stderr, "usage: rel_race failfree|grow|cancel|fork|reset|dfree|errno|sigquery|twofail|failloop [A [B]]\n");
         return 2;
     }
     return rc || __atomic_load_n(&failures, __ATOMIC_RELAXED) ? 1 : 0;
