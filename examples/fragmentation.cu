@@ -1,6 +1,7 @@
 /* fragmentation.cu — an out-of-memory that is fragmentation, not exhaustion.
  *
- * Fills a (small) device with 64 blocks of 16 MiB from two call sites that
+ * Fills a (small) device with blocks of 16 MiB (as many as fit: 58 on the simulated
+ * 1 GiB device, whose context takes 64 MiB) from two call sites that
  * alternate (fill_even / fill_odd), frees every odd block (a checkerboard), then
  * asks for one 256 MiB buffer. Half the memory is free, but no free gap is larger
  * than 16 MiB, so cudaMalloc fails with cudaErrorMemoryAllocation while the free
