@@ -1,5 +1,6 @@
 /* vt_api.c — the client API of include/vramtrace.h, exported by libvramtrace.so.
- * Thread-safe; callable before any CUDA call (queries then return 0). */
+ * Thread-safe; callable before any CUDA call (queries then return 0). Every entry
+ * point leaves errno as it found it (a signal handler may call it). */
 #define _GNU_SOURCE
 #define VRAMTRACE_IMPLEMENTATION
 #include "vramtrace.h"
@@ -39,25 +40,28 @@ static int vt__api_in_hook(void)
 
 VT_EXPORT void vramtrace_step(void)
 {
+    int e = errno;
     if (vt__api_in_hook()) {   /* the mark now, its snapshot by the writer thread */
-        if (!vt_core_enabled())
-            return;
-        uint64_t step = vt_core_step();
-        if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0)
-            vt_writer_post_step();
+        if (vt_core_enabled()) {
+            uint64_t step = vt_core_step();
+            if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0)
+                vt_writer_post_step();
+        }
+        errno = e;
         return;
     }
     vt_preload_init();
-    if (!vt_core_enabled())
-        return;
-    VT_NOCANCEL_BEGIN;
-    uint64_t step = vt_core_step();
-    if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0) {
-        if (vt_writer_started())
-            vt_hooks_step_meminfo();
-        vt_writer_kick_step();
+    if (vt_core_enabled()) {
+        VT_NOCANCEL_BEGIN;
+        uint64_t step = vt_core_step();
+        if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0) {
+            if (vt_writer_started())
+                vt_hooks_step_meminfo();
+            vt_writer_kick_step();
+        }
+        VT_NOCANCEL_END;
     }
-    VT_NOCANCEL_END;
+    errno = e;
 }
 
 VT_EXPORT int vramtrace_snapshot(const char *label)
@@ -91,12 +95,14 @@ VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
 
 VT_EXPORT void vramtrace_scope_begin(void)
 {
+    int e = errno;
     vt_preload_init();
     VT_QUERY_BEGIN;
     VT_NOCANCEL_BEGIN;
     vt_core_scope_begin();
     VT_NOCANCEL_END;
     VT_QUERY_END;
+    errno = e;
 }
 
 VT_EXPORT uint64_t vramtrace_scope_leaked_bytes(void)
@@ -122,9 +128,11 @@ VT_EXPORT int vramtrace_annotate(const char *key, double value)
 
 VT_EXPORT uint64_t vramtrace_peak_interval_bytes(void)
 {
+    int e = errno;
     VT_QUERY_BEGIN;
     uint64_t v = vt_core_peak_interval_take();
     VT_QUERY_END;
+    errno = e;
     return v;
 }
 

@@ -483,12 +483,14 @@ static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int a
         if (tl > vt__core.peak_total)
             __atomic_store_n(&vt__core.peak_total, tl, __ATOMIC_RELAXED);
         if (tl > vt__core.ipeak_total)
-            vt__core.ipeak_total = tl;
+            __atomic_store_n(&vt__core.ipeak_total, tl, __ATOMIC_RELAXED);
     }
-    if (seq >= vt__core.scope_seq)
-        __atomic_store_n(&vt__core.scope_bytes,
-                         add ? vt__core.scope_bytes + size : vt__core.scope_bytes - size,
-                         __ATOMIC_RELAXED);
+    /* scope_seq / scope_bytes / ipeak_total are also read, and the scope restarted,
+     * without the lock by a client call made in a signal handler (vt__no_lock_here) */
+    if (seq >= __atomic_load_n(&vt__core.scope_seq, __ATOMIC_RELAXED)) {
+        uint64_t sb = __atomic_load_n(&vt__core.scope_bytes, __ATOMIC_RELAXED);
+        __atomic_store_n(&vt__core.scope_bytes, add ? sb + size : sb - size, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&vt__core.live_count, vt__core.live_count + (add ? 1 : (uint64_t)-1),
                      __ATOMIC_RELAXED);
     __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
@@ -1265,7 +1267,7 @@ uint64_t vt_core_peak_interval_take(void)
     vt__lock();
     uint64_t live = vt__core.live_total;
     uint64_t r = vt__core.ipeak_total > live ? vt__core.ipeak_total : live;
-    vt__core.ipeak_total = live;
+    __atomic_store_n(&vt__core.ipeak_total, live, __ATOMIC_RELAXED);
     vt__unlock();
     return r;
 }
