@@ -140,15 +140,26 @@ static inline __attribute__((always_inline)) void vt__post_publish(vt_ev *e, uin
     else if (__builtin_expect(((pos + 1) & (VT_RING_KICK - 1)) == 0, 0))
         vt__post_kick();
 }
+/* Claims the next position (*pos) and stores the event's address and op; NULL when
+ * the ring is full (nothing claimed). The caller fills the rest and publishes. */
+static inline __attribute__((always_inline)) vt_ev *vt__post_claim(uint64_t addr, uint8_t op,
+                                                                    uint64_t *pos)
+{
+    vt_ev *e = vt_ring_claim(&vt__ring, pos);
+    if (__builtin_expect(e != NULL, 1)) {
+        e->addr = addr;
+        e->op = op;
+    }
+    return e;
+}
 static inline __attribute__((always_inline)) int vt__post_alloc_try(
     uint64_t now, uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
     uint32_t stack)
 {
     uint64_t pos;
-    vt_ev *e = vt_ring_claim(&vt__ring, &pos);
+    vt_ev *e = vt__post_claim(addr, VT_EV_ALLOC, &pos);
     if (__builtin_expect(!e, 0))
         return 0;
-    e->addr = addr;
     e->size = size;
     e->ctx_stream = ctx_stream;
     e->now_ns = now;
@@ -156,7 +167,6 @@ static inline __attribute__((always_inline)) int vt__post_alloc_try(
     e->tid = vt_guard_tid();
     e->step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
     e->device = device;
-    e->op = VT_EV_ALLOC;
     e->kind = (uint8_t)kind;
     vt__post_publish(e, pos);
     return 1;
@@ -188,11 +198,9 @@ static inline __attribute__((always_inline)) void vt_core_post_alloc(const vt_al
 static inline __attribute__((always_inline)) uint64_t vt__post_free_try(uint64_t addr)
 {
     uint64_t pos;
-    vt_ev *e = vt_ring_claim(&vt__ring, &pos);
+    vt_ev *e = vt__post_claim(addr, VT_EV_FREE, &pos);
     if (__builtin_expect(!e, 0))
         return 0;
-    e->addr = addr;
-    e->op = VT_EV_FREE;
     vt__post_publish(e, pos);   /* lost: a failed free's restore finds no taken record */
     return pos + 1;
 }

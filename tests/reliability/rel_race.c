@@ -563,10 +563,11 @@ static void *sq_kicker(void *a)
     }
     return NULL;
 }
-static void *sq_churn(void *a)
+/* cudaMalloc + cudaFree of 256 bytes until *stop (an int, atomic) is set: the
+ * background churn of the sigquery and failloop modes. */
+static void *churn_until(void *stop)
 {
-    (void)a;
-    while (!__atomic_load_n(&sq_stop, __ATOMIC_ACQUIRE)) {
+    while (!__atomic_load_n((int *)stop, __ATOMIC_ACQUIRE)) {
         void *q;
         if (cudaMalloc(&q, 256) == cudaSuccess)
             cudaFree(q);
@@ -582,7 +583,7 @@ static int run_sigquery(long iters)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR2, &sa, NULL);
     pthread_t k, ch;
-    pthread_create(&ch, NULL, sq_churn, NULL);
+    pthread_create(&ch, NULL, churn_until, &sq_stop);
     pthread_create(&k, NULL, sq_kicker, NULL);
     void *held[64];
     int nh = 0;
@@ -656,16 +657,6 @@ static void *fl_fail(void *a)
             failf("failloop: a wrong-API free succeeded", 1, 0);
     return NULL;
 }
-static void *fl_churn(void *a)
-{
-    (void)a;
-    while (!__atomic_load_n(&fl_stop, __ATOMIC_ACQUIRE)) {
-        void *q;
-        if (cudaMalloc(&q, 256) == cudaSuccess)
-            cudaFree(q);
-    }
-    return NULL;
-}
 static int run_failloop(int secs)
 {
     enum { F = 2, C = 2 };
@@ -676,7 +667,7 @@ static int run_failloop(int secs)
         pthread_create(&th[i], NULL, fl_fail, &held[i]);
     }
     for (int i = 0; i < C; i++)
-        pthread_create(&th[F + i], NULL, fl_churn, NULL);
+        pthread_create(&th[F + i], NULL, churn_until, &fl_stop);
     sleep((unsigned)secs);
     __atomic_store_n(&fl_stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < F + C; i++)
