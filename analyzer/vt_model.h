@@ -108,6 +108,8 @@ typedef struct vt_rsite {
     uint64_t step_live, step_peak;
     uint32_t step_nfree;
     uint64_t delta_mark;        /* record ordinal in which a version 2 record listed it */
+    uint64_t row[8];            /* version 3: its row's columns 3..10 (VT_SITE_LIVE_BYTES..) */
+    uint64_t row_mark;          /* record ordinal whose (completed) rows held row; 0 = none */
     uint64_t scratch;           /* per-record accumulator (OOM top sites) */
     uint64_t scratch_mark;
     uint32_t result;            /* index of its merged site in vt_proc_result.sites (vt_analysis.c) */

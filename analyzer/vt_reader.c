@@ -19,7 +19,10 @@
  * that it does not list is added with its previous values (r->prev). That gives
  * the record exactly the rows a version 1 writer would have written (every site
  * with live bytes > 0, plus the changed ones), so both versions fold into the
- * model by the same code and give the same results.
+ * model by the same code and give the same results. Version 3 delta records write
+ * each listed row as differences from the site's row in the previous record
+ * (trailing zeros left out); add_previous_row turns them back into the row
+ * (vt_rsite.row keeps each site's last row), after which version 3 is version 2.
  */
 #include "vt_reader.h"
 
@@ -45,9 +48,17 @@
 /* Frames whose module basename starts with one of these are CUDA's or ours. */
 static const char *const trim_modules[] = {"libvramtrace", "libcudart", "libcuda.", "libcuda-"};
 
+#define VT_MAX_SITE_ID (1u << 24)   /* v3: site ids are dense from 1; bounds a hostile file's table */
+
+typedef struct site_def {      /* v3: a "site" record */
+    vt_site_key key;
+    struct vt_stack *canon;     /* NULL: not defined */
+} site_def;
+
 typedef struct site_ent {
     vt_site_key key;
     uint64_t live, ipeak, free_total;
+    uint64_t row[8];            /* v2+: columns 3..10 (v3 delta record: differences until completed) */
     struct vt_stack *canon;     /* resolved stack */
     struct vt_rsite *site;      /* filled when applied */
 } site_ent;
@@ -81,6 +92,7 @@ typedef struct rd {
     int have_prev;              /* v2: a snapshot record was read (prev is its state) */
     uint64_t nrecord;           /* v2: snapshot records decoded (vt_rsite.delta_mark) */
     int version;                /* header's format version */
+    site_def *sdef; size_t nsdef;   /* v3: "site" records by id (dense: the writer numbers from 1) */
     vt_jarena arena;            /* jansson memory of the current line (vt_jarena.h) */
     uint64_t record_mark;
     char e[300];                /* message scratch for vt_j* getters */
@@ -503,6 +515,52 @@ static int rd_stack(rd *r, json_t *o)
     return 0;
 }
 
+static int lookup_stack(rd *r, int64_t id, const char *where, vt_stack **out);
+
+/* Version 3 "site" record: {"t":"site","id":N,"stack":S,"kind":"...","device":D}.
+ * The stack must be defined before it; an id defined again must name the same
+ * (stack, kind, device) (a writer that lost track of its definitions repeats them). */
+static int rd_site(rd *r, json_t *o)
+{
+    int64_t id, stack, device;
+    json_t *v;
+    if (!(v = json_object_get(o, "id"))) return rd_fail(r, "site has no \"id\"");
+    if (get_i64(r, v, "site.id", &id) < 0) return -1;
+    if (id < 1 || id >= (int64_t)VT_MAX_SITE_ID)
+        return rd_fail(r, "site.id: %lld out of range (1 to %u)", (long long)id, VT_MAX_SITE_ID - 1);
+    if (!(v = json_object_get(o, "stack"))) return rd_fail(r, "site %lld has no \"stack\"", (long long)id);
+    if (get_i64(r, v, "site.stack", &stack) < 0) return -1;
+    if (!(v = json_object_get(o, "kind"))) return rd_fail(r, "site %lld has no \"kind\"", (long long)id);
+    const char *ks = get_str(r, v, "site.kind", 31);
+    if (!ks) return -1;
+    int kind = vt_kind_from_name(ks);
+    if (kind < 0) return rd_fail(r, "site.kind: unknown kind \"%s\"", ks);
+    if (!(v = json_object_get(o, "device"))) return rd_fail(r, "site %lld has no \"device\"", (long long)id);
+    if (get_i64(r, v, "site.device", &device) < 0) return -1;
+    if (device < VT_DEVICE_MIN || device > VT_DEVICE_MAX)
+        return rd_fail(r, "site.device: device %lld out of range", (long long)device);
+    vt_stack *canon;
+    if (lookup_stack(r, stack, "site.stack", &canon) < 0) return -1;
+    if ((size_t)id >= r->nsdef) {
+        size_t n = r->nsdef ? r->nsdef : 1024;
+        while (n <= (size_t)id) n *= 2;
+        r->sdef = vt_xrealloc(r->sdef, n * sizeof *r->sdef);
+        memset(r->sdef + r->nsdef, 0, (n - r->nsdef) * sizeof *r->sdef);
+        r->nsdef = n;
+    }
+    site_def *d = &r->sdef[id];
+    if (d->canon && (d->key.stack != stack || d->key.kind != kind || d->key.device != (int32_t)device))
+        return rd_fail(r, "site %lld is defined twice, as (stack %lld, kind %s, device %d) and (stack %lld, kind %s, "
+                       "device %lld)", (long long)id, (long long)d->key.stack, vt_kind_name(d->key.kind),
+                       (int)d->key.device, (long long)stack, ks, (long long)device);
+    memset(&d->key, 0, sizeof d->key);   /* the key is hashed whole: no stray padding */
+    d->key.stack = stack;
+    d->key.kind = kind;
+    d->key.device = (int32_t)device;
+    d->canon = canon;
+    return 0;
+}
+
 /* ---- snapshot ---- */
 
 static vt_rsite *get_site(vt_process *p, const vt_site_key *key, vt_stack *canon)
@@ -544,10 +602,13 @@ static int unused_counter(const char *k)
            !strcmp(k, "growth_steps") || !strcmp(k, "growth_bytes");
 }
 
-/* Column names of a version 2 site row, for messages. */
+/* Column names of a version 2 and of a version 3 site row, for messages. */
 static const char *const site_cols[VT_SITE_NCOLS] = {
     "stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
     "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes"};
+static const char *const site_cols3[VT_SITE3_NCOLS] = {
+    "site", "alloc_total", "alloc_bytes_total", "free_total", "live_bytes", "live_count",
+    "interval_peak_bytes", "growth_steps", "growth_bytes"};
 
 /* One version 2 site row: [stack, "kind", device, 8 non-negative integers]. */
 static int rd_site_row(rd *r, const json_t *a, size_t i, site_ent *e)
@@ -581,22 +642,73 @@ static int rd_site_row(rd *r, const json_t *a, size_t i, site_ent *e)
         e->key.device = (int32_t)x;
     }
     for (k = bad ? k : VT_SITE_LIVE_BYTES; !bad && k < VT_SITE_NCOLS; k++) {
-        uint64_t u, *dst = k == VT_SITE_LIVE_BYTES ? &e->live
-                         : k == VT_SITE_INTERVAL_PEAK_BYTES ? &e->ipeak
-                         : k == VT_SITE_FREE_TOTAL ? &e->free_total : &u;
-        bad = vt_ju64(json_array_get(a, (size_t)k), dst, r->e, sizeof r->e);
+        bad = vt_ju64(json_array_get(a, (size_t)k), &e->row[k - VT_SITE_LIVE_BYTES], r->e, sizeof r->e);
         if (bad) break;
     }
     if (bad) return rd_fail(r, "sites[%zu][%d] (%s): %s", i, k, site_cols[k], r->e);
+    e->live = e->row[VT_SITE_LIVE_BYTES - VT_SITE_LIVE_BYTES];
+    e->ipeak = e->row[VT_SITE_INTERVAL_PEAK_BYTES - VT_SITE_LIVE_BYTES];
+    e->free_total = e->row[VT_SITE_FREE_TOTAL - VT_SITE_LIVE_BYTES];
     return 0;
 }
 
-static int rd_sites(rd *r, const json_t *arr)
+/* One version 3 site row: [site id, 8 non-negative integers in VT_SITE3_ORDER];
+ * in a delta record (diff) [site id, 0 to 8 signed differences] (the missing ones
+ * 0), left in e->row as two's complement until add_previous_row adds the previous
+ * row. e->row is in version 2's order whatever the file's. */
+static int rd_site_row3(rd *r, const json_t *a, size_t i, site_ent *e, int diff)
+{
+    static const int order3[8] = VT_SITE3_ORDER;
+    if (!json_is_array(a))
+        return rd_fail(r, "sites[%zu]: expected a site row (array), got %s", i, vt_jtype(a));
+    size_t n = json_array_size(a);
+    if (diff ? n < 1 || n > VT_SITE3_NCOLS : n != VT_SITE3_NCOLS)
+        return rd_fail(r, "sites[%zu]: expected %s%d columns%s [site, alloc_total, alloc_bytes_total, free_total, "
+                       "live_bytes, live_count, interval_peak_bytes, growth_steps, growth_bytes], got %zu", i,
+                       diff ? "1 to " : "", VT_SITE3_NCOLS, diff ? " in a delta record" : "", n);
+    int64_t id;
+    int k = 0;
+    int bad = vt_ji64(json_array_get(a, 0), &id, r->e, sizeof r->e);
+    if (!bad && (id < 1 || (uint64_t)id >= r->nsdef || !r->sdef[id].canon)) {
+        snprintf(r->e, sizeof r->e, "site %lld is not defined before it is used", (long long)id);
+        bad = -1;
+    }
+    if (bad) return rd_fail(r, "sites[%zu][0] (site): %s", i, r->e);
+    e->key = r->sdef[id].key;
+    e->canon = r->sdef[id].canon;
+    memset(e->row, 0, sizeof e->row);
+    for (k = 1; k < (int)n; k++) {
+        uint64_t *dst = &e->row[order3[k - 1] - VT_SITE_LIVE_BYTES];
+        if (diff) {
+            int64_t x;
+            bad = vt_ji64(json_array_get(a, (size_t)k), &x, r->e, sizeof r->e);
+            *dst = (uint64_t)x;
+        } else {
+            bad = vt_ju64(json_array_get(a, (size_t)k), dst, r->e, sizeof r->e);
+        }
+        if (bad) return rd_fail(r, "sites[%zu][%d] (%s): %s", i, k, site_cols3[k], r->e);
+    }
+    e->live = e->row[VT_SITE_LIVE_BYTES - VT_SITE_LIVE_BYTES];
+    e->ipeak = e->row[VT_SITE_INTERVAL_PEAK_BYTES - VT_SITE_LIVE_BYTES];
+    e->free_total = e->row[VT_SITE_FREE_TOTAL - VT_SITE_LIVE_BYTES];
+    return 0;
+}
+
+static int rd_sites(rd *r, const json_t *arr, int delta)
 {
     char f[96];
     size_t i;
     json_t *o;
     if (!json_is_array(arr)) return rd_fail(r, "snapshot.sites: expected an array, got %s", vt_jtype(arr));
+    if (r->version >= VT_FORMAT_DELTA_ROWS) {
+        json_array_foreach(arr, i, o) {
+            site_ent e;
+            e.site = NULL;
+            if (rd_site_row3(r, o, i, &e, delta) < 0) return -1;
+            VT_PUSH(r->se, r->nse, r->capse, e);
+        }
+        return 0;
+    }
     if (r->version >= 2) {
         json_array_foreach(arr, i, o) {
             site_ent e;
@@ -1081,6 +1193,32 @@ static void apply_annotations(rd *r, uint64_t step)
     }
 }
 
+/* Version 3 delta record: e's columns are differences; adds the site's row in the
+ * previous snapshot record (0 when that record had no row for it). A result below
+ * 0 or above 2^63-1 is an error naming the column. */
+static int add_previous_row(rd *r, size_t i, site_ent *e, const vt_rsite *s, uint64_t ord)
+{
+    static const int order3[8] = VT_SITE3_ORDER;
+    int have = s->row_mark != 0 && s->row_mark + 1 == ord;
+    for (int j = 0; j < 8; j++) {   /* file column 1 + j */
+        int k = order3[j] - VT_SITE_LIVE_BYTES;
+        uint64_t base = have ? s->row[k] : 0;
+        int64_t d = (int64_t)e->row[k];
+        uint64_t v = base + (uint64_t)d;
+        int below = d < 0 && (uint64_t)0 - (uint64_t)d > base;
+        if (below || v > (uint64_t)INT64_MAX)
+            return rd_fail(r, "sites[%zu][%d] (%s): the difference %lld %s (the previous snapshot's row has %llu)",
+                           i, j + 1, site_cols3[j + 1], (long long)d,
+                           below ? "takes the value below 0" : "takes the value above 2^63-1",
+                           (unsigned long long)base);
+        e->row[k] = v;
+    }
+    e->live = e->row[VT_SITE_LIVE_BYTES - VT_SITE_LIVE_BYTES];
+    e->ipeak = e->row[VT_SITE_INTERVAL_PEAK_BYTES - VT_SITE_LIVE_BYTES];
+    e->free_total = e->row[VT_SITE_FREE_TOTAL - VT_SITE_LIVE_BYTES];
+    return 0;
+}
+
 /* Version 2: rejects a site listed twice in one record; for a delta record
  * ("sites_delta":true) adds every site of the previous record with live bytes > 0
  * that the record does not list, with its previous values (see the top of the
@@ -1100,6 +1238,8 @@ static int rd_complete_sites(rd *r, int delta)
                            i, (long long)e->key.stack, vt_kind_name(e->key.kind), (int)e->key.device);
         s->delta_mark = ord;
         e->site = s;
+        if (delta && r->version >= VT_FORMAT_DELTA_ROWS && add_previous_row(r, i, e, s, ord) < 0)
+            return -1;
     }
     if (!delta) return 0;
     for (size_t i = 0; i < r->nprev; i++) {
@@ -1114,8 +1254,13 @@ static int rd_complete_sites(rd *r, int delta)
 static void keep_prev(rd *r)
 {
     r->nprev = 0;
-    for (size_t i = 0; i < r->nse; i++)
-        if (r->se[i].live) VT_PUSH(r->prev, r->nprev, r->capprev, r->se[i]);
+    for (size_t i = 0; i < r->nse; i++) {
+        site_ent *e = &r->se[i];
+        if (e->live) VT_PUSH(r->prev, r->nprev, r->capprev, *e);
+        /* version 3: the row a following delta record's differences start from */
+        memcpy(e->site->row, e->row, sizeof e->row);
+        e->site->row_mark = r->nrecord;
+    }
     r->have_prev = 1;
 }
 
@@ -1148,7 +1293,7 @@ static int rd_snapshot(rd *r, json_t *o)
         get_bool(r, v, "snapshot." VT_SITES_DELTA_KEY, &delta) < 0)
         return -1;
     if (!(v = json_object_get(o, "sites"))) return rd_fail(r, "snapshot has no \"sites\"");
-    if (rd_sites(r, v) < 0) return -1;
+    if (rd_sites(r, v, delta) < 0) return -1;
     if (r->version >= 2 && rd_complete_sites(r, delta) < 0) return -1;
     if (rd_devices(r, json_object_get(o, "devices")) < 0) return -1;
     if (rd_oom(r, json_object_get(o, "oom"), po) < 0) return -1;
@@ -1307,6 +1452,7 @@ static int rd_record(rd *r, json_t *root)
     if (strcmp(type, "header") == 0) return rd_fail(r, "a second header in the same file");
     if (strcmp(type, "module") == 0) return rd_module(r, root);
     if (strcmp(type, "stack") == 0) return rd_stack(r, root);
+    if (strcmp(type, "site") == 0) return rd_site(r, root);
     if (strcmp(type, "snapshot") == 0) return rd_snapshot(r, root);
     return 0;   /* unknown record types are skipped (they were valid JSON) */
 }
@@ -1457,6 +1603,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
             free(r.ae);
             free(r.an);
             free(r.prev);
+            free(r.sdef);
             vt_jarena_release(&r.arena);
             return 1;
         }
@@ -1468,6 +1615,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     free(r.ae);
     free(r.an);
     free(r.prev);
+    free(r.sdef);
     vt_jarena_release(&r.arena);
     if (rc < 0) {
         vt_process_free(r.p);

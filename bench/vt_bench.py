@@ -434,7 +434,7 @@ def fig7_version(counts, version):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         f = os.path.join(d, "vt.benchhost.4242.1700000000000000000.jsonl")
-        size = int(kv(run([binp("gen_snapshots")] + (["--v1"] if version == 1 else []) + [f, str(n), str(sites)],
+        size = int(kv(run([binp("gen_snapshots")] + ([f"--v{version}"] if version < 3 else []) + [f, str(n), str(sites)],
                           base_env()))["bytes"])
         t = time.perf_counter()
         p = subprocess.Popen([binp("vramtrace"), "report", "--format", "json", d],
@@ -469,8 +469,8 @@ def main():
     ap.add_argument("--figures", default="1,2,3,4,5,6,7")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
-    ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[2], choices=[1, 2],
-                    help="snapshot format versions figure 7 generates and reads (default: 2, the preload's)")
+    ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],
+                    help="snapshot format versions figure 7 generates and reads (default: 3, the preload's)")
     ap.add_argument("--hyperfine", action="store_true", help="also run hyperfine (figure 3)")
     ap.add_argument("--verbose", action="store_true", help="callgrind per-function costs")
     ap.add_argument("--json", default=None)

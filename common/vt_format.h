@@ -7,7 +7,7 @@
 #define VT_FORMAT_H
 
 #define VT_FORMAT_NAME    "vramtrace-snapshot"
-#define VT_FORMAT_VERSION 2       /* written by the preload */
+#define VT_FORMAT_VERSION 3       /* written by the preload */
 #define VT_FORMAT_VERSION_MIN 1   /* oldest version the analyzer reads */
 #define VT_REPORT_NAME    "vramtrace-report"
 #define VT_REPORT_VERSION 1
@@ -51,8 +51,8 @@ static inline int vt_kind_from_name(const char *s)
 #define VT_TRIGGER_EXIT     "exit"
 #define VT_TRIGGER_MANUAL   "manual"
 
-/* Column order of a row of "sites" (version 2; version 1 wrote objects with
- * these names as keys): [stack, "kind", device, live_bytes, live_count,
+/* Column order of a row of "sites" in version 2 (version 1 wrote objects with
+ * these names as keys; version 3 reorders the counters, VT_SITE3_ORDER below): [stack, "kind", device, live_bytes, live_count,
  * interval_peak_bytes, alloc_total, alloc_bytes_total, free_total,
  * growth_steps, growth_bytes]. */
 enum { VT_SITE_STACK = 0, VT_SITE_KIND, VT_SITE_DEVICE, VT_SITE_LIVE_BYTES, VT_SITE_LIVE_COUNT,
@@ -62,6 +62,21 @@ enum { VT_SITE_STACK = 0, VT_SITE_KIND, VT_SITE_DEVICE, VT_SITE_LIVE_BYTES, VT_S
 /* Key of a snapshot whose "sites" lists only the rows that changed since the
  * previous snapshot of the stream (version 2; docs/snapshot-format.md). */
 #define VT_SITES_DELTA_KEY "sites_delta"
+
+/* Version 3 (docs/snapshot-format.md "sites in version 3"): a site is defined
+ * once per file by a "site" record {"t":"site","id":N,"stack":S,"kind":"device",
+ * "device":D} before the first row that uses it, and a row of "sites" is
+ * [site id, then the 8 counters in VT_SITE3_ORDER] — the counters that change in
+ * every step of a churning site come first. A delta record writes each listed
+ * row's counters as differences from the site's row in the previous snapshot
+ * record (0 when that record has none), signed, without the trailing zeros (1 to
+ * 9 columns); complete records write all 9, absolute. */
+#define VT_FORMAT_DELTA_ROWS 3
+#define VT_SITE3_NCOLS 9
+/* VT_SITE3_ORDER[i]: the version 2 column (VT_SITE_*) written as version 3 column 1 + i. */
+#define VT_SITE3_ORDER { VT_SITE_ALLOC_TOTAL, VT_SITE_ALLOC_BYTES_TOTAL, VT_SITE_FREE_TOTAL, \
+                         VT_SITE_LIVE_BYTES, VT_SITE_LIVE_COUNT, VT_SITE_INTERVAL_PEAK_BYTES, \
+                         VT_SITE_GROWTH_STEPS, VT_SITE_GROWTH_BYTES }
 
 /* Column order of a row of "allocations". */
 enum { VT_ALLOC_ADDR = 0, VT_ALLOC_SIZE, VT_ALLOC_KIND, VT_ALLOC_DEVICE, VT_ALLOC_STACK,

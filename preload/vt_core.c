@@ -85,6 +85,7 @@ static int vt__hash_oom;  /* set by uthash on a failed internal allocation (unde
 
 typedef struct vt_site {
     uint64_t key;                 /* stack<<16 | kind<<8 | (device+1)              */
+    uint32_t id;                  /* 1, 2, ... in creation order; never reused     */
     uint32_t stack;
     int16_t  kind, device;
     int16_t  slot;                /* device slot (vt__slot(device))                */
@@ -457,7 +458,7 @@ static vt_site *vt__site_lookup(uint64_t key, vt_site **c)
             vt_mem_free(s);
             return NULL;
         }
-        vt__core.n_sites++;
+        s->id = (uint32_t)++vt__core.n_sites;   /* sites are never removed (fork starts over) */
         vt__core.dev_active[slot] = 1;
     }
     *c = s;
@@ -1761,6 +1762,7 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         int warn = leak_steps > 0 && s->growth_steps >= (uint32_t)leak_steps;
         if (s->live_bytes || s->dirty || warn) {
             vt_site_row *row = &c->sites[c->n_sites++];
+            row->id = s->id;
             row->stack = s->stack;
             row->kind = s->kind;
             row->device = s->device;

@@ -320,6 +320,7 @@ typedef struct vt_dev_stats {
 } vt_dev_stats;
 
 typedef struct vt_site_row {
+    uint32_t id;                           /* the site's id: 1, 2, ... per process, never reused */
     uint32_t stack;
     int      kind, device;
     uint64_t live_bytes, live_count, interval_peak_bytes;

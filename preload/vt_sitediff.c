@@ -63,17 +63,19 @@ static int vt__same_values(const vt_site_row *a, const vt_site_row *b)
            a->growth_steps == b->growth_steps && a->growth_bytes == b->growth_bytes;
 }
 
-int vt_sitediff_changed(const vt_sitediff *d, const vt_site_row *row, size_t *cursor)
+int vt_sitediff_changed(const vt_sitediff *d, const vt_site_row *row, size_t *cursor,
+                        const vt_site_row **prev)
 {
     size_t j = *cursor;
     while (j < d->n && vt__key_cmp(&d->prev[j], row) < 0)
         j++;
     *cursor = j;
+    *prev = (j < d->n && vt__key_cmp(&d->prev[j], row) == 0) ? &d->prev[j] : NULL;
     if (row->live_bytes == 0)
         return 1;   /* listed by the core because it changed; readers replay only live > 0 */
-    if (j == d->n || vt__key_cmp(&d->prev[j], row) != 0)
+    if (!*prev)
         return 1;   /* new site */
-    return !vt__same_values(&d->prev[j], row);
+    return !vt__same_values(*prev, row);
 }
 
 void vt_sitediff_commit(vt_sitediff *d, const vt_site_row *rows, size_t n)

@@ -1,5 +1,6 @@
 /* vt_sitediff.h — the previous snapshot's site rows, kept by the writer so that
- * periodic and step snapshots (format version 2) list only the sites that changed.
+ * periodic and step snapshots list only the sites that changed (format version 2)
+ * and write each listed row as its differences from the previous one (version 3).
  *
  * Contract (docs/snapshot-format.md "sites", version 2): a delta record lists a
  * row for every site whose row differs from its row in the previous snapshot of
@@ -39,9 +40,13 @@ int vt_sitediff_can_delta(const vt_sitediff *d, const vt_site_row *rows, size_t 
 
 /* Whether row (the next of the sorted rows, in order) must be listed in a delta
  * record: 1 when it is new, has 0 live bytes, or differs from its previous row
- * in any of the 11 written columns; else 0. *cursor starts at 0 for each record
+ * in any of the 11 written columns; else 0. *prev is set to the site's row in
+ * the previous record (borrowed from d, valid until the next commit/reset/free)
+ * or NULL when that record had none: a version 3 delta row is written as the
+ * differences from it (from 0 when NULL). *cursor starts at 0 for each record
  * and is advanced through d's rows (a merge walk: O(n + previous n) per record). */
-int vt_sitediff_changed(const vt_sitediff *d, const vt_site_row *row, size_t *cursor);
+int vt_sitediff_changed(const vt_sitediff *d, const vt_site_row *row, size_t *cursor,
+                        const vt_site_row **prev);
 
 /* Makes rows (sorted, n) the previous record's rows after a record was written.
  * On allocation failure d becomes invalid. */

@@ -11,12 +11,14 @@
  * calling thread: OOM often precedes a crash, and vramtrace_snapshot() returns after
  * the record is on disk.
  *
- * Sites (format version 2): rows, not objects. Periodic and step snapshots list only
+ * Sites (format versions 2 and 3): rows, not objects. Periodic and step snapshots list only
  * the sites whose row changed since the previous snapshot of this stream
  * ("sites_delta":true; vt_sitediff.h keeps the previous rows, sorted by key); start,
  * signal, OOM, manual and exit snapshots list every site (complete), so a single such
  * record is readable on its own. All records go through out_lock, so "previous" is the
- * previous record in the file.
+ * previous record in the file. Version 3: a delta record writes each listed row as
+ * its differences from the site's previous row, trailing zeros left out (a churning
+ * site's row shrinks from ~57 to ~20 bytes; issue 7 figure 7).
  *
  * Steps: without vramtrace_step() marks, each periodic snapshot that is written
  * closes a step (the core's step counter advances); periodic snapshots are skipped
@@ -56,6 +58,12 @@
 
 void (*vt_writer_refresh)(void);
 
+/* A set of small dense ids (stack ids, site ids): one byte each, grown on demand. */
+typedef struct vt__idset {
+    uint8_t *on;
+    size_t   cap;
+} vt__idset;
+
 static struct {
     pthread_mutex_t start_lock;   /* serialises start / fork                            */
     pthread_mutex_t out_lock;     /* serialises records and per-file state below        */
@@ -74,8 +82,8 @@ static struct {
     uint64_t  seq;                /* under out_lock: last snapshot sequence number      */
     uint64_t  last_changes;       /* under out_lock: core changes at the last snapshot  */
     uint64_t  oom_classes;        /* atomic: size classes already written (bit i)       */
-    uint8_t  *stk_written;        /* under out_lock: stack id -> defined in this file   */
-    size_t    stk_cap;
+    vt__idset stk_written;        /* under out_lock: stack ids defined in this file     */
+    vt__idset site_written;       /* under out_lock: site ids defined in this file      */
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
     int       sig;                /* signal installed (0 none)                          */
@@ -281,25 +289,41 @@ static void vt__format_header(vt_buf *b, uint64_t start_ns)
     vt_buf_cstr(b, "}\n");
 }
 
+static int vt__idset_has(const vt__idset *set, uint32_t id)
+{
+    return id < set->cap && set->on[id];
+}
+
+static void vt__idset_add(vt__idset *set, uint32_t id)
+{
+    if (id >= set->cap) {
+        size_t cap = set->cap ? set->cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        uint8_t *p = realloc(set->on, cap);
+        if (!p)
+            return;  /* defined again next time (readers accept an identical site again) */
+        memset(p + set->cap, 0, cap - set->cap);
+        set->on = p;
+        set->cap = cap;
+    }
+    set->on[id] = 1;
+}
+
+static void vt__idset_clear(vt__idset *set)
+{
+    if (set->on)   /* NULL before the first id: memset(NULL, 0, 0) is UB */
+        memset(set->on, 0, set->cap);
+}
+
 static int vt__stack_is_written(uint32_t id)
 {
-    return id < vt__w.stk_cap && vt__w.stk_written[id];
+    return vt__idset_has(&vt__w.stk_written, id);
 }
 
 static void vt__stack_mark_written(uint32_t id)
 {
-    if (id >= vt__w.stk_cap) {
-        size_t cap = vt__w.stk_cap ? vt__w.stk_cap : 1024;
-        while (cap <= id)
-            cap *= 2;
-        uint8_t *p = realloc(vt__w.stk_written, cap);
-        if (!p)
-            return;  /* the stack is written again next time: harmless */
-        memset(p + vt__w.stk_cap, 0, cap - vt__w.stk_cap);
-        vt__w.stk_written = p;
-        vt__w.stk_cap = cap;
-    }
-    vt__w.stk_written[id] = 1;
+    vt__idset_add(&vt__w.stk_written, id);
 }
 
 /* Appends ,"py":[[file,function,line,native_index],...] for the Python frames of
@@ -443,36 +467,64 @@ static void vt__site_key(vt_buf *b, const vt_site_row *s)
     vt__kind_device(b, s->kind, s->device, 1);
 }
 
-/* [stack,"kind",device,live_bytes,live_count,interval_peak_bytes,alloc_total,
- *  alloc_bytes_total,free_total,growth_steps,growth_bytes] (VT_SITE_* order). */
-static void vt__site_row(vt_buf *b, const vt_site_row *s)
+/* Site definitions (format version 3): {"t":"site","id":N,"stack":S,"kind":"...",
+ * "device":D}, written once per file before the first row that uses site N. */
+static void vt__define_site(vt_buf *b, const vt_site_row *s)
+{
+    if (vt__idset_has(&vt__w.site_written, s->id))
+        return;
+    vt__kv_u64(b, "{\"t\":\"site\",\"id\":", s->id);
+    vt__kv_u64(b, ",\"stack\":", s->stack);
+    vt__kind_device(b, s->kind, s->device, 1);
+    vt_buf_cstr(b, "}\n");
+    vt__idset_add(&vt__w.site_written, s->id);
+}
+
+/* Counter column c (VT_SITE_LIVE_BYTES..VT_SITE_GROWTH_BYTES) of a row. */
+static inline uint64_t vt__site_col(const vt_site_row *s, int c)
+{
+    switch (c) {
+    case VT_SITE_LIVE_BYTES:          return s->live_bytes;
+    case VT_SITE_LIVE_COUNT:          return s->live_count;
+    case VT_SITE_INTERVAL_PEAK_BYTES: return s->interval_peak_bytes;
+    case VT_SITE_ALLOC_TOTAL:         return s->alloc_total;
+    case VT_SITE_ALLOC_BYTES_TOTAL:   return s->alloc_bytes_total;
+    case VT_SITE_FREE_TOTAL:          return s->free_total;
+    case VT_SITE_GROWTH_STEPS:        return s->growth_steps;
+    default:                          return s->growth_bytes;
+    }
+}
+
+/* One row of "sites", version 3 (docs/snapshot-format.md "sites"): [site id, then
+ * the counters in VT_SITE3_ORDER]. delta 0: all 9 columns, absolute (complete
+ * records). delta 1: each counter minus its value in prev (the site's row in the
+ * previous record; NULL = 0), signed, without the trailing zeros: a site that
+ * allocated and freed a temporary since the previous record is [id,1,size,1]. */
+static void vt__site_row(vt_buf *b, const vt_site_row *s, int delta, const vt_site_row *prev)
 {
     /* one room check per row, not per field: a periodic snapshot of 10,000 changed
-     * sites formats 110,000 numbers (issue 7 figure 5) */
-    const char *kind = vt_kind_name(s->kind);
-    size_t kl = strlen(kind);
-    if (!vt_buf_reserve(b, 11 * (VT_BUF_U64_MAX + 1) + kl + 8))
+     * sites formats 90,000 numbers (issue 7 figure 5) */
+    if (!vt_buf_reserve(b, VT_SITE3_NCOLS * (VT_BUF_U64_MAX + 2) + 4))
         return;
     char *p = b->p + b->len, *p0 = p;
     *p++ = '[';
-    p += vt_buf_u64_at(p, s->stack);
-    *p++ = ',';
-    *p++ = '"';
-    memcpy(p, kind, kl);
-    p += kl;
-    *p++ = '"';
-    *p++ = ',';
-    if (s->device < 0) {
-        *p++ = '-';
-        p += vt_buf_u64_at(p, (uint64_t)0 - (uint64_t)(int64_t)s->device);
-    } else {
-        p += vt_buf_u64_at(p, (uint64_t)s->device);
-    }
-    const uint64_t v[8] = { s->live_bytes, s->live_count, s->interval_peak_bytes, s->alloc_total,
-                            s->alloc_bytes_total, s->free_total, s->growth_steps, s->growth_bytes };
-    for (int i = 0; i < 8; i++) {
+    p += vt_buf_u64_at(p, s->id);
+    static const int order[8] = VT_SITE3_ORDER;
+    uint64_t v[8];
+    for (int i = 0; i < 8; i++)
+        v[i] = vt__site_col(s, order[i]) - (delta && prev ? vt__site_col(prev, order[i]) : 0);
+    int n = 8;                 /* a difference is the two's complement of the signed value */
+    if (delta)
+        while (n > 0 && v[n - 1] == 0)
+            n--;
+    for (int i = 0; i < n; i++) {
         *p++ = ',';
-        p += vt_buf_u64_at(p, v[i]);
+        if (delta && (int64_t)v[i] < 0) {
+            *p++ = '-';
+            p += vt_buf_u64_at(p, (uint64_t)0 - v[i]);
+        } else {
+            p += vt_buf_u64_at(p, v[i]);
+        }
     }
     *p++ = ']';
     b->len += (size_t)(p - p0);
@@ -512,9 +564,11 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     vt_sitediff_sort(c.sites, c.n_sites);
     int delta = (periodic || is_step) && vt_sitediff_can_delta(&vt__w.sites, c.sites, c.n_sites);
 
-    /* definitions first */
+    /* definitions first: stacks, then the sites that use them */
     for (size_t i = 0; i < c.n_sites; i++)
         vt__define_stack(b, c.sites[i].stack);
+    for (size_t i = 0; i < c.n_sites; i++)
+        vt__define_site(b, &c.sites[i]);
     for (size_t i = 0; i < c.n_allocs; i++)
         vt__define_stack(b, c.allocs[i].stack);
     if (oom)
@@ -563,12 +617,12 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     size_t cursor = 0;
     int nrows = 0;
     for (size_t i = 0; i < c.n_sites; i++) {
-        const vt_site_row *s = &c.sites[i];
-        if (delta && !vt_sitediff_changed(&vt__w.sites, s, &cursor))
+        const vt_site_row *s = &c.sites[i], *prev = NULL;
+        if (delta && !vt_sitediff_changed(&vt__w.sites, s, &cursor, &prev))
             continue;
         if (nrows++)
             vt_buf_put(b, ",", 1);
-        vt__site_row(b, s);
+        vt__site_row(b, s, delta, prev);
     }
     vt_buf_cstr(b, "],\"leak_warnings\":[");
     int nw = 0;
@@ -838,8 +892,8 @@ static int vt__open_file(void)
     vt__w.last_changes = 0;
     vt_sitediff_reset(&vt__w.sites);
     vt_modules_new_file();
-    if (vt__w.stk_written)   /* NULL before the first stack: memset(NULL, 0, 0) is UB */
-        memset(vt__w.stk_written, 0, vt__w.stk_cap);
+    vt__idset_clear(&vt__w.stk_written);
+    vt__idset_clear(&vt__w.site_written);
     vt_buf_reset(&vt__w.buf);
     vt__format_header(&vt__w.buf, start_ns);
     int rc = vt__flush();
@@ -1051,8 +1105,8 @@ void vt_writer_fork_child(void)
     vt__w.last_changes = 0;
     vt_sitediff_reset(&vt__w.sites);
     vt__w.oom_classes = 0;
-    if (vt__w.stk_written)
-        memset(vt__w.stk_written, 0, vt__w.stk_cap);
+    vt__idset_clear(&vt__w.stk_written);
+    vt__idset_clear(&vt__w.site_written);
     vt_modules_new_file();
     if (__atomic_load_n(&vt__w.state, __ATOMIC_ACQUIRE) > 0)
         sem_destroy(&vt__w.wake);

@@ -1,4 +1,4 @@
-"""Reading snapshot streams (docs/snapshot-format.md, versions 1 and 2).
+"""Reading snapshot streams (docs/snapshot-format.md, versions 1 to 3).
 
 Design: libvramtrace.so appends JSON Lines records to one file per process,
 ``vt.<host>.<pid>.<start_ns>.jsonl`` under ``$VRAMTRACE_OUTPUT`` (default
@@ -25,11 +25,16 @@ import os
 import re
 
 FORMAT_NAME = "vramtrace-snapshot"
-FORMAT_VERSION = 2            # written by the preload
-FORMAT_VERSIONS = (1, 2)      # read here
+FORMAT_VERSION = 3            # written by the preload
+FORMAT_VERSIONS = (1, 2, 3)   # read here
+DELTA_ROWS_VERSION = 3        # first version whose delta rows are differences
 # Column order of a version 2 site row (common/vt_format.h VT_SITE_*).
 SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
                 "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes")
+# Column order of a version 3 site row (VT_SITE3_ORDER): a site id (defined by a
+# "site" record: stack, kind, device), then the counters.
+SITE_COLUMNS_V3 = ("site", "alloc_total", "alloc_bytes_total", "free_total", "live_bytes", "live_count",
+                   "interval_peak_bytes", "growth_steps", "growth_bytes")
 
 _FILE_RE = re.compile(r"^vt\.(.+)\.([0-9]+)\.([0-9]+)\.jsonl$")
 _CUDA_API_RE = re.compile(r"^(cuda[A-Z]|cu[A-Z]|__cudart)")
@@ -52,7 +57,7 @@ def _site_key(row):
     return (row.get("stack"), row.get("kind"), row.get("device"))
 
 
-def decode_sites(rec, version, prev=None, where="snapshot"):
+def decode_sites(rec, version, prev=None, where="snapshot", sites=None):
     """The complete site list of snapshot record `rec` from a stream of format
     `version` (the header's "version"): a list of dicts keyed by SITE_COLUMNS,
     one per site with live bytes > 0 plus every site that changed (a site that
@@ -64,8 +69,13 @@ def decode_sites(rec, version, prev=None, where="snapshot"):
     has ``"sites_delta": true`` it lists only changed sites, and every site of
     `prev` (this function's result for the previous snapshot record of the same
     file) with live bytes > 0 that it does not list is added unchanged.
+    Version 3: rows are [site id, then the counters in SITE_COLUMNS_V3's order],
+    the id a key of `sites` ({id: "site" record} of the file so far); a delta
+    record's row carries 0 to 8 signed counters, each the difference from the
+    site's dict in `prev` (0 when prev has none), the missing trailing ones 0.
     Raises SnapshotError("<where>: what") for a row of the wrong shape or type, a
-    site listed twice, or a delta record with no previous record (prev None)."""
+    difference that takes a column below 0, a site listed twice, or a delta record
+    with no previous record (prev None)."""
     rows = rec.get("sites")
     if rows is None:
         rows = []
@@ -80,14 +90,38 @@ def decode_sites(rec, version, prev=None, where="snapshot"):
         raise SnapshotError("%s: sites_delta: expected a boolean" % where)
     if delta and prev is None:
         raise SnapshotError("%s: \"sites_delta\": true but no snapshot comes before it" % where)
+    v3 = version >= DELTA_ROWS_VERSION
+    if v3 and not isinstance(sites, dict):
+        raise SnapshotError("%s: version %d needs the file's \"site\" records" % (where, version))
+    diff = delta and v3
+    base = {_site_key(d): d for d in prev} if diff else None
     out, seen = [], set()
     for i, row in enumerate(rows):
-        if not isinstance(row, list) or len(row) != len(SITE_COLUMNS):
-            raise SnapshotError("%s: sites[%d]: expected a row of %d columns" % (where, i, len(SITE_COLUMNS)))
-        if not _is_int(row[0]) or not isinstance(row[1], str) or not _is_int(row[2]) or \
-                not all(_is_int(v) and v >= 0 for v in row[3:]):
-            raise SnapshotError("%s: sites[%d]: wrong column type in %r" % (where, i, row))
-        d = dict(zip(SITE_COLUMNS, row))
+        if not v3:
+            if not isinstance(row, list) or len(row) != len(SITE_COLUMNS):
+                raise SnapshotError("%s: sites[%d]: expected a row of %d columns" % (where, i, len(SITE_COLUMNS)))
+            if not _is_int(row[0]) or not isinstance(row[1], str) or not _is_int(row[2]) or \
+                    not all(_is_int(v) and v >= 0 for v in row[3:]):
+                raise SnapshotError("%s: sites[%d]: wrong column type in %r" % (where, i, row))
+            d = dict(zip(SITE_COLUMNS, row))
+        else:
+            n = len(SITE_COLUMNS_V3)
+            if not isinstance(row, list) or not (1 <= len(row) <= n if diff else len(row) == n):
+                raise SnapshotError("%s: sites[%d]: expected a %srow of %s%d columns" %
+                                    (where, i, "delta " if diff else "", "1 to " if diff else "", n))
+            if not all(_is_int(v) and (diff or v >= 0) for v in row):
+                raise SnapshotError("%s: sites[%d]: wrong column type in %r" % (where, i, row))
+            sd = sites.get(row[0])
+            if sd is None:
+                raise SnapshotError("%s: sites[%d]: site %r is not defined before it is used" % (where, i, row[0]))
+            vals = dict(zip(SITE_COLUMNS_V3[1:], list(row[1:]) + [0] * (n - len(row))))
+            d = {"stack": sd["stack"], "kind": sd["kind"], "device": sd["device"]}
+            old = base.get(_site_key(d)) if diff else None
+            for c in SITE_COLUMNS[3:]:
+                d[c] = vals[c] + (old[c] if old else 0)
+                if d[c] < 0:
+                    raise SnapshotError("%s: sites[%d][%d] (%s): the difference takes the value below 0" %
+                                        (where, i, SITE_COLUMNS_V3.index(c), c))
         key = _site_key(d)
         if key in seen:
             raise SnapshotError("%s: sites[%d]: site %r listed twice" % (where, i, key))
@@ -107,10 +141,12 @@ def decode_records(recs, where="stream"):
     if not recs or not isinstance(recs[0], dict) or recs[0].get("t") != "header" or \
             recs[0].get("format") != FORMAT_NAME or not _version_ok(recs[0].get("version")):
         raise SnapshotError("%s: not a %s stream of a known version" % (where, FORMAT_NAME))
-    version, prev = recs[0]["version"], None
+    version, sites, prev = recs[0]["version"], {}, None
     for i, rec in enumerate(recs):
+        if isinstance(rec, dict) and rec.get("t") == "site":
+            sites[rec.get("id")] = rec
         if isinstance(rec, dict) and rec.get("t") == "snapshot":
-            rec["sites"] = decode_sites(rec, version, prev, "%s: record %d" % (where, i + 1))
+            rec["sites"] = decode_sites(rec, version, prev, "%s: record %d" % (where, i + 1), sites)
             rec.pop("sites_delta", None)
             prev = rec["sites"]
     return recs
@@ -176,6 +212,7 @@ class Stream:
         self.header = None
         self.modules = {}
         self.stacks = {}
+        self.sites = {}            # version 3: site id -> "site" record
         self._offset = 0
         self._line = 0
         self._prev_sites = None   # decode_sites state (previous snapshot's sites)
@@ -208,11 +245,13 @@ class Stream:
                 self.modules[rec["id"]] = rec
             elif t == "stack":
                 self.stacks[rec["id"]] = rec
+            elif t == "site":   # version 3: a row's site id -> stack, kind, device
+                self.sites[rec.get("id")] = rec
             elif t == "snapshot":
                 if self.header is None:
                     raise SnapshotError("%s:%d: snapshot before the header" % (self.path, self._line))
                 rec["sites"] = decode_sites(rec, self.header["version"], self._prev_sites,
-                                            "%s:%d" % (self.path, self._line))
+                                            "%s:%d" % (self.path, self._line), self.sites)
                 rec.pop("sites_delta", None)
                 self._prev_sites = rec["sites"]
                 out.append(rec)

@@ -12,8 +12,10 @@ compares against `vramtrace report --format json`.
 
 Sets named "<scenario>-<mode>-v2" are the same programs written in format
 version 2 (site rows; periodic and step snapshots list only changed sites,
-"sites_delta": true): their reports must equal the version 1 sets' reports.
-Every other set stays version 1, so the analyzer keeps reading old files.
+"sites_delta": true), and "-v3" in format version 3 (the same, but a delta
+record's rows are differences from the previous record's rows, trailing zeros
+left out): their reports must equal the version 1 sets' reports. Every other
+set stays version 1, so the analyzer keeps reading old files.
 
 Usage: gen_fixtures.py OUTDIR        (deterministic: fixed seeds, fixed clocks)
 """
@@ -27,11 +29,13 @@ MiB = 1 << 20
 GiB = 1 << 30
 HOST = "node7"
 EXE_BUILD_ID = "5f1c0ffee0ddba11c0de0000000000000000beef"
-# format version the Proc objects write (main() sets 2 for the "-v2" sets)
+# format version the Proc objects write (main() sets 2 / 3 for the "-v2" / "-v3" sets)
 VERSION = 1
 SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
                 "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes")
-# scenarios also written as version 2
+# version 3: a row is [site id, then these version 2 columns] (common/vt_format.h VT_SITE3_ORDER)
+SITE3_ORDER = (6, 7, 8, 3, 4, 5, 9, 10)
+# scenarios also written as versions 2 and 3
 V2_SCENARIOS = ("leak_churn", "reset", "oom_frag", "torn", "python_train")
 
 # function -> offset inside the (fictitious) program module
@@ -78,11 +82,14 @@ class Proc:
         self.host = None           # function(proc) -> the snapshot's "host" object
         self.version = VERSION
         self.prev_rows = None      # version 2: key -> row of the previous snapshot
-        self.write({"t": "header", "format": "vramtrace-snapshot", "version": self.version, "pid": pid, "ppid": ppid,
-                    "host": HOST, "exe": "/opt/vtdemo/bin/" + name, "cmdline": ["/opt/vtdemo/bin/" + name, "--steps"],
-                    "rank": rank, "local_rank": rank, "world_size": None if rank is None else 2,
-                    "start_ns": self.start_ns, "clock": "CLOCK_MONOTONIC", "mono_start_ns": 123456789,
-                    "depth": 32, "interval_ms": self.period, "step_every": 1})
+        self.site_ids = {}         # version 3: (stack, kind, device) -> site id defined in this file
+        h = {"t": "header", "format": "vramtrace-snapshot", "version": self.version}
+        h.update({"pid": pid, "ppid": ppid,
+                  "host": HOST, "exe": "/opt/vtdemo/bin/" + name, "cmdline": ["/opt/vtdemo/bin/" + name, "--steps"],
+                  "rank": rank, "local_rank": rank, "world_size": None if rank is None else 2,
+                  "start_ns": self.start_ns, "clock": "CLOCK_MONOTONIC", "mono_start_ns": 123456789,
+                  "depth": 32, "interval_ms": self.period, "step_every": 1})
+        self.write(h)
         self.write({"t": "module", "id": 0, "path": "/opt/vtdemo/bin/" + name, "build_id": EXE_BUILD_ID, "bias": 0x555555554000})
         self.write({"t": "module", "id": 1, "path": "/usr/local/cuda/lib64/libcudart.so.13", "build_id": "0123456789abcdef0123456789abcdef01234567", "bias": 0x7ffff7a00000})
         # a real path with a build-id that cannot match: the analyzer must fall back to the written name
@@ -224,7 +231,7 @@ class Proc:
                                                  "alloc_total": 0, "free_total": 0, "failed_total": 0, "alloc_bytes_total": 0}}}],
                "sites": self.site_rows(), "leak_warnings": [], "oom": oom,
                "allocations": None, "unfreed_at_exit": unfreed, "dropped_records": 0}
-        if self.version == 2:
+        if self.version >= 2:
             self.rows_v2(rec, trigger)
         if allocations:
             rec["allocations"] = [[a, b[0], b[1][1], b[1][2], b[1][0], b[2], b[3], 4242, 0]
@@ -238,7 +245,10 @@ class Proc:
     def rows_v2(self, rec, trigger):
         """Version 2 sites: rows; a periodic/step record lists only the rows that
         differ from the previous snapshot's (and every row at 0 live bytes), as
-        preload/vt_sitediff.c does; other triggers stay complete."""
+        preload/vt_sitediff.c does; other triggers stay complete. Version 3: each
+        site is defined once by a "site" record (written here, before the
+        snapshot), rows are [site id, counters in SITE3_ORDER], and a delta
+        record's rows are differences from the previous row, no trailing zeros."""
         rows = [[r[c] for c in SITE_COLUMNS] for r in rec["sites"]]
         cur = {tuple(r[:3]): r for r in rows}
         prev = self.prev_rows
@@ -246,6 +256,19 @@ class Proc:
             all(k in cur for k, r in prev.items() if r[3] > 0)
         if delta:
             rows = [r for r in rows if r[3] == 0 or prev.get(tuple(r[:3])) != r]
+        if self.version >= 3:
+            out = []
+            for r in rows:
+                key = tuple(r[:3])
+                if key not in self.site_ids:
+                    self.site_ids[key] = len(self.site_ids) + 1
+                    self.write({"t": "site", "id": self.site_ids[key], "stack": r[0], "kind": r[1], "device": r[2]})
+                p = prev.get(key, [0] * len(SITE_COLUMNS)) if delta else [0] * len(SITE_COLUMNS)
+                d = [self.site_ids[key]] + [r[c] - p[c] for c in SITE3_ORDER]
+                while delta and len(d) > 1 and d[-1] == 0:
+                    d.pop()
+                out.append(d)
+            rows = out
         self.prev_rows = cur
         items = list(rec.items())
         rec.clear()
@@ -694,11 +717,11 @@ def main():
     global VERSION
     out = sys.argv[1]
     for name, fn, version in [(n, f, 1) for n, f in SCENARIOS.items()] + \
-            [(n, SCENARIOS[n], 2) for n in V2_SCENARIOS]:
+            [(n, SCENARIOS[n], v) for v in (2, 3) for n in V2_SCENARIOS]:
         VERSION = version
         for mode in ("step", "periodic"):
             FUNC_OFF.clear()
-            d = os.path.join(out, "%s-%s%s" % (name, mode, "-v2" if version == 2 else ""))
+            d = os.path.join(out, "%s-%s%s" % (name, mode, "-v%d" % version if version > 1 else ""))
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
             procs, check = fn(d, mode)

@@ -111,12 +111,78 @@ def malformed_v2(testdir, add):
     add("v2_duplicate_key", with_line(snap_i, lines[snap_i][:-1] + ',"sites_delta":false}'), snap_i + 1, r"duplicate object key")
 
 
+def malformed_v3(testdir, add):
+    """Format version 3: "site" records, rows [site, counters first], delta rows of
+    differences; bad shapes, bad sites and bad sums."""
+    d = golden(testdir, "leak_churn-step-v3")
+    f = [x for x in os.listdir(d) if x.endswith(".jsonl")][0]
+    lines = open(os.path.join(d, f)).read().split("\n")[:-1]
+    snap_i = next(i for i, l in enumerate(lines) if '"sites_delta":true' in l and '"sites":[[' in l)
+    comp_i = next(i for i, l in enumerate(lines) if '"sites_delta":false' in l and '"sites":[[' in l)
+    site_i = next(i for i, l in enumerate(lines) if l.startswith('{"t":"site"'))
+
+    def with_line(i, rec):
+        l = list(lines)
+        l[i] = json.dumps(rec, separators=(",", ":"))
+        return ("\n".join(l) + "\n").encode()
+    s = json.loads(lines[snap_i]); s["sites"][0] = []
+    add("v3_row_empty", with_line(snap_i, s), snap_i + 1, r"sites\[0\]: expected 1 to 9 columns in a delta record \[site, alloc_total.*got 0")
+    s = json.loads(lines[snap_i]); s["sites"][0] = (s["sites"][0] + [0] * 11)[:10]
+    add("v3_row_long", with_line(snap_i, s), snap_i + 1, r"sites\[0\]: expected 1 to 9 columns in a delta record .*got 10")
+    s = json.loads(lines[snap_i]); s["sites"][0] = s["sites"][0][:1] + [-(1 << 62)]
+    add("v3_below_zero", with_line(snap_i, s), snap_i + 1,
+        r"sites\[0\]\[1\] \(alloc_total\): the difference -4611686018427387904 takes the value below 0 \(the previous snapshot's row has \d+\)")
+    # the same program in version 2 (same snapshot order) has the absolute rows: previous = v2 - v3
+    lines2 = [l for l in open(os.path.join(golden(testdir, "leak_churn-step-v2"), f)).read().split("\n")
+              if l.startswith('{"t":"snapshot"')]
+    snaps3 = [i for i, l in enumerate(lines) if l.startswith('{"t":"snapshot"')]
+    pairs = []
+    for n, k in enumerate(snaps3):
+        s = json.loads(lines[k])
+        if s.get("sites_delta") and k >= snap_i:
+            v2 = json.loads(lines2[n])   # v2 column 6 and v3 column 1: alloc_total
+            pairs = [(a, b) for a, b in zip(v2["sites"], s["sites"]) if a[6] - (b + [0] * 9)[1] > 0]
+            if pairs:
+                break
+    check(len(pairs) > 0, "no delta row of a site with alloc_total > 0 before")
+    a, b = pairs[0]
+    i = s["sites"].index(b)
+    s["sites"][i] = b[:1] + [(1 << 63) - 1]
+    add("v3_above_int64", with_line(k, s), k + 1,
+        r"sites\[%d\]\[1\] \(alloc_total\): the difference 9223372036854775807 takes the value above 2\^63-1 "
+        r"\(the previous snapshot's row has %d\)" % (i, a[6] - (b + [0] * 9)[1]))
+    s = json.loads(lines[snap_i]); s["sites"][0] = s["sites"][0][:1] + [1.5]
+    add("v3_diff_real", with_line(snap_i, s), snap_i + 1, r"sites\[0\]\[1\] \(alloc_total\): 1.5 is not an integer")
+    s = json.loads(lines[snap_i]); s["sites"][0][0] = 999
+    add("v3_site_undefined", with_line(snap_i, s), snap_i + 1, r"sites\[0\]\[0\] \(site\): site 999 is not defined before it is used")
+    s = json.loads(lines[snap_i]); s["sites"][0][0] = "1"
+    add("v3_site_string", with_line(snap_i, s), snap_i + 1, r"sites\[0\]\[0\] \(site\): expected an integer, got string")
+    s = json.loads(lines[comp_i]); s["sites"][0] = s["sites"][0][:8]
+    add("v3_complete_short", with_line(comp_i, s), comp_i + 1, r"sites\[0\]: expected 9 columns \[site, alloc_total.*got 8")
+    s = json.loads(lines[comp_i]); s["sites"][0][4] = -1
+    add("v3_complete_negative", with_line(comp_i, s), comp_i + 1, r"sites\[0\]\[4\] \(live_bytes\): negative value -1")
+    sd = json.loads(lines[site_i])
+    for name, kv, pat in [("v3_site_kind", {"kind": "gpu"}, r"site.kind: unknown kind \"gpu\""),
+                          ("v3_site_stack", {"stack": 424242}, r"site.stack: stack 424242 is not defined"),
+                          ("v3_site_id_zero", {"id": 0}, r"site.id: 0 out of range \(1 to 16777215\)"),
+                          ("v3_site_id_huge", {"id": 1 << 40}, r"site.id: 1099511627776 out of range"),
+                          ("v3_site_device", {"device": 70000}, r"site.device: device 70000 out of range")]:
+        add(name, with_line(site_i, dict(sd, **kv)), site_i + 1, pat)
+    add("v3_site_no_kind", with_line(site_i, {k: v for k, v in sd.items() if k != "kind"}), site_i + 1,
+        r"site %d has no \"kind\"" % sd["id"])
+    l = list(lines)   # the same id again for another stack
+    l.insert(site_i + 1, json.dumps(dict(sd, device=1), separators=(",", ":")))
+    add("v3_site_twice", ("\n".join(l) + "\n").encode(), site_i + 2,
+        r"site %d is defined twice, as \(stack %d, kind device, device 0\) and \(stack %d, kind device, device 1\)"
+        % (sd["id"], sd["stack"], sd["stack"]))
+
+
 def t_versions(exe, testdir):
-    """Format versions 1 and 2 of the same programs give the same reports (text
-    and JSON, every set written both ways by gen_fixtures.py)."""
+    """Format versions 1, 2 and 3 of the same programs give the same reports (text
+    and JSON, every set written three ways by gen_fixtures.py)."""
     gdir = os.path.join(testdir, "golden")
-    pairs = [(n[:-3], n) for n in sorted(os.listdir(gdir)) if n.endswith("-v2")]
-    check(len(pairs) >= 10, "only %d version 2 golden sets" % len(pairs))
+    pairs = [(n[:-3], n) for n in sorted(os.listdir(gdir)) if n.endswith("-v2") or n.endswith("-v3")]
+    check(len(pairs) >= 20, "only %d version 2 and 3 golden sets" % len(pairs))
     exe = os.path.abspath(exe)
     for v1, v2 in pairs:
         outs = []
@@ -143,6 +209,47 @@ def t_versions(exe, testdir):
           "no complete exit record after the deltas")
     check(any(r.get("sites_delta") and any(row[3] == 0 for row in r["sites"]) for r in recs),
           "no delta record with a site that fell to 0")
+    # version 3: the same program's records (all but the header, which lists the kinds)
+    # are never larger: kind codes, and delta rows are differences
+    def body_bytes(m):
+        return sum(len(l) for f in os.listdir(os.path.join(gdir, m)) if f.endswith(".jsonl")
+                   for l in open(os.path.join(gdir, m, f), "rb") if not l.startswith(b'{"t":"header"'))
+    for n in sorted(os.listdir(gdir)):
+        if not n.endswith("-v3"):
+            continue
+        sz = [body_bytes(m) for m in (n[:-1] + "2", n)]
+        check(sz[1] < sz[0], "%s: version 3 records are not smaller than version 2's (%d vs %d bytes)" % (n, sz[1], sz[0]))
+    f = [x for x in os.listdir(os.path.join(gdir, "leak_churn-step-v3")) if x.endswith(".jsonl")][0]
+    recs = [json.loads(l) for l in open(os.path.join(gdir, "leak_churn-step-v3", f))]
+    rows = [row for r in recs if r.get("sites_delta") for row in r["sites"]]
+    check(any(len(row) < 9 for row in rows), "no version 3 delta row leaves out its trailing zeros")
+    check(all(len(row) == 1 or row[-1] != 0 for row in rows), "a version 3 delta row ends in a zero")
+    # a writer that lost track of its definitions repeats a site: the same report
+    tmp = tempfile.mkdtemp()
+    try:
+        d3 = os.path.join(gdir, "leak_churn-step-v3")
+        out, defs = [], []
+        for l in open(os.path.join(d3, f)):
+            if l.startswith('{"t":"snapshot"'):
+                out.extend(defs)   # every site defined so far, again, before each snapshot
+            out.append(l)
+            if l.startswith('{"t":"site"'):
+                defs.append(l)
+        check(len(defs) > 2, "leak_churn-step-v3 defines %d sites" % len(defs))
+        open(os.path.join(tmp, f), "w").write("".join(out))
+        a = run([exe, "report", "--format", "json", tmp]).stdout.replace(tmp + "/", "SET/")
+        b = run([exe, "report", "--format", "json", d3]).stdout.replace(d3 + "/", "SET/")
+        check(a == b and a, "a repeated identical site definition changes the report")
+    finally:
+        shutil.rmtree(tmp)
+    neg = 0
+    for n in sorted(os.listdir(gdir)):
+        for f in (os.listdir(os.path.join(gdir, n)) if n.endswith("-v3") else []):
+            if f.endswith(".jsonl"):
+                for l in open(os.path.join(gdir, n, f)):
+                    r = json.loads(l) if l.endswith("\n") else {}
+                    neg += sum(1 for row in r.get("sites") or [] if r.get("sites_delta") and min(row[1:] + [0]) < 0)
+    check(neg > 0, "no version 3 delta row with a negative difference")
 
 
 def t_malformed(exe, testdir):
@@ -169,8 +276,8 @@ def t_malformed(exe, testdir):
 
     add("empty", b"", 1, r"empty file")
     add("truncated_middle", with_line(snap_i, lines[snap_i][: len(lines[snap_i]) // 2]), snap_i + 1, r"not valid JSON: column \d+: .*(near end of file|premature end of input)")
-    h = json.loads(lines[0]); h["version"] = 3
-    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 3 \(this vramtrace reads versions 1 to 2\)")
+    h = json.loads(lines[0]); h["version"] = 4
+    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 4 \(this vramtrace reads versions 1 to 3\)")
     h = json.loads(lines[0]); h["version"] = 0
     add("version_zero", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 0")
     h = json.loads(lines[0]); h["format"] = "heaptrack"
@@ -239,6 +346,7 @@ def t_malformed(exe, testdir):
     s = json.loads(lines[snap_i]); s["annotations"] = {"k" * 64: 1}
     add("annotation_key_long", with_line(snap_i, json.dumps(s)), snap_i + 1, r"is not 1-63 bytes")
     malformed_v2(testdir, add)
+    malformed_v3(testdir, add)
     try:
         for name, content, line, pattern in cases:
             p = os.path.join(tmp, name + ".jsonl")

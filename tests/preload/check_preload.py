@@ -114,11 +114,17 @@ def read_records(path, allow_torn=True):
 
 
 def check_site_records(path, recs):
-    """The writer's version 2 rules as written: site rows of 11 columns; periodic
-    and step records may be deltas ("sites_delta": true), every other trigger is
-    complete; a delta is never the first snapshot."""
+    """The writer's version 3 rules as written: each site defined once by a "site"
+    record before its first row; site rows of 9 columns in complete records, of 1
+    to 9 (the site, then differences without the trailing zeros) in deltas;
+    periodic and step records may be deltas ("sites_delta": true), every other
+    trigger is complete; a delta is never the first snapshot."""
+    defined = set()
     seen_snapshot = False
     for r in recs:
+        if r.get("t") == "site":
+            expect(r.get("id") not in defined, "%s: site %r defined twice" % (path, r.get("id")))
+            defined.add(r.get("id"))
         if r.get("t") != "snapshot":
             continue
         delta = r.get("sites_delta")
@@ -127,7 +133,10 @@ def check_site_records(path, recs):
             expect(r["trigger"] in ("periodic", "step"), "%s: a %s record is a delta" % (path, r["trigger"]))
             expect(seen_snapshot, "%s: the first snapshot is a delta" % path)
         for row in r["sites"]:
-            expect(isinstance(row, list) and len(row) == 11, "%s: site row %r" % (path, row))
+            expect(isinstance(row, list) and (1 <= len(row) <= 9 if delta else len(row) == 9),
+                   "%s: site row %r" % (path, row))
+            expect(row[0] in defined, "%s: row %r of an undefined site" % (path, row))
+            expect(not delta or len(row) == 1 or row[-1] != 0, "%s: delta row %r ends in a zero" % (path, row))
         seen_snapshot = True
 
 

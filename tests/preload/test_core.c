@@ -618,21 +618,23 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Index of the row of stack in a snapshot's "sites" rows, or -1. */
-static int row_of(json_t *sites, uint32_t stack)
+/* Index of the row of site id in a snapshot's "sites" rows (version 3: [site, ...]),
+ * or -1. */
+static int row_of(json_t *sites, int64_t id)
 {
     for (size_t i = 0; i < json_array_size(sites); i++) {
         json_t *row = json_array_get(sites, i);
-        if (json_array_size(row) == VT_SITE_NCOLS &&
-            (uint64_t)json_integer_value(json_array_get(row, VT_SITE_STACK)) == stack)
+        if (json_array_size(row) >= 1 && json_integer_value(json_array_get(row, 0)) == id)
             return (int)i;
     }
     return -1;
 }
 
-/* Format version 2 (docs/snapshot-format.md "sites"): step records list only the
- * sites that changed ("sites_delta":true), manual records every live site; a site
- * that falls to 0 is written once with 0. Continues the file of test_writer. */
+/* Format version 3 (docs/snapshot-format.md "sites"): step records list only the
+ * sites that changed ("sites_delta":true), each row as its differences from the
+ * previous record's row without trailing zeros; manual records every live site, 11
+ * absolute columns; a site that falls to 0 is written once (live bytes -8192).
+ * Continues the file of test_writer. */
 static void test_writer_delta(void)
 {
     uint32_t sb = capture_b();
@@ -651,11 +653,20 @@ static void test_writer_delta(void)
     char *data = read_only_file(vt__config.output, path);
     CHECK(data != NULL);
     int seen = 0;
+    int64_t site_b = -1;   /* the id of B's site, from its "site" record */
     for (char *line = data, *nl; data && (nl = strchr(line, '\n')); line = nl + 1) {
         *nl = 0;
         json_t *j = json_loads(line, 0, NULL);
         CHECK(j != NULL);
         const char *t = j ? json_string_value(json_object_get(j, "t")) : NULL;
+        if (t && !strcmp(t, "site")) {   /* {"t":"site","id":N,"stack":S,"kind":"device","device":0} */
+            CHECK(!strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "device"));
+            CHECK_EQ_INT(json_integer_value(json_object_get(j, "device")), 0);
+            if ((uint64_t)json_integer_value(json_object_get(j, "stack")) == sb) {
+                CHECK(site_b < 0);                /* defined once per file */
+                site_b = json_integer_value(json_object_get(j, "id"));
+            }
+        }
         if (!t || strcmp(t, "snapshot")) {
             json_decref(j);
             continue;
@@ -664,17 +675,30 @@ static void test_writer_delta(void)
         json_t *sites = json_object_get(j, "sites");
         int delta = json_is_true(json_object_get(j, VT_SITES_DELTA_KEY));
         CHECK(json_is_boolean(json_object_get(j, VT_SITES_DELTA_KEY)));
-        for (size_t i = 0; i < json_array_size(sites); i++)
-            CHECK_EQ_U64(json_array_size(json_array_get(sites, i)), VT_SITE_NCOLS);
-        int ra = row_of(sites, 0), rb = row_of(sites, sb);
-        (void)ra;
+        for (size_t i = 0; i < json_array_size(sites); i++) {
+            json_t *row = json_array_get(sites, i);
+            size_t n = json_array_size(row);
+            if (!delta) {
+                CHECK_EQ_U64(n, VT_SITE3_NCOLS);
+            } else {
+                CHECK(n >= 1 && n <= VT_SITE3_NCOLS);
+                CHECK(n == 1 || json_integer_value(json_array_get(row, n - 1)) != 0);
+            }
+        }
+        int rb = row_of(sites, site_b);
         if (seq <= 3) {
             CHECK(!delta);                        /* manual / oom: complete */
         } else if (seq == 4) {
             CHECK(delta);
-            CHECK(rb >= 0);
-            CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(sites, (size_t)rb),
-                                                           VT_SITE_LIVE_BYTES)), 8192);
+            CHECK(rb >= 0);                       /* new: differences from 0 = its values */
+            json_t *row = json_array_get(sites, (size_t)(rb >= 0 ? rb : 0));
+            /* [site, alloc_total, alloc_bytes_total, free_total, live_bytes, live_count,
+             *  interval_peak_bytes] (VT_SITE3_ORDER); growth 0, left out */
+            CHECK_EQ_U64(json_array_size(row), 7);
+            CHECK_EQ_U64(json_integer_value(json_array_get(row, 1)), 1);
+            CHECK_EQ_U64(json_integer_value(json_array_get(row, 2)), 8192);
+            CHECK_EQ_U64(json_integer_value(json_array_get(row, 3)), 0);
+            CHECK_EQ_U64(json_integer_value(json_array_get(row, 4)), 8192);
             seen++;
         } else if (seq == 8) {
             CHECK(delta);
@@ -683,9 +707,14 @@ static void test_writer_delta(void)
         } else if (seq == 9) {
             CHECK(delta);
             CHECK(rb >= 0);
-            if (rb >= 0)
-                CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(sites, (size_t)rb),
-                                                               VT_SITE_LIVE_BYTES)), 0);
+            if (rb >= 0) {   /* no allocation, one free, live -8192 in one allocation */
+                json_t *row = json_array_get(sites, (size_t)rb);
+                CHECK_EQ_INT(json_integer_value(json_array_get(row, 1)), 0);
+                CHECK_EQ_INT(json_integer_value(json_array_get(row, 2)), 0);
+                CHECK_EQ_INT(json_integer_value(json_array_get(row, 3)), 1);
+                CHECK_EQ_INT(json_integer_value(json_array_get(row, 4)), -8192);
+                CHECK_EQ_INT(json_integer_value(json_array_get(row, 5)), -1);
+            }
             seen++;
         } else if (seq == 10) {
             CHECK(delta);

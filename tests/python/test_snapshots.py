@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from vramtrace.snapshots import (SITE_COLUMNS, SnapshotError, Stream, collapse_interpreter,
+from vramtrace.snapshots import (SITE_COLUMNS, SITE_COLUMNS_V3, SnapshotError, Stream, collapse_interpreter,
                                  decode_records, decode_sites, read_stream,
                                  format_python_frame,
                                  find_own_stream, format_frame, new_allocations_by_site,
@@ -255,6 +255,65 @@ def test_decode_sites_version_1_is_unchanged():
 def test_decode_sites_rejects_bad_version_2(rows, delta, prev, msg):
     with pytest.raises(SnapshotError, match=msg):
         decode_sites(snap2(1, rows, delta), 2, prev, "f:9")
+
+
+# ---- format version 3: "site" records, counters first, delta rows are differences ----
+
+SITE_IDS = {10: 1, 11: 2, 12: 3, 13: 4}
+
+
+def site_rec(stack, kind="device", device=0):
+    return {"t": "site", "id": SITE_IDS[stack], "stack": stack, "kind": kind, "device": device}
+
+
+def row3(d):
+    return [SITE_IDS[d["stack"]]] + [d[c] for c in SITE_COLUMNS_V3[1:]]
+
+
+def drow(d, prev=None):
+    """A version 3 delta row: differences from prev's row, trailing zeros left out."""
+    out = [SITE_IDS[d["stack"]]] + [d[c] - (prev[c] if prev else 0) for c in SITE_COLUMNS_V3[1:]]
+    while len(out) > 1 and out[-1] == 0:
+        out.pop()
+    return out
+
+
+def test_decode_sites_version_3_adds_differences(tmp_path):
+    a, b, c = site(10, 100), site(11, 200), site(12, 300)
+    b2, c0, d = site(11, 250, allocs=2), site(12, 0, frees=1), site(13, 7, kind="managed")
+    # alloc_total, alloc_bytes_total, free_total, live_bytes, live_count, interval_peak_bytes; no trailing zeros
+    assert drow(b2, b) == [2, 1, 50, 0, 50, 0, 50]
+    assert drow(c0, c)[1:5] == [0, -300, 1, -300]     # a site that fell to 0
+    p = tmp_path / "vt.h.1.5.jsonl"
+    write(p, [dict(HEADER, version=3)] + MODULES + STACKS + [site_rec(10), site_rec(11), site_rec(12)] + [
+        snap2(1, [row3(a), row3(b), row3(c)], False, trigger="start"),
+        site_rec(13, kind="managed"),
+        snap2(2, [drow(b2, b), drow(c0, c), drow(d)], True),   # d is new: differences from 0
+        snap2(3, [], True),
+        snap2(4, [row3(a), row3(b2), row3(d)], False, trigger="exit")])
+    header, _, _, snaps = read_stream(str(p))
+    assert header["version"] == 3
+    got = [sorted((x["stack"], x["live_bytes"]) for x in r["sites"]) for r in snaps]
+    assert got == [[(10, 100), (11, 200), (12, 300)], [(10, 100), (11, 250), (12, 0), (13, 7)],
+                   [(10, 100), (11, 250), (13, 7)], [(10, 100), (11, 250), (13, 7)]]
+    assert sorted(snaps[1]["sites"], key=lambda x: x["stack"]) == [a, b2, c0, d]   # whole version 1 dicts
+    assert list(snaps[1]["sites"][0]) == list(SITE_COLUMNS)                        # in version 1's key order
+    recs = [json.loads(x) for x in open(p)]
+    assert [r["sites"] for r in decode_records(recs) if r["t"] == "snapshot"] == [r["sites"] for r in snaps]
+
+
+@pytest.mark.parametrize("rows,sites,msg", [
+    ([[2, 0, 0, 0, -201]], {2: site_rec(11)}, r"sites\[0\]\[4\] \(live_bytes\): the difference takes the value below 0"),
+    ([[]], {2: site_rec(11)}, r"sites\[0\]: expected a delta row of 1 to 9 columns"),
+    ([[2] + [0] * 9], {2: site_rec(11)}, r"expected a delta row of 1 to 9 columns"),
+    ([[2, 1.5]], {2: site_rec(11)}, r"wrong column type"),
+    ([[7, 1]], {2: site_rec(11)}, r"sites\[0\]: site 7 is not defined before it is used"),
+    ([[2, 1]], None, r"needs the file's \"site\" records"),
+])
+def test_decode_sites_rejects_bad_version_3(rows, sites, msg):
+    prev = [site(11, 200)]
+    with pytest.raises(SnapshotError, match=msg):
+        decode_sites(snap2(2, rows, True), 3, prev, "f:9", sites)
 
 
 def test_stream_rejects_a_first_delta_with_file_and_line(tmp_path):
