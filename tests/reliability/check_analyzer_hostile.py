@@ -217,9 +217,9 @@ def body(tmp, golden):
         p = put("mut.jsonl", bytes(d))
         sane("mutation_%d" % k, run(["report", "--format", "json", p]), allow_ok=True)
 
-    # ---- format version 2: hostile site rows and delta records
-    v2 = sorted(glob.glob(os.path.join(golden, "*-v2", "*.jsonl")))
-    check(len(v2) >= 2, "no version 2 golden files")
+    # ---- format versions 2 and 3: hostile site rows, site records and delta records
+    v2 = sorted(glob.glob(os.path.join(golden, "*-v2", "*.jsonl")) + glob.glob(os.path.join(golden, "*-v3", "*.jsonl")))
+    check(len(v2) >= 4, "no version 2 and 3 golden files")
     hostile = [None, True, -1, -9223372036854775808, 1.5, 1e300, "7", [], {}, [1, 2], "device", 65536,
                "__BIG__"]
     for k in range(120):
@@ -227,8 +227,14 @@ def body(tmp, golden):
         snaps = [i for i, l in enumerate(ls) if b'"t":"snapshot"' in l]
         i = snaps[rnd.randrange(len(snaps))]
         rec = json.loads(ls[i])
-        op = rnd.randrange(6)
-        if op == 0 and rec["sites"]:                 # a hostile value in one cell
+        op = rnd.randrange(7)
+        sites = [j for j, l in enumerate(ls) if l.startswith(b'{"t":"site"')]
+        if op == 6 and sites:                        # version 3: a hostile value in a site record
+            j = rnd.choice(sites)
+            sd = json.loads(ls[j])
+            sd[rnd.choice(["id", "stack", "kind", "device"])] = rnd.choice(hostile + [0, 1 << 40])
+            ls[j] = json.dumps(sd, separators=(",", ":")).replace('"__BIG__"', "18446744073709551616").encode()
+        elif op == 0 and rec["sites"]:               # a hostile value in one cell
             row = rnd.choice(rec["sites"])
             row[rnd.randrange(len(row))] = rnd.choice(hostile)
         elif op == 1 and rec["sites"]:               # a row too short or too long
