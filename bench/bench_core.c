@@ -23,6 +23,10 @@
  *                                       make them) while the main thread writes P periodic
  *                                       snapshots and one full live list; then
  *                                       times vt_core_collect alone (the lock hold)
+ *   bench_core stall L S P writer       the same hook thread, but the periodic snapshots
+ *                                       are the writer thread's own (VRAMTRACE_INTERVAL_MS,
+ *                                       as a traced program has them): their durations
+ *                                       (vt_writer_periodic_stats) over P of them
  * Output: "key=value ..." lines on stdout. Environment: VRAMTRACE_OUTPUT for stall.
  * Exit 0, 1 on a failed core call, 2 usage.
  */
@@ -226,7 +230,27 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static int stall_mode(long live, long sites, int periodic)
+/* The writer thread's periodic snapshots while the hook thread runs: P of them
+ * (at most 20 s), timed by the writer itself. */
+static int stall_writer(int periodic)
+{
+    uint64_t n, sum, max;
+    vt_writer_periodic_stats(&n, &sum, &max, 1);   /* from here on */
+    for (int i = 0; i < 2000; i++) {
+        sleep_ms(10);
+        uint64_t nn, ss, mm;
+        vt_writer_periodic_stats(&nn, &ss, &mm, 0);
+        if (nn >= (uint64_t)periodic)
+            break;
+    }
+    vt_writer_periodic_stats(&n, &sum, &max, 1);
+    __atomic_store_n(&st.phase, 3, __ATOMIC_RELEASE);
+    printf("writer_periodic_n=%llu writer_periodic_mean_ms=%.3f writer_periodic_max_ms=%.3f\n",
+           (unsigned long long)n, n ? sum / 1e6 / (double)n : 0.0, max / 1e6);
+    return n ? 0 : 1;
+}
+
+static int stall_mode(long live, long sites, int periodic, int writer)
 {
     /* S distinct 4-frame stacks of pcs inside this binary */
     uintptr_t base = (uintptr_t)&stall_mode;
@@ -253,6 +277,12 @@ static int stall_mode(long live, long sites, int periodic)
     uint64_t first = now_ns() - t0;
     pthread_t th;
     pthread_create(&th, NULL, hook_thread, slots);
+    if (writer) {
+        __atomic_store_n(&st.phase, 1, __ATOMIC_RELEASE);
+        int rc = stall_writer(periodic);
+        pthread_join(th, NULL);
+        return rc;
+    }
     sleep_ms(300);                                    /* phase 0: no snapshot */
     __atomic_store_n(&st.phase, 1, __ATOMIC_RELEASE);
     uint64_t pmax = 0, psum = 0;
@@ -338,6 +368,6 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "scale") && argc >= 4)
         return scale_mode(atol(argv[2]), atol(argv[3]));
     if (!strcmp(mode, "stall") && argc >= 5)
-        return stall_mode(atol(argv[2]), atol(argv[3]), atoi(argv[4]));
+        return stall_mode(atol(argv[2]), atol(argv[3]), atoi(argv[4]), argc >= 6 && !strcmp(argv[5], "writer"));
     return 2;
 }

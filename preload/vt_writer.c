@@ -86,6 +86,8 @@ static struct {
     vt__idset site_written;       /* under out_lock: site ids defined in this file      */
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
+    uint64_t  per_n, per_sum_ns, per_max_ns;   /* atomic: periodic snapshots the writer
+                                                  thread wrote, and how long each took */
     int       sig;                /* signal installed (0 none)                          */
 } vt__w = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -756,6 +758,26 @@ static void vt__refresh(const char *trigger)
         vt_writer_refresh();
 }
 
+/* Counts a periodic snapshot the writer thread wrote in ns (vt_writer_periodic_stats). */
+static void vt__periodic_done(uint64_t ns)
+{
+    __atomic_add_fetch(&vt__w.per_n, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&vt__w.per_sum_ns, ns, __ATOMIC_RELAXED);
+    uint64_t m = __atomic_load_n(&vt__w.per_max_ns, __ATOMIC_RELAXED);
+    while (ns > m && !__atomic_compare_exchange_n(&vt__w.per_max_ns, &m, ns, 1, __ATOMIC_RELAXED,
+                                                  __ATOMIC_RELAXED))
+        ;
+}
+
+void vt_writer_periodic_stats(uint64_t *n, uint64_t *sum_ns, uint64_t *max_ns, int reset)
+{
+    *n = reset ? __atomic_exchange_n(&vt__w.per_n, 0, __ATOMIC_RELAXED) : __atomic_load_n(&vt__w.per_n, __ATOMIC_RELAXED);
+    *sum_ns = reset ? __atomic_exchange_n(&vt__w.per_sum_ns, 0, __ATOMIC_RELAXED)
+                    : __atomic_load_n(&vt__w.per_sum_ns, __ATOMIC_RELAXED);
+    *max_ns = reset ? __atomic_exchange_n(&vt__w.per_max_ns, 0, __ATOMIC_RELAXED)
+                    : __atomic_load_n(&vt__w.per_max_ns, __ATOMIC_RELAXED);
+}
+
 static void *vt__writer_main(void *arg)
 {
     (void)arg;
@@ -784,10 +806,14 @@ static void *vt__writer_main(void *arg)
         uint64_t now = vt_now_ns();
         if (now >= deadline) {
             if (interval) {
+                uint64_t t0 = vt_now_ns();
                 vt__refresh(VT_TRIGGER_PERIODIC);
                 pthread_mutex_lock(&vt__w.out_lock);
-                vt__snapshot_locked(VT_TRIGGER_PERIODIC, NULL, NULL);
+                uint64_t seq0 = vt__w.seq;
+                int wrote = vt__snapshot_locked(VT_TRIGGER_PERIODIC, NULL, NULL) == 0 && vt__w.seq != seq0;
                 pthread_mutex_unlock(&vt__w.out_lock);
+                if (wrote)
+                    vt__periodic_done(vt_now_ns() - t0);
             }
             deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
         }

@@ -58,6 +58,13 @@ void vt_writer_post_step(void);
  * negative errno: -ECANCELED tracking is off, -EIO the write failed, -ENOMEM. */
 int  vt_writer_snapshot(const char *trigger, const char *label);
 
+/* Periodic snapshots the writer thread wrote since the last reset, their total and
+ * longest duration in nanoseconds (from the driver refresh before the snapshot to
+ * its record written; skipped ones, with nothing changed, are not counted). For the
+ * benchmarks (issue 7 figure 5). reset != 0 zeroes the counters as it reads them
+ * (the three are read one after the other, not as one instant). Thread-safe. */
+void vt_writer_periodic_stats(uint64_t *n, uint64_t *sum_ns, uint64_t *max_ns, int reset);
+
 /* Records an OOM: the first OOM of each size class (power-of-two bucket of the
  * requested size: class = bit length of requested) writes an "oom" snapshot at once
  * on the calling thread. Returns 0 written, 1 not written (class already seen or
