@@ -48,11 +48,13 @@
 /* Frames whose module basename starts with one of these are CUDA's or ours. */
 static const char *const trim_modules[] = {"libvramtrace", "libcudart", "libcuda.", "libcuda-"};
 
-#define VT_MAX_SITE_ID (1u << 24)   /* v3: site ids are dense from 1; bounds a hostile file's table */
+#define VT_MAX_SITE_ID 0xFFFFFFFFll   /* v3: site ids are 1..2^32-1 (the writer's uint32_t) */
 
-typedef struct site_def {      /* v3: a "site" record */
+typedef struct site_def {      /* v3: a "site" record, in rd.sdefs by id */
+    int64_t id;
     vt_site_key key;
-    struct vt_stack *canon;     /* NULL: not defined */
+    struct vt_stack *canon;
+    UT_hash_handle hh;
 } site_def;
 
 typedef struct site_ent {
@@ -92,7 +94,9 @@ typedef struct rd {
     int have_prev;              /* v2: a snapshot record was read (prev is its state) */
     uint64_t nrecord;           /* v2: snapshot records decoded (vt_rsite.delta_mark) */
     int version;                /* header's format version */
-    site_def *sdef; size_t nsdef;   /* v3: "site" records by id (dense: the writer numbers from 1) */
+    site_def *sdefs;            /* v3: "site" records by id (a hash: memory grows with the
+                                   definitions a file has, not with the ids it names) */
+    site_def *sdef_last;        /* v3: the last one looked up (rows of one site come in runs) */
     vt_jarena arena;            /* jansson memory of the current line (vt_jarena.h) */
     uint64_t record_mark;
     char e[300];                /* message scratch for vt_j* getters */
@@ -517,6 +521,16 @@ static int rd_stack(rd *r, json_t *o)
 
 static int lookup_stack(rd *r, int64_t id, const char *where, vt_stack **out);
 
+static void free_site_defs(rd *r)
+{
+    site_def *d, *tmp;
+    HASH_ITER(hh, r->sdefs, d, tmp) {
+        HASH_DEL(r->sdefs, d);
+        free(d);
+    }
+    r->sdef_last = NULL;
+}
+
 /* Version 3 "site" record: {"t":"site","id":N,"stack":S,"kind":"...","device":D}.
  * The stack must be defined before it; an id defined again must name the same
  * (stack, kind, device) (a writer that lost track of its definitions repeats them). */
@@ -526,8 +540,8 @@ static int rd_site(rd *r, json_t *o)
     json_t *v;
     if (!(v = json_object_get(o, "id"))) return rd_fail(r, "site has no \"id\"");
     if (get_i64(r, v, "site.id", &id) < 0) return -1;
-    if (id < 1 || id >= (int64_t)VT_MAX_SITE_ID)
-        return rd_fail(r, "site.id: %lld out of range (1 to %u)", (long long)id, VT_MAX_SITE_ID - 1);
+    if (id < 1 || id > VT_MAX_SITE_ID)
+        return rd_fail(r, "site.id: %lld out of range (1 to %lld)", (long long)id, (long long)VT_MAX_SITE_ID);
     if (!(v = json_object_get(o, "stack"))) return rd_fail(r, "site %lld has no \"stack\"", (long long)id);
     if (get_i64(r, v, "site.stack", &stack) < 0) return -1;
     if (!(v = json_object_get(o, "kind"))) return rd_fail(r, "site %lld has no \"kind\"", (long long)id);
@@ -541,23 +555,22 @@ static int rd_site(rd *r, json_t *o)
         return rd_fail(r, "site.device: device %lld out of range", (long long)device);
     vt_stack *canon;
     if (lookup_stack(r, stack, "site.stack", &canon) < 0) return -1;
-    if ((size_t)id >= r->nsdef) {
-        size_t n = r->nsdef ? r->nsdef : 1024;
-        while (n <= (size_t)id) n *= 2;
-        r->sdef = vt_xrealloc(r->sdef, n * sizeof *r->sdef);
-        memset(r->sdef + r->nsdef, 0, (n - r->nsdef) * sizeof *r->sdef);
-        r->nsdef = n;
+    site_def *d;
+    HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
+    if (d) {
+        if (d->key.stack != stack || d->key.kind != kind || d->key.device != (int32_t)device)
+            return rd_fail(r, "site %lld is defined twice, as (stack %lld, kind %s, device %d) and (stack %lld, kind "
+                           "%s, device %lld)", (long long)id, (long long)d->key.stack, vt_kind_name(d->key.kind),
+                           (int)d->key.device, (long long)stack, ks, (long long)device);
+        return 0;   /* the same again: a writer that lost track of its definitions */
     }
-    site_def *d = &r->sdef[id];
-    if (d->canon && (d->key.stack != stack || d->key.kind != kind || d->key.device != (int32_t)device))
-        return rd_fail(r, "site %lld is defined twice, as (stack %lld, kind %s, device %d) and (stack %lld, kind %s, "
-                       "device %lld)", (long long)id, (long long)d->key.stack, vt_kind_name(d->key.kind),
-                       (int)d->key.device, (long long)stack, ks, (long long)device);
-    memset(&d->key, 0, sizeof d->key);   /* the key is hashed whole: no stray padding */
+    d = vt_xcalloc(1, sizeof *d);   /* zeroed: the key is hashed whole, padding included */
+    d->id = id;
     d->key.stack = stack;
     d->key.kind = kind;
     d->key.device = (int32_t)device;
     d->canon = canon;
+    HASH_ADD(hh, r->sdefs, id, sizeof d->id, d);
     return 0;
 }
 
@@ -669,13 +682,18 @@ static int rd_site_row3(rd *r, const json_t *a, size_t i, site_ent *e, int diff)
     int64_t id;
     int k = 0;
     int bad = vt_ji64(json_array_get(a, 0), &id, r->e, sizeof r->e);
-    if (!bad && (id < 1 || (uint64_t)id >= r->nsdef || !r->sdef[id].canon)) {
-        snprintf(r->e, sizeof r->e, "site %lld is not defined before it is used", (long long)id);
-        bad = -1;
+    site_def *d = r->sdef_last;
+    if (!bad && (!d || d->id != id)) {
+        HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
+        if (!d) {
+            snprintf(r->e, sizeof r->e, "site %lld is not defined before it is used", (long long)id);
+            bad = -1;
+        }
+        r->sdef_last = d;
     }
     if (bad) return rd_fail(r, "sites[%zu][0] (site): %s", i, r->e);
-    e->key = r->sdef[id].key;
-    e->canon = r->sdef[id].canon;
+    e->key = d->key;
+    e->canon = d->canon;
     memset(e->row, 0, sizeof e->row);
     for (k = 1; k < (int)n; k++) {
         uint64_t *dst = &e->row[order3[k - 1] - VT_SITE_LIVE_BYTES];
@@ -1603,7 +1621,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
             free(r.ae);
             free(r.an);
             free(r.prev);
-            free(r.sdef);
+            free_site_defs(&r);
             vt_jarena_release(&r.arena);
             return 1;
         }
@@ -1615,7 +1633,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     free(r.ae);
     free(r.an);
     free(r.prev);
-    free(r.sdef);
+    free_site_defs(&r);
     vt_jarena_release(&r.arena);
     if (rc < 0) {
         vt_process_free(r.p);

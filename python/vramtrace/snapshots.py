@@ -45,6 +45,31 @@ class SnapshotError(Exception):
     """A malformed stream: the message is ``file:line: what``."""
 
 
+KINDS = ("device", "managed", "host_pinned", "async", "vmm")   # docs/snapshot-format.md "Kinds"
+INT64_MAX = (1 << 63) - 1
+
+
+def add_site(sites, rec, stacks, where):
+    """Checks a version 3 "site" record `rec` and adds it to `sites` ({id: record}):
+    id an integer 1..2^32-1, stack an integer id of `stacks` (the stack records
+    seen so far; None: not checked), kind one of KINDS, device -1..65535. The same
+    id again must name the same stack, kind and device. Raises SnapshotError("<where>: what")."""
+    sid, stack, kind, dev = rec.get("id"), rec.get("stack"), rec.get("kind"), rec.get("device")
+    if not _is_int(sid) or not 1 <= sid <= 0xFFFFFFFF:
+        raise SnapshotError("%s: site.id: expected an integer from 1 to 4294967295, got %r" % (where, sid))
+    if not _is_int(stack) or (stacks is not None and stack not in stacks):
+        raise SnapshotError("%s: site.stack: stack %r is not defined before it is used" % (where, stack))
+    if kind not in KINDS:
+        raise SnapshotError("%s: site.kind: unknown kind %r" % (where, kind))
+    if not _is_int(dev) or not -1 <= dev <= 65535:
+        raise SnapshotError("%s: site.device: %r is not a device from -1 to 65535" % (where, dev))
+    old = sites.get(sid)
+    if old is not None and (old["stack"], old["kind"], old["device"]) != (stack, kind, dev):
+        raise SnapshotError("%s: site %d is defined twice, as %r and %r" %
+                            (where, sid, (old["stack"], old["kind"], old["device"]), (stack, kind, dev)))
+    sites[sid] = rec
+
+
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -101,7 +126,7 @@ def decode_sites(rec, version, prev=None, where="snapshot", sites=None):
             if not isinstance(row, list) or len(row) != len(SITE_COLUMNS):
                 raise SnapshotError("%s: sites[%d]: expected a row of %d columns" % (where, i, len(SITE_COLUMNS)))
             if not _is_int(row[0]) or not isinstance(row[1], str) or not _is_int(row[2]) or \
-                    not all(_is_int(v) and v >= 0 for v in row[3:]):
+                    not all(_is_int(v) and 0 <= v <= INT64_MAX for v in row[3:]):
                 raise SnapshotError("%s: sites[%d]: wrong column type in %r" % (where, i, row))
             d = dict(zip(SITE_COLUMNS, row))
         else:
@@ -109,7 +134,7 @@ def decode_sites(rec, version, prev=None, where="snapshot", sites=None):
             if not isinstance(row, list) or not (1 <= len(row) <= n if diff else len(row) == n):
                 raise SnapshotError("%s: sites[%d]: expected a %srow of %s%d columns" %
                                     (where, i, "delta " if diff else "", "1 to " if diff else "", n))
-            if not all(_is_int(v) and (diff or v >= 0) for v in row):
+            if not all(_is_int(v) and -INT64_MAX - 1 <= v <= INT64_MAX and (diff or v >= 0) for v in row):
                 raise SnapshotError("%s: sites[%d]: wrong column type in %r" % (where, i, row))
             sd = sites.get(row[0])
             if sd is None:
@@ -119,9 +144,10 @@ def decode_sites(rec, version, prev=None, where="snapshot", sites=None):
             old = base.get(_site_key(d)) if diff else None
             for c in SITE_COLUMNS[3:]:
                 d[c] = vals[c] + (old[c] if old else 0)
-                if d[c] < 0:
-                    raise SnapshotError("%s: sites[%d][%d] (%s): the difference takes the value below 0" %
-                                        (where, i, SITE_COLUMNS_V3.index(c), c))
+                if not 0 <= d[c] <= INT64_MAX:
+                    raise SnapshotError("%s: sites[%d][%d] (%s): the difference takes the value %s" %
+                                        (where, i, SITE_COLUMNS_V3.index(c), c,
+                                         "below 0" if d[c] < 0 else "above 2^63-1"))
         key = _site_key(d)
         if key in seen:
             raise SnapshotError("%s: sites[%d]: site %r listed twice" % (where, i, key))
@@ -141,10 +167,12 @@ def decode_records(recs, where="stream"):
     if not recs or not isinstance(recs[0], dict) or recs[0].get("t") != "header" or \
             recs[0].get("format") != FORMAT_NAME or not _version_ok(recs[0].get("version")):
         raise SnapshotError("%s: not a %s stream of a known version" % (where, FORMAT_NAME))
-    version, sites, prev = recs[0]["version"], {}, None
+    version, sites, stacks, prev = recs[0]["version"], {}, set(), None
     for i, rec in enumerate(recs):
+        if isinstance(rec, dict) and rec.get("t") == "stack":
+            stacks.add(rec.get("id") if _is_int(rec.get("id")) else None)
         if isinstance(rec, dict) and rec.get("t") == "site":
-            sites[rec.get("id")] = rec
+            add_site(sites, rec, stacks, "%s: record %d" % (where, i + 1))
         if isinstance(rec, dict) and rec.get("t") == "snapshot":
             rec["sites"] = decode_sites(rec, version, prev, "%s: record %d" % (where, i + 1), sites)
             rec.pop("sites_delta", None)
@@ -241,12 +269,13 @@ class Stream:
                                         (self.path, self._line, FORMAT_NAME,
                                          " or ".join(map(str, FORMAT_VERSIONS))))
                 self.header = rec
-            elif t == "module":
-                self.modules[rec["id"]] = rec
-            elif t == "stack":
-                self.stacks[rec["id"]] = rec
+            elif t in ("module", "stack"):
+                if not _is_int(rec.get("id")):
+                    raise SnapshotError("%s:%d: %s.id: expected an integer, got %r" %
+                                        (self.path, self._line, t, rec.get("id")))
+                (self.modules if t == "module" else self.stacks)[rec["id"]] = rec
             elif t == "site":   # version 3: a row's site id -> stack, kind, device
-                self.sites[rec.get("id")] = rec
+                add_site(self.sites, rec, self.stacks, "%s:%d" % (self.path, self._line))
             elif t == "snapshot":
                 if self.header is None:
                     raise SnapshotError("%s:%d: snapshot before the header" % (self.path, self._line))

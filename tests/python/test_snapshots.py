@@ -316,6 +316,44 @@ def test_decode_sites_rejects_bad_version_3(rows, sites, msg):
         decode_sites(snap2(2, rows, True), 3, prev, "f:9", sites)
 
 
+@pytest.mark.parametrize("bad,msg", [
+    ({"id": 0}, r"site\.id: expected an integer from 1 to 4294967295"),
+    ({"id": True}, r"site\.id: expected an integer"),
+    ({"id": 1.0}, r"site\.id: expected an integer"),
+    ({"id": [1]}, r"site\.id: expected an integer"),
+    ({"stack": 9}, r"site\.stack: stack 9 is not defined before it is used"),
+    ({"stack": [1]}, r"site\.stack: stack \[1\] is not defined"),
+    ({"kind": "nope"}, r"site\.kind: unknown kind 'nope'"),
+    ({"device": 70000}, r"site\.device: 70000 is not a device"),
+    ({"device": None}, r"site\.device: None is not a device"),
+    ({"stack": None}, r"site\.stack"),
+])
+def test_stream_rejects_bad_site_records_with_file_and_line(tmp_path, bad, msg):
+    p = tmp_path / "s.jsonl"
+    rec = dict(site_rec(10), **bad)
+    write(p, [dict(HEADER, version=3)] + STACKS + [rec, snap2(1, [row3(site(10, 5))], False)])
+    with pytest.raises(SnapshotError, match=r"s\.jsonl:%d: %s" % (len(STACKS) + 2, msg)):
+        Stream(str(p)).poll()
+
+
+def test_stream_rejects_a_site_defined_twice_differently(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write(p, [dict(HEADER, version=3)] + STACKS + [site_rec(10), site_rec(10), dict(site_rec(10), device=1)])
+    with pytest.raises(SnapshotError, match=r"s\.jsonl:%d: site 1 is defined twice" % (len(STACKS) + 4)):
+        Stream(str(p)).poll()
+
+
+@pytest.mark.parametrize("rows,delta", [
+    ([[1, 0, 0, 0, 9223372036854775807]], True),      # 100 + (2^63-1) live bytes
+    ([[1, 0, 0, 0, 9223372036854775808]], True),
+    ([[1, 1, 100, 0, 9223372036854775808, 1, 100, 0, 0]], False),
+])
+def test_decode_sites_rejects_values_above_int64(rows, delta):
+    prev = [site(10, 100)]
+    with pytest.raises(SnapshotError, match=r"above 2\^63-1|wrong column type"):
+        decode_sites(snap2(2, rows, delta), 3, prev, "f:9", {1: site_rec(10)})
+
+
 def test_stream_rejects_a_first_delta_with_file_and_line(tmp_path):
     p = tmp_path / "s.jsonl"
     write(p, [HEADER2, snap2(1, [], True)])
