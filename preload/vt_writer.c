@@ -578,6 +578,9 @@ static int vt__snapshot_locked(const char *trigger, const char *label, const vt_
     int rc = 0;
     if (b->len)
         rc = vt__flush();
+    if (rc == -ENOMEM)   /* the definitions were marked written but never were: a later
+                          * row would name an undefined stack or site (vt_core.h latch) */
+        vt_core_latch_off("out of memory for the snapshot buffer");
     if (rc < 0) {
         vt_sitediff_reset(&vt__w.sites);
         vt_collect_free(&c);
