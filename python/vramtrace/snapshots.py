@@ -49,6 +49,34 @@ KINDS = ("device", "managed", "host_pinned", "async", "vmm")   # docs/snapshot-f
 INT64_MAX = (1 << 63) - 1
 
 
+def _check_frames(rec, modules, where):
+    """A stack record's frames name only modules defined before it (-1 = none)."""
+    frames = rec.get("frames")
+    if not isinstance(frames, list):
+        raise SnapshotError("%s: stack.frames: expected a list" % where)
+    for i, fr in enumerate(frames):
+        if not isinstance(fr, list) or not fr or not _is_int(fr[0]):
+            raise SnapshotError("%s: stack.frames[%d]: expected [module, offset, function]" % (where, i))
+        if fr[0] != -1 and fr[0] not in modules:
+            raise SnapshotError("%s: stack: frame uses module %d, which is not defined before it" % (where, fr[0]))
+
+
+def _check_step(rec, last, where):
+    """Steps do not go backwards between snapshots (an exit record may: it is not a
+    step); returns the step to compare the next one with."""
+    if "step" not in rec:
+        return last   # not this reader's to require (the analyzer does)
+    step = rec["step"]
+    if not _is_int(step) or step < 0:
+        raise SnapshotError("%s: snapshot.step: expected an integer >= 0, got %r" % (where, step))
+    if rec.get("trigger") == "exit" or rec.get("unfreed_at_exit") is True:
+        return last
+    if last is not None and step < last:
+        raise SnapshotError("%s: snapshot step %d comes after step %d (steps must not go backwards)" %
+                            (where, step, last))
+    return step
+
+
 def add_site(sites, rec, stacks, where):
     """Checks a version 3 "site" record `rec` and adds it to `sites` ({id: record}):
     id an integer 1..2^32-1, stack an integer id of `stacks` (the stack records
@@ -167,13 +195,20 @@ def decode_records(recs, where="stream"):
     if not recs or not isinstance(recs[0], dict) or recs[0].get("t") != "header" or \
             recs[0].get("format") != FORMAT_NAME or not _version_ok(recs[0].get("version")):
         raise SnapshotError("%s: not a %s stream of a known version" % (where, FORMAT_NAME))
-    version, sites, stacks, prev = recs[0]["version"], {}, set(), None
+    version, sites, stacks, modules, prev, last = recs[0]["version"], {}, set(), set(), None, None
     for i, rec in enumerate(recs):
+        at = "%s: record %d" % (where, i + 1)
+        if i and isinstance(rec, dict) and rec.get("t") == "header":
+            raise SnapshotError("%s: a second header in the same file" % at)
+        if isinstance(rec, dict) and rec.get("t") == "module":
+            modules.add(rec.get("id") if _is_int(rec.get("id")) else None)
         if isinstance(rec, dict) and rec.get("t") == "stack":
+            _check_frames(rec, modules, at)
             stacks.add(rec.get("id") if _is_int(rec.get("id")) else None)
         if isinstance(rec, dict) and rec.get("t") == "site":
-            add_site(sites, rec, stacks, "%s: record %d" % (where, i + 1))
+            add_site(sites, rec, stacks, at)
         if isinstance(rec, dict) and rec.get("t") == "snapshot":
+            last = _check_step(rec, last, at)
             rec["sites"] = decode_sites(rec, version, prev, "%s: record %d" % (where, i + 1), sites)
             rec.pop("sites_delta", None)
             prev = rec["sites"]
@@ -244,6 +279,7 @@ class Stream:
         self._offset = 0
         self._line = 0
         self._prev_sites = None   # decode_sites state (previous snapshot's sites)
+        self._last_step = None    # step of the last snapshot but exit records
 
     def poll(self):
         """Returns the snapshot records appended since the last poll, in file order."""
@@ -263,7 +299,10 @@ class Stream:
             if not isinstance(rec, dict) or "t" not in rec:
                 raise SnapshotError("%s:%d: not a record (no \"t\")" % (self.path, self._line))
             t = rec["t"]
+            where = "%s:%d" % (self.path, self._line)
             if t == "header":
+                if self.header is not None:
+                    raise SnapshotError("%s: a second header in the same file" % where)
                 if rec.get("format") != FORMAT_NAME or not _version_ok(rec.get("version")):
                     raise SnapshotError("%s:%d: not a %s stream of version %s" %
                                         (self.path, self._line, FORMAT_NAME,
@@ -273,12 +312,15 @@ class Stream:
                 if not _is_int(rec.get("id")):
                     raise SnapshotError("%s:%d: %s.id: expected an integer, got %r" %
                                         (self.path, self._line, t, rec.get("id")))
+                if t == "stack":
+                    _check_frames(rec, self.modules, where)
                 (self.modules if t == "module" else self.stacks)[rec["id"]] = rec
             elif t == "site":   # version 3: a row's site id -> stack, kind, device
                 add_site(self.sites, rec, self.stacks, "%s:%d" % (self.path, self._line))
             elif t == "snapshot":
                 if self.header is None:
                     raise SnapshotError("%s:%d: snapshot before the header" % (self.path, self._line))
+                self._last_step = _check_step(rec, self._last_step, where)
                 rec["sites"] = decode_sites(rec, self.header["version"], self._prev_sites,
                                             "%s:%d" % (self.path, self._line), self.sites)
                 rec.pop("sites_delta", None)

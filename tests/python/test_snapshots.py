@@ -331,15 +331,15 @@ def test_decode_sites_rejects_bad_version_3(rows, sites, msg):
 def test_stream_rejects_bad_site_records_with_file_and_line(tmp_path, bad, msg):
     p = tmp_path / "s.jsonl"
     rec = dict(site_rec(10), **bad)
-    write(p, [dict(HEADER, version=3)] + STACKS + [rec, snap2(1, [row3(site(10, 5))], False)])
-    with pytest.raises(SnapshotError, match=r"s\.jsonl:%d: %s" % (len(STACKS) + 2, msg)):
+    write(p, [dict(HEADER, version=3)] + MODULES + STACKS + [rec, snap2(1, [row3(site(10, 5))], False)])
+    with pytest.raises(SnapshotError, match=r"s\.jsonl:%d: %s" % (len(MODULES) + len(STACKS) + 2, msg)):
         Stream(str(p)).poll()
 
 
 def test_stream_rejects_a_site_defined_twice_differently(tmp_path):
     p = tmp_path / "s.jsonl"
-    write(p, [dict(HEADER, version=3)] + STACKS + [site_rec(10), site_rec(10), dict(site_rec(10), device=1)])
-    with pytest.raises(SnapshotError, match=r"s\.jsonl:%d: site 1 is defined twice" % (len(STACKS) + 4)):
+    write(p, [dict(HEADER, version=3)] + MODULES + STACKS + [site_rec(10), site_rec(10), dict(site_rec(10), device=1)])
+    with pytest.raises(SnapshotError, match=r"s\.jsonl:%d: site 1 is defined twice" % (len(MODULES) + len(STACKS) + 4)):
         Stream(str(p)).poll()
 
 
@@ -352,6 +352,30 @@ def test_decode_sites_rejects_values_above_int64(rows, delta):
     prev = [site(10, 100)]
     with pytest.raises(SnapshotError, match=r"above 2\^63-1|wrong column type"):
         decode_sites(snap2(2, rows, delta), 3, prev, "f:9", {1: site_rec(10)})
+
+
+@pytest.mark.parametrize("recs,line,msg", [
+    ([HEADER, HEADER], 2, r"a second header in the same file"),
+    ([HEADER] + STACKS[:1] + MODULES, 2, r"stack: frame uses module 1, which is not defined before it"),
+    ([HEADER] + MODULES + STACKS + [dict(snap(1, []), step=5), dict(snap(2, []), step=4)], 3 + len(MODULES) + len(STACKS),
+     r"snapshot step 4 comes after step 5 \(steps must not go backwards\)"),
+    ([HEADER] + MODULES + STACKS + [dict(snap(1, []), step="5")], 2 + len(MODULES) + len(STACKS),
+     r"snapshot.step: expected an integer >= 0"),
+])
+def test_stream_rejects_what_the_analyzer_rejects(tmp_path, recs, line, msg):
+    p = tmp_path / "s.jsonl"
+    write(p, recs)
+    with pytest.raises(SnapshotError, match=r"s\.jsonl:%d: %s" % (line, msg)):
+        Stream(str(p)).poll()
+    with pytest.raises(SnapshotError, match=r"record %d: %s" % (line, msg)):
+        decode_records([json.loads(x) for x in open(p)])
+
+
+def test_stream_an_exit_record_may_carry_an_earlier_step(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write(p, [HEADER] + MODULES + STACKS + [dict(snap(1, []), step=5),
+                                            dict(snap(2, [], trigger="exit"), step=3, unfreed_at_exit=True)])
+    assert [r["step"] for r in Stream(str(p)).poll()] == [5, 3]
 
 
 def test_stream_rejects_a_first_delta_with_file_and_line(tmp_path):
