@@ -52,7 +52,8 @@ static inline int vt_kind_from_name(const char *s)
 #define VT_TRIGGER_MANUAL   "manual"
 
 /* Column order of a row of "sites" in version 2 (version 1 wrote objects with
- * these names as keys; version 3 reorders the counters, VT_SITE3_ORDER below): [stack, "kind", device, live_bytes, live_count,
+ * these names as keys; version 3 keys rows by site id and reorders the counters,
+ * VT_SITE3_ORDER below): [stack, "kind", device, live_bytes, live_count,
  * interval_peak_bytes, alloc_total, alloc_bytes_total, free_total,
  * growth_steps, growth_bytes]. */
 enum { VT_SITE_STACK = 0, VT_SITE_KIND, VT_SITE_DEVICE, VT_SITE_LIVE_BYTES, VT_SITE_LIVE_COUNT,
@@ -63,7 +64,7 @@ enum { VT_SITE_STACK = 0, VT_SITE_KIND, VT_SITE_DEVICE, VT_SITE_LIVE_BYTES, VT_S
  * previous snapshot of the stream (version 2; docs/snapshot-format.md). */
 #define VT_SITES_DELTA_KEY "sites_delta"
 
-/* Version 3 (docs/snapshot-format.md "sites in version 3"): a site is defined
+/* Version 3 (docs/snapshot-format.md "site", "sites in versions 2 and 3"): a site is defined
  * once per file by a "site" record {"t":"site","id":N,"stack":S,"kind":"device",
  * "device":D} before the first row that uses it, and a row of "sites" is
  * [site id, then the 8 counters in VT_SITE3_ORDER] — the counters that change in
