@@ -482,19 +482,16 @@ static void vt__define_site(vt_buf *b, const vt_site_row *s)
     vt__idset_add(&vt__w.site_written, s->id);
 }
 
-/* Counter column c (VT_SITE_LIVE_BYTES..VT_SITE_GROWTH_BYTES) of a row. */
-static inline uint64_t vt__site_col(const vt_site_row *s, int c)
+/* A row's counters indexed by their version 2 column (VT_SITE_*; the key columns 0). */
+static void vt__site_cols(const vt_site_row *s, uint64_t col[VT_SITE_NCOLS])
 {
-    switch (c) {
-    case VT_SITE_LIVE_BYTES:          return s->live_bytes;
-    case VT_SITE_LIVE_COUNT:          return s->live_count;
-    case VT_SITE_INTERVAL_PEAK_BYTES: return s->interval_peak_bytes;
-    case VT_SITE_ALLOC_TOTAL:         return s->alloc_total;
-    case VT_SITE_ALLOC_BYTES_TOTAL:   return s->alloc_bytes_total;
-    case VT_SITE_FREE_TOTAL:          return s->free_total;
-    case VT_SITE_GROWTH_STEPS:        return s->growth_steps;
-    default:                          return s->growth_bytes;
-    }
+    const uint64_t c[VT_SITE_NCOLS] = {
+        [VT_SITE_LIVE_BYTES] = s->live_bytes,       [VT_SITE_LIVE_COUNT] = s->live_count,
+        [VT_SITE_INTERVAL_PEAK_BYTES] = s->interval_peak_bytes,
+        [VT_SITE_ALLOC_TOTAL] = s->alloc_total,     [VT_SITE_ALLOC_BYTES_TOTAL] = s->alloc_bytes_total,
+        [VT_SITE_FREE_TOTAL] = s->free_total,       [VT_SITE_GROWTH_STEPS] = s->growth_steps,
+        [VT_SITE_GROWTH_BYTES] = s->growth_bytes };
+    memcpy(col, c, sizeof c);
 }
 
 /* One row of "sites", version 3 (docs/snapshot-format.md "sites"): [site id, then
@@ -512,9 +509,12 @@ static void vt__site_row(vt_buf *b, const vt_site_row *s, int delta, const vt_si
     *p++ = '[';
     p += vt_buf_u64_at(p, s->id);
     static const int order[8] = VT_SITE3_ORDER;
-    uint64_t v[8];
+    uint64_t cur[VT_SITE_NCOLS], old[VT_SITE_NCOLS] = { 0 }, v[8];
+    vt__site_cols(s, cur);
+    if (delta && prev)
+        vt__site_cols(prev, old);
     for (int i = 0; i < 8; i++)
-        v[i] = vt__site_col(s, order[i]) - (delta && prev ? vt__site_col(prev, order[i]) : 0);
+        v[i] = cur[order[i]] - old[order[i]];
     int n = 8;                 /* a difference is the two's complement of the signed value */
     if (delta)
         while (n > 0 && v[n - 1] == 0)
