@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "bench_util.h"
 
@@ -232,10 +233,20 @@ static void sleep_ms(long ms)
 
 /* The writer thread's periodic snapshots while the hook thread runs: P of them
  * (at most 20 s), timed by the writer itself. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int stall_writer(int periodic)
 {
     uint64_t n, sum, max;
     vt_writer_periodic_stats(&n, &sum, &max, 1);   /* from here on */
+    uint64_t calls0 = __atomic_load_n(&st.calls[1], __ATOMIC_RELAXED), w0 = now_ns();
+    double c0 = cpu_s();
     for (int i = 0; i < 2000; i++) {
         sleep_ms(10);
         uint64_t nn, ss, mm;
@@ -244,9 +255,13 @@ static int stall_writer(int periodic)
             break;
     }
     vt_writer_periodic_stats(&n, &sum, &max, 1);
+    /* what the program got done meanwhile, and the process's CPU (program + writer) */
+    double wall = (double)(now_ns() - w0) / 1e9, cpu = cpu_s() - c0;
+    uint64_t calls = __atomic_load_n(&st.calls[1], __ATOMIC_RELAXED) - calls0;
     __atomic_store_n(&st.phase, 3, __ATOMIC_RELEASE);
-    printf("writer_periodic_n=%llu writer_periodic_mean_ms=%.3f writer_periodic_max_ms=%.3f\n",
-           (unsigned long long)n, n ? sum / 1e6 / (double)n : 0.0, max / 1e6);
+    printf("writer_periodic_n=%llu writer_periodic_mean_ms=%.3f writer_periodic_max_ms=%.3f "
+           "hook_pairs_per_s=%.0f cpu_per_wall=%.2f\n",
+           (unsigned long long)n, n ? sum / 1e6 / (double)n : 0.0, max / 1e6, (double)calls / 2 / wall, cpu / wall);
     return n ? 0 : 1;
 }
 
@@ -313,6 +328,7 @@ static int stall_mode(long live, long sites, int periodic, int writer)
     const char *fn[3] = { "sites_only", "sites_and_fragmentation", "full_live_list" };
     for (int k = 0; k < 3; k++) {
         uint64_t best = UINT64_MAX, hold = 0, holds = 0;
+        int journal = 0;
         for (int r = 0; r < 3; r++) {
             vt_collect c;
             uint64_t t = now_ns();
@@ -321,11 +337,12 @@ static int stall_mode(long live, long sites, int periodic, int writer)
             uint64_t d = now_ns() - t;
             if (c.lock_hold_max_ns > hold) hold = c.lock_hold_max_ns;
             holds = c.lock_holds;
+            journal += c.frag_from_journal;
             vt_collect_free(&c);
             if (d < best) best = d;
         }
-        printf("collect kind=%s ms=%.3f lock_max_ms=%.3f holds=%llu\n", fn[k], best / 1e6, hold / 1e6,
-               (unsigned long long)holds);
+        printf("collect kind=%s ms=%.3f lock_max_ms=%.3f holds=%llu from_journal=%d\n", fn[k], best / 1e6,
+               hold / 1e6, (unsigned long long)holds, journal);
     }
     const char *names[3] = { "idle", "periodic", "full_list" };
     for (int p = 0; p < 3; p++)

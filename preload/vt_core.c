@@ -45,6 +45,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_core.h"
+#include "vt_frag.h"
 #include "vt_index.h"
 #include "vt_lock.h"
 #include "vt_ring.h"
@@ -185,7 +186,22 @@ static struct {
     uint8_t   dev_active[VT_DEV_SLOTS];                      /* under lock           */
     uint8_t   meminfo_known[VT_DEV_SLOTS], pool_known[VT_DEV_SLOTS];
     uint64_t  mem_free[VT_DEV_SLOTS], mem_total[VT_DEV_SLOTS], pool_reserved[VT_DEV_SLOTS];
+    /* fragmentation journal (vt__fj_note, vt_frag.h): every range that came or went
+     * since the collector last took it, in the order applied (under lock) */
+    uint64_t (*fj)[2];
+    size_t    fj_n, fj_cap;
+    int       fj_on;              /* 0: not kept (no kept set, or it overflowed)     */
 } vt__core = { .lock = VT_LOCK_INIT, .free_id = VT_NO_ID };
+
+/* The kept fragmentation set and the journal buffer the core does not hold: owned by
+ * the collector that set busy (one at a time; vt_core_collect). */
+static struct {
+    int         busy;             /* atomic                                          */
+    vt_frag_set set;
+    uint64_t  (*spare)[2];        /* the next journal buffer, swapped with vt__core.fj */
+    size_t      spare_cap;
+    size_t      want;             /* journal entries to offer (grows on overflow)    */
+} vt__fc;
 
 uint64_t vt_now_ns(void)
 {
@@ -330,6 +346,12 @@ void vt_core_after_fork_child(void)
     memset(vt__core.dev_active, 0, sizeof vt__core.dev_active);
     memset(vt__core.meminfo_known, 0, sizeof vt__core.meminfo_known);
     memset(vt__core.pool_known, 0, sizeof vt__core.pool_known);
+    /* the journal and the kept set: the parent's (a collector may have held them
+     * across fork); left as they are, and started over */
+    vt__core.fj = NULL;
+    vt__core.fj_n = vt__core.fj_cap = 0;
+    vt__core.fj_on = 0;
+    memset(&vt__fc, 0, sizeof vt__fc);
 }
 
 /* ---- helpers under lock ---- */
@@ -470,6 +492,44 @@ static void vt__bump_changes(void)
     __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
 }
 
+/* Under lock: the range [addr, addr+size) of device slot came (gone = 0) or went
+ * (gone = 1), for the kept fragmentation set (vt_frag.h). Ranges that do not count
+ * for fragmentation (pinned host memory, address 0) are not noted. A full journal,
+ * or a size it cannot carry, stops it: the next periodic collection copies the live
+ * list again (vt_core_collect). */
+static inline void vt__fj_note(uint64_t addr, uint64_t size, int kind, int slot, int gone)
+{
+    if (!vt__core.fj_on || kind == VT_KIND_HOST_PINNED || !addr)
+        return;
+    if (vt__core.fj_n == vt__core.fj_cap || size >= VT_FRAG_SIZE_LIMIT) {
+        vt__core.fj_on = 0;
+        return;
+    }
+    uint64_t *e = vt__core.fj[vt__core.fj_n];
+    e[0] = addr;
+    e[1] = vt_frag_meta(size, slot, gone);
+    __atomic_store_n(&vt__core.fj_n, vt__core.fj_n + 1, __ATOMIC_RELAXED);   /* vt_core_frag_keep */
+}
+
+/* The address a VMM allocation counts at for fragmentation: its first mapping while
+ * it is counted, else 0 (as the live-list copy, vt__collect_live). */
+static inline uint64_t vt__vmm_range(const vt_vmm *v)
+{
+    return v->counted ? v->va : 0;
+}
+
+/* Under lock: notes the change of v's range from before (vt__vmm_range earlier). */
+static void vt__fj_vmm(const vt_vmm *v, uint64_t before)
+{
+    uint64_t now = vt__vmm_range(v);
+    if (now == before)
+        return;
+    if (before)
+        vt__fj_note(before, v->size, VT_KIND_VMM, v->site->slot, 1);
+    if (now)
+        vt__fj_note(now, v->size, VT_KIND_VMM, v->site->slot, 0);
+}
+
 /* Process-wide part of accounting: device and process live/peak, interval peak,
  * scope bytes, live count, change counter. delta is +size or -size. */
 static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int add)
@@ -576,6 +636,7 @@ static inline __attribute__((always_inline)) int vt__apply_alloc(const vt_alloc_
     }
     if (up > 0) {  /* CUDA handed this address out again: its free was not seen */
         vt_rec *o = vt__rec_at(old);
+        vt__fj_note(o->addr, o->size, o->site->kind, o->site->slot, 1);
         vt__acct_sub(o->site, o->size, o->birth_ns);
         vt__rec_put(old);
     }
@@ -588,6 +649,7 @@ static inline __attribute__((always_inline)) int vt__apply_alloc(const vt_alloc_
     r->step = step;
     r->tid = tid;
     vt__acct_add_inl(s, r->size, r->birth_ns, 0);
+    vt__fj_note(r->addr, r->size, kind, s->slot, 0);
     return 0;
 }
 
@@ -623,6 +685,7 @@ static inline __attribute__((always_inline)) void vt__apply_take(uint64_t addr, 
     if (kind_mask == 0 || (kind_mask & (1u << s->kind))) {
         vt_index_remove_slot(&vt__core.idx, slot);
         vt__acct_sub_inl(s, r->size, r->birth_ns);
+        vt__fj_note(r->addr, r->size, s->kind, s->slot, 1);
         t->rec = s;
         t->addr = r->addr;
         t->size = r->size;
@@ -936,6 +999,7 @@ static void vt__restore_locked(const vt_taken *t, vt_site *s)
     r->step = t->step;
     r->tid = t->tid;
     vt__acct_add(s, r->size, r->birth_ns, 1);
+    vt__fj_note(r->addr, r->size, s->kind, s->slot, 0);
 }
 
 void vt_core_restore(vt_taken *t)
@@ -1024,6 +1088,7 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
                 continue;  /* cannot happen: every record with a site is indexed */
             vt_index_remove_slot(&vt__core.idx, islot);
             vt__acct_sub(s, r->size, r->birth_ns);
+            vt__fj_note(r->addr, r->size, s->kind, s->slot, 1);
             vt__rec_put(id);
             n++;
         }
@@ -1055,6 +1120,8 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
         HASH_DELETE(hh, vt__core.vmms, old);
         if (old->counted)
             vt__acct_sub(old->site, old->size, old->seq);
+        if (vt__vmm_range(old))
+            vt__fj_note(old->va, old->size, VT_KIND_VMM, old->site->slot, 1);
         vt_mem_free(old);
     }
     v->handle = handle;
@@ -1087,11 +1154,13 @@ int vt_core_vmm_release(uint64_t handle, vt_taken *t)
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
     if (v && !v->released) {
+        uint64_t before = vt__vmm_range(v);
         v->released = 1;
         if (v->maps == 0 && v->counted) {
             v->counted = 0;
             vt__acct_sub(v->site, v->size, v->seq);
         }
+        vt__fj_vmm(v, before);
         t->rec = v;
     }
     vt__unlock();
@@ -1105,11 +1174,13 @@ void vt_core_vmm_restore(vt_taken *t)
         return;
     t->rec = NULL;
     vt__lock();
+    uint64_t before = vt__vmm_range(v);
     v->released = 0;
     if (!v->counted) {
         v->counted = 1;
         vt__acct_add(v->site, v->size, v->seq, 1);
     }
+    vt__fj_vmm(v, before);
     vt__unlock();
 }
 
@@ -1155,9 +1226,11 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
             vt__oom_latch();
             goto out;
         }
+        uint64_t before = vt__vmm_range(v);
         v->maps++;
         if (!v->va)
             v->va = va;
+        vt__fj_vmm(v, before);
         vt__bump_changes();
     }
 out:
@@ -1178,6 +1251,7 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
         HASH_DELETE(hh, vt__core.maps, m);
         vt_mem_free(m);
         if (v) {
+            uint64_t before = vt__vmm_range(v);
             if (v->maps)
                 v->maps--;
             if (v->va == va)
@@ -1186,8 +1260,12 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
             if (v->maps == 0 && v->released) {
                 if (v->counted)
                     vt__acct_sub(v->site, v->size, v->seq);
+                v->counted = 0;
+                vt__fj_vmm(v, before);
                 HASH_DELETE(hh, vt__core.vmms, v);
                 vt_mem_free(v);
+            } else {
+                vt__fj_vmm(v, before);
             }
         }
     }
@@ -1322,109 +1400,6 @@ uint64_t vt_core_dropped_records(void)
 }
 
 /* ---- collection ---- */
-
-static int vt__cmp_range(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-enum { VT_RADIX_MAX_DIGIT = 11, VT_RADIX_MAX_PASSES = 6 };   /* 6 * 11 >= 64 bits */
-/* scratch a radix sort of n ranges needs: a second buffer of n ranges, then the
- * histograms (VT_RADIX_HIST size_t) */
-#define VT_RADIX_HIST ((size_t)VT_RADIX_MAX_PASSES << VT_RADIX_MAX_DIGIT)
-#define VT_RADIX_SCRATCH(n) ((n) * sizeof(uint64_t[2]) + VT_RADIX_HIST * sizeof(size_t))
-
-/* Sorts n ranges by start address: LSD radix sort over only the bits that vary
- * (start - min, shifted by the alignment every start shares), in as few passes of
- * at most 11-bit digits as those bits need (digits of equal width: 20 varying bits
- * are 2 passes of 10), with every pass's histogram counted in ONE read of the input,
- * and a pass skipped when all starts share its digit. tmp holds n ranges, cnt
- * VT_RADIX_HIST counts. Stable, so equal starts keep their order. Returns where the
- * sorted ranges are: r or tmp (no copy back). */
-static uint64_t (*vt__radix_ranges(uint64_t (*r)[2], size_t n, uint64_t (*tmp)[2], size_t *cnt))[2]
-{
-    if (n < 2)
-        return r;
-    uint64_t lo = r[0][0], hi = r[0][0], diff = 0, first = r[0][0];
-    for (size_t i = 1; i < n; i++) {
-        uint64_t a = r[i][0];
-        lo = a < lo ? a : lo;
-        hi = a > hi ? a : hi;
-        diff |= a ^ first;   /* lowest set bit = lowest bit in which starts differ */
-    }
-    if (!diff)
-        return r;   /* every start equal */
-    int shift = __builtin_ctzll(diff);
-    int bits = 64 - __builtin_clzll((hi - lo) >> shift);
-    int passes = (bits + VT_RADIX_MAX_DIGIT - 1) / VT_RADIX_MAX_DIGIT;
-    int digit = (bits + passes - 1) / passes;
-    size_t buckets = (size_t)1 << digit, mask = buckets - 1;
-    memset(cnt, 0, (size_t)passes * buckets * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = (r[i][0] - lo) >> shift;
-        for (int p = 0; p < passes; p++, k >>= digit)
-            cnt[(size_t)p * buckets + (k & mask)]++;
-    }
-    uint64_t (*src)[2] = r, (*dst)[2] = tmp;
-    for (int p = 0; p < passes; p++) {
-        size_t *c = cnt + (size_t)p * buckets;
-        int sh = shift + p * digit;
-        if (c[((src[0][0] - lo) >> sh) & mask] == n)
-            continue;   /* one digit value: this pass would not move anything */
-        size_t sum = 0;
-        for (size_t b = 0; b < buckets; b++) {
-            size_t x = c[b];
-            c[b] = sum;
-            sum += x;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t a = src[i][0], z = src[i][1];
-            size_t at = c[((a - lo) >> sh) & mask]++;
-            dst[at][0] = a;
-            dst[at][1] = z;
-        }
-        uint64_t (*t)[2] = src;
-        src = dst;
-        dst = t;
-    }
-    return src;
-}
-
-/* 1 - largest gap / sum of gaps of n ranges sorted by start (docs/metrics.md).
- * Without branches on the data (conditional moves): whether a range leaves a gap
- * before it is as good as random, and mispredictions were 0.6 ms of 200,000 ranges. */
-static double vt__frag_sorted(const uint64_t (*r)[2], size_t n)
-{
-    if (n < 2)
-        return 0.0;
-    uint64_t total = 0, largest = 0, end = r[0][0] + r[0][1];
-    for (size_t i = 1; i < n; i++) {
-        uint64_t a = r[i][0], e = a + r[i][1];
-        uint64_t gap = a > end ? a - end : 0;
-        total += gap;
-        largest = gap > largest ? gap : largest;
-        end = e > end ? e : end;
-    }
-    return total ? 1.0 - (double)largest / (double)total : 0.0;
-}
-
-double vt_fragmentation(uint64_t (*ranges)[2], size_t n)
-{
-    if (n < 2)
-        return 0.0;
-    void *scratch = n >= 64 ? malloc(VT_RADIX_SCRATCH(n)) : NULL;
-    if (scratch) {
-        uint64_t (*tmp)[2] = scratch;
-        uint64_t (*sorted)[2] = vt__radix_ranges(ranges, n, tmp, (size_t *)(tmp + n));
-        if (sorted != ranges)
-            memcpy(ranges, sorted, n * sizeof ranges[0]);
-        free(scratch);
-    } else {
-        qsort(ranges, n, sizeof ranges[0], vt__cmp_range);
-    }
-    return vt__frag_sorted((const uint64_t (*)[2])ranges, n);
-}
 
 void vt_collect_free(vt_collect *c)
 {
@@ -1622,23 +1597,14 @@ static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
     }
 }
 
-/* Sorts n ranges by start: the radix sort with tmp/cnt as scratch, or qsort when
- * there is no scratch (small n, or no memory). Returns where they are (r or tmp). */
-static uint64_t (*vt__sort_ranges(uint64_t (*r)[2], size_t n, uint64_t (*tmp)[2], size_t *cnt))[2]
-{
-    if (tmp && n >= 64)
-        return vt__radix_ranges(r, n, tmp, cnt);
-    qsort(r, n, sizeof r[0], vt__cmp_range);
-    return r;
-}
-
 /* Fragmentation of every device in c from g (without the lock): groups the ranges
  * by device slot in place (American flag sort: each misplaced range is swapped
  * straight to its group; with one device, one vectorised read of the slots finds
  * there is nothing to group), then sorts each group and measures its gaps. Same
  * result as vt_fragmentation on each device's ranges: the value does not depend on
- * the order of equal starts. */
-static void vt__frag_devices(vt_collect *c, vt__ranges *g)
+ * the order of equal starts. With set: every group, sorted, is loaded into it as
+ * well (set->valid = 1 when all of them fit). */
+static void vt__frag_devices(vt_collect *c, vt__ranges *g, vt_frag_set *set)
 {
     size_t cnt[VT_DEV_SLOTS] = { 0 }, start[VT_DEV_SLOTS], next[VT_DEV_SLOTS];
     uint8_t mixed = 0;
@@ -1676,17 +1642,84 @@ static void vt__frag_devices(vt_collect *c, vt__ranges *g)
         }
     }
     /* scratch for the largest group; without it, qsort */
-    uint64_t (*tmp)[2] = most >= 64 ? malloc(VT_RADIX_SCRATCH(most)) : NULL;
+    void *scratch = most >= 64 ? malloc(vt_frag_scratch_bytes(most)) : NULL;
+    double value[VT_DEV_SLOTS];
+    int loaded = set != NULL;
+    if (set)
+        vt_frag_set_reset(set);
+    for (int s = 0; s < VT_DEV_SLOTS; s++) {
+        if (!cnt[s])
+            continue;
+        uint64_t (*sorted)[2] = vt_frag_sort(g->r + start[s], cnt[s], scratch);
+        value[s] = vt_frag_sorted((const uint64_t (*)[2])sorted, cnt[s]);
+        if (loaded && vt_frag_set_load(set, s, (const uint64_t (*)[2])sorted, cnt[s]) < 0)
+            loaded = 0;
+    }
+    if (set)
+        set->valid = loaded;
     for (int i = 0; i < c->n_devs; i++) {
         int s = vt__slot(c->devs[i].device);
-        if (cnt[s] < 2) {
-            c->devs[i].fragmentation = 0.0;   /* no gap: as vt_fragmentation */
-            continue;
-        }
-        uint64_t (*sorted)[2] = vt__sort_ranges(g->r + start[s], cnt[s], tmp, tmp ? (size_t *)(tmp + most) : NULL);
-        c->devs[i].fragmentation = vt__frag_sorted((const uint64_t (*)[2])sorted, cnt[s]);
+        c->devs[i].fragmentation = cnt[s] < 2 ? 0.0 : value[s];   /* no gap: 0, as vt_fragmentation */
     }
-    free(tmp);
+    free(scratch);
+}
+
+/* Makes the collector's spare journal buffer hold the entries to offer the core:
+ * half the live count plus 8,192, or more after an overflow (vt__fc.want). Without
+ * the lock. 0, or -1 out of memory. */
+static int vt__fc_reserve(void)
+{
+    size_t want = (size_t)vt_core_live_count_applied() / 2 + 8192;
+    if (want < vt__fc.want)
+        want = vt__fc.want;
+    if (vt__fc.spare_cap >= want)
+        return 0;
+    free(vt__fc.spare);
+    vt__fc.spare = malloc(want * sizeof *vt__fc.spare);
+    vt__fc.spare_cap = vt__fc.spare ? want : 0;
+    return vt__fc.spare ? 0 : -1;
+}
+
+/* Under lock, by the collector holding vt__fc: hands the core the spare buffer as a
+ * new, empty journal and keeps the old one as the spare (its vt__core.fj_n entries,
+ * returned, are what changed since the previous take). *was_on: the old journal
+ * was complete. A journal that stopped full (fj_on = 0 with a kept set) asks for
+ * twice the room next time, up to 2 x live + 65,536 (past that a full copy is the
+ * cheaper way). */
+static size_t vt__fj_take(int *was_on)
+{
+    uint64_t (*old)[2] = vt__core.fj;
+    size_t n = vt__core.fj_n, cap = vt__core.fj_cap;
+    *was_on = vt__core.fj_on;
+    if (!vt__core.fj_on && vt__fc.set.valid && cap) {
+        size_t most = 2 * (size_t)vt__core.live_count + 65536;
+        vt__fc.want = 2 * cap < most ? 2 * cap : most;
+    }
+    vt__core.fj = vt__fc.spare;
+    vt__core.fj_cap = vt__fc.spare_cap;
+    vt__core.fj_n = 0;
+    vt__core.fj_on = vt__core.fj != NULL;
+    vt__fc.spare = old;
+    vt__fc.spare_cap = cap;
+    return n;
+}
+
+void vt_core_frag_keep(void)
+{
+    size_t n = __atomic_load_n(&vt__core.fj_n, __ATOMIC_RELAXED);
+    if (n < (size_t)vt_core_live_count_applied() / 4 + 8192)
+        return;
+    if (__atomic_exchange_n(&vt__fc.busy, 1, __ATOMIC_ACQUIRE))
+        return;   /* a collection is using it */
+    if (vt__fc.set.valid && vt__fc_reserve() == 0) {
+        int whole;
+        vt__lock_raw();
+        n = vt__fj_take(&whole);
+        vt__unlock();
+        if (!whole || vt_frag_set_apply(&vt__fc.set, vt__fc.spare, n) < 0)
+            vt_frag_set_reset(&vt__fc.set);   /* the next collection copies */
+    }
+    __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
 }
 
 int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
@@ -1694,6 +1727,18 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
     memset(c, 0, sizeof *c);
     int want_rows = (flags & VT_COLLECT_ALLOCS) != 0;
     int want_ranges = (flags & VT_COLLECT_FRAG) && !want_rows;   /* ranges only */
+    /* The kept fragmentation set (vt_frag.h), when no other collector holds it: a
+     * collection of ranges only brings it up to date from the journal, and a
+     * collection without fragmentation drops it (and stops the journal). A
+     * collection of the live list leaves both alone. */
+    int fc = !want_rows && __atomic_exchange_n(&vt__fc.busy, 1, __ATOMIC_ACQUIRE) == 0;
+    if (fc && want_ranges && vt__fc_reserve() < 0) {
+        __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
+        fc = 0;
+    }
+    size_t fj_n = 0;
+    int fj_whole = 0;
+    uint64_t (*fj_drop)[2] = NULL;
     size_t cap_sites = 0;
     uint64_t t0 = 0;
     for (int attempt = 0;; attempt++) {
@@ -1708,14 +1753,28 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         vt__unlock_timed(t0, c);
         free(c->sites);
         c->sites = NULL;
-        if (attempt > 8)
+        if (attempt > 8) {
+            if (fc)
+                __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
             return -1;
+        }
         cap_sites = need_sites + need_sites / 4 + 16;
         c->sites = malloc(cap_sites * sizeof *c->sites);
-        if (!c->sites)
+        if (!c->sites) {
+            if (fc)
+                __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
             return -1;
+        }
     }
     /* lock held */
+    if (fc && want_ranges) {
+        fj_n = vt__fj_take(&fj_whole);   /* this instant's journal; a new one starts */
+    } else if (fc) {
+        fj_drop = vt__core.fj;   /* no fragmentation wanted: no journal (freed below) */
+        vt__core.fj = NULL;
+        vt__core.fj_n = vt__core.fj_cap = 0;
+        vt__core.fj_on = 0;
+    }
     c->step = __atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
     c->step_marked = __atomic_load_n(&vt__core.step_marked, __ATOMIC_RELAXED);
     c->changes = vt__core.changes;
@@ -1813,14 +1872,36 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         } else {
             flags &= ~(unsigned)VT_COLLECT_FRAG;   /* no memory: not computed (-1) */
         }
+    } else if (want_ranges && fc && fj_whole && vt__fc.set.valid &&
+               vt_frag_set_apply(&vt__fc.set, vt__fc.spare, fj_n) == 0) {
+        /* the kept set plus the journal: the ranges as of the first hold */
+        for (int i = 0; i < c->n_devs; i++)
+            c->devs[i].fragmentation = vt_frag_set_value(&vt__fc.set, vt__slot(c->devs[i].device));
+        c->frag_from_journal = 1;
+        flags &= ~(unsigned)VT_COLLECT_FRAG;   /* done */
     } else if (want_ranges) {
+        /* a full copy (the journal, restarted at the first hold, holds every change
+         * made while it runs: the kept set loaded from it is brought up to date by
+         * the next collection whatever the copy saw of those) */
         if (vt__ranges_reserve(&g, cap_rows + cap_rows / 8 + 64) < 0 || vt__collect_live(c, NULL, &g) < 0) {
             flags &= ~(unsigned)VT_COLLECT_FRAG;
             c->rows_failed = 1;
         }
     }
     if (flags & VT_COLLECT_FRAG)
-        vt__frag_devices(c, &g);
+        vt__frag_devices(c, &g, fc && want_ranges ? &vt__fc.set : NULL);
+    else if (fc && want_ranges && !c->frag_from_journal)
+        vt_frag_set_reset(&vt__fc.set);   /* not loaded: the next collection copies */
     vt__ranges_free(&g);
+    if (fc && !want_ranges) {
+        free(fj_drop);
+        free(vt__fc.spare);
+        vt__fc.spare = NULL;
+        vt__fc.spare_cap = 0;
+        vt__fc.want = 0;
+        vt_frag_set_free(&vt__fc.set);
+    }
+    if (fc)
+        __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
     return 0;
 }

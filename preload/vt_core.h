@@ -363,6 +363,9 @@ typedef struct vt_collect {
     uint64_t      lock_hold_max_ns;        /* longest single hold of the core lock
                                               during this collection (ns)           */
     uint64_t      lock_holds;              /* how many times it took the lock       */
+    int           frag_from_journal;       /* fragmentation came from the kept set
+                                              and the journal (no copy of the live
+                                              list; vt_frag.h)                      */
 } vt_collect;
 
 /* Copies the state for one snapshot (flags: VT_COLLECT_*), resets each site's
@@ -390,6 +393,17 @@ typedef struct vt_collect {
  * (fragmentation then not computed: < 0). */
 int  vt_core_collect(vt_collect *c, unsigned flags, int leak_steps);
 void vt_collect_free(vt_collect *c);
+
+/* Background upkeep of the kept fragmentation set (vt_frag.h), for the writer thread
+ * after each drain: when the journal of ranges that came and went since the set was
+ * last brought up to date holds a quarter of the live count (plus 8,192) or more,
+ * takes it (one short hold of the core lock) and merges it into the set without the
+ * lock, so that the next periodic collection merges only what changed since. Does
+ * nothing while a collection holds the set, or when there is no set (it is made by
+ * the first collection with VT_COLLECT_FRAG and dropped by one without). Memory
+ * failure: the set is dropped (the next collection copies the live list again).
+ * Thread-safe; never blocks on anything but the core lock. */
+void vt_core_frag_keep(void);
 
 /* Fragmentation of a set of [addr, addr+size) ranges: 1 - largest gap / sum of gaps
  * between consecutive ranges (sorted by address); 0 with fewer than two gaps' worth

@@ -794,6 +794,7 @@ static void *vt__writer_main(void *arg)
         if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
             break;
         vt_core_drain();   /* the hooks' ring events (woken every VT_RING_KICK of them) */
+        vt_core_frag_keep();   /* fragmentation kept up to date between snapshots */
         if (__atomic_exchange_n(&vt__w.sig_pending, 0, __ATOMIC_ACQ_REL)) {   /* set by the handler on another thread */
             vt__refresh(VT_TRIGGER_SIGNAL);
             pthread_mutex_lock(&vt__w.out_lock);

@@ -6,8 +6,15 @@
  * (start, size, device) of each live allocation and groups them by device; its
  * per-device fragmentation must equal vt_fragmentation of that device's rows of a
  * full live list (pinned host memory and address 0 left out), for several devices,
- * more records than one lock hold copies, and holes left by frees. Without
- * LD_PRELOAD. */
+ * more records than one lock hold copies, and holes left by frees. Then the kept set
+ * (vt_frag.h, figure 5 seventh pass): rounds of random allocations and frees through
+ * every path that changes the live list (synchronous and ring events, an address
+ * handed out again without a free, failed frees put back, context teardown, VMM
+ * create / map / unmap / release / failed release, pinned host memory) on several
+ * devices, where each periodic collection after the first must come from the
+ * journal and equal the full live list's value; a journal that overflows and a
+ * collection without fragmentation must fall back to a full copy, and the journal
+ * must take over again after it. Without LD_PRELOAD. */
 #include "vt_core.h"
 #include "vt_test.h"
 
@@ -137,6 +144,147 @@ static void through_collect(void)
     free(addr);
 }
 
+/* one random change to the live list; addresses collide on purpose (4,096 slots a
+ * device) so that addresses are handed out again, with and without a free */
+static uint64_t jr_addr(int d) { return ((uint64_t)(d + 2) << 36) + (xr() % 4096) * 4096; }
+
+static void journal_op(uint64_t *handles, int *n_handles)
+{
+    const int devs[3] = { 0, 2, -1 };
+    int d = devs[xr() % 3];
+    int kinds[4] = { VT_KIND_DEVICE, VT_KIND_MANAGED, VT_KIND_HOST_PINNED, VT_KIND_ASYNC };
+    int kind = kinds[xr() % 4];
+    uint64_t size = 1 + xr() % 20000;   /* up to ~5 slots: overlaps too */
+    uint32_t stack = 1 + (uint32_t)(xr() % 20);
+    vt_taken t;
+    switch (xr() % 12) {
+    case 0: case 1: case 2: {
+        vt_alloc_info a = { jr_addr(d), size, kind == VT_KIND_ASYNC ? 7 : 0, 0x99, d, kind, stack };
+        vt_core_alloc(&a);
+        break;
+    }
+    case 3: case 4: case 5:
+        vt_core_post_alloc_at(jr_addr(d), size, 0x99, d, kind, stack);
+        break;
+    case 6: {   /* synchronous free, failed one time in four (put back) */
+        if (vt_core_take(jr_addr(d), 0, &t)) {
+            if (xr() % 4) {
+                vt_core_commit(&t);
+            } else {
+                t.alive = 1;
+                vt_core_restore(&t);
+            }
+        }
+        break;
+    }
+    case 7: case 8: {   /* ring free, failed one time in four */
+        memset(&t, 0, sizeof t);
+        uint64_t ticket = vt_core_post_free(jr_addr(d), &t);
+        if (ticket == VT_TICKET_SYNC) {
+            vt_core_commit(&t);
+        } else if (xr() % 4) {
+            vt_core_free_done(ticket);
+        } else {
+            t.ticket = ticket;
+            t.alive = 1;
+            vt_core_restore(&t);
+        }
+        break;
+    }
+    case 9:   /* context teardown, rarely: drops the device's ordinary records */
+        if (xr() % 40 == 0)
+            vt_core_drop_context(d, 0, vt_core_next_seq());
+        break;
+    case 10: {   /* VMM: create and map, or unmap, or release (failed one time in three) */
+        uint64_t h = 0x5000 + xr() % 64;
+        uint64_t va = ((uint64_t)(d + 2) << 36) + (1ull << 34) + (h - 0x5000) * (1 << 22);
+        switch (xr() % 4) {
+        case 0:
+            vt_core_vmm_create(h, 1 << 21, d, stack);
+            if (*n_handles < 64) handles[(*n_handles)++] = h;
+            break;
+        case 1: vt_core_vmm_map(va, 1 << 21, h); break;
+        case 2: vt_core_vmm_unmap(va, 1 << 21); break;
+        default:
+            if (vt_core_vmm_release(h, &t)) {
+                if (xr() % 3)
+                    vt_core_vmm_commit(&t);
+                else
+                    vt_core_vmm_restore(&t);
+            }
+        }
+        break;
+    }
+    default:   /* an address handed out again without its free being seen */
+        break;
+    }
+}
+
+/* the periodic collection's per-device values against the full live list's rows */
+static void journal_compare(const char *what, int round, int want_journal)
+{
+    vt_collect per, full;
+    CHECK_EQ_INT(vt_core_collect(&per, VT_COLLECT_FRAG, 10), 0);
+    CHECK_EQ_INT(vt_core_collect(&full, VT_COLLECT_ALLOCS | VT_COLLECT_FRAG, 10), 0);
+    if (want_journal >= 0 && per.frag_from_journal != want_journal) {
+        fprintf(stderr, "%s round %d: frag_from_journal %d, wanted %d\n", what, round,
+                per.frag_from_journal, want_journal);
+        vt_test_failures++;
+    }
+    CHECK_EQ_INT(per.n_devs, full.n_devs);
+    for (int i = 0; i < per.n_devs && i < full.n_devs; i++) {
+        double want = from_rows(&full, full.devs[i].device);
+        if (fabs(per.devs[i].fragmentation - want) > 1e-12) {
+            fprintf(stderr, "%s round %d device %d: periodic %.15f (journal %d), rows %.15f\n", what,
+                    round, full.devs[i].device, per.devs[i].fragmentation, per.frag_from_journal, want);
+            vt_test_failures++;
+        }
+    }
+    vt_collect_free(&per);
+    vt_collect_free(&full);
+}
+
+static void through_journal(void)
+{
+    uint64_t handles[64];
+    int n_handles = 0;
+    journal_compare("first", 0, -1);   /* through_collect may have left a kept set */
+    int from_journal = 0;
+    for (int round = 1; round <= 60; round++) {
+        int ops = 1 + (int)(xr() % 3000);
+        for (int k = 0; k < ops; k++)
+            journal_op(handles, &n_handles);
+        journal_compare("random", round, 1);
+        from_journal++;
+    }
+    CHECK_EQ_INT(from_journal, 60);
+    /* more changes than the journal holds (half the live count + 8,192): full copy,
+     * then the journal (twice as large) again */
+    uint64_t live = vt_core_live_count();
+    for (uint64_t k = 0; k < live + 20000; k++) {
+        uint64_t a = (9ull << 40) + k * 64;
+        vt_core_post_alloc_at(a, 64, 0x99, 1, VT_KIND_DEVICE, 3);
+        vt_taken t;
+        memset(&t, 0, sizeof t);
+        vt_core_free_done(vt_core_post_free(a, &t));
+    }
+    journal_compare("overflowed", 0, 0);
+    for (int k = 0; k < 500; k++)
+        journal_op(handles, &n_handles);
+    journal_compare("after overflow", 1, 1);
+    /* a collection without fragmentation drops the kept set and the journal */
+    vt_collect c;
+    CHECK_EQ_INT(vt_core_collect(&c, 0, 10), 0);
+    CHECK(c.devs[0].fragmentation < 0);
+    vt_collect_free(&c);
+    for (int k = 0; k < 500; k++)
+        journal_op(handles, &n_handles);
+    journal_compare("after sites only", 0, 0);
+    for (int k = 0; k < 500; k++)
+        journal_op(handles, &n_handles);
+    journal_compare("after sites only", 1, 1);
+}
+
 int main(void)
 {
     size_t sizes[] = { 0, 1, 2, 3, 63, 64, 65, 1000, 200000 };
@@ -149,5 +297,6 @@ int main(void)
         one(n, 0x200000, 64, 1, 1 << 16);                        /* heavy overlap */
     }
     through_collect();
+    through_journal();
     TEST_DONE();
 }

@@ -1,0 +1,87 @@
+/* vt_frag.h — fragmentation of a device's live address ranges (docs/metrics.md
+ * "fragmentation": 1 - largest gap / sum of gaps between consecutive live ranges,
+ * sorted by start), and the sorted range set a collector keeps from one periodic
+ * snapshot to the next so that it does not sort every live allocation again
+ * (issue 7 figure 5, seventh pass).
+ *
+ * Ranges are uint64_t[2] pairs: [0] the start address, [1] the size in bytes.
+ *
+ * The kept set (vt_frag_set): one sorted array of ranges per device slot (vt_core.h
+ * VT_DEV_SLOTS), loaded once from a full copy of the live list, then brought up to
+ * date from the core's change journal: the allocations and frees the core applied
+ * since the journal was last taken, in the order it applied them (vt_core.c
+ * "fragmentation journal"). A journal entry is a range whose [1] packs the size
+ * (below 2^56), the device slot (bits 56..62) and whether the range went away (bit
+ * 63): vt_frag_meta. For every (slot, start) the journal names, its LAST entry is
+ * the range's state: present with that size, or absent; the set's ranges at that
+ * start (several, if the full copy that loaded it saw an address freed and handed
+ * out again while it ran) are replaced by it. Every other range is unchanged.
+ *
+ * Memory: the set owns its arrays (malloc); a failed allocation returns -1 and
+ * leaves the set invalid (valid = 0; its next load starts over). Thread safety:
+ * none; the core's collector serialises its use (one collector at a time holds it).
+ */
+#ifndef VT_FRAG_H
+#define VT_FRAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vt_core.h"
+
+#define VT_FRAG_SIZE_LIMIT (1ull << 56)   /* sizes a journal entry can carry       */
+#define VT_FRAG_GONE       (1ull << 63)   /* journal entry: the range went away   */
+
+/* The packed [1] of a journal entry (size < VT_FRAG_SIZE_LIMIT, 0 <= slot < 128). */
+static inline uint64_t vt_frag_meta(uint64_t size, int slot, int gone)
+{
+    return size | (uint64_t)slot << 56 | (gone ? VT_FRAG_GONE : 0);
+}
+
+/* Scratch that vt_frag_sort needs for n ranges (bytes): n ranges, then counts. */
+size_t vt_frag_scratch_bytes(size_t n);
+
+/* Sorts n ranges by start, stably (equal starts keep their order): an LSD radix sort
+ * over the bits in which the starts differ when scratch (vt_frag_scratch_bytes(n),
+ * suitably aligned, e.g. from malloc) is given and n >= 64, else an insertion sort
+ * (small n) or qsort (no scratch; not stable). Returns where the sorted ranges are:
+ * r or the scratch (no copy back). */
+uint64_t (*vt_frag_sort(uint64_t (*r)[2], size_t n, void *scratch))[2];
+
+/* Fragmentation of n ranges already sorted by start: 0.0 .. 1.0, 0.0 with no gap
+ * (fewer than two ranges, or touching/overlapping ranges only). */
+double vt_frag_sorted(const uint64_t (*r)[2], size_t n);
+
+typedef struct vt_frag_set {
+    struct {
+        uint64_t (*r)[2];   /* sorted by start; duplicates of a start possible */
+        size_t n, cap;
+    } dev[VT_DEV_SLOTS];
+    uint64_t (*spare)[2];   /* the merge's output, swapped with a slot's array  */
+    size_t spare_cap;
+    void  *scratch;         /* vt_frag_sort's and the journal grouping's        */
+    size_t scratch_bytes;
+    int    valid;           /* the arrays are the live ranges as of the last
+                               load or apply                                    */
+} vt_frag_set;
+
+/* Replaces slot's ranges with a copy of n ranges sorted by start. 0, or -1 (no
+ * memory: s->valid = 0). Does not set s->valid; the caller does once every slot is
+ * loaded. */
+int vt_frag_set_load(vt_frag_set *s, int slot, const uint64_t (*sorted)[2], size_t n);
+
+/* Empties every slot (keeps the memory); s->valid = 0. */
+void vt_frag_set_reset(vt_frag_set *s);
+
+/* Brings s up to date with n journal entries j (in the order they happened; sorted
+ * in place by this call). 0, or -1 (no memory, or an entry with a slot out of range:
+ * s->valid = 0). */
+int vt_frag_set_apply(vt_frag_set *s, uint64_t (*j)[2], size_t n);
+
+/* Fragmentation of slot's ranges (as vt_frag_sorted). */
+double vt_frag_set_value(const vt_frag_set *s, int slot);
+
+/* Frees everything s owns; s is left empty and invalid. */
+void vt_frag_set_free(vt_frag_set *s);
+
+#endif /* VT_FRAG_H */
