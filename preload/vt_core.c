@@ -37,6 +37,16 @@
  * the lock (live/peak/scope/changes) are written with __atomic stores under the lock
  * and read with __atomic loads. Nothing here calls CUDA, the loader or stdio.
  *
+ * Fragmentation (vt_frag.h): the collector keeps every device's live ranges sorted
+ * from one periodic collection to the next (vt__fc), and the core notes each range
+ * that comes or goes in a journal (vt__fj_note: every path that changes the live
+ * list or a VMM mapping, in apply order). A collection takes the journal in its first
+ * hold (one instant, with the site rows) and merges it into the kept ranges without
+ * the lock; the writer thread merges it between snapshots once it holds an eighth of
+ * the live count (vt_core_frag_keep). The live list is copied and sorted again only
+ * when there is no kept set: the first collection, a journal that overflowed, a set
+ * dropped by a collection without fragmentation or by a memory failure.
+ *
  * Leak detector (online, per site): each step snapshot closes a step. The site's
  * floor for that step is the smallest live value it had during the step. If the floor
  * rose compared with the previous step, growth_steps += 1 and growth_bytes += rise;
@@ -1664,12 +1674,19 @@ static void vt__frag_devices(vt_collect *c, vt__ranges *g, vt_frag_set *set)
     free(scratch);
 }
 
+/* Journal sizes, in entries (16 bytes each), from the live count L: the journal
+ * offered to the core holds L/4 + 16,384 (two of them exist: 8 bytes per live
+ * allocation), and the writer merges it once it holds L/8 + 8,192 (half that), so
+ * that it overflows only when a burst outruns the writer. */
+#define VT_FJ_ROOM(live) ((size_t)(live) / 4 + 16384)
+#define VT_FJ_KEEP(live) ((size_t)(live) / 8 + 8192)
+
 /* Makes the collector's spare journal buffer hold the entries to offer the core:
- * half the live count plus 8,192, or more after an overflow (vt__fc.want). Without
- * the lock. 0, or -1 out of memory. */
+ * VT_FJ_ROOM, or more after an overflow (vt__fc.want). Without the lock. 0, or -1
+ * out of memory. */
 static int vt__fc_reserve(void)
 {
-    size_t want = (size_t)vt_core_live_count_applied() / 2 + 8192;
+    size_t want = VT_FJ_ROOM(vt_core_live_count_applied());
     if (want < vt__fc.want)
         want = vt__fc.want;
     if (vt__fc.spare_cap >= want)
@@ -1707,7 +1724,7 @@ static size_t vt__fj_take(int *was_on)
 void vt_core_frag_keep(void)
 {
     size_t n = __atomic_load_n(&vt__core.fj_n, __ATOMIC_RELAXED);
-    if (n < (size_t)vt_core_live_count_applied() / 4 + 8192)
+    if (n < VT_FJ_KEEP(vt_core_live_count_applied()))
         return;
     if (__atomic_exchange_n(&vt__fc.busy, 1, __ATOMIC_ACQUIRE))
         return;   /* a collection is using it */

@@ -382,8 +382,12 @@ typedef struct vt_collect {
  * in ONE hold of the core lock (one instant; about 11 ns per site). Allocation rows
  * (VT_COLLECT_ALLOCS) are copied afterwards, several record slabs per hold (a hold
  * ends once it has lasted 0.25 ms), with the lock released between holds, so no hook
- * waits for the whole live list; VT_COLLECT_FRAG without VT_COLLECT_ALLOCS copies the
- * same way only (start, size, device) of each allocation, never whole rows. Each row
+ * waits for the whole live list; VT_COLLECT_FRAG without VT_COLLECT_ALLOCS takes the
+ * fragmentation journal in the first hold and merges it into the kept sorted ranges
+ * (vt_frag.h; c->frag_from_journal = 1: the ranges as of that hold), or, with no kept
+ * set (the first such collection, an overflowed journal, another collector using the
+ * set), copies the same way only (start, size, device) of each allocation and loads
+ * the set from them. Each row
  * or range is one allocation's state at one instant; an allocation live during the
  * whole collection is listed exactly once; one allocated or freed while the rows are
  * copied may or may not be listed (the rows can then
@@ -396,7 +400,7 @@ void vt_collect_free(vt_collect *c);
 
 /* Background upkeep of the kept fragmentation set (vt_frag.h), for the writer thread
  * after each drain: when the journal of ranges that came and went since the set was
- * last brought up to date holds a quarter of the live count (plus 8,192) or more,
+ * last brought up to date holds an eighth of the live count (plus 8,192) or more,
  * takes it (one short hold of the core lock) and merges it into the set without the
  * lock, so that the next periodic collection merges only what changed since. Does
  * nothing while a collection holds the set, or when there is no set (it is made by

@@ -172,45 +172,47 @@ void vt_frag_set_reset(vt_frag_set *s)
 }
 
 /* Merges m journal entries of one slot, sorted by start (stably: the last of equal
- * starts is the newest), into the slot's ranges: through s->spare, then swapped. */
-static int vt__merge(vt_frag_set *s, int slot, const uint64_t (*jr)[2], size_t m)
+ * starts is the newest), into the slot's ranges, in place: the newest entry per
+ * start is kept (compacted to the front of jr), then the two are merged from the
+ * back into the slot's array grown by the ranges that come (the write position
+ * never passes the unread ranges: it leads them by the ranges still to come plus
+ * those removed so far), and what removals left open is closed with one move. */
+static int vt__merge(vt_frag_set *s, int slot, uint64_t (*jr)[2], size_t m)
 {
-    size_t have = s->dev[slot].n;
-    if (vt__grow(&s->spare, &s->spare_cap, have + m) < 0)
-        return -1;
-    const uint64_t (*in)[2] = (const uint64_t (*)[2])s->dev[slot].r;
-    uint64_t (*out)[2] = s->spare;
-    size_t i = 0, o = 0;
-    for (size_t k = 0; k < m;) {
-        uint64_t a = jr[k][0];
-        while (k + 1 < m && jr[k + 1][0] == a)
-            k++;                      /* the newest entry for start a */
-        size_t run = i;
-        while (run < have && in[run][0] < a)
-            run++;
-        if (run > i)
-            memcpy(out + o, in + i, (run - i) * sizeof in[0]);
-        o += run - i;
-        i = run;
-        while (i < have && in[i][0] == a)
-            i++;                      /* replaced (or removed) by the journal */
-        if (!(jr[k][1] & VT_FRAG_GONE)) {
-            out[o][0] = a;
-            out[o][1] = jr[k][1] & (VT_FRAG_SIZE_LIMIT - 1);
-            o++;
-        }
-        k++;
+    size_t u = 0, adds = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (k + 1 < m && jr[k + 1][0] == jr[k][0])
+            continue;   /* a newer entry for this start follows */
+        jr[u][0] = jr[k][0];
+        jr[u][1] = jr[k][1];
+        adds += !(jr[u][1] & VT_FRAG_GONE);
+        u++;
     }
-    if (have > i)
-        memcpy(out + o, in + i, (have - i) * sizeof in[0]);
-    o += have - i;
-    uint64_t (*old)[2] = s->dev[slot].r;
-    size_t old_cap = s->dev[slot].cap;
-    s->dev[slot].r = out;
-    s->dev[slot].cap = s->spare_cap;
-    s->dev[slot].n = o;
-    s->spare = old;
-    s->spare_cap = old_cap;
+    size_t n = s->dev[slot].n;
+    if (vt__grow(&s->dev[slot].r, &s->dev[slot].cap, n + adds) < 0)
+        return -1;
+    uint64_t (*r)[2] = s->dev[slot].r;
+    size_t i = n, w = n + adds;   /* r[0..i) unread; r[w..n+adds) written */
+    for (size_t k = u; k-- > 0;) {
+        uint64_t a = jr[k][0];
+        while (i > 0 && r[i - 1][0] > a) {
+            w--;
+            i--;
+            r[w][0] = r[i][0];
+            r[w][1] = r[i][1];
+        }
+        while (i > 0 && r[i - 1][0] == a)
+            i--;                  /* replaced (or removed) by the journal */
+        if (!(jr[k][1] & VT_FRAG_GONE)) {
+            w--;
+            r[w][0] = a;
+            r[w][1] = jr[k][1] & (VT_FRAG_SIZE_LIMIT - 1);
+        }
+    }
+    /* r[0..i) stay; r[w..n+adds) follow them */
+    if (w > i && n + adds > w)
+        memmove(r + i, r + w, (n + adds - w) * sizeof r[0]);
+    s->dev[slot].n = i + (n + adds - w);
     return 0;
 }
 
@@ -260,7 +262,7 @@ int vt_frag_set_apply(vt_frag_set *s, uint64_t (*j)[2], size_t n)
         if (!cnt[sl])
             continue;
         uint64_t (*sorted)[2] = vt_frag_sort(grp + off, cnt[sl], sort_scratch);
-        if (vt__merge(s, sl, (const uint64_t (*)[2])sorted, cnt[sl]) < 0) {
+        if (vt__merge(s, sl, sorted, cnt[sl]) < 0) {
             s->valid = 0;
             return -1;
         }
@@ -278,7 +280,6 @@ void vt_frag_set_free(vt_frag_set *s)
 {
     for (int i = 0; i < VT_DEV_SLOTS; i++)
         free(s->dev[i].r);
-    free(s->spare);
     free(s->scratch);
     memset(s, 0, sizeof *s);
 }

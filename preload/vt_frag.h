@@ -57,8 +57,6 @@ typedef struct vt_frag_set {
         uint64_t (*r)[2];   /* sorted by start; duplicates of a start possible */
         size_t n, cap;
     } dev[VT_DEV_SLOTS];
-    uint64_t (*spare)[2];   /* the merge's output, swapped with a slot's array  */
-    size_t spare_cap;
     void  *scratch;         /* vt_frag_sort's and the journal grouping's        */
     size_t scratch_bytes;
     int    valid;           /* the arrays are the live ranges as of the last

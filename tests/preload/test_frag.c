@@ -14,11 +14,15 @@
  * devices, where each periodic collection after the first must come from the
  * journal and equal the full live list's value; a journal that overflows and a
  * collection without fragmentation must fall back to a full copy, and the journal
- * must take over again after it. Without LD_PRELOAD. */
+ * must take over again after it. Last, threads: two post allocations and frees while
+ * one keeps the set (vt_core_frag_keep, as the writer thread) and one collects; once
+ * they stop, the set must still equal the live list. Without LD_PRELOAD. */
 #include "vt_core.h"
+#include "vt_frag.h"
 #include "vt_test.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +148,93 @@ static void through_collect(void)
     free(addr);
 }
 
+/* vt_frag_set_apply alone against its definition: for every start the journal
+ * names, the newest entry decides (present with its size, or absent), whatever the
+ * set held at that start (duplicates included); every other range stays, in order.
+ * Random sets and journals over few starts (collisions), several slots, journals
+ * larger and smaller than the set, apply after apply. */
+static int set_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void set_apply_direct(void)
+{
+    enum { SLOTS = 3, STARTS = 300 };
+    vt_frag_set set;
+    memset(&set, 0, sizeof set);
+    /* the model: per slot, per start, a small multiset of sizes (0 = none) */
+    static uint64_t model[SLOTS][STARTS][3];
+    memset(model, 0, sizeof model);
+    for (int round = 0; round < 400; round++) {
+        if (round % 50 == 0) {   /* load from scratch, with duplicate starts */
+            vt_frag_set_reset(&set);
+            for (int sl = 0; sl < SLOTS; sl++) {
+                uint64_t r[STARTS * 3][2];
+                size_t n = 0;
+                for (int a = 0; a < STARTS; a++)
+                    for (int d = 0; d < 3; d++) {
+                        model[sl][a][d] = (xr() % 4 == 0 && (d == 0 || xr() % 4 == 0)) ? 1 + xr() % 5000 : 0;
+                        if (model[sl][a][d]) {
+                            r[n][0] = 0x10000 + (uint64_t)a * 4096;
+                            r[n][1] = model[sl][a][d];
+                            n++;
+                        }
+                    }
+                CHECK_EQ_INT(vt_frag_set_load(&set, sl, (const uint64_t (*)[2])r, n), 0);
+            }
+            set.valid = 1;
+        }
+        size_t m = xr() % (round % 7 == 0 ? 2000 : 60);
+        uint64_t (*j)[2] = malloc((m + 1) * sizeof *j);
+        for (size_t k = 0; k < m; k++) {
+            int sl = (int)(xr() % SLOTS), a = (int)(xr() % STARTS), gone = (int)(xr() % 2);
+            uint64_t size = 1 + xr() % 5000;
+            j[k][0] = 0x10000 + (uint64_t)a * 4096;
+            j[k][1] = vt_frag_meta(size, sl, gone);
+            model[sl][a][0] = gone ? 0 : size;
+            model[sl][a][1] = model[sl][a][2] = 0;
+        }
+        CHECK_EQ_INT(vt_frag_set_apply(&set, j, m), 0);
+        free(j);
+        for (int sl = 0; sl < SLOTS; sl++) {
+            uint64_t want[STARTS * 3][2];
+            size_t n = 0;
+            for (int a = 0; a < STARTS; a++)
+                for (int d = 0; d < 3; d++)
+                    if (model[sl][a][d]) {
+                        want[n][0] = 0x10000 + (uint64_t)a * 4096;
+                        want[n][1] = model[sl][a][d];
+                        n++;
+                    }
+            CHECK_EQ_U64(set.dev[sl].n, n);
+            if (set.dev[sl].n != n)
+                continue;
+            for (size_t i = 1; i < n; i++)
+                if (set.dev[sl].r[i - 1][0] > set.dev[sl].r[i][0]) {
+                    CHECK(!"set not sorted by start");
+                    break;
+                }
+            /* same multiset (the order of equal starts is not part of the contract) */
+            uint64_t (*got)[2] = malloc((n + 1) * sizeof *got);
+            memcpy(got, set.dev[sl].r, n * sizeof *got);
+            qsort(got, n, sizeof *got, set_cmp);
+            qsort(want, n, sizeof *want, set_cmp);
+            if (n && memcmp(got, want, n * sizeof *got)) {
+                fprintf(stderr, "round %d slot %d: ranges differ\n", round, sl);
+                vt_test_failures++;
+            }
+            free(got);
+        }
+    }
+    uint64_t bad[1][2] = { { 0x1000, vt_frag_meta(10, 100, 0) } };   /* slot out of range */
+    CHECK_EQ_INT(vt_frag_set_apply(&set, bad, 1), -1);
+    CHECK_EQ_INT(set.valid, 0);
+    vt_frag_set_free(&set);
+}
+
 /* one random change to the live list; addresses collide on purpose (4,096 slots a
  * device) so that addresses are handed out again, with and without a free */
 static uint64_t jr_addr(int d) { return ((uint64_t)(d + 2) << 36) + (xr() % 4096) * 4096; }
@@ -258,7 +349,7 @@ static void through_journal(void)
         from_journal++;
     }
     CHECK_EQ_INT(from_journal, 60);
-    /* more changes than the journal holds (half the live count + 8,192): full copy,
+    /* more changes than the journal holds (a quarter of the live count + 16,384): full copy,
      * then the journal (twice as large) again */
     uint64_t live = vt_core_live_count();
     for (uint64_t k = 0; k < live + 20000; k++) {
@@ -285,6 +376,75 @@ static void through_journal(void)
     journal_compare("after sites only", 1, 1);
 }
 
+static int stop_threads;
+
+static void *poster(void *arg)
+{
+    uint64_t base = (uint64_t)(uintptr_t)arg << 32, x = (uint64_t)(uintptr_t)arg * 77 + 1;
+    for (uint64_t k = 0; k < 300000; k++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        uint64_t a = base + (x % 50000) * 4096;
+        if (x & 1) {
+            vt_core_post_alloc_at(a, 1 + x % 10000, 0x99, (int)(x >> 8) % 2, VT_KIND_DEVICE, 4);
+        } else {
+            vt_taken t;
+            memset(&t, 0, sizeof t);
+            uint64_t ticket = vt_core_post_free(a, &t);
+            if (ticket == VT_TICKET_SYNC)
+                vt_core_commit(&t);
+            else
+                vt_core_free_done(ticket);
+        }
+    }
+    return NULL;
+}
+
+static void *keeper(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&stop_threads, __ATOMIC_ACQUIRE)) {
+        vt_core_drain();
+        vt_core_frag_keep();
+    }
+    return NULL;
+}
+
+static void *collector(void *arg)
+{
+    int *journal = arg;
+    while (!__atomic_load_n(&stop_threads, __ATOMIC_ACQUIRE)) {
+        vt_collect c;
+        if (vt_core_collect(&c, VT_COLLECT_FRAG | VT_COLLECT_APPLIED, 10) == 0) {
+            *journal += c.frag_from_journal;
+            vt_collect_free(&c);
+        }
+    }
+    return NULL;
+}
+
+static void through_threads(void)
+{
+    pthread_t p[2], k, c;
+    int journal = 0;
+    pthread_create(&k, NULL, keeper, NULL);
+    pthread_create(&c, NULL, collector, &journal);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&p[i], NULL, poster, (void *)(uintptr_t)(20 + i));
+    for (int i = 0; i < 2; i++)
+        pthread_join(p[i], NULL);
+    __atomic_store_n(&stop_threads, 1, __ATOMIC_RELEASE);
+    pthread_join(k, NULL);
+    pthread_join(c, NULL);
+    CHECK(journal > 0);
+    vt_core_frag_keep();
+    journal_compare("threads", 0, -1);   /* a journal that overflowed last: a full copy */
+    uint64_t handles[64];
+    int n_handles = 0;
+    for (int i = 0; i < 500; i++)
+        journal_op(handles, &n_handles);
+    journal_compare("threads", 1, 1);
+}
+
 int main(void)
 {
     size_t sizes[] = { 0, 1, 2, 3, 63, 64, 65, 1000, 200000 };
@@ -296,7 +456,9 @@ int main(void)
         one(n, 0, UINT64_MAX / 2, 1, 1ull << 40);                /* wide span */
         one(n, 0x200000, 64, 1, 1 << 16);                        /* heavy overlap */
     }
+    set_apply_direct();
     through_collect();
     through_journal();
+    through_threads();
     TEST_DONE();
 }
