@@ -359,7 +359,8 @@ void vt_core_after_fork_child(void)
     /* the journal and the kept set: the parent's (a collector may have held them
      * across fork); left as they are, and started over */
     vt__core.fj = NULL;
-    vt__core.fj_n = vt__core.fj_cap = 0;
+    __atomic_store_n(&vt__core.fj_n, 0, __ATOMIC_RELAXED);
+    vt__core.fj_cap = 0;
     vt__core.fj_on = 0;
     memset(&vt__fc, 0, sizeof vt__fc);
 }
@@ -1714,7 +1715,7 @@ static size_t vt__fj_take(int *was_on)
     }
     vt__core.fj = vt__fc.spare;
     vt__core.fj_cap = vt__fc.spare_cap;
-    vt__core.fj_n = 0;
+    __atomic_store_n(&vt__core.fj_n, 0, __ATOMIC_RELAXED);   /* read by vt_core_frag_keep */
     vt__core.fj_on = vt__core.fj != NULL;
     vt__fc.spare = old;
     vt__fc.spare_cap = cap;
@@ -1789,7 +1790,8 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
     } else if (fc) {
         fj_drop = vt__core.fj;   /* no fragmentation wanted: no journal (freed below) */
         vt__core.fj = NULL;
-        vt__core.fj_n = vt__core.fj_cap = 0;
+        __atomic_store_n(&vt__core.fj_n, 0, __ATOMIC_RELAXED);
+        vt__core.fj_cap = 0;
         vt__core.fj_on = 0;
     }
     c->step = __atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
