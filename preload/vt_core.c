@@ -1675,6 +1675,26 @@ static void vt__frag_devices(vt_collect *c, vt__ranges *g, vt_frag_set *set)
     free(scratch);
 }
 
+#define VT_FC_WAIT_NS 20000000ull   /* 20 ms */
+
+/* Takes vt__fc (busy = 1): at once, or within wait_ns (sched_yield between tries).
+ * 1 when taken, else 0. */
+static int vt__fc_acquire(uint64_t wait_ns)
+{
+    if (!__atomic_exchange_n(&vt__fc.busy, 1, __ATOMIC_ACQUIRE))
+        return 1;
+    if (!wait_ns)
+        return 0;
+    uint64_t until = vt_now_ns() + wait_ns;
+    do {
+        sched_yield();
+        if (!__atomic_load_n(&vt__fc.busy, __ATOMIC_RELAXED) &&
+            !__atomic_exchange_n(&vt__fc.busy, 1, __ATOMIC_ACQUIRE))
+            return 1;
+    } while (vt_now_ns() < until);
+    return 0;
+}
+
 /* Journal sizes, in entries (16 bytes each), from the live count L: the journal
  * offered to the core holds L/4 + 16,384 (two of them exist: 8 bytes per live
  * allocation), and the writer merges it once it holds L/8 + 8,192 (half that), so
@@ -1748,8 +1768,11 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
     /* The kept fragmentation set (vt_frag.h), when no other collector holds it: a
      * collection of ranges only brings it up to date from the journal, and a
      * collection without fragmentation drops it (and stops the journal). A
-     * collection of the live list leaves both alone. */
-    int fc = !want_rows && __atomic_exchange_n(&vt__fc.busy, 1, __ATOMIC_ACQUIRE) == 0;
+     * collection of the live list leaves both alone. A collection of ranges waits
+     * for the writer's merge (vt_core_frag_keep: a few ms, holding no lock) rather
+     * than copy the live list; for at most VT_FC_WAIT_NS (another collector may hold
+     * it for a full copy), then it copies without the set. */
+    int fc = !want_rows && vt__fc_acquire(want_ranges ? VT_FC_WAIT_NS : 0);
     if (fc && want_ranges && vt__fc_reserve() < 0) {
         __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
         fc = 0;
