@@ -367,20 +367,27 @@ def stall_case(live, sites, per):
         if line.startswith("hook_wait"):
             waits[k["phase"]] = k
         elif line.startswith("collect"):
-            coll[k["kind"]] = (float(k["ms"]), float(k["lock_max_ms"]), int(k["holds"]))
+            coll[k["kind"]] = (float(k["ms"]), float(k["lock_max_ms"]), int(k["holds"]),
+                               int(k.get("from_journal", 0)))
     idle = float(waits["idle"]["max_us"]) / 1000
     pw = float(waits["periodic"]["max_us"]) / 1000
     fw = float(waits["full_list"]["max_us"]) / 1000
     frag = live <= 262144
-    total, hold, holds = coll["sites_and_fragmentation" if frag else "sites_only"]
+    total, hold, holds, journal = coll["sites_and_fragmentation" if frag else "sites_only"]
+    how = ""
+    if frag and journal:
+        how = (f" and takes the fragmentation journal, merged into the kept ranges without the lock "
+               f"({journal} of 3 collections; <= 262,144 live)")
+    elif frag:
+        how = (" and (start, size, device) of every live allocation, several slabs per hold "
+               "(fragmentation with no kept set, <= 262,144 live)")
     row(5, f"periodic snapshot, {live} live, {sites} sites: longest core lock hold of vt_core_collect", hold,
         target=1.0, unit="ms", ok=hold <= 1.0,
-        note=f"{holds} holds, {total:.3f} ms in all; copies sites" +
-             (" and (start, size, device) of every live allocation, several slabs per hold (fragmentation, <= 262,144 live)" if frag else ""))
+        note=f"{holds} holds, {total:.3f} ms in all; copies sites" + how)
     row(5, f"periodic snapshots, {live} live: longest observed hook call", pw, floor=idle, target=1.0,
         unit="ms", ok=pw <= 1.0, note=f"floor = longest hook call with no snapshot running; "
         f"calls over 1 ms: {waits['periodic']['over_1ms']} of {waits['periodic']['calls']}")
-    total, hold, holds = coll["full_live_list"]
+    total, hold, holds, _ = coll["full_live_list"]
     row(5, f"full live-list snapshot, {live} live: longest core lock hold of vt_core_collect", hold,
         target=1.0, unit="ms", ok=hold <= 1.0, note=f"{holds} holds (chunks), {total:.3f} ms in all")
     row(5, f"full live-list snapshot, {live} live: longest observed hook call", fw, floor=idle, target=1.0,
