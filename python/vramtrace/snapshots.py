@@ -263,6 +263,17 @@ def find_own_stream(pid=None, output_dir=None):
     return max(found)[1] if found else None
 
 
+def _object_no_duplicates(pairs):
+    """A JSON object, refusing a key given twice (as the analyzer does: jansson's
+    JSON_REJECT_DUPLICATES); json.loads would keep the last one silently."""
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise ValueError("duplicate object key %r" % k)
+        obj[k] = v
+    return obj
+
+
 class Stream:
     """Incremental reader of one snapshot stream.
 
@@ -293,7 +304,7 @@ class Stream:
         for raw in data[:end].split(b"\n"):
             self._line += 1
             try:
-                rec = json.loads(raw)
+                rec = json.loads(raw, object_pairs_hook=_object_no_duplicates)
             except ValueError as e:
                 raise SnapshotError("%s:%d: not JSON: %s" % (self.path, self._line, e))
             if not isinstance(rec, dict) or "t" not in rec:

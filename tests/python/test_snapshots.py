@@ -69,6 +69,10 @@ def test_stream_rejects_malformed_lines_with_file_and_line(tmp_path):
     write(p, [HEADER], tail=b"{nope\n")
     with pytest.raises(SnapshotError, match=r"s\.jsonl:2: not JSON"):
         Stream(str(p)).poll()
+    d = tmp_path / "d.jsonl"   # a key given twice: the analyzer refuses it too
+    write(d, [HEADER], tail=b'{"t":"snapshot","seq":1,"seq":2}\n')
+    with pytest.raises(SnapshotError, match=r"d\.jsonl:2: not JSON: duplicate object key 'seq'"):
+        Stream(str(d)).poll()
     q = tmp_path / "v.jsonl"
     write(q, [dict(HEADER, version=99)])
     with pytest.raises(SnapshotError, match="version 1"):
