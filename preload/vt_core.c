@@ -153,6 +153,10 @@ typedef struct vt_vmm {
     uint32_t maps;                /* live mappings                                 */
     uint8_t  released;            /* cuMemRelease called                           */
     uint8_t  counted;             /* still counted as live memory                  */
+    uint8_t  pending;             /* a cuMemRelease in flight holds it (vt_taken.rec,
+                                     until vt_core_vmm_commit/_restore): not freed  */
+    uint8_t  orphan;              /* pending, but out of the table (its handle was
+                                     created again meanwhile): commit/restore free it */
     UT_hash_handle hh;
 } vt_vmm;
 
@@ -504,21 +508,21 @@ static void vt__bump_changes(void)
 }
 
 /* Under lock: the range [addr, addr+size) of device slot came (gone = 0) or went
- * (gone = 1), for the kept fragmentation set (vt_frag.h). Ranges that do not count
- * for fragmentation (pinned host memory, address 0) are not noted. A full journal,
- * or a size it cannot carry, stops it: the next periodic collection copies the live
- * list again (vt_core_collect). */
+ * (gone = 1), for the kept fragmentation set (vt_frag.h; a VMM mapping is its own
+ * key). Ranges that do not count for fragmentation (pinned host memory, address 0)
+ * are not noted. A full journal stops it: the next periodic collection copies the
+ * live list again (vt_core_collect). */
 static inline void vt__fj_note(uint64_t addr, uint64_t size, int kind, int slot, int gone)
 {
     if (!vt__core.fj_on || kind == VT_KIND_HOST_PINNED || !addr)
         return;
-    if (vt__core.fj_n == vt__core.fj_cap || size >= VT_FRAG_SIZE_LIMIT) {
+    if (vt__core.fj_n == vt__core.fj_cap) {
         vt__core.fj_on = 0;
         return;
     }
     uint64_t *e = vt__core.fj[vt__core.fj_n];
     e[0] = addr;
-    e[1] = vt_frag_meta(size, slot, gone);
+    e[1] = vt_frag_meta(size, kind == VT_KIND_VMM, slot, gone);
     __atomic_store_n(&vt__core.fj_n, vt__core.fj_n + 1, __ATOMIC_RELAXED);   /* vt_core_frag_keep */
 }
 
@@ -1129,11 +1133,15 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, old);
     if (old) {
         HASH_DELETE(hh, vt__core.vmms, old);
-        if (old->counted)
-            vt__acct_sub(old->site, old->size, old->seq);
         if (vt__vmm_range(old))
             vt__fj_note(old->va, old->size, VT_KIND_VMM, old->site->slot, 1);
-        vt_mem_free(old);
+        if (old->counted)
+            vt__acct_sub(old->site, old->size, old->seq);
+        old->counted = 0;
+        if (old->pending)
+            old->orphan = 1;   /* its release's commit/restore frees it */
+        else
+            vt_mem_free(old);
     }
     v->handle = handle;
     v->size = size;
@@ -1172,6 +1180,7 @@ int vt_core_vmm_release(uint64_t handle, vt_taken *t)
             vt__acct_sub(v->site, v->size, v->seq);
         }
         vt__fj_vmm(v, before);
+        v->pending = 1;
         t->rec = v;
     }
     vt__unlock();
@@ -1185,13 +1194,18 @@ void vt_core_vmm_restore(vt_taken *t)
         return;
     t->rec = NULL;
     vt__lock();
-    uint64_t before = vt__vmm_range(v);
-    v->released = 0;
-    if (!v->counted) {
-        v->counted = 1;
-        vt__acct_add(v->site, v->size, v->seq, 1);
+    v->pending = 0;
+    if (v->orphan) {
+        vt_mem_free(v);   /* its handle was created again: this one is history */
+    } else {
+        uint64_t before = vt__vmm_range(v);
+        v->released = 0;
+        if (!v->counted) {
+            v->counted = 1;
+            vt__acct_add(v->site, v->size, v->seq, 1);
+        }
+        vt__fj_vmm(v, before);
     }
-    vt__fj_vmm(v, before);
     vt__unlock();
 }
 
@@ -1202,11 +1216,47 @@ void vt_core_vmm_commit(vt_taken *t)
         return;
     t->rec = NULL;
     vt__lock();
-    if (!v->counted) {  /* released and unmapped: gone */
+    v->pending = 0;
+    if (v->orphan) {
+        vt_mem_free(v);
+    } else if (!v->counted) {  /* released and unmapped: gone */
         HASH_DELETE(hh, vt__core.vmms, v);
         vt_mem_free(v);
     }
     vt__unlock();
+}
+
+/* Under lock: mapping m is gone (unmapped, or displaced by a new mapping at its
+ * address): takes it out of the table and frees it; its allocation loses a mapping,
+ * and is gone once released with no mapping left (unless a release in flight still
+ * holds it: its commit deletes it). */
+static void vt__unmap_one(vt_map *m)
+{
+    vt_vmm *v;
+    HASH_FIND(hh, vt__core.vmms, &m->handle, sizeof m->handle, v);
+    HASH_DELETE(hh, vt__core.maps, m);
+    uint64_t va = m->va;
+    vt_mem_free(m);
+    if (!v)
+        return;
+    uint64_t before = vt__vmm_range(v);
+    if (v->maps)
+        v->maps--;
+    if (v->va == va)
+        v->va = 0;
+    vt__bump_changes();
+    if (v->maps == 0 && v->released) {
+        if (v->counted)
+            vt__acct_sub(v->site, v->size, v->seq);
+        v->counted = 0;
+        vt__fj_vmm(v, before);
+        if (!v->pending) {
+            HASH_DELETE(hh, vt__core.vmms, v);
+            vt_mem_free(v);
+        }
+    } else {
+        vt__fj_vmm(v, before);
+    }
 }
 
 void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
@@ -1227,10 +1277,8 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
         m->handle = handle;
         vt_map *old;
         HASH_FIND(hh, vt__core.maps, &va, sizeof va, old);
-        if (old) {
-            HASH_DELETE(hh, vt__core.maps, old);
-            vt_mem_free(old);
-        }
+        if (old)
+            vt__unmap_one(old);   /* its unmap was not seen: gone now */
         HASH_ADD(hh, vt__core.maps, va, sizeof m->va, m);
         if (vt__hash_oom) {
             vt_mem_free(m);
@@ -1250,34 +1298,20 @@ out:
 
 void vt_core_vmm_unmap(uint64_t va, uint64_t size)
 {
-    (void)size;
     if (!vt_core_enabled())
         return;
     vt__lock();
     vt_map *m;
     HASH_FIND(hh, vt__core.maps, &va, sizeof va, m);
-    if (m) {
-        vt_vmm *v;
-        HASH_FIND(hh, vt__core.vmms, &m->handle, sizeof m->handle, v);
-        HASH_DELETE(hh, vt__core.maps, m);
-        vt_mem_free(m);
-        if (v) {
-            uint64_t before = vt__vmm_range(v);
-            if (v->maps)
-                v->maps--;
-            if (v->va == va)
-                v->va = 0;
-            vt__bump_changes();
-            if (v->maps == 0 && v->released) {
-                if (v->counted)
-                    vt__acct_sub(v->site, v->size, v->seq);
-                v->counted = 0;
-                vt__fj_vmm(v, before);
-                HASH_DELETE(hh, vt__core.vmms, v);
-                vt_mem_free(v);
-            } else {
-                vt__fj_vmm(v, before);
-            }
+    if (m && m->size >= size) {
+        vt__unmap_one(m);   /* the common case: one whole mapping */
+    } else {
+        /* one cuMemUnmap over several mappings side by side (PyTorch's expandable
+         * segments shrink so): every mapping that starts in [va, va + size) */
+        vt_map *tmp;
+        HASH_ITER(hh, vt__core.maps, m, tmp) {
+            if (m->va - va < size)
+                vt__unmap_one(m);
         }
     }
     vt__unlock();
@@ -1517,7 +1551,7 @@ static inline void vt__range_add(vt__ranges *g, uint64_t addr, uint64_t size, in
     if (kind == VT_KIND_HOST_PINNED || !addr)
         return;
     g->r[g->n][0] = addr;
-    g->r[g->n][1] = size;
+    g->r[g->n][1] = vt_frag_size_tag(size, kind == VT_KIND_VMM);
     g->slot[g->n] = (uint8_t)slot;
     g->n++;
 }

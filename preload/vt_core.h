@@ -269,7 +269,11 @@ int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t sta
 int  vt_core_vmm_release(uint64_t handle, vt_taken *t);
 void vt_core_vmm_restore(vt_taken *t);
 void vt_core_vmm_commit(vt_taken *t);
-/* After a successful cuMemMap / cuMemUnmap. */
+/* After a successful cuMemMap / cuMemUnmap. A map at an address that still has a
+ * mapping (its unmap was not seen) ends that mapping first; an unmap ends every
+ * mapping that starts in [va, va + size) (one cuMemUnmap may span several mappings
+ * side by side). A release in flight (vt_core_vmm_release until its commit or
+ * restore) keeps its allocation's entry alive whatever else happens to it. */
 void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle);
 void vt_core_vmm_unmap(uint64_t va, uint64_t size);
 

@@ -113,9 +113,9 @@ double vt_frag_sorted(const uint64_t (*r)[2], size_t n)
 {
     if (n < 2)
         return 0.0;
-    uint64_t total = 0, largest = 0, end = r[0][0] + r[0][1];
+    uint64_t total = 0, largest = 0, end = r[0][0] + (r[0][1] & VT_FRAG_SIZE_MASK);
     for (size_t i = 1; i < n; i++) {
-        uint64_t a = r[i][0], e = a + r[i][1];
+        uint64_t a = r[i][0], e = a + (r[i][1] & VT_FRAG_SIZE_MASK);
         uint64_t gap = a > end ? a - end : 0;
         total += gap;
         largest = gap > largest ? gap : largest;
@@ -171,43 +171,70 @@ void vt_frag_set_reset(vt_frag_set *s)
     s->valid = 0;
 }
 
-/* Merges m journal entries of one slot, sorted by start (stably: the last of equal
- * starts is the newest), into the slot's ranges, in place: the newest entry per
- * start is kept (compacted to the front of jr), then the two are merged from the
- * back into the slot's array grown by the ranges that come (the write position
- * never passes the unread ranges: it leads them by the ranges still to come plus
- * those removed so far), and what removals left open is closed with one move. */
+/* Merges m journal entries of one slot, sorted by start (stably: of equal starts
+ * the later is the newer), into the slot's ranges, in place: the newest entry per
+ * (start, tag) is kept (compacted to the front of jr: at most one per tag for each
+ * start, side by side), then the two are merged from the back into the slot's array
+ * grown by the ranges that come (the write position never passes the unread ranges:
+ * it leads them by the ranges still to come plus those removed so far), and what
+ * removals left open is closed with one move. */
 static int vt__merge(vt_frag_set *s, int slot, uint64_t (*jr)[2], size_t m)
 {
     size_t u = 0, adds = 0;
-    for (size_t k = 0; k < m; k++) {
-        if (k + 1 < m && jr[k + 1][0] == jr[k][0])
-            continue;   /* a newer entry for this start follows */
-        jr[u][0] = jr[k][0];
-        jr[u][1] = jr[k][1];
-        adds += !(jr[u][1] & VT_FRAG_GONE);
-        u++;
+    for (size_t k = 0; k < m;) {
+        size_t end = k, last[2] = { SIZE_MAX, SIZE_MAX };
+        for (; end < m && jr[end][0] == jr[k][0]; end++)
+            last[(jr[end][1] & VT_FRAG_VMM) != 0] = end;
+        uint64_t keep[2][2];   /* read both before writing: jr[u] may be one of them */
+        int nk = 0;
+        for (int t = 0; t < 2; t++)
+            if (last[t] != SIZE_MAX) {
+                keep[nk][0] = jr[last[t]][0];
+                keep[nk][1] = jr[last[t]][1];
+                nk++;
+            }
+        for (int e = 0; e < nk; e++) {
+            jr[u][0] = keep[e][0];
+            jr[u][1] = keep[e][1];
+            adds += !(keep[e][1] & VT_FRAG_GONE);
+            u++;
+        }
+        k = end;
     }
     size_t n = s->dev[slot].n;
     if (vt__grow(&s->dev[slot].r, &s->dev[slot].cap, n + adds) < 0)
         return -1;
     uint64_t (*r)[2] = s->dev[slot].r;
     size_t i = n, w = n + adds;   /* r[0..i) unread; r[w..n+adds) written */
-    for (size_t k = u; k-- > 0;) {
-        uint64_t a = jr[k][0];
+    for (size_t k = u; k > 0;) {
+        uint64_t a = jr[k - 1][0];
+        size_t g = k;             /* jr[g..k): this start's entries (one per tag) */
+        unsigned tags = 0;
+        while (g > 0 && jr[g - 1][0] == a) {
+            g--;
+            tags |= 1u << ((jr[g][1] & VT_FRAG_VMM) != 0);
+        }
         while (i > 0 && r[i - 1][0] > a) {
             w--;
             i--;
             r[w][0] = r[i][0];
             r[w][1] = r[i][1];
         }
-        while (i > 0 && r[i - 1][0] == a)
-            i--;                  /* replaced (or removed) by the journal */
-        if (!(jr[k][1] & VT_FRAG_GONE)) {
-            w--;
-            r[w][0] = a;
-            r[w][1] = jr[k][1] & (VT_FRAG_SIZE_LIMIT - 1);
+        while (i > 0 && r[i - 1][0] == a) {
+            i--;                  /* replaced (or removed) by the journal, or kept */
+            if (!(tags & (1u << ((r[i][1] & VT_FRAG_VMM) != 0)))) {
+                w--;
+                r[w][0] = r[i][0];
+                r[w][1] = r[i][1];
+            }
         }
+        for (size_t e = g; e < k; e++)
+            if (!(jr[e][1] & VT_FRAG_GONE)) {
+                w--;
+                r[w][0] = a;
+                r[w][1] = jr[e][1] & (VT_FRAG_SIZE_MASK | VT_FRAG_VMM);
+            }
+        k = g;
     }
     /* r[0..i) stay; r[w..n+adds) follow them */
     if (w > i && n + adds > w)

@@ -4,18 +4,23 @@
  * snapshot to the next so that it does not sort every live allocation again
  * (issue 7 figure 5, seventh pass).
  *
- * Ranges are uint64_t[2] pairs: [0] the start address, [1] the size in bytes.
+ * Ranges are uint64_t[2] pairs: [0] the start address, [1] the size in bytes (below
+ * 2^55; larger sizes are counted as 2^55 - 1), with bit 55 set for a VMM mapping.
+ * The bit is a tag, not size: a VMM mapping and an ordinary allocation are separate
+ * keys even at the same start (the core can hold both: a record whose free was not
+ * seen, at an address the driver handed to a mapping).
  *
  * The kept set (vt_frag_set): one sorted array of ranges per device slot (vt_core.h
  * VT_DEV_SLOTS), loaded once from a full copy of the live list, then brought up to
  * date from the core's change journal: the allocations and frees the core applied
  * since the journal was last taken, in the order it applied them (vt_core.c
- * "fragmentation journal"). A journal entry is a range whose [1] packs the size
- * (below 2^56), the device slot (bits 56..62) and whether the range went away (bit
- * 63): vt_frag_meta. For every (slot, start) the journal names, its LAST entry is
- * the range's state: present with that size, or absent; the set's ranges at that
- * start (several, if the full copy that loaded it saw an address freed and handed
- * out again while it ran) are replaced by it. Every other range is unchanged.
+ * "fragmentation journal"). A journal entry is a range whose [1] packs the size and
+ * VMM tag (bits 0..55), the device slot (bits 56..62) and whether the range went away
+ * (bit 63): vt_frag_meta. For every (slot, start, tag) the journal names, its LAST
+ * entry is the range's state: present with that size, or absent; the set's ranges
+ * with that start and tag (several, if the full copy that loaded it saw an address
+ * freed and handed out again while it ran) are replaced by it. Every other range is
+ * unchanged.
  *
  * Memory: the set owns its arrays (malloc); a failed allocation returns -1 and
  * leaves the set invalid (valid = 0; its next load starts over). Thread safety:
@@ -29,13 +34,20 @@
 
 #include "vt_core.h"
 
-#define VT_FRAG_SIZE_LIMIT (1ull << 56)   /* sizes a journal entry can carry       */
-#define VT_FRAG_GONE       (1ull << 63)   /* journal entry: the range went away   */
+#define VT_FRAG_SIZE_MASK ((1ull << 55) - 1)   /* the size bits of [1]           */
+#define VT_FRAG_VMM       (1ull << 55)          /* [1]: a VMM mapping (a tag)     */
+#define VT_FRAG_GONE      (1ull << 63)          /* journal entry: the range went  */
 
-/* The packed [1] of a journal entry (size < VT_FRAG_SIZE_LIMIT, 0 <= slot < 128). */
-static inline uint64_t vt_frag_meta(uint64_t size, int slot, int gone)
+/* A range's [1]: size (saturated at VT_FRAG_SIZE_MASK) and the VMM tag. */
+static inline uint64_t vt_frag_size_tag(uint64_t size, int vmm)
 {
-    return size | (uint64_t)slot << 56 | (gone ? VT_FRAG_GONE : 0);
+    return (size > VT_FRAG_SIZE_MASK ? VT_FRAG_SIZE_MASK : size) | (vmm ? VT_FRAG_VMM : 0);
+}
+
+/* The packed [1] of a journal entry (0 <= slot < 128). */
+static inline uint64_t vt_frag_meta(uint64_t size, int vmm, int slot, int gone)
+{
+    return vt_frag_size_tag(size, vmm) | (uint64_t)slot << 56 | (gone ? VT_FRAG_GONE : 0);
 }
 
 /* Scratch that vt_frag_sort needs for n ranges (bytes): n ranges, then counts. */
@@ -49,7 +61,8 @@ size_t vt_frag_scratch_bytes(size_t n);
 uint64_t (*vt_frag_sort(uint64_t (*r)[2], size_t n, void *scratch))[2];
 
 /* Fragmentation of n ranges already sorted by start: 0.0 .. 1.0, 0.0 with no gap
- * (fewer than two ranges, or touching/overlapping ranges only). */
+ * (fewer than two ranges, or touching/overlapping ranges only). Sizes are [1]'s
+ * size bits (VT_FRAG_SIZE_MASK). */
 double vt_frag_sorted(const uint64_t (*r)[2], size_t n);
 
 typedef struct vt_frag_set {

@@ -267,6 +267,68 @@ static void test_vmm(void)
     vt_core_vmm_commit(&t);
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
     CHECK_EQ_INT(vt_core_vmm_release(2, &t), 0);          /* gone */
+
+    /* one cuMemUnmap over three mappings side by side (PyTorch's expandable segments
+     * shrink so), then the releases: all three are gone */
+    uint64_t va = 0x7e0000000000, seg = 2 << 20;
+    for (uint64_t h = 10; h < 13; h++) {
+        CHECK_EQ_INT(vt_core_vmm_create(h, seg, 0, 4), 0);
+        vt_core_vmm_map(va + (h - 10) * seg, seg, h);
+    }
+    CHECK_EQ_U64(vt_core_live_bytes(0), 3 * seg);
+    vt_core_vmm_unmap(va, 3 * seg);
+    for (uint64_t h = 10; h < 13; h++) {
+        CHECK_EQ_INT(vt_core_vmm_release(h, &t), 1);
+        vt_core_vmm_commit(&t);
+    }
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    for (uint64_t h = 10; h < 13; h++)
+        CHECK_EQ_INT(vt_core_vmm_release(h, &t), 0);      /* gone, mappings too */
+
+    /* a release in flight while another thread unmaps the last mapping: the entry
+     * stays until the release's commit (it used to be freed under it), or comes back
+     * counted if the release failed */
+    CHECK_EQ_INT(vt_core_vmm_create(20, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 20);
+    CHECK_EQ_INT(vt_core_vmm_release(20, &t), 1);
+    vt_core_vmm_unmap(va, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_vmm_release(20, &t), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(21, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 21);
+    CHECK_EQ_INT(vt_core_vmm_release(21, &t), 1);
+    vt_core_vmm_unmap(va, seg);
+    vt_core_vmm_restore(&t);                               /* the release failed */
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);
+    CHECK_EQ_INT(vt_core_vmm_release(21, &t), 1);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+
+    /* the handle created again while its release is in flight: the new one is
+     * counted, the old one freed by the commit */
+    CHECK_EQ_INT(vt_core_vmm_create(30, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_release(30, &t), 1);
+    CHECK_EQ_INT(vt_core_vmm_create(30, 2 * seg, 0, 4), 0);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 2 * seg);
+    CHECK_EQ_INT(vt_core_vmm_release(30, &t), 1);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+
+    /* a mapping whose unmap was not seen, displaced by a new one at its address */
+    CHECK_EQ_INT(vt_core_vmm_create(40, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(41, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 40);
+    CHECK_EQ_INT(vt_core_vmm_release(40, &t), 1);
+    vt_core_vmm_commit(&t);                                /* mapped: lives on */
+    vt_core_vmm_map(va, seg, 41);                          /* 40's mapping is gone */
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);
+    CHECK_EQ_INT(vt_core_vmm_release(41, &t), 1);
+    vt_core_vmm_commit(&t);
+    vt_core_vmm_unmap(va, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
 }
 
 static void test_leak_detector(void)

@@ -162,53 +162,56 @@ static int set_cmp(const void *a, const void *b)
 
 static void set_apply_direct(void)
 {
-    enum { SLOTS = 3, STARTS = 300 };
+    enum { SLOTS = 3, STARTS = 300, DUPS = 2 };
     vt_frag_set set;
     memset(&set, 0, sizeof set);
-    /* the model: per slot, per start, a small multiset of sizes (0 = none) */
-    static uint64_t model[SLOTS][STARTS][3];
+    /* the model: per slot, start and tag (ordinary / VMM), a small multiset of sizes
+     * (0 = none) */
+    static uint64_t model[SLOTS][STARTS][2][DUPS];
     memset(model, 0, sizeof model);
     for (int round = 0; round < 400; round++) {
         if (round % 50 == 0) {   /* load from scratch, with duplicate starts */
             vt_frag_set_reset(&set);
             for (int sl = 0; sl < SLOTS; sl++) {
-                uint64_t r[STARTS * 3][2];
+                uint64_t r[STARTS * 2 * DUPS][2];
                 size_t n = 0;
                 for (int a = 0; a < STARTS; a++)
-                    for (int d = 0; d < 3; d++) {
-                        model[sl][a][d] = (xr() % 4 == 0 && (d == 0 || xr() % 4 == 0)) ? 1 + xr() % 5000 : 0;
-                        if (model[sl][a][d]) {
-                            r[n][0] = 0x10000 + (uint64_t)a * 4096;
-                            r[n][1] = model[sl][a][d];
-                            n++;
+                    for (int t = 0; t < 2; t++)
+                        for (int d = 0; d < DUPS; d++) {
+                            model[sl][a][t][d] = (xr() % 4 == 0 && (d == 0 || xr() % 4 == 0)) ? 1 + xr() % 5000 : 0;
+                            if (model[sl][a][t][d]) {
+                                r[n][0] = 0x10000 + (uint64_t)a * 4096;
+                                r[n][1] = vt_frag_size_tag(model[sl][a][t][d], t);
+                                n++;
+                            }
                         }
-                    }
-                CHECK_EQ_INT(vt_frag_set_load(&set, sl, (const uint64_t (*)[2])r, n), 0);
+                CHECK_EQ_INT(vt_frag_set_load(&set, sl, (const uint64_t (*)[2])vt_frag_sort(r, n, NULL), n), 0);
             }
             set.valid = 1;
         }
         size_t m = xr() % (round % 7 == 0 ? 2000 : 60);
         uint64_t (*j)[2] = malloc((m + 1) * sizeof *j);
         for (size_t k = 0; k < m; k++) {
-            int sl = (int)(xr() % SLOTS), a = (int)(xr() % STARTS), gone = (int)(xr() % 2);
+            int sl = (int)(xr() % SLOTS), a = (int)(xr() % STARTS), t = (int)(xr() % 2), gone = (int)(xr() % 2);
             uint64_t size = 1 + xr() % 5000;
             j[k][0] = 0x10000 + (uint64_t)a * 4096;
-            j[k][1] = vt_frag_meta(size, sl, gone);
-            model[sl][a][0] = gone ? 0 : size;
-            model[sl][a][1] = model[sl][a][2] = 0;
+            j[k][1] = vt_frag_meta(size, t, sl, gone);
+            model[sl][a][t][0] = gone ? 0 : size;
+            model[sl][a][t][1] = 0;
         }
         CHECK_EQ_INT(vt_frag_set_apply(&set, j, m), 0);
         free(j);
         for (int sl = 0; sl < SLOTS; sl++) {
-            uint64_t want[STARTS * 3][2];
+            uint64_t want[STARTS * 2 * DUPS][2];
             size_t n = 0;
             for (int a = 0; a < STARTS; a++)
-                for (int d = 0; d < 3; d++)
-                    if (model[sl][a][d]) {
-                        want[n][0] = 0x10000 + (uint64_t)a * 4096;
-                        want[n][1] = model[sl][a][d];
-                        n++;
-                    }
+                for (int t = 0; t < 2; t++)
+                    for (int d = 0; d < DUPS; d++)
+                        if (model[sl][a][t][d]) {
+                            want[n][0] = 0x10000 + (uint64_t)a * 4096;
+                            want[n][1] = vt_frag_size_tag(model[sl][a][t][d], t);
+                            n++;
+                        }
             CHECK_EQ_U64(set.dev[sl].n, n);
             if (set.dev[sl].n != n)
                 continue;
@@ -229,7 +232,7 @@ static void set_apply_direct(void)
             free(got);
         }
     }
-    uint64_t bad[1][2] = { { 0x1000, vt_frag_meta(10, 100, 0) } };   /* slot out of range */
+    uint64_t bad[1][2] = { { 0x1000, vt_frag_meta(10, 0, 100, 0) } };   /* slot out of range */
     CHECK_EQ_INT(vt_frag_set_apply(&set, bad, 1), -1);
     CHECK_EQ_INT(set.valid, 0);
     vt_frag_set_free(&set);
@@ -286,16 +289,20 @@ static void journal_op(uint64_t *handles, int *n_handles)
         if (xr() % 40 == 0)
             vt_core_drop_context(d, 0, vt_core_next_seq());
         break;
-    case 10: {   /* VMM: create and map, or unmap, or release (failed one time in three) */
+    case 10: {   /* VMM: create and map, or unmap (one mapping or several side by side),
+                  * or release (failed one time in three); half of the mappings where
+                  * the ordinary allocations are (a record and a mapping at one start:
+                  * separate keys), and mapped again without an unmap at times */
         uint64_t h = 0x5000 + xr() % 64;
-        uint64_t va = ((uint64_t)(d + 2) << 36) + (1ull << 34) + (h - 0x5000) * (1 << 22);
-        switch (xr() % 4) {
+        uint64_t va = ((uint64_t)(d + 2) << 36) + (h & 1 ? 1ull << 34 : 0) + (h - 0x5000) / 2 * (1 << 22);
+        switch (xr() % 5) {
         case 0:
             vt_core_vmm_create(h, 1 << 21, d, stack);
             if (*n_handles < 64) handles[(*n_handles)++] = h;
             break;
         case 1: vt_core_vmm_map(va, 1 << 21, h); break;
         case 2: vt_core_vmm_unmap(va, 1 << 21); break;
+        case 3: vt_core_vmm_unmap(va, (1 + xr() % 4) << 22); break;
         default:
             if (vt_core_vmm_release(h, &t)) {
                 if (xr() % 3)
