@@ -6,7 +6,7 @@
  * With VT_EXPECT_TRACKED=1 each scenario asserts the tracer's numbers exactly through
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
- * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop.
+ * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -431,6 +431,81 @@ static void scenario_loop(void)
     }
 }
 
+/* The driver's VMM calls as PyTorch's expandable segments make them: handles mapped
+ * side by side into one reservation, then the tail unmapped in ONE cuMemUnmap and
+ * the handles released (the shrink), grown and shrunk again; then a release and the
+ * unmap of the handle's last mapping on two threads at once (either order frees it). */
+#define VMM_SEG (2u << 20)
+static CUmemGenericAllocationHandle vmm_h;
+static CUdeviceptr vmm_va;
+static pthread_barrier_t vmm_go, vmm_done;
+static int vmm_stop;
+
+static void *vmm_unmapper(void *arg)
+{
+    CUcontext ctx = arg;
+    cuCtxSetCurrent(ctx);
+    for (;;) {
+        pthread_barrier_wait(&vmm_go);
+        if (vmm_stop)
+            return NULL;
+        cuMemUnmap(vmm_va, VMM_SEG);
+        pthread_barrier_wait(&vmm_done);
+    }
+}
+
+static void scenario_vmm(void)
+{
+    void *plain;
+    OK(cudaMalloc(&plain, 1 << 20));   /* a runtime allocation beside the VMM ones */
+    CUcontext ctx;
+    CHECK(cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx);
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    CUdeviceptr va = 0;
+    CHECK(cuMemAddressReserve(&va, 16 * (size_t)VMM_SEG, 0, 0, 0) == CUDA_SUCCESS);
+    CUmemGenericAllocationHandle h[6];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 6; i++) {
+            CHECK(cuMemCreate(&h[i], VMM_SEG, &prop, 0) == CUDA_SUCCESS);
+            CHECK(cuMemMap(va + (size_t)i * VMM_SEG, VMM_SEG, 0, h[i], 0) == CUDA_SUCCESS);
+        }
+        EXPECT_LIVE((1 << 20) + 6ull * VMM_SEG);
+        /* shrink: the last four in one call, then the first two in one call */
+        CHECK(cuMemUnmap(va + 2 * (size_t)VMM_SEG, 4 * (size_t)VMM_SEG) == CUDA_SUCCESS);
+        for (int i = 2; i < 6; i++)
+            CHECK(cuMemRelease(h[i]) == CUDA_SUCCESS);
+        EXPECT_LIVE((1 << 20) + 2ull * VMM_SEG);
+        CHECK(cuMemUnmap(va, 2 * (size_t)VMM_SEG) == CUDA_SUCCESS);
+        for (int i = 0; i < 2; i++)
+            CHECK(cuMemRelease(h[i]) == CUDA_SUCCESS);
+        EXPECT_LIVE(1 << 20);
+    }
+    /* release and unmap of one handle at once */
+    vmm_va = va;
+    pthread_barrier_init(&vmm_go, NULL, 2);
+    pthread_barrier_init(&vmm_done, NULL, 2);
+    pthread_t t;
+    pthread_create(&t, NULL, vmm_unmapper, ctx);
+    for (int i = 0; i < 2000; i++) {
+        CHECK(cuMemCreate(&vmm_h, VMM_SEG, &prop, 0) == CUDA_SUCCESS);
+        CHECK(cuMemMap(va, VMM_SEG, 0, vmm_h, 0) == CUDA_SUCCESS);
+        pthread_barrier_wait(&vmm_go);
+        CHECK(cuMemRelease(vmm_h) == CUDA_SUCCESS);
+        pthread_barrier_wait(&vmm_done);
+    }
+    vmm_stop = 1;
+    pthread_barrier_wait(&vmm_go);
+    pthread_join(t, NULL);
+    EXPECT_LIVE(1 << 20);
+    CHECK(cuMemAddressFree(va, 16 * (size_t)VMM_SEG) == CUDA_SUCCESS);
+    OK(cudaFree(plain));
+    EXPECT_LIVE(0);
+}
+
 int main(int argc, char **argv)
 {
     tracked = getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
@@ -448,6 +523,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "exit")) scenario_exit();
     else if (!strcmp(s, "fork")) scenario_fork();
     else if (!strcmp(s, "loop")) scenario_loop();
+    else if (!strcmp(s, "vmm")) scenario_vmm();
     else {
         fprintf(stderr, "usage: %s kinds|churn|leak|reset|pool|threads|errors|entry|snap|exit|fork|loop\n", argv[0]);
         return 2;
