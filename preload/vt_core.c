@@ -1277,8 +1277,15 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
         m->handle = handle;
         vt_map *old;
         HASH_FIND(hh, vt__core.maps, &va, sizeof va, old);
-        if (old)
+        if (old) {
             vt__unmap_one(old);   /* its unmap was not seen: gone now */
+            /* that may have ended v itself (the same handle, released) */
+            HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
+            if (!v) {
+                vt_mem_free(m);
+                goto out;
+            }
+        }
         HASH_ADD(hh, vt__core.maps, va, sizeof m->va, m);
         if (vt__hash_oom) {
             vt_mem_free(m);

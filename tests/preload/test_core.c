@@ -329,6 +329,16 @@ static void test_vmm(void)
     vt_core_vmm_commit(&t);
     vt_core_vmm_unmap(va, seg);
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    /* ... by the same handle, released meanwhile: its displaced mapping was its last
+     * one, so it is gone before the new mapping could be counted (ASan: no use
+     * after free) */
+    CHECK_EQ_INT(vt_core_vmm_create(42, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 42);
+    CHECK_EQ_INT(vt_core_vmm_release(42, &t), 1);
+    vt_core_vmm_commit(&t);
+    vt_core_vmm_map(va, seg, 42);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_vmm_release(42, &t), 0);
 }
 
 static void test_leak_detector(void)
