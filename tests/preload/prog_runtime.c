@@ -460,11 +460,8 @@ static void scenario_vmm(void)
     OK(cudaMalloc(&plain, 1 << 20));   /* a runtime allocation beside the VMM ones */
     CUcontext ctx;
     CHECK(cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx);
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
+    CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                 .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 } };
     CUdeviceptr va = 0;
     CHECK(cuMemAddressReserve(&va, 16 * (size_t)VMM_SEG, 0, 0, 0) == CUDA_SUCCESS);
     CUmemGenericAllocationHandle h[6];
