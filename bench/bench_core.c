@@ -198,6 +198,7 @@ static struct {
     uint64_t max_ns[3];        /* longest core call per phase (hook thread only)  */
     uint64_t calls[3];
     uint64_t over_1ms[3];
+    uint64_t lock_wait_ns[3];  /* the hook thread's longest wait for the core lock  */
     long live;
 } st;
 
@@ -205,8 +206,13 @@ static void *hook_thread(void *arg)
 {
     uint64_t *slots = arg;
     uint64_t next = (uint64_t)st.live + 1000;
-    int ph;
+    int ph, was = 0;
+    vt_core_lock_wait_max(1);
     while ((ph = __atomic_load_n(&st.phase, __ATOMIC_ACQUIRE)) != 3) {
+        if (ph != was) {   /* each phase's longest lock wait, read by this thread */
+            st.lock_wait_ns[was] = vt_core_lock_wait_max(1);
+            was = ph;
+        }
         long j = (long)(xorshift() % (uint64_t)st.live);
         /* what the hooks do now: a ring event per free and per allocation, the
          * synchronous path only when the ring is full (vt_core.h) */
@@ -222,6 +228,8 @@ static void *hook_thread(void *arg)
         st.calls[ph] += 2;
         st.over_1ms[ph] += (t1 - t0 > 1000000) + (t2 - t1 > 1000000);
     }
+    if (was < 3)
+        st.lock_wait_ns[was] = vt_core_lock_wait_max(1);
     return NULL;
 }
 
@@ -346,9 +354,9 @@ static int stall_mode(long live, long sites, int periodic, int writer)
     }
     const char *names[3] = { "idle", "periodic", "full_list" };
     for (int p = 0; p < 3; p++)
-        printf("hook_wait phase=%s calls=%llu max_us=%.1f over_1ms=%llu\n", names[p],
+        printf("hook_wait phase=%s calls=%llu max_us=%.1f over_1ms=%llu lock_wait_max_us=%.1f\n", names[p],
                (unsigned long long)st.calls[p], st.max_ns[p] / 1e3,
-               (unsigned long long)st.over_1ms[p]);
+               (unsigned long long)st.over_1ms[p], st.lock_wait_ns[p] / 1e3);
     printf("file=%s\n", vt_writer_path());
     return 0;
 }

@@ -248,8 +248,20 @@ static inline void vt__lock_raw(void)
     if (__builtin_expect(vt_lock_try(&vt__core.lock), 1))
         return;
     __atomic_add_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
+    uint64_t t0 = vt_now_ns();   /* contended only: a vDSO clock read beside a futex wait */
     vt_lock_slow(&vt__core.lock);
+    uint64_t waited = vt_now_ns() - t0;
+    if (waited > vt__tls.lock_wait_max_ns)
+        vt__tls.lock_wait_max_ns = waited;
     __atomic_sub_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_lock_wait_max(int reset)
+{
+    uint64_t m = vt__tls.lock_wait_max_ns;
+    if (reset)
+        vt__tls.lock_wait_max_ns = 0;
+    return m;
 }
 
 static inline void vt__unlock(void)

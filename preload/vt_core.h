@@ -418,6 +418,13 @@ void vt_core_frag_keep(void);
  * (no gap). Sorts rows in place. Exposed for unit tests. */
 double vt_fragmentation(uint64_t (*ranges)[2], size_t n);
 
+/* The calling thread's longest wait for the core lock (ns; the time from finding it
+ * held to holding it, so a wait that the scheduler stretched counts whole) since its
+ * previous call with reset != 0, or since the thread started. What a hook waits on a
+ * snapshot or the writer (issue 7 figure 5); a hook takes the lock only when the
+ * event ring is full. Per thread; no lock. */
+uint64_t vt_core_lock_wait_max(int reset);
+
 /* Monotonic clock in ns. */
 uint64_t vt_now_ns(void);
 
