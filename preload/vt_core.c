@@ -8,7 +8,9 @@
  *            malloc header, never moves, and the hot path rarely calls malloc; a
  *            record's id is slab number * VT_SLAB + index.
  *   vt_vmm   one cuMemCreate physical allocation, uthash `vmms` keyed by handle; it
- *            carries its mapping count and a released flag.
+ *            carries its references (create, retains, releases), its mappings and
+ *            the calls in flight that hold it (releases, maps): it is live memory
+ *            while referenced, mapped or being mapped (vt__vmm_settle).
  *   vt_map   one cuMemMap mapping, uthash `maps` keyed by virtual address -> handle.
  *   vt_site  totals per (stack id, kind, device), uthash `sites` keyed by
  *            stack<<16 | kind<<8 | device+1, with a 64-entry direct-mapped cache in
@@ -145,18 +147,23 @@ typedef struct vt_taken_entry {
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
     uint64_t size;
-    uint64_t va;                  /* first mapped address, 0 while unmapped        */
+    uint64_t va;                  /* lowest mapped address, 0 while unmapped       */
     uint64_t birth_ns, seq;
     vt_site *site;
     uint32_t step;
     int32_t  tid;
     uint32_t maps;                /* live mappings                                 */
-    uint8_t  released;            /* cuMemRelease called                           */
-    uint8_t  counted;             /* still counted as live memory                  */
-    uint8_t  pending;             /* a cuMemRelease in flight holds it (vt_taken.rec,
-                                     until vt_core_vmm_commit/_restore): not freed  */
-    uint8_t  orphan;              /* pending, but out of the table (its handle was
-                                     created again meanwhile): commit/restore free it */
+    uint32_t refs;                /* 1 at cuMemCreate, +1 per cuMemRetainAllocation-
+                                     Handle, -1 per cuMemRelease (from before its real
+                                     call; a failed one gives it back)             */
+    uint32_t pending;             /* cuMemRelease calls in flight (vt_taken.rec until
+                                     vt_core_vmm_commit/_restore): not freed       */
+    uint32_t mapping;             /* cuMemMap calls in flight (vt_core_vmm_map_begin
+                                     until _map_end): live meanwhile               */
+    uint8_t  counted;             /* counted as live memory                        */
+    uint8_t  orphan;              /* out of the table (its handle was created again
+                                     while a release was in flight): the last
+                                     commit/restore frees it                       */
     UT_hash_handle hh;
 } vt_vmm;
 
@@ -1126,6 +1133,29 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
 
 /* ---- VMM ---- */
 
+/* Under lock: counts v as live memory while it is referenced, mapped or being
+ * mapped, and stops counting it when none of these holds (a failed release or a
+ * map that raced a release counts it again: restore = the free counter is undone);
+ * notes its range's change (before: vt__vmm_range earlier); frees it when it is not
+ * live and no release in flight holds it. Returns v, or NULL when freed. */
+static vt_vmm *vt__vmm_settle(vt_vmm *v, uint64_t before)
+{
+    int live = v->refs > 0 || v->maps > 0 || v->mapping > 0;
+    if (live && !v->counted) {
+        v->counted = 1;
+        vt__acct_add(v->site, v->size, v->seq, 1);
+    } else if (!live && v->counted) {
+        v->counted = 0;
+        vt__acct_sub(v->site, v->size, v->seq);
+    }
+    vt__fj_vmm(v, before);
+    if (live || v->pending)
+        return v;
+    HASH_DELETE(hh, vt__core.vmms, v);
+    vt_mem_free(v);
+    return NULL;
+}
+
 int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack)
 {
     if (!vt_core_enabled())
@@ -1143,7 +1173,16 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     }
     vt_vmm *old;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, old);
-    if (old) {
+    if (old) {   /* the driver gave the value out again: the old one is gone, with
+                  * any mapping still listed for it (its unmap not tracked yet: a late
+                  * one must not end the new allocation's mappings) */
+        vt_map *m, *mtmp;
+        HASH_ITER(hh, vt__core.maps, m, mtmp) {
+            if (m->handle == handle) {
+                HASH_DELETE(hh, vt__core.maps, m);
+                vt_mem_free(m);
+            }
+        }
         HASH_DELETE(hh, vt__core.vmms, old);
         if (vt__vmm_range(old))
             vt__fj_note(old->va, old->size, VT_KIND_VMM, old->site->slot, 1);
@@ -1162,6 +1201,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     v->site = s;
     v->step = (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED);
     v->tid = tid;
+    v->refs = 1;
     v->counted = 1;
     HASH_ADD(hh, vt__core.vmms, handle, sizeof v->handle, v);
     if (vt__hash_oom) {
@@ -1176,6 +1216,21 @@ out:
     return rc;
 }
 
+void vt_core_vmm_retain(uint64_t handle)
+{
+    if (!vt_core_enabled())
+        return;
+    vt__lock();
+    vt_vmm *v;
+    HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
+    if (v) {
+        uint64_t before = vt__vmm_range(v);
+        v->refs++;
+        vt__vmm_settle(v, before);
+    }
+    vt__unlock();
+}
+
 int vt_core_vmm_release(uint64_t handle, vt_taken *t)
 {
     t->rec = NULL;
@@ -1184,19 +1239,30 @@ int vt_core_vmm_release(uint64_t handle, vt_taken *t)
     vt__lock();
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
-    if (v && !v->released) {
+    if (v && v->refs > 0) {   /* none left: a release too many, the driver refuses it */
         uint64_t before = vt__vmm_range(v);
-        v->released = 1;
-        if (v->maps == 0 && v->counted) {
-            v->counted = 0;
-            vt__acct_sub(v->site, v->size, v->seq);
-        }
-        vt__fj_vmm(v, before);
-        v->pending = 1;
-        t->rec = v;
+        v->refs--;
+        v->pending++;
+        t->rec = vt__vmm_settle(v, before);   /* kept: pending */
     }
     vt__unlock();
     return t->rec != NULL;
+}
+
+/* Under lock: the release in flight that held v has returned; gave_back: it failed
+ * (its reference is given back). */
+static void vt__vmm_release_done(vt_vmm *v, int gave_back)
+{
+    v->pending--;
+    if (v->orphan) {
+        if (!v->pending)
+            vt_mem_free(v);   /* its handle was created again: this one is history */
+        return;
+    }
+    uint64_t before = vt__vmm_range(v);
+    if (gave_back)
+        v->refs++;
+    vt__vmm_settle(v, before);
 }
 
 void vt_core_vmm_restore(vt_taken *t)
@@ -1206,18 +1272,7 @@ void vt_core_vmm_restore(vt_taken *t)
         return;
     t->rec = NULL;
     vt__lock();
-    v->pending = 0;
-    if (v->orphan) {
-        vt_mem_free(v);   /* its handle was created again: this one is history */
-    } else {
-        uint64_t before = vt__vmm_range(v);
-        v->released = 0;
-        if (!v->counted) {
-            v->counted = 1;
-            vt__acct_add(v->site, v->size, v->seq, 1);
-        }
-        vt__fj_vmm(v, before);
-    }
+    vt__vmm_release_done(v, 1);
     vt__unlock();
 }
 
@@ -1228,20 +1283,26 @@ void vt_core_vmm_commit(vt_taken *t)
         return;
     t->rec = NULL;
     vt__lock();
-    v->pending = 0;
-    if (v->orphan) {
-        vt_mem_free(v);
-    } else if (!v->counted) {  /* released and unmapped: gone */
-        HASH_DELETE(hh, vt__core.vmms, v);
-        vt_mem_free(v);
-    }
+    vt__vmm_release_done(v, 0);
     vt__unlock();
 }
 
+/* Under lock: the lowest address at which v is still mapped, or 0 (a walk of every
+ * mapping: only when v loses its lowest mapping and keeps others). */
+static uint64_t vt__vmm_lowest_va(const vt_vmm *v)
+{
+    uint64_t lo = 0;
+    vt_map *m, *tmp;
+    HASH_ITER(hh, vt__core.maps, m, tmp) {
+        if (m->handle == v->handle && (!lo || m->va < lo))
+            lo = m->va;
+    }
+    return lo;
+}
+
 /* Under lock: mapping m is gone (unmapped, or displaced by a new mapping at its
- * address): takes it out of the table and frees it; its allocation loses a mapping,
- * and is gone once released with no mapping left (unless a release in flight still
- * holds it: its commit deletes it). */
+ * address): takes it out of the table and frees it; its allocation loses a mapping
+ * (and may be gone: vt__vmm_settle). */
 static void vt__unmap_one(vt_map *m)
 {
     vt_vmm *v;
@@ -1249,70 +1310,79 @@ static void vt__unmap_one(vt_map *m)
     HASH_DELETE(hh, vt__core.maps, m);
     uint64_t va = m->va;
     vt_mem_free(m);
+    vt__bump_changes();
     if (!v)
         return;
     uint64_t before = vt__vmm_range(v);
     if (v->maps)
         v->maps--;
     if (v->va == va)
-        v->va = 0;
-    vt__bump_changes();
-    if (v->maps == 0 && v->released) {
-        if (v->counted)
-            vt__acct_sub(v->site, v->size, v->seq);
-        v->counted = 0;
-        vt__fj_vmm(v, before);
-        if (!v->pending) {
-            HASH_DELETE(hh, vt__core.vmms, v);
-            vt_mem_free(v);
-        }
-    } else {
-        vt__fj_vmm(v, before);
-    }
+        v->va = v->maps ? vt__vmm_lowest_va(v) : 0;
+    vt__vmm_settle(v, before);
 }
 
-void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
+int vt_core_vmm_map_begin(uint64_t handle)
 {
     if (!vt_core_enabled())
-        return;
+        return 0;
     vt__lock();
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
     if (v) {
-        vt_map *m = vt_mem_calloc(sizeof *m);
-        if (!m) {
-            vt__oom_latch();
-            goto out;
-        }
-        m->va = va;
-        m->size = size;
-        m->handle = handle;
+        uint64_t before = vt__vmm_range(v);
+        v->mapping++;
+        vt__vmm_settle(v, before);
+    }
+    vt__unlock();
+    return v != NULL;
+}
+
+void vt_core_vmm_map_end(uint64_t va, uint64_t size, uint64_t handle, int began, int ok)
+{
+    vt__lock();
+    vt_vmm *v;
+    HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
+    if (v && ok && vt_core_enabled()) {
         vt_map *old;
         HASH_FIND(hh, vt__core.maps, &va, sizeof va, old);
         if (old) {
             vt__unmap_one(old);   /* its unmap was not seen: gone now */
-            /* that may have ended v itself (the same handle, released) */
+            /* that may have ended v itself (the same handle, released, with no map
+             * in flight) */
             HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
-            if (!v) {
+        }
+        vt_map *m = v ? vt_mem_calloc(sizeof *m) : NULL;
+        if (v && !m) {
+            vt__oom_latch();
+        } else if (m) {
+            m->va = va;
+            m->size = size;
+            m->handle = handle;
+            HASH_ADD(hh, vt__core.maps, va, sizeof m->va, m);
+            if (vt__hash_oom) {
                 vt_mem_free(m);
-                goto out;
+                vt__oom_latch();
+            } else {
+                uint64_t before = vt__vmm_range(v);
+                v->maps++;
+                if (!v->va || va < v->va)
+                    v->va = va;
+                vt__bump_changes();
+                v = vt__vmm_settle(v, before);
             }
         }
-        HASH_ADD(hh, vt__core.maps, va, sizeof m->va, m);
-        if (vt__hash_oom) {
-            vt_mem_free(m);
-            vt__oom_latch();
-            goto out;
-        }
-        uint64_t before = vt__vmm_range(v);
-        v->maps++;
-        if (!v->va)
-            v->va = va;
-        vt__fj_vmm(v, before);
-        vt__bump_changes();
     }
-out:
+    if (v && began && v->mapping) {
+        uint64_t before = vt__vmm_range(v);
+        v->mapping--;
+        vt__vmm_settle(v, before);
+    }
     vt__unlock();
+}
+
+void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
+{
+    vt_core_vmm_map_end(va, size, handle, 0, 1);
 }
 
 void vt_core_vmm_unmap(uint64_t va, uint64_t size)
@@ -1320,14 +1390,26 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
     if (!vt_core_enabled())
         return;
     vt__lock();
-    vt_map *m;
-    HASH_FIND(hh, vt__core.maps, &va, sizeof va, m);
-    if (m && m->size >= size) {
-        vt__unmap_one(m);   /* the common case: one whole mapping */
-    } else {
-        /* one cuMemUnmap over several mappings side by side (PyTorch's expandable
-         * segments shrink so): every mapping that starts in [va, va + size) */
-        vt_map *tmp;
+    /* the mappings side by side from va, found by address (one cuMemUnmap may span
+     * several: PyTorch's expandable segments shrink so) */
+    uint64_t at = va;
+    int covered = 0;
+    for (;;) {
+        vt_map *m;
+        HASH_FIND(hh, vt__core.maps, &at, sizeof at, m);
+        if (!m)
+            break;
+        uint64_t next = m->va + m->size;
+        vt__unmap_one(m);
+        if (next - va >= size || next <= at) {
+            covered = 1;
+            break;
+        }
+        at = next;
+    }
+    if (!covered && size) {
+        /* a gap on the way: every mapping that starts in [va, va + size) */
+        vt_map *m, *tmp;
         HASH_ITER(hh, vt__core.maps, m, tmp) {
             if (m->va - va < size)
                 vt__unmap_one(m);

@@ -261,20 +261,31 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq);
  * lock (birth = max(CLOCK_MONOTONIC now, previous birth + 1)). */
 uint64_t vt_core_next_seq(void);
 
-/* VMM (cuMemCreate/cuMemMap/cuMemUnmap/cuMemRelease). Physical memory is live from
- * create until it is released AND all its mappings are unmapped. */
+/* VMM (cuMemCreate / cuMemRetainAllocationHandle / cuMemRelease / cuMemMap /
+ * cuMemUnmap; CUDA driver API "Virtual Memory Management"). Physical memory is live
+ * from create until every reference is released (create and each retain give one,
+ * each release takes one) AND every mapping is unmapped; a cuMemMap in flight keeps
+ * it live too (a release racing a map of the same handle on another thread). */
 int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack);
-/* Before cuMemRelease: marks released (freeing if unmapped). Returns 1 and *t if
- * the handle was known; vt_core_vmm_restore undoes it when the real call fails. */
+/* After a successful cuMemRetainAllocationHandle: one more reference. */
+void vt_core_vmm_retain(uint64_t handle);
+/* Before cuMemRelease: takes a reference (freeing the memory if it was the last and
+ * nothing is mapped). Returns 1 and *t if the handle was known with a reference
+ * left; the entry then stays until vt_core_vmm_commit (the real call succeeded) or
+ * vt_core_vmm_restore (it failed: the reference is given back), whatever other
+ * threads do to it meanwhile. */
 int  vt_core_vmm_release(uint64_t handle, vt_taken *t);
 void vt_core_vmm_restore(vt_taken *t);
 void vt_core_vmm_commit(vt_taken *t);
-/* After a successful cuMemMap / cuMemUnmap. A map at an address that still has a
- * mapping (its unmap was not seen) ends that mapping first; an unmap ends every
- * mapping that starts in [va, va + size) (one cuMemUnmap may span several mappings
- * side by side). A release in flight (vt_core_vmm_release until its commit or
- * restore) keeps its allocation's entry alive whatever else happens to it. */
+/* cuMemMap: _begin before the real call (1 when the handle is known: pass it as
+ * began), _end after it with ok = it succeeded. A map at an address that still has
+ * a mapping (its unmap was not seen) ends that mapping first. vt_core_vmm_map is
+ * _end(va, size, handle, 0, 1) alone. */
+int  vt_core_vmm_map_begin(uint64_t handle);
+void vt_core_vmm_map_end(uint64_t va, uint64_t size, uint64_t handle, int began, int ok);
 void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle);
+/* After a successful cuMemUnmap: ends every mapping that starts in [va, va + size)
+ * (one call may span several mappings side by side); size 0: the one at va. */
 void vt_core_vmm_unmap(uint64_t va, uint64_t size);
 
 /* Driver-reported memory of device (cuMemGetInfo_v2). */

@@ -31,6 +31,7 @@ typedef CUresult (*vt_cuMemCreate_t)(CUmemGenericAllocationHandle *, size_t, con
 typedef CUresult (*vt_cuMemRelease_t)(CUmemGenericAllocationHandle);
 typedef CUresult (*vt_cuMemMap_t)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
 typedef CUresult (*vt_cuMemUnmap_t)(CUdeviceptr, size_t);
+typedef CUresult (*vt_cuMemRetainAllocationHandle_t)(CUmemGenericAllocationHandle *, void *);
 typedef CUresult (*vt_cuMemAddressReserve_t)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 typedef CUresult (*vt_cuMemAddressFree_t)(CUdeviceptr, size_t);
 typedef CUresult (*vt_cuCtxDestroy_v2_t)(CUcontext);
@@ -57,6 +58,7 @@ static vt_cuMemCreate_t                real_cuMemCreate;
 static vt_cuMemRelease_t               real_cuMemRelease;
 static vt_cuMemMap_t                   real_cuMemMap;
 static vt_cuMemUnmap_t                 real_cuMemUnmap;
+static vt_cuMemRetainAllocationHandle_t real_cuMemRetainAllocationHandle;
 static vt_cuMemAddressReserve_t        real_cuMemAddressReserve;
 static vt_cuMemAddressFree_t           real_cuMemAddressFree;
 static vt_cuCtxDestroy_v2_t            real_cuCtxDestroy_v2;
@@ -256,14 +258,33 @@ static CUresult vt__h_cuMemRelease(CUmemGenericAllocationHandle handle)
 }
 VT_EXPORT_ALIAS(cuMemRelease);
 
+/* The handle is held live from before the real call (a cuMemRelease of it racing on
+ * another thread must not see it unmapped), the mapping recorded after it. */
 static CUresult vt__h_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
     VT_REAL_OR_FAIL(cuMemMap);
-    VT_PASS_BODY(CUresult, CUDA_SUCCESS, real_cuMemMap(ptr, size, offset, handle, flags),
-                 vt_core_vmm_map((uint64_t)ptr, size, (uint64_t)handle));
+    VT_NESTED_FORWARD(1, real_cuMemMap(ptr, size, offset, handle, flags));
+    vt_call c;
+    vt_call_begin(&c, 0);
+    int began = c.rec && vt_core_vmm_map_begin((uint64_t)handle);
+    CUresult r = real_cuMemMap(ptr, size, offset, handle, flags);
+    int e = errno;
+    if (c.rec)
+        vt_core_vmm_map_end((uint64_t)ptr, size, (uint64_t)handle, began, r == CUDA_SUCCESS);
+    vt_call_end(&c);
+    errno = e;
+    return r;
 }
 VT_EXPORT_ALIAS(cuMemMap);
+
+static CUresult vt__h_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    VT_REAL_OR_FAIL(cuMemRetainAllocationHandle);
+    VT_PASS_BODY(CUresult, CUDA_SUCCESS, real_cuMemRetainAllocationHandle(handle, addr),
+                 vt_core_vmm_retain((uint64_t)*handle));
+}
+VT_EXPORT_ALIAS(cuMemRetainAllocationHandle);
 
 static CUresult vt__h_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
@@ -430,6 +451,7 @@ const vt_hook_entry vt__driver_hooks[] = {
     VT_ENTRY(cuMemRelease),
     VT_ENTRY(cuMemMap),
     VT_ENTRY(cuMemUnmap),
+    VT_ENTRY(cuMemRetainAllocationHandle),
     VT_ENTRY(cuMemAddressReserve),
     VT_ENTRY(cuMemAddressFree),
     VT_ENTRY(cuCtxDestroy_v2),

@@ -481,6 +481,16 @@ static void scenario_vmm(void)
             CHECK(cuMemRelease(h[i]) == CUDA_SUCCESS);
         EXPECT_LIVE(1 << 20);
     }
+    /* cuMemRetainAllocationHandle: a second reference keeps it after one release */
+    CUmemGenericAllocationHandle again = 0;
+    CHECK(cuMemCreate(&h[0], VMM_SEG, &prop, 0) == CUDA_SUCCESS);
+    CHECK(cuMemMap(va, VMM_SEG, 0, h[0], 0) == CUDA_SUCCESS);
+    CHECK(cuMemRetainAllocationHandle(&again, (void *)va) == CUDA_SUCCESS && again == h[0]);
+    CHECK(cuMemRelease(h[0]) == CUDA_SUCCESS);
+    CHECK(cuMemUnmap(va, VMM_SEG) == CUDA_SUCCESS);
+    EXPECT_LIVE((1 << 20) + (uint64_t)VMM_SEG);
+    CHECK(cuMemRelease(again) == CUDA_SUCCESS);
+    EXPECT_LIVE(1 << 20);
     /* release and unmap of one handle at once */
     vmm_va = va;
     pthread_barrier_init(&vmm_go, NULL, 2);

@@ -339,6 +339,86 @@ static void test_vmm(void)
     vt_core_vmm_map(va, seg, 42);
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
     CHECK_EQ_INT(vt_core_vmm_release(42, &t), 0);
+
+    /* a release racing a map of the same handle: the map in flight keeps it live,
+     * so the release (tracked first) does not drop memory that ends up mapped */
+    CHECK_EQ_INT(vt_core_vmm_create(50, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_map_begin(50), 1);
+    CHECK_EQ_INT(vt_core_vmm_release(50, &t), 1);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);
+    vt_core_vmm_map_end(va, seg, 50, 1, 1);
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);              /* released, still mapped */
+    vt_core_vmm_unmap(va, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_vmm_release(50, &t), 0);          /* gone */
+    /* ... and a map that fails after the release: gone then */
+    CHECK_EQ_INT(vt_core_vmm_create(51, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_map_begin(51), 1);
+    CHECK_EQ_INT(vt_core_vmm_release(51, &t), 1);
+    vt_core_vmm_commit(&t);
+    vt_core_vmm_map_end(va, seg, 51, 1, 0);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_vmm_release(51, &t), 0);
+
+    /* cuMemRetainAllocationHandle: each reference is released before it is gone */
+    CHECK_EQ_INT(vt_core_vmm_create(60, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 60);
+    vt_core_vmm_retain(60);
+    CHECK_EQ_INT(vt_core_vmm_release(60, &t), 1);
+    vt_core_vmm_commit(&t);
+    vt_core_vmm_unmap(va, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);              /* one reference left */
+    CHECK_EQ_INT(vt_core_vmm_release(60, &t), 1);
+    vt_core_vmm_restore(&t);                               /* a failed release */
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);
+    CHECK_EQ_INT(vt_core_vmm_release(60, &t), 1);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_vmm_release(60, &t), 0);
+
+    /* one handle mapped at two addresses: listed at the one left when the lowest
+     * goes */
+    CHECK_EQ_INT(vt_core_vmm_create(70, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 70);
+    vt_core_vmm_map(va + 8 * (uint64_t)seg, seg, 70);
+    CHECK_EQ_INT(vt_core_vmm_release(70, &t), 1);
+    vt_core_vmm_commit(&t);
+    vt_core_vmm_unmap(va, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);
+    vt_core_collect(&c, VT_COLLECT_ALLOCS, 10);
+    CHECK_EQ_U64(c.n_allocs, 1);
+    if (c.n_allocs)
+        CHECK_EQ_U64(c.allocs[0].addr, va + 8 * (uint64_t)seg);
+    vt_collect_free(&c);
+    vt_core_vmm_unmap(va + 8 * (uint64_t)seg, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+
+    /* one unmap over mappings with a gap between them */
+    for (uint64_t h = 80; h < 83; h++) {
+        CHECK_EQ_INT(vt_core_vmm_create(h, seg, 0, 4), 0);
+        vt_core_vmm_map(va + (h == 82 ? 3 : h - 80) * (uint64_t)seg, seg, h);
+        CHECK_EQ_INT(vt_core_vmm_release(h, &t), 1);
+        vt_core_vmm_commit(&t);
+    }
+    CHECK_EQ_U64(vt_core_live_bytes(0), 3 * seg);
+    vt_core_vmm_unmap(va, 4 * (uint64_t)seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+
+    /* a handle value given out again while the old one's unmap is still to be
+     * tracked: the late unmap does not end the new allocation's mapping */
+    CHECK_EQ_INT(vt_core_vmm_create(90, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 90);
+    CHECK_EQ_INT(vt_core_vmm_release(90, &t), 1);
+    vt_core_vmm_commit(&t);                                /* released, still mapped */
+    CHECK_EQ_INT(vt_core_vmm_create(90, seg, 0, 4), 0);    /* (real unmap returned) */
+    vt_core_vmm_map(va + 8 * (uint64_t)seg, seg, 90);
+    vt_core_vmm_unmap(va, seg);                            /* the late bookkeeping */
+    CHECK_EQ_INT(vt_core_vmm_release(90, &t), 1);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);              /* mapped at va + 8 seg */
+    vt_core_vmm_unmap(va + 8 * (uint64_t)seg, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
 }
 
 static void test_leak_detector(void)
