@@ -304,6 +304,8 @@ static int stall_mode(long live, long sites, int periodic, int writer)
         __atomic_store_n(&st.phase, 1, __ATOMIC_RELEASE);
         int rc = stall_writer(periodic);
         pthread_join(th, NULL);
+        printf("writer_hook_lock_wait_max_us=%.1f hook_calls=%llu\n", st.lock_wait_ns[1] / 1e3,
+               (unsigned long long)st.calls[1]);
         return rc;
     }
     sleep_ms(300);                                    /* phase 0: no snapshot */
