@@ -144,6 +144,7 @@ typedef struct vt_taken_entry {
     uint32_t drops, misses;       /* as vt_taken                                    */
 } vt_taken_entry;
 
+struct vt_map;
 typedef struct vt_vmm {
     uint64_t handle;              /* key                                           */
     uint64_t size;
@@ -158,8 +159,10 @@ typedef struct vt_vmm {
                                      call; a failed one gives it back)             */
     uint32_t pending;             /* cuMemRelease calls in flight (vt_taken.rec until
                                      vt_core_vmm_commit/_restore): not freed       */
-    uint32_t mapping;             /* cuMemMap calls in flight (vt_core_vmm_map_begin
-                                     until _map_end): live meanwhile               */
+    uint32_t mapping;             /* cuMemMap / cuMemRetainAllocationHandle calls in
+                                     flight (vt_core_vmm_map_begin, _hold_at until
+                                     _map_end): live meanwhile                     */
+    struct vt_map *mlist;         /* its mappings (vt_map.sib_*)                   */
     uint8_t  counted;             /* counted as live memory                        */
     uint8_t  orphan;              /* out of the table (its handle was created again
                                      while a release was in flight): the last
@@ -171,6 +174,7 @@ typedef struct vt_map {
     uint64_t va;                  /* key                                           */
     uint64_t size;
     uint64_t handle;
+    struct vt_map *sib_next, *sib_prev;   /* the same allocation's mappings        */
     UT_hash_handle hh;
 } vt_map;
 
@@ -1176,13 +1180,12 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     if (old) {   /* the driver gave the value out again: the old one is gone, with
                   * any mapping still listed for it (its unmap not tracked yet: a late
                   * one must not end the new allocation's mappings) */
-        vt_map *m, *mtmp;
-        HASH_ITER(hh, vt__core.maps, m, mtmp) {
-            if (m->handle == handle) {
-                HASH_DELETE(hh, vt__core.maps, m);
-                vt_mem_free(m);
-            }
+        for (vt_map *m = old->mlist, *next; m; m = next) {
+            next = m->sib_next;
+            HASH_DELETE(hh, vt__core.maps, m);
+            vt_mem_free(m);
         }
+        old->mlist = NULL;
         HASH_DELETE(hh, vt__core.vmms, old);
         if (vt__vmm_range(old))
             vt__fj_note(old->va, old->size, VT_KIND_VMM, old->site->slot, 1);
@@ -1287,16 +1290,14 @@ void vt_core_vmm_commit(vt_taken *t)
     vt__unlock();
 }
 
-/* Under lock: the lowest address at which v is still mapped, or 0 (a walk of every
- * mapping: only when v loses its lowest mapping and keeps others). */
+/* Under lock: the lowest address at which v is still mapped, or 0 (its own
+ * mappings: usually one or two). */
 static uint64_t vt__vmm_lowest_va(const vt_vmm *v)
 {
     uint64_t lo = 0;
-    vt_map *m, *tmp;
-    HASH_ITER(hh, vt__core.maps, m, tmp) {
-        if (m->handle == v->handle && (!lo || m->va < lo))
+    for (const vt_map *m = v->mlist; m; m = m->sib_next)
+        if (!lo || m->va < lo)
             lo = m->va;
-    }
     return lo;
 }
 
@@ -1308,6 +1309,12 @@ static void vt__unmap_one(vt_map *m)
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &m->handle, sizeof m->handle, v);
     HASH_DELETE(hh, vt__core.maps, m);
+    if (m->sib_prev)
+        m->sib_prev->sib_next = m->sib_next;
+    else if (v && v->mlist == m)
+        v->mlist = m->sib_next;
+    if (m->sib_next)
+        m->sib_next->sib_prev = m->sib_prev;
     uint64_t va = m->va;
     vt_mem_free(m);
     vt__bump_changes();
@@ -1364,6 +1371,10 @@ void vt_core_vmm_map_end(uint64_t va, uint64_t size, uint64_t handle, int began,
                 vt__oom_latch();
             } else {
                 uint64_t before = vt__vmm_range(v);
+                m->sib_next = v->mlist;
+                if (v->mlist)
+                    v->mlist->sib_prev = m;
+                v->mlist = m;
                 v->maps++;
                 if (!v->va || va < v->va)
                     v->va = va;
@@ -1378,6 +1389,28 @@ void vt_core_vmm_map_end(uint64_t va, uint64_t size, uint64_t handle, int began,
         vt__vmm_settle(v, before);
     }
     vt__unlock();
+}
+
+int vt_core_vmm_hold_at(uint64_t addr, uint64_t *handle)
+{
+    if (!vt_core_enabled())
+        return 0;
+    int held = 0;
+    vt__lock();
+    vt_map *m;
+    HASH_FIND(hh, vt__core.maps, &addr, sizeof addr, m);
+    vt_vmm *v = NULL;
+    if (m)
+        HASH_FIND(hh, vt__core.vmms, &m->handle, sizeof m->handle, v);
+    if (v) {
+        uint64_t before = vt__vmm_range(v);
+        v->mapping++;
+        vt__vmm_settle(v, before);
+        *handle = v->handle;
+        held = 1;
+    }
+    vt__unlock();
+    return held;
 }
 
 void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle)
@@ -1407,8 +1440,11 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size)
         }
         at = next;
     }
-    if (!covered && size) {
-        /* a gap on the way: every mapping that starts in [va, va + size) */
+    if (!covered && size && at != va) {
+        /* a gap on the way: every mapping that starts in [va, va + size) (a walk of
+         * every mapping; not when nothing is tracked at va: a mapping of a handle
+         * that is not tracked, e.g. imported, whose unmap would cost that walk under
+         * the lock each time) */
         vt_map *m, *tmp;
         HASH_ITER(hh, vt__core.maps, m, tmp) {
             if (m->va - va < size)

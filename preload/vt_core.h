@@ -269,6 +269,11 @@ uint64_t vt_core_next_seq(void);
 int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack);
 /* After a successful cuMemRetainAllocationHandle: one more reference. */
 void vt_core_vmm_retain(uint64_t handle);
+/* Before cuMemRetainAllocationHandle(addr): holds live the allocation mapped at addr
+ * (a mapping that starts there), so that an unmap and release racing on another
+ * thread do not end it before the retain is counted. 1 and *handle when held: end
+ * the hold with vt_core_vmm_map_end(0, 0, *handle, 1, 0) after the retain. */
+int  vt_core_vmm_hold_at(uint64_t addr, uint64_t *handle);
 /* Before cuMemRelease: takes a reference (freeing the memory if it was the last and
  * nothing is mapped). Returns 1 and *t if the handle was known with a reference
  * left; the entry then stays until vt_core_vmm_commit (the real call succeeded) or

@@ -278,11 +278,25 @@ static CUresult vt__h_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 }
 VT_EXPORT_ALIAS(cuMemMap);
 
+/* The allocation mapped at addr is held live across the real call (an unmap and a
+ * release of it racing on another thread), the reference counted after it. */
 static CUresult vt__h_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
     VT_REAL_OR_FAIL(cuMemRetainAllocationHandle);
-    VT_PASS_BODY(CUresult, CUDA_SUCCESS, real_cuMemRetainAllocationHandle(handle, addr),
-                 vt_core_vmm_retain((uint64_t)*handle));
+    VT_NESTED_FORWARD(1, real_cuMemRetainAllocationHandle(handle, addr));
+    vt_call c;
+    vt_call_begin(&c, 0);
+    uint64_t held = 0;
+    int hold = c.rec && vt_core_vmm_hold_at((uint64_t)(uintptr_t)addr, &held);
+    CUresult r = real_cuMemRetainAllocationHandle(handle, addr);
+    int e = errno;
+    if (c.rec && r == CUDA_SUCCESS && handle)
+        vt_core_vmm_retain((uint64_t)*handle);
+    if (hold)
+        vt_core_vmm_map_end(0, 0, held, 1, 0);
+    vt_call_end(&c);
+    errno = e;
+    return r;
 }
 VT_EXPORT_ALIAS(cuMemRetainAllocationHandle);
 

@@ -419,6 +419,25 @@ static void test_vmm(void)
     CHECK_EQ_U64(vt_core_live_bytes(0), seg);              /* mapped at va + 8 seg */
     vt_core_vmm_unmap(va + 8 * (uint64_t)seg, seg);
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+
+    /* a retain (by address) racing the unmap and release of the allocation on
+     * another thread: held live from before the real call */
+    uint64_t held = 0;
+    CHECK_EQ_INT(vt_core_vmm_create(100, seg, 0, 4), 0);
+    vt_core_vmm_map(va, seg, 100);
+    CHECK_EQ_INT(vt_core_vmm_hold_at(va, &held), 1);
+    CHECK_EQ_U64(held, 100);
+    CHECK_EQ_INT(vt_core_vmm_release(100, &t), 1);
+    vt_core_vmm_commit(&t);
+    vt_core_vmm_unmap(va, seg);
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);              /* held */
+    vt_core_vmm_retain(100);                               /* the real retain won */
+    vt_core_vmm_map_end(0, 0, held, 1, 0);
+    CHECK_EQ_U64(vt_core_live_bytes(0), seg);              /* its reference */
+    CHECK_EQ_INT(vt_core_vmm_release(100, &t), 1);
+    vt_core_vmm_commit(&t);
+    CHECK_EQ_U64(vt_core_live_bytes(0), 0);
+    CHECK_EQ_INT(vt_core_vmm_hold_at(va, &held), 0);       /* nothing mapped there */
 }
 
 static void test_leak_detector(void)
