@@ -1219,19 +1219,31 @@ out:
     return rc;
 }
 
-void vt_core_vmm_retain(uint64_t handle)
+/* Adds one to the reference count (ref = 1: a retain) or to the calls in flight
+ * (ref = 0: a map beginning) of handle's allocation, under the lock. 1 when the
+ * handle is known. */
+static int vt__vmm_add(uint64_t handle, int ref)
 {
     if (!vt_core_enabled())
-        return;
+        return 0;
     vt__lock();
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
     if (v) {
         uint64_t before = vt__vmm_range(v);
-        v->refs++;
+        if (ref)
+            v->refs++;
+        else
+            v->mapping++;
         vt__vmm_settle(v, before);
     }
     vt__unlock();
+    return v != NULL;
+}
+
+void vt_core_vmm_retain(uint64_t handle)
+{
+    vt__vmm_add(handle, 1);
 }
 
 int vt_core_vmm_release(uint64_t handle, vt_taken *t)
@@ -1330,18 +1342,7 @@ static void vt__unmap_one(vt_map *m)
 
 int vt_core_vmm_map_begin(uint64_t handle)
 {
-    if (!vt_core_enabled())
-        return 0;
-    vt__lock();
-    vt_vmm *v;
-    HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
-    if (v) {
-        uint64_t before = vt__vmm_range(v);
-        v->mapping++;
-        vt__vmm_settle(v, before);
-    }
-    vt__unlock();
-    return v != NULL;
+    return vt__vmm_add(handle, 0);
 }
 
 void vt_core_vmm_map_end(uint64_t va, uint64_t size, uint64_t handle, int began, int ok)
