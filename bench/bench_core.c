@@ -27,6 +27,11 @@
  *                                       are the writer thread's own (VRAMTRACE_INTERVAL_MS,
  *                                       as a traced program has them): their durations
  *                                       (vt_writer_periodic_stats) over P of them
+ *   ... --rate R                        the hook thread keeps to R free+alloc pairs a
+ *                                       second (in bursts every 100 us) instead of
+ *                                       posting flat out; both print the hook thread's
+ *                                       waits for the core lock and how often it found
+ *                                       the event ring full
  * Output: "key=value ..." lines on stdout. Environment: VRAMTRACE_OUTPUT for stall.
  * Exit 0, 1 on a failed core call, 2 usage.
  */
@@ -196,22 +201,52 @@ static int scale_mode(long live, long k)
 static struct {
     int phase;                 /* atomic: 0 idle, 1 periodic, 2 full list, 3 stop */
     uint64_t max_ns[3];        /* longest core call per phase (hook thread only)  */
-    uint64_t calls[3];
+    uint64_t calls[3];         /* atomic store: read by the main thread for rates */
     uint64_t over_1ms[3];
-    uint64_t lock_wait_ns[3];  /* the hook thread's longest wait for the core lock  */
+    vt_lock_waits waits[3];    /* the hook thread's waits for the core lock       */
+    uint64_t ring_full[3];     /* vt_core_ring_full_total over the phase          */
+    double rate;               /* pairs per second the hook thread keeps to; 0: flat out */
     long live;
 } st;
+
+static void sleep_us(long us)
+{
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+    nanosleep(&ts, NULL);
+}
 
 static void *hook_thread(void *arg)
 {
     uint64_t *slots = arg;
     uint64_t next = (uint64_t)st.live + 1000;
     int ph, was = 0;
-    vt_core_lock_wait_max(1);
+    vt_lock_waits w;
+    vt_core_lock_waits(&w, 1);
+    uint64_t full0 = vt_core_ring_full_total();
+    /* paced (--rate): the pairs that rate x elapsed allows, then a 100 us sleep, so
+     * they come in bursts of about rate / 10,000; a thread that did not run for a
+     * while makes up at most 1 ms of pairs (no burst at full speed to catch up) */
+    uint64_t last = now_ns();
+    double due = 0;
     while ((ph = __atomic_load_n(&st.phase, __ATOMIC_ACQUIRE)) != 3) {
-        if (ph != was) {   /* each phase's longest lock wait, read by this thread */
-            st.lock_wait_ns[was] = vt_core_lock_wait_max(1);
+        if (ph != was) {   /* each phase's waits, read by this thread */
+            vt_core_lock_waits(&st.waits[was], 1);
+            uint64_t f = vt_core_ring_full_total();
+            st.ring_full[was] = f - full0;
+            full0 = f;
             was = ph;
+        }
+        if (st.rate > 0) {
+            uint64_t now = now_ns();
+            due += st.rate * (double)(now - last) / 1e9;
+            last = now;
+            if (due > st.rate / 1000)
+                due = st.rate / 1000;
+            if (due < 1) {
+                sleep_us(100);
+                continue;
+            }
+            due -= 1;
         }
         long j = (long)(xorshift() % (uint64_t)st.live);
         /* what the hooks do now: a ring event per free and per allocation, the
@@ -225,12 +260,24 @@ static void *hook_thread(void *arg)
         uint64_t t2 = now_ns();
         uint64_t d = (t1 - t0) > (t2 - t1) ? t1 - t0 : t2 - t1;
         if (d > st.max_ns[ph]) st.max_ns[ph] = d;
-        st.calls[ph] += 2;
+        __atomic_store_n(&st.calls[ph], st.calls[ph] + 2, __ATOMIC_RELAXED);
         st.over_1ms[ph] += (t1 - t0 > 1000000) + (t2 - t1 > 1000000);
     }
-    if (was < 3)
-        st.lock_wait_ns[was] = vt_core_lock_wait_max(1);
+    if (was < 3) {
+        vt_core_lock_waits(&st.waits[was], 1);
+        st.ring_full[was] = vt_core_ring_full_total() - full0;
+    }
     return NULL;
+}
+
+/* "lock_waits=N lock_waits_over_1ms=N lock_wait_max_us=X lock_wait_mean_us=X ring_full=N" */
+static void print_waits(const char *prefix, int p)
+{
+    const vt_lock_waits *w = &st.waits[p];
+    printf("%slock_waits=%llu %slock_waits_over_1ms=%llu %slock_wait_max_us=%.1f "
+           "%slock_wait_mean_us=%.1f %sring_full=%llu", prefix, (unsigned long long)w->n, prefix,
+           (unsigned long long)w->over_1ms, prefix, w->max_ns / 1e3, prefix,
+           w->n ? w->sum_ns / 1e3 / (double)w->n : 0.0, prefix, (unsigned long long)st.ring_full[p]);
 }
 
 static void sleep_ms(long ms)
@@ -304,8 +351,8 @@ static int stall_mode(long live, long sites, int periodic, int writer)
         __atomic_store_n(&st.phase, 1, __ATOMIC_RELEASE);
         int rc = stall_writer(periodic);
         pthread_join(th, NULL);
-        printf("writer_hook_lock_wait_max_us=%.1f hook_calls=%llu\n", st.lock_wait_ns[1] / 1e3,
-               (unsigned long long)st.calls[1]);
+        print_waits("writer_hook_", 1);
+        printf(" hook_calls=%llu\n", (unsigned long long)st.calls[1]);
         return rc;
     }
     sleep_ms(300);                                    /* phase 0: no snapshot */
@@ -355,10 +402,13 @@ static int stall_mode(long live, long sites, int periodic, int writer)
                hold / 1e6, (unsigned long long)holds, journal);
     }
     const char *names[3] = { "idle", "periodic", "full_list" };
-    for (int p = 0; p < 3; p++)
-        printf("hook_wait phase=%s calls=%llu max_us=%.1f over_1ms=%llu lock_wait_max_us=%.1f\n", names[p],
+    for (int p = 0; p < 3; p++) {
+        printf("hook_wait phase=%s calls=%llu max_us=%.1f over_1ms=%llu ", names[p],
                (unsigned long long)st.calls[p], st.max_ns[p] / 1e3,
-               (unsigned long long)st.over_1ms[p], st.lock_wait_ns[p] / 1e3);
+               (unsigned long long)st.over_1ms[p]);
+        print_waits("", p);
+        printf("\n");
+    }
     printf("file=%s\n", vt_writer_path());
     return 0;
 }
@@ -394,7 +444,11 @@ int main(int argc, char **argv)
         return mem_mode(atol(argv[2]));
     if (!strcmp(mode, "scale") && argc >= 4)
         return scale_mode(atol(argv[2]), atol(argv[3]));
-    if (!strcmp(mode, "stall") && argc >= 5)
+    if (!strcmp(mode, "stall") && argc >= 5) {
+        for (int i = 5; i + 1 < argc; i++)
+            if (!strcmp(argv[i], "--rate"))
+                st.rate = atof(argv[i + 1]);
         return stall_mode(atol(argv[2]), atol(argv[3]), atoi(argv[4]), argc >= 6 && !strcmp(argv[5], "writer"));
+    }
     return 2;
 }

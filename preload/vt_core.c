@@ -202,6 +202,7 @@ static struct {
     uint64_t  live_count;         /* atomic store under lock                        */
     uint64_t  n_sites;            /* under lock                                     */
     uint64_t  dropped;            /* atomic                                         */
+    uint64_t  ring_full;          /* atomic: vt__make_room calls (vt_core_ring_full_total) */
     uint64_t  live_total, peak_total;         /* atomic store under lock            */
     uint64_t  ipeak_total;                    /* under lock: max live_total since the
                                                  last vt_core_peak_interval_take    */
@@ -262,17 +263,24 @@ static inline void vt__lock_raw(void)
     uint64_t t0 = vt_now_ns();   /* contended only: a vDSO clock read beside a futex wait */
     vt_lock_slow(&vt__core.lock);
     uint64_t waited = vt_now_ns() - t0;
+    vt__tls.lock_waits++;
+    vt__tls.lock_waits_over_1ms += waited > 1000000;
+    vt__tls.lock_wait_sum_ns += waited;
     if (waited > vt__tls.lock_wait_max_ns)
         vt__tls.lock_wait_max_ns = waited;
     __atomic_sub_fetch(&vt__core.waiters, 1, __ATOMIC_RELAXED);
 }
 
-uint64_t vt_core_lock_wait_max(int reset)
+void vt_core_lock_waits(vt_lock_waits *out, int reset)
 {
-    uint64_t m = vt__tls.lock_wait_max_ns;
-    if (reset)
-        vt__tls.lock_wait_max_ns = 0;
-    return m;
+    out->n = vt__tls.lock_waits;
+    out->over_1ms = vt__tls.lock_waits_over_1ms;
+    out->max_ns = vt__tls.lock_wait_max_ns;
+    out->sum_ns = vt__tls.lock_wait_sum_ns;
+    if (reset) {
+        vt__tls.lock_waits = vt__tls.lock_waits_over_1ms = 0;
+        vt__tls.lock_wait_max_ns = vt__tls.lock_wait_sum_ns = 0;
+    }
 }
 
 static inline void vt__unlock(void)
@@ -897,6 +905,7 @@ void vt__post_kick(void)
  * (what a waiting producer pays: figure 5), then the producer claims again. */
 static void vt__make_room(void)
 {
+    __atomic_add_fetch(&vt__core.ring_full, 1, __ATOMIC_RELAXED);
     vt__lock_raw();
     vt_ring_init(&vt__ring);   /* a core used before vt_core_init: numbered now */
     vt__drain_locked(__atomic_load_n(&vt__ring.head, __ATOMIC_ACQUIRE), VT_ROOM_CHUNK);
@@ -1574,6 +1583,11 @@ uint64_t vt_core_live_count(void)
 {
     vt__sync();
     return __atomic_load_n(&vt__core.live_count, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_core_ring_full_total(void)
+{
+    return __atomic_load_n(&vt__core.ring_full, __ATOMIC_RELAXED);
 }
 
 uint64_t vt_core_dropped_records(void)

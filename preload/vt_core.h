@@ -320,6 +320,10 @@ uint64_t vt_core_live_count(void);
 uint64_t vt_core_changes_applied(void);
 uint64_t vt_core_live_count_applied(void);
 uint64_t vt_core_dropped_records(void);    /* allocations not recorded (latched)   */
+/* How many times a hook found the event ring full and applied the oldest events
+ * itself under the core lock (vt__make_room) since the start: the program outran the
+ * writer thread's draining. Any thread; no lock; does not apply pending events. */
+uint64_t vt_core_ring_full_total(void);
 
 /* ---- snapshots (writer) ---- */
 
@@ -434,12 +438,20 @@ void vt_core_frag_keep(void);
  * (no gap). Sorts rows in place. Exposed for unit tests. */
 double vt_fragmentation(uint64_t (*ranges)[2], size_t n);
 
-/* The calling thread's longest wait for the core lock (ns; the time from finding it
- * held to holding it, so a wait that the scheduler stretched counts whole) since its
- * previous call with reset != 0, or since the thread started. What a hook waits on a
- * snapshot or the writer (issue 7 figure 5); a hook takes the lock only when the
- * event ring is full. Per thread; no lock. */
-uint64_t vt_core_lock_wait_max(int reset);
+/* The calling thread's waits for the core lock since its previous call with
+ * reset != 0, or since the thread started: how many times it found the lock held,
+ * how many of those waits took over 1 ms, the longest and their total (ns; a wait is
+ * the time from finding the lock held to holding it, so one that the scheduler
+ * stretched counts whole). What a hook waits on a snapshot or the writer (issue 7
+ * figure 5); a hook takes the lock only when the event ring is full or for a VMM
+ * call. Per thread; no lock; timed on the contended path only. */
+typedef struct vt_lock_waits {
+    uint64_t n;
+    uint64_t over_1ms;
+    uint64_t max_ns;
+    uint64_t sum_ns;
+} vt_lock_waits;
+void vt_core_lock_waits(vt_lock_waits *out, int reset);
 
 /* Monotonic clock in ns. */
 uint64_t vt_now_ns(void);

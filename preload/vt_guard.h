@@ -27,8 +27,10 @@ typedef struct vt_tls {
     int      core;         /* > 0 while this thread takes or holds the core lock  */
     int      no_sync;      /* > 0: a client call made inside a hook (vt_api.c):
                               the core applies no ring events for it             */
-    uint64_t lock_wait_max_ns; /* longest wait for the core lock on this thread
-                              (vt_core_lock_wait_max)                            */
+    uint64_t lock_waits;   /* waits for the core lock on this thread, their      */
+    uint64_t lock_waits_over_1ms; /* ... count over 1 ms, longest and total (ns)   */
+    uint64_t lock_wait_max_ns;    /* (vt_core_lock_waits)                          */
+    uint64_t lock_wait_sum_ns;
 } vt_tls;
 
 extern __thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));

@@ -533,8 +533,12 @@ static void vt__site_row(vt_buf *b, const vt_site_row *s, int delta, const vt_si
 }
 
 /* The one place a snapshot is built and written. Under out_lock. */
+void (*vt_writer_test_held)(const char *trigger);
+
 static int vt__snapshot_locked(const char *trigger, const char *label, const vt_oom_info *oom)
 {
+    if (vt_writer_test_held)
+        vt_writer_test_held(trigger);
     if (!vt_core_enabled() || vt__w.fd < 0)
         return -ECANCELED;
     int periodic = !strcmp(trigger, VT_TRIGGER_PERIODIC);
@@ -781,45 +785,64 @@ void vt_writer_periodic_stats(uint64_t *n, uint64_t *sum_ns, uint64_t *max_ns, i
                     : __atomic_load_n(&vt__w.per_max_ns, __ATOMIC_RELAXED);
 }
 
+/* The writer thread's own snapshots (signal, step, periodic) never wait for out_lock:
+ * another thread writing a snapshot (manual, OOM, a full live list: 0.3-0.6 s at
+ * 1,000,000 live) may hold it, and the thread must go on draining the event ring
+ * meanwhile, or the hooks find the ring full and apply events themselves (issue 7
+ * figure 5; bench_core stall ... --rate). A snapshot that finds it held is tried again
+ * VT_W_RETRY_NS later; the other thread's record is written meanwhile. Returns 1
+ * when done (written, skipped as unchanged, or failed: the file latched off), 0 to
+ * try again (periodic: counted in vt_writer_periodic_stats when written). */
+#define VT_W_RETRY_NS 5000000ull   /* 5 ms */
+
+static int vt__own_snapshot(const char *trigger, int periodic)
+{
+    vt__refresh(trigger);   /* outside out_lock: it calls the driver */
+    if (pthread_mutex_trylock(&vt__w.out_lock) != 0)
+        return 0;
+    uint64_t t0 = vt_now_ns(), seq0 = vt__w.seq;
+    int wrote = vt__snapshot_locked(trigger, NULL, NULL) == 0 && vt__w.seq != seq0;
+    pthread_mutex_unlock(&vt__w.out_lock);
+    if (wrote && periodic)
+        vt__periodic_done(vt_now_ns() - t0);
+    return 1;
+}
+
 static void *vt__writer_main(void *arg)
 {
     (void)arg;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);   /* our thread, our locks */
     uint64_t interval = (uint64_t)vt__config.interval_ms * 1000000ull;
     uint64_t deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
+    int retry = 0;   /* a snapshot found out_lock held: wake again in VT_W_RETRY_NS */
     while (!__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE)) {
         vt_host_tick();   /* UUIDs, NVML sample, textfile (vt_host.h); outside every lock */
-        struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
+        uint64_t wake = deadline;
+        if (retry && vt_now_ns() + VT_W_RETRY_NS < wake)
+            wake = vt_now_ns() + VT_W_RETRY_NS;
+        retry = 0;
+        struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
         sem_clockwait(&vt__w.wake, CLOCK_MONOTONIC, &ts);
         if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
             break;
         vt_core_drain();   /* the hooks' ring events (woken every VT_RING_KICK of them) */
         vt_core_frag_keep();   /* fragmentation kept up to date between snapshots */
-        if (__atomic_exchange_n(&vt__w.sig_pending, 0, __ATOMIC_ACQ_REL)) {   /* set by the handler on another thread */
-            vt__refresh(VT_TRIGGER_SIGNAL);
-            pthread_mutex_lock(&vt__w.out_lock);
-            vt__snapshot_locked(VT_TRIGGER_SIGNAL, NULL, NULL);
-            pthread_mutex_unlock(&vt__w.out_lock);
+        /* set by the handler on another thread, and by vramtrace_step */
+        if (__atomic_exchange_n(&vt__w.sig_pending, 0, __ATOMIC_ACQ_REL) &&
+            !vt__own_snapshot(VT_TRIGGER_SIGNAL, 0)) {
+            __atomic_store_n(&vt__w.sig_pending, 1, __ATOMIC_RELEASE);
+            retry = 1;
         }
-        if (__atomic_exchange_n(&vt__w.step_pending, 0, __ATOMIC_ACQ_REL)) {
-            vt__refresh(VT_TRIGGER_STEP);
-            pthread_mutex_lock(&vt__w.out_lock);
-            vt__snapshot_locked(VT_TRIGGER_STEP, NULL, NULL);
-            pthread_mutex_unlock(&vt__w.out_lock);
+        if (__atomic_exchange_n(&vt__w.step_pending, 0, __ATOMIC_ACQ_REL) &&
+            !vt__own_snapshot(VT_TRIGGER_STEP, 0)) {
+            __atomic_store_n(&vt__w.step_pending, 1, __ATOMIC_RELEASE);
+            retry = 1;
         }
-        uint64_t now = vt_now_ns();
-        if (now >= deadline) {
-            if (interval) {
-                uint64_t t0 = vt_now_ns();
-                vt__refresh(VT_TRIGGER_PERIODIC);
-                pthread_mutex_lock(&vt__w.out_lock);
-                uint64_t seq0 = vt__w.seq;
-                int wrote = vt__snapshot_locked(VT_TRIGGER_PERIODIC, NULL, NULL) == 0 && vt__w.seq != seq0;
-                pthread_mutex_unlock(&vt__w.out_lock);
-                if (wrote)
-                    vt__periodic_done(vt_now_ns() - t0);
-            }
-            deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
+        if (vt_now_ns() >= deadline) {
+            if (interval && !vt__own_snapshot(VT_TRIGGER_PERIODIC, 1))
+                retry = 1;   /* the deadline stays: due as soon as out_lock is free */
+            else
+                deadline = vt_now_ns() + (interval ? interval : 3600ull * 1000000000ull);
         }
         if (!vt_core_enabled())
             break;

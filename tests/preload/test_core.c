@@ -7,6 +7,7 @@
 #include "vt_config.h"
 #include "vt_core.h"
 #include "vt_mem.h"
+#include "vt_ring.h"
 #include "vt_stack.h"
 #include "vt_writer.h"
 #include "vt_test.h"
@@ -1098,6 +1099,90 @@ static void test_ring_threads(void)
     CHECK_EQ_U64(vt_core_live_bytes(2), 0);
 }
 
+/* The writer thread goes on draining the event ring while another thread writes a
+ * snapshot (holds the writer's output lock, as a manual, OOM or exit snapshot of a
+ * long live list does for up to a second): its own snapshot due meanwhile (here a
+ * step's) is tried again later instead of blocking it (issue 7 figure 5). Posted
+ * through the ring in rounds of VT_RING_KICK events, 6 rounds (more than the ring
+ * holds): each round must be drained by the writer thread while the lock is held,
+ * and no hook may find the ring full. */
+static int held_calls;
+static int held_undrained;
+static uint64_t held_ring_full;
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static int ring_drained_within(long ms)
+{
+    for (long i = 0; i < ms; i++) {
+        if (!vt_ring_pending(&vt__ring))
+            return 1;
+        nap_ms(1);
+    }
+    return !vt_ring_pending(&vt__ring);
+}
+
+static void held_cb(const char *trigger)
+{
+    if (strcmp(trigger, VT_TRIGGER_MANUAL) != 0 || held_calls++ != 0)
+        return;
+    vt_writer_post_step();   /* the writer thread's step snapshot finds the lock held */
+    nap_ms(30);
+    uint64_t full0 = vt_core_ring_full_total();
+    const uint64_t base = 0x7100000000ull;
+    for (uint64_t round = 0; round < 6; round++) {
+        for (uint64_t i = 0; i < VT_RING_KICK; i++)
+            vt_core_post_alloc_at(base + (round * VT_RING_KICK + i) * 256, 64, 0x1000, 0,
+                                  VT_KIND_DEVICE, 9);
+        held_undrained += !ring_drained_within(2000);
+    }
+    held_ring_full = vt_core_ring_full_total() - full0;
+}
+
+static int count_in_file(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0;
+    char line[1 << 16];
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+static void test_writer_drains_while_held(void)
+{
+    const char *path = vt_writer_path();
+    CHECK(path[0] != 0);
+    int steps0 = count_in_file(path, "\"trigger\":\"step\"");
+    uint64_t live0 = vt_core_live_count();
+    vt_writer_test_held = held_cb;
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIGGER_MANUAL, "held"), 0);
+    vt_writer_test_held = NULL;
+    CHECK_EQ_INT(held_calls, 1);
+    CHECK_EQ_INT(held_undrained, 0);
+    CHECK_EQ_U64(held_ring_full, 0);
+    /* the step snapshot is written once the lock is free */
+    int steps = steps0;
+    for (int i = 0; i < 2000 && steps == steps0; i++) {
+        nap_ms(1);
+        steps = count_in_file(path, "\"trigger\":\"step\"");
+    }
+    CHECK_EQ_INT(steps, steps0 + 1);
+    CHECK_EQ_U64(vt_core_live_count(), live0 + 6 * VT_RING_KICK);
+    for (uint64_t i = 0; i < 6 * VT_RING_KICK; i++) {
+        vt_taken t;
+        vt_core_free_done(vt_core_post_free(0x7100000000ull + i * 256, &t));
+    }
+    CHECK_EQ_U64(vt_core_live_count(), live0);
+}
+
 int main(void)
 {
     vt_config_load();
@@ -1121,5 +1206,6 @@ int main(void)
     test_writer();
     test_writer_delta();
     test_chunked_rows();
+    test_writer_drains_while_held();
     TEST_DONE();
 }
