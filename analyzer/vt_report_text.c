@@ -153,8 +153,13 @@ static void host_text(FILE *f, const vt_host *h)
     fputc('\n', f);
 }
 
-/* NVML's view of CUDA device dev: "NVML: 40.0 GiB of 140 GiB used on the GPU, 2.0 GiB by this process". */
-static void nvml_text(FILE *f, const vt_host *h, int dev)
+/* NVML's view of CUDA device dev: "NVML: 40.0 GiB of 140 GiB used on the GPU, 2.0 GiB
+ * by this process (largest sample 2.5 GiB)". The preload reads NVML once per snapshot
+ * interval (docs/snapshot-format.md "host"), so when the largest sample is below the
+ * tracked peak (peak_bytes) the line says that the peak fell between samples: NVML's
+ * figure also holds the CUDA context, so a sample below the peak is never the whole
+ * story. */
+static void nvml_text(FILE *f, const vt_host *h, int dev, uint64_t peak_bytes)
 {
     char b1[32], b2[32];
     for (size_t i = 0; i < h->ngpus; i++) {
@@ -165,8 +170,13 @@ static void nvml_text(FILE *f, const vt_host *h, int dev)
             fprintf(f, " %s of %s used on the GPU", vt_size_fmt(g->used.last, b1, sizeof b1),
                     g->total.known ? vt_size_fmt(g->total.last, b2, sizeof b2) : "?");
         if (g->process_used.known)
-            fprintf(f, "%s%s by this process (max %s)", g->used.known ? ", " : " ",
+        {
+            fprintf(f, "%s%s by this process (largest sample %s", g->used.known ? ", " : " ",
                     vt_size_fmt(g->process_used.last, b1, sizeof b1), vt_size_fmt(g->process_used.max, b2, sizeof b2));
+            if (g->process_used.max < peak_bytes)
+                fputs("; sampled once per snapshot interval, below the tracked peak, which fell between samples", f);
+            fputc(')', f);
+        }
         fputc('\n', f);
     }
 }
@@ -344,7 +354,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         failed_text(f, dv, red, off);
         char tl[400];
         if (vt_torch_line(dv, tl, sizeof tl)) fprintf(f, "    %s\n", tl);
-        nvml_text(f, &p->hostsig, dv->device);
+        nvml_text(f, &p->hostsig, dv->device, dv->peak_max);
         double rate = vt_device_leak_rate(pr, dv->device);
         int64_t ex = vt_device_exhaustion_step(pr, dv->device);
         if (rate > 0 && ex >= 0)

@@ -1091,6 +1091,20 @@ def t_python(exe, testdir):
         r = run([exe, "report", he])
         check(all("warning: " + w in r.stdout for w in want) and "NVML: 1 GiB of 16 GiB used on the GPU" in r.stdout,
               "text host warnings:\n" + r.stdout)
+        check("(largest sample 556 MiB)" in r.stdout and "fell between samples" not in r.stdout,
+              "NVML samples above the peak:\n" + r.stdout)
+        # NVML samples all below the tracked peak (a peak between two samples): said so
+        recs = [json.loads(l) for l in open(os.path.join(he, f))]
+        for x in recs:
+            nv = x.get("host", {}).get("nvml") if isinstance(x.get("host"), dict) else None
+            for d in nv.get("devices", []) if isinstance(nv, dict) else []:
+                if isinstance(d, dict) and d.get("process_used_bytes") is not None:
+                    d["process_used_bytes"] = 100 * 1024 * 1024
+        low = os.path.join(tmp, "low_nvml.jsonl")
+        open(low, "w").write("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in recs))
+        r = run([exe, "report", low])
+        check(r.returncode == 0 and "by this process (largest sample 100 MiB; sampled once per snapshot interval, "
+              "below the tracked peak, which fell between samples)" in r.stdout, "NVML below the peak:\n" + r.stdout)
         out = os.path.join(tmp, "h.html")
         run([exe, "report", "--format", "html", "-o", out, he])
         html = open(out).read()
