@@ -537,8 +537,9 @@ void (*vt_writer_test_held)(const char *trigger);
 
 static int vt__snapshot_locked(const char *trigger, const char *label, const vt_oom_info *oom)
 {
-    if (vt_writer_test_held)
-        vt_writer_test_held(trigger);
+    void (*held)(const char *) = __atomic_load_n(&vt_writer_test_held, __ATOMIC_ACQUIRE);
+    if (held)
+        held(trigger);
     if (!vt_core_enabled() || vt__w.fd < 0)
         return -ECANCELED;
     int periodic = !strcmp(trigger, VT_TRIGGER_PERIODIC);
@@ -817,9 +818,13 @@ static void *vt__writer_main(void *arg)
     int retry = 0;   /* a snapshot found out_lock held: wake again in VT_W_RETRY_NS */
     while (!__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE)) {
         vt_host_tick();   /* UUIDs, NVML sample, textfile (vt_host.h); outside every lock */
-        uint64_t wake = deadline;
-        if (retry && vt_now_ns() + VT_W_RETRY_NS < wake)
-            wake = vt_now_ns() + VT_W_RETRY_NS;
+        uint64_t wake = deadline, now = vt_now_ns();
+        /* a retry sleeps VT_W_RETRY_NS, or up to a deadline that comes sooner; not to
+         * a deadline already past (a periodic snapshot waiting for the lock): that
+         * would time out at once, over and over, a busy loop for as long as the
+         * other snapshot takes */
+        if (retry && (wake <= now || wake > now + VT_W_RETRY_NS))
+            wake = now + VT_W_RETRY_NS;
         retry = 0;
         struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
         sem_clockwait(&vt__w.wake, CLOCK_MONOTONIC, &ts);

@@ -88,7 +88,8 @@ extern void (*vt_writer_refresh)(void);
 /* Test seam: when set, every snapshot calls it with its trigger (VT_TRIGGER_*) first
  * thing while it holds the writer's output lock, on the thread writing it. The unit
  * tests hold that lock through it (tests/preload/test_core.c,
- * test_writer_drains_while_held). NULL outside tests. */
+ * test_writer_drains_while_held). NULL outside tests; set and cleared with atomic
+ * stores (the writer thread reads it). */
 extern void (*vt_writer_test_held)(const char *trigger);
 
 /* Path of the current output file ("" if none). For tests and the exit message. */

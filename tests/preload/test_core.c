@@ -1162,9 +1162,9 @@ static void test_writer_drains_while_held(void)
     CHECK(path[0] != 0);
     int steps0 = count_in_file(path, "\"trigger\":\"step\"");
     uint64_t live0 = vt_core_live_count();
-    vt_writer_test_held = held_cb;
+    __atomic_store_n(&vt_writer_test_held, held_cb, __ATOMIC_RELEASE);
     CHECK_EQ_INT(vt_writer_snapshot(VT_TRIGGER_MANUAL, "held"), 0);
-    vt_writer_test_held = NULL;
+    __atomic_store_n(&vt_writer_test_held, NULL, __ATOMIC_RELEASE);
     CHECK_EQ_INT(held_calls, 1);
     CHECK_EQ_INT(held_undrained, 0);
     CHECK_EQ_U64(held_ring_full, 0);
