@@ -35,7 +35,11 @@ extern "C" {
 #ifdef VRAMTRACE_IMPLEMENTATION
 
 /* Marks the end of one step (one training iteration). Steps feed the leak analysis;
- * every VRAMTRACE_STEP_EVERY marks a "step" snapshot is written (asynchronously). */
+ * every VRAMTRACE_STEP_EVERY marks a "step" snapshot is written, by the calling thread
+ * before it returns (by the writer thread when called from a signal handler that
+ * interrupted a CUDA call). The step count is one for the whole process: when several
+ * threads mark steps at the same time, a step snapshot carries the count at the
+ * moment it is collected, so two of them may carry the same step. */
 void     vramtrace_step(void);
 /* Writes a "manual" snapshot with every live allocation, labelled `label` (may be
  * NULL; copied, at most 1024 bytes used). Returns 0 once the record is on disk, or a
