@@ -348,6 +348,15 @@ def fig4():
 
 # ---- figure 5: snapshot stalls ----
 
+def lock_wait_row(what, k, prefix, calls_key, tail=""):
+    """A figure-5 row of the hook thread's waits for the core lock, from the keys of a
+    `bench_core stall` line (prefix "writer_hook_" on the writer-thread run's line)."""
+    lw = float(k[prefix + "lock_wait_max_us"]) / 1000
+    row(5, what + ": its longest wait for the core lock", lw, target=1.0, unit="ms", ok=lw <= 1.0,
+        note=f"waits {k.get(prefix + 'lock_waits', '?')} ({k.get(prefix + 'lock_waits_over_1ms', '?')} over 1 ms), "
+             f"the ring full {k.get(prefix + 'ring_full', '?')} times, over {k.get(calls_key, '?')} hook calls" + tail)
+
+
 def fig5():
     log("Figure 5: snapshot stalls (wall clock; 2-core machine, noisy)")
     cases = [(20000, 500, 3)] if ARGS.quick else [(1000000, 10000, 20), (200000, 10000, 20)]
@@ -421,12 +430,8 @@ def stall_case(live, sites, per):
         note=f"mean {w['writer_periodic_mean_ms']} ms; VRAMTRACE_INTERVAL_MS=50, the hook thread posting "
              "events all the while; the row above takes them on a third thread")
     if "writer_hook_lock_wait_max_us" in w:
-        lw = float(w["writer_hook_lock_wait_max_us"]) / 1000
-        row(5, f"periodic snapshots by the writer thread, {live} live: the hook thread's longest wait for the core lock",
-            lw, target=1.0, unit="ms", ok=lw <= 1.0,
-            note=f"over {w.get('hook_calls', '?')} hook calls posted flat out (the ring full "
-                 f"{w.get('writer_hook_ring_full', '?')} times, {w.get('writer_hook_lock_waits', '?')} waits, "
-                 f"{w.get('writer_hook_lock_waits_over_1ms', '?')} over 1 ms); two busy threads on the two cores")
+        lock_wait_row(f"periodic snapshots by the writer thread, {live} live, the hook thread posting flat out",
+                      w, "writer_hook_", "hook_calls", "; two busy threads on the two cores")
     # the same at paced rates (bench_core ... --rate): what a program whose allocation
     # rate the writer thread keeps up with sees; the H200 tops out at ~11,800
     # cudaMalloc+cudaFree pairs a second
@@ -436,12 +441,8 @@ def stall_case(live, sites, per):
                    env).splitlines()
         p = kv(pout[0])
         p.update(kv(pout[1]) if len(pout) > 1 else {})
-        lw = float(p["writer_hook_lock_wait_max_us"]) / 1000
-        row(5, f"periodic snapshots by the writer thread, {live} live, the hook thread paced at {rate} pairs/s: "
-            f"its longest wait for the core lock", lw, target=1.0, unit="ms", ok=lw <= 1.0,
-            note=f"waits {p['writer_hook_lock_waits']} ({p['writer_hook_lock_waits_over_1ms']} over 1 ms), "
-                 f"the ring full {p['writer_hook_ring_full']} times, over {p['hook_calls']} hook calls; "
-                 f"periodic snapshot max {p['writer_periodic_max_ms']} ms")
+        lock_wait_row(f"periodic snapshots by the writer thread, {live} live, the hook thread paced at {rate} pairs/s",
+                      p, "writer_hook_", "hook_calls", f"; periodic snapshot max {p['writer_periodic_max_ms']} ms")
         env.pop("VRAMTRACE_INTERVAL_MS", None)
         shutil.rmtree(env["VRAMTRACE_OUTPUT"], ignore_errors=True)
         fout = run([binp("bench_core"), "stall", str(live), str(sites), str(per), "--rate", str(rate)], env)
@@ -449,13 +450,8 @@ def stall_case(live, sites, per):
         fw = {kv(x)["phase"]: kv(x) for x in fout.splitlines() if x.startswith("hook_wait")}
         for phase, what in (("periodic", "periodic snapshots by the main thread"),
                             ("full_list", "full live-list snapshot by the main thread")):
-            f = fw[phase]
-            lw = float(f["lock_wait_max_us"]) / 1000
-            row(5, f"{what}, {live} live, the hook thread paced at {rate} pairs/s: its longest wait for the core lock",
-                lw, target=1.0, unit="ms", ok=lw <= 1.0,
-                note=f"waits {f['lock_waits']} ({f['lock_waits_over_1ms']} over 1 ms), the ring full "
-                     f"{f['ring_full']} times, over {f['calls']} hook calls; longest hook call {f['max_us']} us "
-                     f"(the hook thread preempted counts there)")
+            lock_wait_row(f"{what}, {live} live, the hook thread paced at {rate} pairs/s", fw[phase], "", "calls",
+                          f"; longest hook call {fw[phase]['max_us']} us (the hook thread preempted counts there)")
 
 
 # ---- figure 6: scale ----
