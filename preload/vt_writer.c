@@ -532,9 +532,9 @@ static void vt__site_row(vt_buf *b, const vt_site_row *s, int delta, const vt_si
     b->len += (size_t)(p - p0);
 }
 
-/* The one place a snapshot is built and written. Under out_lock. */
-void (*vt_writer_test_held)(const char *trigger);
+void (*vt_writer_test_held)(const char *trigger);   /* vt_writer.h: tests only */
 
+/* The one place a snapshot is built and written. Under out_lock. */
 static int vt__snapshot_locked(const char *trigger, const char *label, const vt_oom_info *oom)
 {
     void (*held)(const char *) = __atomic_load_n(&vt_writer_test_held, __ATOMIC_ACQUIRE);
