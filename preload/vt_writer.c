@@ -9,7 +9,9 @@
  * async-signal-safe, so the signal handler can wake it) with a deadline for the
  * periodic snapshot. OOM, manual and exit snapshots are written synchronously by the
  * calling thread: OOM often precedes a crash, and vramtrace_snapshot() returns after
- * the record is on disk.
+ * the record is on disk. The writer thread never waits for one of those: its own
+ * snapshots take out_lock with trylock and retry every 5 ms (vt__own_snapshot), so it
+ * keeps applying the hooks' ring events while another thread writes a long list.
  *
  * Sites (format versions 2 and 3): rows, not objects. Periodic and step snapshots list only
  * the sites whose row changed since the previous snapshot of this stream
