@@ -27,6 +27,7 @@ static void vt__config_defaults(vt_config *c)
     memset(c, 0, sizeof *c);
     strcpy(c->output, "vramtrace-out");
     c->interval_ms = 1000;
+    c->nvml = 1;
     c->depth = 32;
     c->signal = SIGUSR1;
     c->step_every = 1;
@@ -156,6 +157,8 @@ int vt_config_parse(char *const *env, vt_config *c)
             else bad = 1;
         } else if (VT_KEY("PROMETHEUS")) {
             if (!*v || strlen(v) >= sizeof c->prometheus - 64) bad = 1; else strcpy(c->prometheus, v);
+        } else if (VT_KEY("NVML")) {
+            if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->nvml = (int)n;
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB")) {

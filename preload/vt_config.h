@@ -25,6 +25,8 @@ typedef struct vt_config {
                                 internal allocation of the core fails                     */
     int  python;             /* VRAMTRACE_PYTHON: VT_PYTHON_* (auto); see vt_python.h     */
     char prometheus[PATH_MAX]; /* VRAMTRACE_PROMETHEUS: textfile folder ("" = off); vt_prom.h */
+    int  nvml;               /* VRAMTRACE_NVML: 1 = sample NVML on the writer thread (default);
+                                0 = never load libnvidia-ml.so.1 (vt_host.c)              */
 } vt_config;
 
 /* VRAMTRACE_PYTHON values: auto = Python frames when a supported CPython is in the

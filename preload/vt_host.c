@@ -392,6 +392,10 @@ static void vt__resolve_uuids(void)
 static void vt__nvml_open(void)
 {
     vt__host.nvml_state = -1;
+    if (!vt__config.nvml) {
+        vt_log(VT_LOG_DEBUG, "VRAMTRACE_NVML=0: NVML not loaded, no NVML figures");
+        return;
+    }
     void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         vt_log(VT_LOG_DEBUG, "no NVML (libnvidia-ml.so.1): %s", dlerror());

@@ -13,7 +13,9 @@ host     runs `prog_monitor steps` and checks the snapshots' "host" object: RSS,
          simulated device (capacity, 64 MiB context overhead, 2 MiB rounding).
 ecc      the same with SIMCUDA_ECC_SBE/DBE/RISE_AFTER_MS: the ECC counts and row
          remaps read 0 first and rise during the run.
-nonvml   SIMCUDA_NVML=off: no "nvml" key, everything else still there.
+nonvml   SIMCUDA_NVML=off: no "nvml" key, everything else still there; then
+         VRAMTRACE_NVML=0 with a working NVML: no "nvml" key and libnvidia-ml.so.1
+         never loaded (LD_DEBUG=files).
 examples promtool check rules / test rules on examples/monitoring, the dashboard JSON
          and that every vramtrace_* name they use is one the preload writes.
 Exit 0 = every check held; each failure prints one line.
@@ -282,6 +284,19 @@ def test_nonvml(a):
         check(any(n == "vramtrace_live_bytes" and dict(l).get("UUID") == SIM_UUID0 for n, l in s),
               "UUID label missing (it comes from the driver, not NVML)")
         promtool_metrics(a, proms[0])
+    # VRAMTRACE_NVML=0: NVML works, but the preload must not even load it
+    p = run_prog(a, ["steps", "6", "40"], {"VRAMTRACE_NVML": "0", "LD_DEBUG": "files"}, interval=50)
+    check("libnvidia-ml.so" not in p.stderr, "VRAMTRACE_NVML=0 but libnvidia-ml.so.1 was loaded")
+    snaps = snapshots(a)
+    check(len(snaps) >= 4, f"VRAMTRACE_NVML=0: only {len(snaps)} snapshots")
+    for s in snaps:
+        h = s.get("host", {})
+        check(h.get("rss_bytes", 0) > 0, f"VRAMTRACE_NVML=0, snapshot {s['seq']}: no rss_bytes")
+        check("nvml" not in h, f"VRAMTRACE_NVML=0, snapshot {s['seq']}: nvml present")
+    # and the same run without it does load NVML (the check above can fail)
+    p = run_prog(a, ["steps", "6", "40"], {"LD_DEBUG": "files"}, interval=50)
+    check("libnvidia-ml.so" in p.stderr, "LD_DEBUG=files shows no libnvidia-ml.so.1 with NVML on")
+    check(any("nvml" in s.get("host", {}) for s in snapshots(a)), "no nvml figures with NVML on")
 
 
 def test_examples(a):

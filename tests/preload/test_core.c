@@ -583,8 +583,10 @@ static void test_config(void)
     vt_config c;
     char *good[] = {"VRAMTRACE_OUTPUT=/tmp/x", "VRAMTRACE_INTERVAL_MS=250", "VRAMTRACE_DEPTH=0",
                     "VRAMTRACE_SIGNAL=SIGUSR2", "VRAMTRACE_STEP_EVERY=4", "VRAMTRACE_LOG=quiet",
-                    "VRAMTRACE_DISABLE=1", "VRAMTRACE_LEAK_STEPS=3", "PATH=/bin", NULL};
+                    "VRAMTRACE_DISABLE=1", "VRAMTRACE_LEAK_STEPS=3", "VRAMTRACE_NVML=0",
+                    "PATH=/bin", NULL};
     CHECK_EQ_INT(vt_config_parse(good, &c), 0);
+    CHECK_EQ_INT(c.nvml, 0);
     CHECK(!strcmp(c.output, "/tmp/x"));
     CHECK_EQ_INT(c.interval_ms, 250);
     CHECK_EQ_INT(c.depth, 0);
@@ -593,8 +595,10 @@ static void test_config(void)
     CHECK_EQ_INT(c.disable, 1);
     CHECK_EQ_INT(c.leak_steps, 3);
     char *bad[] = {"VRAMTRACE_INTERVAL_MS=fast", "VRAMTRACE_DEPTH=100000", "VRAMTRACE_SIGNAL=KILL",
-                   "VRAMTRACE_STEP_EVERY=0", "VRAMTRACE_BOGUS=1", "VRAMTRACE_DISABLE=yes", NULL};
-    CHECK_EQ_INT(vt_config_parse(bad, &c), 6);  /* one warning each */
+                   "VRAMTRACE_STEP_EVERY=0", "VRAMTRACE_BOGUS=1", "VRAMTRACE_DISABLE=yes",
+                   "VRAMTRACE_NVML=off", NULL};
+    CHECK_EQ_INT(vt_config_parse(bad, &c), 7);  /* one warning each */
+    CHECK_EQ_INT(c.nvml, 1);
     CHECK_EQ_INT(c.interval_ms, 1000);
     CHECK_EQ_INT(c.depth, 32);
     CHECK_EQ_INT(c.signal, SIGUSR1);
