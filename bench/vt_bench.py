@@ -290,7 +290,7 @@ def fig3():
     if ARGS.hyperfine and shutil.which("hyperfine") and not ARGS.quick:
         hyper(cmd, "train")
     # churn: 100,000 alloc/free pairs per second for 1 s (10 us per pair untraced)
-    pairs = 2000 if ARGS.quick else 100000
+    pairs = 2000 if ARGS.quick else (ARGS.churn_pairs or 100000)
     one = kv(run([binp("bench_alloc"), "churn", "20000", "0"], base_env()))
     alloc_ns = 1e9 / float(one["pairs_per_s"])
     sp = cal(max(1000, int(10000 - alloc_ns)))
@@ -299,7 +299,19 @@ def fig3():
     r, u, t = paired(cmd, rounds, traced_env())
     row(3, f"churn ({pairs} pairs at {float(chk['pairs_per_s']):.0f} pairs/s untraced): traced/untraced wall",
         r, floor=1.0, target=1.05, unit="x", ok=r <= 1.05,
-        note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s")
+        note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s; "
+             f"{(t - u) / pairs * 1e6:+.2f} us per pair")
+    if ARGS.churn_variants:
+        # where a churn overhead comes from (a device diagnosis in one run): the same
+        # paired churn with stacks off, periodic snapshots off, NVML off, all three off
+        for label, kw in (("VRAMTRACE_DEPTH=0", {"DEPTH": 0}),
+                          ("VRAMTRACE_INTERVAL_MS=0", {"INTERVAL_MS": 0}),
+                          ("VRAMTRACE_NVML=0", {"NVML": 0}),
+                          ("all three", {"DEPTH": 0, "INTERVAL_MS": 0, "NVML": 0})):
+            r, u, t = paired(cmd, rounds, traced_env(**kw))
+            row(3, f"churn, {label}: traced/untraced wall", r, floor=1.0, target=None, unit="x",
+                note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s; "
+                     f"{(t - u) / pairs * 1e6:+.2f} us per pair")
     if ARGS.hyperfine and shutil.which("hyperfine") and not ARGS.quick:
         hyper(cmd, "churn")
 
@@ -533,6 +545,10 @@ def main():
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],
                     help="snapshot format versions figure 7 generates and reads (default: 3, the preload's)")
     ap.add_argument("--hyperfine", action="store_true", help="also run hyperfine (figure 3)")
+    ap.add_argument("--churn-pairs", type=int, default=None,
+                    help="alloc/free pairs of figure 3's churn run (default 100000)")
+    ap.add_argument("--churn-variants", action="store_true",
+                    help="figure 3: also the churn with stacks off, periodic snapshots off, NVML off")
     ap.add_argument("--verbose", action="store_true", help="callgrind per-function costs")
     ap.add_argument("--json", default=None)
     ap.add_argument("--cuda-lib", default=None,

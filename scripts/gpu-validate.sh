@@ -8,6 +8,9 @@
 #      backend:cudaMallocAsync
 # and keeps each report. SKIP_BUILD=1 uses an existing build/ (plus build/gpu-libs for
 # runtime libraries the machine lacks, build/gpu/training_loop_static prebuilt).
+# BENCH=build-bench (a Release build, see docs/performance.md) then also runs issue 7's
+# figure 3 on the real runtime, with the churn's diagnosis rows (stacks, periodic
+# snapshots, NVML each off): $OUT/bench-fig3.txt and .json.
 # Results go to ${OUT:-gpu-validate-out}.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,5 +47,12 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>"$OUT/torch-che
   PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync step torch_async python3 examples/python/torch_train.py --steps 60
 else
   echo "PyTorch with CUDA not available: torch steps skipped"; cat "$OUT/torch-check.txt"
+fi
+if [ -n "${BENCH:-}" ]; then
+  echo "=== bench: figure 3 on the real runtime ($BENCH)"
+  timeout 420 python3 bench/vt_bench.py --build "$BENCH" --work "$OUT/bench-work" \
+      --cuda-lib "/usr/local/cuda/lib64:$PWD/build/gpu-libs" --figures 3 --rounds 7 \
+      --churn-pairs 30000 --churn-variants --json "$OUT/bench-fig3.json" 2>&1 | tee "$OUT/bench-fig3.txt"
+  rm -rf "$OUT/bench-work"
 fi
 echo "=== done; results in $OUT"
