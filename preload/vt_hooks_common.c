@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_hooks.h"
+#include "vt_host.h"
 #include "vt_config.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
@@ -97,6 +98,10 @@ void vt_hook_fork_nostacks(void)
 
 static void vt__exit_marker(void)
 {
+    /* The last moment the driver is sure to be up (the runtime's teardown handler
+     * runs after this one): a program that ended before the writer thread ever ran
+     * and marked no step still gets its UUIDs into the exit textfile. */
+    vt_host_uuids();
     vt_writer_exit_begun();
 }
 

@@ -20,6 +20,7 @@
 #include "vt_host.h"
 #include "vt_config.h"
 #include "vt_fd.h"
+#include "vt_guard.h"
 #include "vt_log.h"
 #include "vt_nvml.h"
 #include "vt_prom.h"
@@ -360,7 +361,7 @@ typedef int (*vt_cuDeviceGetUuid_v2_t)(unsigned char *, int);
 
 static void vt__resolve_uuids(void)
 {
-    if (vt__host.uuids_done || vt_writer_is_exiting())
+    if (__atomic_load_n(&vt__host.uuids_done, __ATOMIC_ACQUIRE) || vt_writer_is_exiting())
         return;
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!h)
@@ -381,10 +382,23 @@ static void vt__resolve_uuids(void)
     }
     dlclose(h);   /* RTLD_NOLOAD took a reference: give it back */
     pthread_mutex_lock(&vt__host.lock);
+    int first = !vt__host.uuids_done;
     memcpy(vt__host.uuid, u, sizeof u);
-    vt__host.uuids_done = 1;
+    __atomic_store_n(&vt__host.uuids_done, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&vt__host.lock);
-    vt_log(VT_LOG_DEBUG, "device UUIDs of %d CUDA device(s) known", n);
+    if (first)
+        vt_log(VT_LOG_DEBUG, "device UUIDs of %d CUDA device(s) known", n);
+}
+
+void vt_host_uuids(void)
+{
+    if (__atomic_load_n(&vt__host.uuids_done, __ATOMIC_ACQUIRE))
+        return;
+    int e = errno;
+    vt_guard_enter();   /* anything hooked that the driver calls is not the program's */
+    vt__resolve_uuids();
+    vt_guard_leave();
+    errno = e;
 }
 
 /* ---- NVML ---- */

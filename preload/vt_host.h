@@ -45,6 +45,16 @@
  * another thread for longer than a cache copy. */
 void vt_host_tick(void);
 
+/* Device UUIDs (cuDeviceGetUuid_v2 of every ordinal, CUDA Driver API "Device
+ * Management"), asked of the real driver now if not known yet; one atomic load once
+ * known. For a program thread outside every hook and signal handler, before it writes
+ * a snapshot itself (vramtrace_step, vramtrace_snapshot): the writer thread's ticks
+ * alone may come after a short program's step snapshots, which would then carry no
+ * UUID (and the textfile an empty UUID label that later changes). Does nothing while
+ * the driver is not initialised (retried later) or once the process is exiting.
+ * Thread-safe; keeps errno. */
+void vt_host_uuids(void);
+
 /* One-time file work (cgroup discovery, opening the files read at every snapshot at
  * high numbers, loading NVML), done by vt_writer_start on the thread that makes the
  * process's first CUDA allocation, inside that call and before the writer thread

@@ -7,7 +7,9 @@
 
 prom     runs `prog_monitor prom` with VRAMTRACE_PROMETHEUS and checks the textfile
          while running and after exit: exact figures, labels, no timestamps, HELP/TYPE,
-         the atomic-rename leftovers, `promtool check metrics` (when installed).
+         the atomic-rename leftovers, `promtool check metrics` (when installed);
+         then 6 runs of 40 unpaced steps (3 without step snapshots): the UUID label
+         is there in each.
 host     runs `prog_monitor steps` and checks the snapshots' "host" object: RSS,
          cgroup, and the simulated NVML's device memory, consistent with the
          simulated device (capacity, 64 MiB context overhead, 2 MiB rounding).
@@ -199,6 +201,21 @@ def test_prom(a):
     check(value(s, "vramtrace_frees_total", kind="managed", **lab) == 1, "exit: managed frees_total != 1")
     check(value(s, "vramtrace_pool_reserved_bytes", **lab) == 2 * MIB, "exit: pool reserved != 2 MiB")
     promtool_metrics(a, final)
+
+    # A short program whose step snapshots all come before the writer thread's first
+    # wake after CUDA initialised: the UUID label must be there anyway (it used to be
+    # "" in about half such runs, the UUIDs being asked for on the writer thread only).
+    # Runs 3-5 write no step snapshot (VRAMTRACE_STEP_EVERY): only the exit textfile.
+    for attempt in range(6):
+        run_prog(a, ["steps", "40", "0"], {"VRAMTRACE_PROMETHEUS": prom_dir,
+                                           "VRAMTRACE_STEP_EVERY": "1" if attempt < 3 else "1000000"},
+                 interval=60000)
+        files = glob.glob(os.path.join(prom_dir, "vramtrace_*.prom"))
+        if not check(len(files) == 1, f"fast steps, run {attempt}: textfiles {files}"):
+            break
+        s, problems = parse_prom(files[0])
+        uuids = {dict(l).get("UUID") for (n, l) in s if "gpu" in dict(l)}
+        check(uuids == {SIM_UUID0}, f"fast steps, run {attempt}: UUID labels {uuids}, want {{{SIM_UUID0!r}}}")
 
 
 def nvml_devices(snaps):
