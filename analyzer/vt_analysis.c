@@ -1,5 +1,6 @@
 /* vt_analysis.c — per-process site merging, verdicts and ordering (vt_analysis.h). */
 #include "vt_analysis.h"
+#include "vt_display.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -416,5 +417,6 @@ char *vt_process_title(const vt_process *p, char *buf, size_t cap)
         snprintf(buf, cap, "rank %lld, pid %llu on %s", (long long)p->rank, (unsigned long long)p->pid, p->host);
     else
         snprintf(buf, cap, "pid %llu on %s", (unsigned long long)p->pid, p->host);
+    vt_utf8_trim(buf);   /* a long host name cut at cap keeps whole characters */
     return buf;
 }

@@ -13,6 +13,7 @@
  * program's status; with --check, a program that failed (non-zero status or a
  * signal) keeps its own status, otherwise the check's 0/1/2 is the result.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,6 +26,7 @@
 #include "vt_analysis.h"
 #include "vt_check.h"
 #include "vt_diff.h"
+#include "vt_display.h"
 #include "vt_export.h"
 #include "vt_reader.h"
 #include "vt_lineparse.h"
@@ -116,7 +118,9 @@ static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep
         rs->read_threads = (int)v;   /* 0: parse on this thread */
     }
     if (vt_load_paths(rs, paths, n) < 0) {
-        fprintf(stderr, "%s\n", rs->err);
+        char shown[sizeof rs->err * 4];   /* the path and what it quotes, as shown (vt_display.h) */
+        vt_display(shown, sizeof shown, rs->err);
+        fprintf(stderr, "%s\n", shown);
         vt_runset_free(rs);
         return 2;
     }
@@ -139,8 +143,26 @@ static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *
     return load_ex(paths, n, warmup, verbose, 0, 0, rs, a);
 }
 
+/* 1 when the folder `dir` holds an entry that is the file `so` (same device and
+ * inode: a hard link to a snapshot file, under any name). */
+static int dir_holds(const char *dir, const struct stat *so)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int found = 0;
+    struct dirent *e;
+    struct stat st;
+    while (!found && (e = readdir(d)))
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            st.st_dev == so->st_dev && st.st_ino == so->st_ino)
+            found = 1;
+    closedir(d);
+    return found;
+}
+
 /* 1 when writing -o `out` would destroy or spoil one of the inputs: `out` is one of
- * the input files (same device and inode), or a *.jsonl name inside an input folder
+ * the input files or a file inside an input folder (same device and inode: also
+ * through a hard link of another name), or a *.jsonl name inside an input folder
  * (the reader would take it for a snapshot file next time). Checked before the file
  * is opened, with or without --force: nothing a user recorded is overwritten. */
 static int out_is_input(const char *out, char *const *paths, int n)
@@ -158,6 +180,7 @@ static int out_is_input(const char *out, char *const *paths, int n)
     for (int i = 0; i < n; i++) {
         if (stat(paths[i], &sp) != 0) continue;
         if (out_exists && sp.st_dev == so.st_dev && sp.st_ino == so.st_ino) return 1;
+        if (out_exists && S_ISDIR(sp.st_mode) && dir_holds(paths[i], &so)) return 1;
         if (S_ISDIR(sp.st_mode) && jsonl && dir_ok && sp.st_dev == sd.st_dev && sp.st_ino == sd.st_ino)
             return 1;
     }

@@ -25,6 +25,7 @@
  * (vt_rsite.row keeps each site's last row), after which version 3 is version 2.
  */
 #include "vt_reader.h"
+#include "vt_display.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -229,13 +230,13 @@ static int rd_header(rd *r, json_t *o)
     const char *s;
     if ((v = json_object_get(o, "host"))) {
         if (!(s = get_str(r, v, "header.host", VT_MAX_FIELD))) return -1;
-        p->host = vt_xstrdup(s);
+        p->host = vt_xdisplay(s);
     } else {
         p->host = vt_xstrdup("");
     }
     if ((v = json_object_get(o, "exe")) && !json_is_null(v)) {
         if (!(s = get_str(r, v, "header.exe", VT_MAX_FIELD))) return -1;
-        p->exe = vt_xstrdup(s);
+        p->exe = vt_xdisplay(s);
     }
     if ((v = json_object_get(o, "cmdline")) && !json_is_null(v)) {
         if (!json_is_array(v)) return rd_fail(r, "header.cmdline: expected an array, got %s", vt_jtype(v));
@@ -257,7 +258,8 @@ static int rd_header(rd *r, json_t *o)
         }
         vt_grow((void **)&joined, &cap, n + 1, 1);
         joined[n] = 0;
-        p->cmdline = joined;
+        p->cmdline = vt_xdisplay(joined);   /* shown, never run: vt_display.h */
+        free(joined);
     }
     static const char *const rk[] = {"rank", "local_rank", "world_size"};
     int64_t *dst[] = {&p->rank, &p->local_rank, &p->world_size};
@@ -910,7 +912,7 @@ static int rd_oom(rd *r, const json_t *o, oom_ent *m)
     m->stack = -1;
     if ((v = json_object_get(o, "api"))) {
         if (!(s = get_str(r, v, "oom.api", VT_MAX_FIELD))) return -1;
-        copy_str(m->api, sizeof m->api, s);
+        vt_display(m->api, sizeof m->api, s);
     }
     if ((v = json_object_get(o, "kind")) && get_kind(r, v, "oom.kind", &m->kind) < 0) return -1;
     if ((v = json_object_get(o, "device")) && get_device(r, v, "oom.device", &m->device) < 0) return -1;

@@ -7,6 +7,7 @@
  * fits a screen; `--format json` has everything.
  */
 #include "vt_report.h"
+#include "vt_display.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -209,7 +210,9 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     char t[200], b1[32], b2[32], b3[32];
     fprintf(f, "%s== %s%s%s%s\n", bold, vt_process_title(p, t, sizeof t), p->cmdline ? ": " : "",
             p->cmdline ? p->cmdline : "", off);
-    fprintf(f, "   %ssnapshots %s%s\n", dim, p->file, off);
+    char *file_shown = vt_xdisplay(p->file);
+    fprintf(f, "   %ssnapshots %s%s\n", dim, file_shown, off);
+    free(file_shown);
     fprintf(f, "   %zu step%s (%s), warm-up %zu   peak %s   unfreed at exit %s",
             p->nsteps, p->nsteps == 1 ? "" : "s", p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
             pr->warmup, vt_size_fmt(p->peak_bytes, b1, sizeof b1),

@@ -5,6 +5,7 @@
  * cache entry per (module, offset, written name) with the finished strings.
  */
 #include "vt_symbolize.h"
+#include "vt_display.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -229,9 +230,20 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
             e->sym.function = plain;
             e->sym.signature = vt_xstrdup(plain);
         }
+        /* names a program chose: their display form (vt_display.h) */
+        if (!vt_display_clean(e->sym.function)) {
+            char *d = vt_xdisplay(e->sym.function);
+            free((char *)e->sym.function);
+            e->sym.function = d;
+        }
+        if (!vt_display_clean(e->sym.signature)) {
+            char *d = vt_xdisplay(e->sym.signature);
+            free((char *)e->sym.signature);
+            e->sym.signature = d;
+        }
         fn = e->sym.signature;   /* labels show the signature */
     }
-    e->sym.file = file ? vt_xstrdup(file) : NULL;
+    e->sym.file = file ? vt_xdisplay(file) : NULL;
     e->sym.line = line;
     char buf[8192];
     const char *mb = f->mod ? vt_basename(f->mod->path) : NULL;
@@ -245,7 +257,8 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
         snprintf(buf, sizeof buf, "%s+0x%" PRIx64, mb, f->offset);
     else
         snprintf(buf, sizeof buf, "0x%" PRIx64, f->offset);
-    e->sym.label = vt_xstrdup(buf);
+    vt_utf8_trim(buf);   /* a name cut at the buffer's end keeps whole characters */
+    e->sym.label = vt_xdisplay(buf);
     HASH_ADD(hh, s->syms, key, sizeof e->key, e);
     return &e->sym;
 }
@@ -263,9 +276,9 @@ const vt_sym *vt_sym_pyframe(vt_symbolizer *s, const vt_pyframe *f)
     e = vt_xcalloc(1, sizeof *e);
     e->key = k;
     int known_fn = strcmp(f->function, "?") != 0, known_file = strcmp(f->file, "?") != 0;
-    e->sym.function = known_fn ? vt_xstrdup(f->function) : NULL;
-    e->sym.signature = known_fn ? vt_xstrdup(f->function) : NULL;
-    e->sym.file = known_file ? vt_xstrdup(f->file) : NULL;
+    e->sym.function = known_fn ? vt_xdisplay(f->function) : NULL;
+    e->sym.signature = known_fn ? vt_xdisplay(f->function) : NULL;
+    e->sym.file = known_file ? vt_xdisplay(f->file) : NULL;
     e->sym.line = (int)f->line;
     e->sym.module = "python";
     e->sym.offset = 0;
@@ -276,7 +289,8 @@ const vt_sym *vt_sym_pyframe(vt_symbolizer *s, const vt_pyframe *f)
         snprintf(buf, n, "%s:%u in %s", vt_basename(f->file), f->line, f->function);
     else
         snprintf(buf, n, "%s in %s", vt_basename(f->file), f->function);
-    e->sym.label = buf;
+    e->sym.label = vt_xdisplay(buf);
+    free(buf);
     HASH_ADD(hh, s->syms, key, sizeof e->key, e);
     return &e->sym;
 }

@@ -47,6 +47,11 @@ void vt_log(int level, const char *fmt, ...)
         n = 0;
     if ((size_t)n > sizeof buf - p - 2)
         n = (int)(sizeof buf - p - 2);
+    /* one line, nothing a terminal acts on: names the program chose (paths, frames,
+     * Python code names) may hold ESC, CR or LF; each control byte becomes '?' */
+    for (size_t i = p; i < p + (size_t)n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
     p += (size_t)n;
     buf[p++] = '\n';
     vt_log_raw(buf, (unsigned)p);

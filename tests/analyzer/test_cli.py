@@ -429,6 +429,59 @@ def t_malformed(exe, testdir):
         shutil.rmtree(tmp)
     print("%d malformed inputs checked" % len(cases))
     t_hostile_inputs(exe, testdir)
+    t_display_safety(exe)
+
+
+def t_display_safety(exe):
+    """Names a traced program chose (argv, host, frame names, Python file and
+    function names, an OOM's API, the snapshot file's own name) reach the text
+    outputs as their display form (analyzer/vt_display.h): no byte a terminal acts
+    on, no forged line. JSON, HTML and the exports carry the same form."""
+    tmp = tempfile.mkdtemp()
+    try:
+        esc = "\x1b]0;owned\x07\x1b[2J\r\nFAKE: vramtrace check: passed"
+        snaps = [{"t": "snapshot", "seq": i + 1, "trigger": "step", "step": i, "step_marked": True,
+                  "sites": [{"stack": 1, "kind": "device", "device": 0, "live_bytes": (i + 1) << 20}]}
+                 for i in range(14)]
+        snaps[-1]["oom"] = {"api": "cuMemAlloc" + esc, "kind": "device", "device": 0, "requested_bytes": 1 << 30,
+                            "result": 2, "stack": 1}
+        text = mini_stream(header={"host": "h" + esc, "cmdline": ["prog", esc], "exe": "/bin/x" + esc},
+                           snaps=snaps)
+        text = text.replace('"frames":[[1,4096,"train_step"]]',
+                            '"frames":[[1,4096,' + json.dumps("fn" + esc + "\u202e") + ']],"py":[[' +
+                            json.dumps("/x/" + esc + ".py") + "," + json.dumps("f" + esc + "\u202e") + ",3,0]]")
+        d = os.path.join(tmp, "run" + esc.replace("/", "_").replace("\n", "_"))   # a file name may hold ESC too
+        os.mkdir(d)
+        p = os.path.join(d, "vt.h.7.1.jsonl")
+        with open(p, "w") as f:
+            f.write(text)
+        bad = set(range(0x20)) - {0x0a}
+        outs = []
+        for args in (["report", d], ["check", d], ["diff", d, d], ["report", "--format", "json", d],
+                     ["export", "--format", "collapsed", d]):
+            r = subprocess.run([exe] + args, capture_output=True, timeout=60)
+            check(r.returncode in (0, 1), "%s: exit %d %r" % (args[0], r.returncode, r.stderr[:300]))
+            for name, out in (("stdout", r.stdout), ("stderr", r.stderr)):
+                found = sorted({b for b in out if b in bad or b == 0x7f})
+                check(not found, "%s %s: control bytes %s in %r" % (" ".join(args[:2]), name, found, out[:400]))
+                check(b"\nFAKE" not in out, "%s %s: a forged line" % (args[0], name))
+            outs.append(r)
+        rep = outs[0].stdout.decode("utf-8", "replace")
+        check("\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0aFAKE" in rep, "report text lacks the display form: %r" % rep[:600])
+        check("\\u202e" in rep, "report text lacks \\u202e for the bidi override")
+        check(re.search(r"(?m)^FAIL ", outs[1].stdout.decode()), "check did not fail on the leak")
+        j = json.loads(outs[3].stdout)
+        check("\\x1b" in (j["processes"][0]["cmdline"] or ""), "JSON cmdline not in display form")
+        # an unreadable file whose name holds ESC: the error message shows it escaped
+        badf = os.path.join(tmp, "bad" + esc.replace("/", "_") + ".jsonl")
+        with open(badf, "w") as f:
+            f.write("not json\n")
+        r = subprocess.run([exe, "report", badf], capture_output=True, timeout=60)
+        check(r.returncode == 2, "bad file: exit %d" % r.returncode)
+        check(not (set(r.stderr) & (bad | {0x7f})), "error message carries control bytes: %r" % r.stderr[:300])
+        check(b"\\x1b" in r.stderr and b":1: " in r.stderr, "error message: %r" % r.stderr[:300])
+    finally:
+        shutil.rmtree(tmp)
 
 
 def mini_stream(header=None, module_path="/opt/app/app", snaps=None):
@@ -654,7 +707,11 @@ def t_cli(exe, testdir):
         shutil.copytree(leak, run_dir)
         snap = os.path.join(run_dir, sorted(f for f in os.listdir(run_dir) if f.endswith(".jsonl"))[0])
         before = open(snap, "rb").read()
+        hard = os.path.join(tmp, "report-hardlink.html")   # another name for the same file
+        os.link(snap, hard)
         for cmd in (["report", "--format", "html", "--force", "-o", snap, run_dir],
+                    ["report", "--format", "html", "--force", "-o", hard, run_dir],
+                    ["export", "--format", "perfetto", "--force", "-o", hard, run_dir],
                     ["report", "--force", "-o", snap, snap],
                     ["export", "--format", "collapsed", "--force", "-o", snap, run_dir],
                     ["report", "--format", "json", "-o", os.path.join(run_dir, "report.jsonl"), run_dir]):

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "vt_demangle.h"
+#include "vt_display.h"
 #include "vt_jarena.h"
 #include "vt_jline.h"
 #include "vt_lineparse.h"
@@ -477,8 +478,54 @@ static void test_read_threads(const char *golden)
           "versions 1 and 2: last step %llu vs %llu", (unsigned long long)totals[0][0], (unsigned long long)totals[1][0]);
 }
 
+/* vt_display: the display form of names a traced program chose (vt_display.h) */
+static void test_display(void)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"plain ascii (file.c:12)", "plain ascii (file.c:12)"},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"}, /* é € 😀 kept */
+        {"\x1b]0;owned\x07\x1b[2J\r\nFAKE", "\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0aFAKE"},
+        {"tab\there\x7f", "tab\\x09here\\x7f"},
+        {"bad \xff\xfe end", "bad \\xff\\xfe end"},                 /* not UTF-8 */
+        {"over\xc0\xaflong", "over\\xc0\\xaflong"},                 /* overlong '/' */
+        {"surr\xed\xb3\xbf", "surr\\xed\\xb3\\xbf"},              /* U+DCFF */
+        {"cut \xe2\x82", "cut \\xe2\\x82"},                         /* half a character at the end */
+        {"c1 \xc2\x9b[2J", "c1 \\u009b[2J"},                          /* U+009B, CSI */
+        {"rlo \xe2\x80\xae evil", "rlo \\u202e evil"},               /* U+202E */
+        {"ls \xe2\x80\xa8 x", "ls \\u2028 x"},
+        {"back\\slash", "back\\slash"},
+        {"", ""},
+    };
+    char buf[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = vt_display(buf, sizeof buf, cases[i].in);
+        CHECK(!strcmp(buf, cases[i].out), "case %zu: \"%s\"", i, buf);
+        CHECK(n == strlen(cases[i].out), "case %zu: length %zu", i, n);
+        CHECK(vt_display_clean(cases[i].in) == !strcmp(cases[i].in, cases[i].out), "case %zu: clean", i);
+        char *d = vt_xdisplay(cases[i].in);
+        CHECK(!strcmp(d, cases[i].out), "case %zu: xdisplay \"%s\"", i, d);
+        free(d);
+    }
+    /* a cut never splits an escape or a character */
+    char small[8];
+    size_t n = vt_display(small, sizeof small, "ab\x1b\x1b");   /* "ab\x1b\x1b" needs 10 */
+    CHECK(!strcmp(small, "ab\\x1b") && n == 10, "cut escape: \"%s\" %zu", small, n);
+    n = vt_display(small, 5, "a\xe2\x82\xac" "b");                  /* a€b: the € (3 bytes) fits in 5 */
+    CHECK(!strcmp(small, "a\xe2\x82\xac") && n == 5, "cut char: \"%s\" %zu", small, n);
+    n = vt_display(small, 4, "a\xe2\x82\xac" "b");
+    CHECK(!strcmp(small, "a") && n == 5, "cut char 2: \"%s\" %zu", small, n);
+    /* vt_utf8_trim drops only a cut last character */
+    char t1[] = "ab\xc3\xa9", t2[] = "ab\xc3", t3[] = "ab\xf0\x9f\x98", t4[] = "abc", t5[] = "\xe2\x82\xac";
+    vt_utf8_trim(t1); vt_utf8_trim(t2); vt_utf8_trim(t3); vt_utf8_trim(t4); vt_utf8_trim(t5);
+    CHECK(!strcmp(t1, "ab\xc3\xa9"), "trim whole");
+    CHECK(!strcmp(t2, "ab"), "trim 2-byte cut: \"%s\"", t2);
+    CHECK(!strcmp(t3, "ab"), "trim 4-byte cut: \"%s\"", t3);
+    CHECK(!strcmp(t4, "abc") && !strcmp(t5, "\xe2\x82\xac"), "trim ascii / whole 3-byte");
+}
+
 int main(int argc, char **argv)
 {
+    test_display();
     test_jarena();
     test_lineparse();
     if (argc > 1) test_read_threads(argv[1]);

@@ -6,6 +6,7 @@
 #include "vt_buf.h"
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_log.h"
 #include "vt_mem.h"
 #include "vt_ring.h"
 #include "vt_stack.h"
@@ -1187,8 +1188,31 @@ static void test_writer_drains_while_held(void)
     CHECK_EQ_U64(vt_core_live_count(), live0);
 }
 
+/* vt_log: a name the program chose cannot forge a line or send a terminal escape */
+static void test_log_controls(void)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    int saved = dup(2);
+    dup2(fds[1], 2);
+    int level = vt__log_level;
+    vt__log_level = VT_LOG_WARN;
+    vt_log(VT_LOG_WARN, "possible leak: %s growing", "f\x1b]0;t\x07\x1b[2J\r\nFAKE\x7f\xc3\xa9");
+    vt__log_level = level;
+    dup2(saved, 2);
+    close(saved);
+    close(fds[1]);
+    char buf[256] = "";
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    CHECK(n > 0);
+    buf[n > 0 ? n : 0] = 0;
+    CHECK(!strcmp(buf, "vramtrace: possible leak: f?]0;t??[2J??FAKE?\xc3\xa9 growing\n"));
+}
+
 int main(void)
 {
+    test_log_controls();
     vt_config_load();
     vt__config.leak_steps = 5;
     CHECK_EQ_INT(vt_core_init(), 0);
