@@ -28,6 +28,7 @@
 #include "vt_diff.h"
 #include "vt_display.h"
 #include "vt_export.h"
+#include "vt_format.h"
 #include "vt_reader.h"
 #include "vt_lineparse.h"
 #include "vt_report.h"
@@ -41,7 +42,7 @@ static void usage(FILE *f)
           "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] PATH...\n"
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] PATH...\n"
-          "  vramtrace diff [--warmup STEPS] BASE NEW\n"
+          "  vramtrace diff [--warmup STEPS] BASE NEW          (also: vramtrace compare)\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] PATH...\n"
           "  vramtrace --version\n"
@@ -141,6 +142,15 @@ static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep
 static int load(char *const *paths, int n, long warmup, int verbose, vt_runset *rs, vt_analysis *a)
 {
     return load_ex(paths, n, warmup, verbose, 0, 0, rs, a);
+}
+
+/* 1 (after one message) when what was written to stdout could not all be written
+ * (a full disk, a closed pipe): a gate that printed nothing must not pass. */
+static int stdout_failed(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    fprintf(stderr, "vramtrace: writing to stdout failed: %s\n", strerror(errno ? errno : EIO));
+    return 1;
 }
 
 /* 1 when the folder `dir` holds an entry that is the file `so` (same device and
@@ -264,6 +274,7 @@ static int run_check(char *const *paths, int n, check_args *ca, int verbose)
         }
     }
     rc = vt_check(&a, ca->baseline ? &b : NULL, &ca->o, stdout);
+    if (stdout_failed()) rc = 2;
     if (ca->baseline) {
         vt_analysis_free(&b);
         vt_runset_free(&brs);
@@ -335,7 +346,10 @@ static int cmd_report(int argc, char **argv)
     else rc = vt_report_text(f, &a, color);
     if (fflush(f) != 0) rc = -1;
     if (out && fclose(f) != 0) rc = -1;
-    if (rc < 0) fprintf(stderr, "vramtrace: writing %s failed: %s\n", out ? out : "the report", strerror(errno));
+    if (rc < 0) {
+        fprintf(stderr, "vramtrace: writing %s failed: %s\n", out ? out : "the report", strerror(errno));
+        if (out) unlink(out);   /* ours (created or replaced above): no half file left behind */
+    }
     vt_analysis_free(&a);
     vt_runset_free(&rs);
     return rc < 0 ? 2 : 0;
@@ -401,7 +415,10 @@ static int cmd_export(int argc, char **argv)
     else rc = vt_export_collapsed(f, &a, m, err, sizeof err);
     if (fflush(f) != 0) rc = -1;
     if (out && fclose(f) != 0) rc = -1;
-    if (rc < 0) fprintf(stderr, "vramtrace: export to %s failed: %s\n", out ? out : "stdout", err[0] ? err : strerror(errno));
+    if (rc < 0) {
+        fprintf(stderr, "vramtrace: export to %s failed: %s\n", out ? out : "stdout", err[0] ? err : strerror(errno));
+        if (out) unlink(out);   /* ours (created or replaced above): no half file left behind */
+    }
     vt_analysis_free(&a);
     vt_runset_free(&rs);
     return rc < 0 ? 2 : 0;
@@ -429,6 +446,7 @@ static int cmd_diff(int argc, char **argv)
         return rc;
     }
     rc = vt_diff(&b, &n, stdout) < 0 ? 2 : 0;
+    if (stdout_failed()) rc = 2;
     vt_analysis_free(&b);
     vt_analysis_free(&n);
     vt_runset_free(&rb);
@@ -513,14 +531,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
     if (!strcmp(cmd, "report")) return cmd_report(argc, argv);
     if (!strcmp(cmd, "check")) return cmd_check(argc, argv);
-    if (!strcmp(cmd, "diff")) return cmd_diff(argc, argv);
+    if (!strcmp(cmd, "diff") || !strcmp(cmd, "compare")) return cmd_diff(argc, argv);   /* compare: the name people try */
     if (!strcmp(cmd, "export")) return cmd_export(argc, argv);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("vramtrace %s (reads snapshot formats 1 and 2)\n", VT_VERSION);
+        printf("vramtrace %s (reads snapshot formats %d to %d)\n", VT_VERSION, VT_FORMAT_VERSION_MIN, VT_FORMAT_VERSION);
         return 0;
     }
     fprintf(stderr, "vramtrace: unknown command \"%s\"\n", cmd);

@@ -566,6 +566,23 @@ def t_hostile_inputs(exe, testdir):
             tr = pickle.loads(open(out, "rb").read())["device_traces"]
             check(len(tr) == 65536 and sum(map(len, tr[:65535])) == 0 and len(tr[65535]) >= 2,
                   "device_traces: %d lists, last %r" % (len(tr), tr[-1][:2] if tr else None))
+        # 5. a long non-ASCII host: titles cut at a whole character, the exports valid
+        p = os.path.join(tmp, "longhost.jsonl")
+        with open(p, "w") as f:
+            f.write(mini_stream(header={"host": "x" + "\u00e9" * 400}))
+        out = os.path.join(tmp, "lh.perfetto.json")
+        r = run([exe, "export", "--format", "perfetto", "-o", out, p])
+        check(r.returncode == 0, "perfetto export of a long host: %d %r" % (r.returncode, r.stderr))
+        check(r.returncode != 0 or json.loads(open(out, "rb").read().decode("utf-8", "replace")),
+              "perfetto export of a long host is not JSON")
+        out = os.path.join(tmp, "lh.html")
+        r = run([exe, "report", "--format", "html", "-o", out, p])
+        check(r.returncode == 0, "html report of a long host: %d %r" % (r.returncode, r.stderr))
+        if r.returncode == 0:
+            try:
+                open(out, "rb").read().decode("utf-8")
+            except UnicodeDecodeError as e:
+                check(False, "html report of a long host is not UTF-8: %s" % e)
         # 6. failed allocation calls other than OOM, and "every call failed"
         def dev_kinds(alloc, failed, oom):
             k = {"alloc_total": alloc, "free_total": 0, "failed_total": failed}
@@ -680,6 +697,18 @@ def t_cli(exe, testdir):
         first = r.stderr.splitlines()[0] if r.stderr else ""
         check(r.returncode == 2 and first == want and r.stderr.count("vramtrace:") == 1,
               "%r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
+    # stdout that cannot be written (a full disk): exit 2 for every command, never a pass
+    if os.path.exists("/dev/full"):
+        for args in (["report", leak], ["check", base], ["diff", base, leak],
+                     ["export", "--format", "collapsed", leak]):
+            with open("/dev/full", "w") as full:
+                r = subprocess.run([exe] + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+            check(r.returncode == 2 and "failed" in r.stderr, "%s > /dev/full: exit %d %r" % (args[0], r.returncode, r.stderr))
+    # --version names the formats this build reads; "compare" is diff
+    r = run([exe, "--version"])
+    check(re.fullmatch(r"vramtrace \S+ \(reads snapshot formats 1 to 3\)\n", r.stdout), "--version: %r" % r.stdout)
+    r1, r2 = run([exe, "diff", base, leak]), run([exe, "compare", base, leak])
+    check(r2.returncode == r1.returncode and r2.stdout == r1.stdout and r1.stdout, "compare differs from diff")
     # a warm-up that covers every step is said, not silently judged as "no leak"
     r = run([exe, "check", "--warmup", "100000", leak])
     check("--warmup 100000 leaves no steps to judge" in r.stderr, "no warm-up note: %r" % r.stderr)
