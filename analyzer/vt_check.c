@@ -45,6 +45,9 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
             ok_calls += p->devices[d].alloc_calls;
             failed_calls += p->devices[d].failed_calls;
         }
+        if (!p->nsnapshots && !p->exited)   /* a header, then nothing: it died at once */
+            fprintf(out, "note %s: wrote no snapshot and no exit record (killed or crashed right after "
+                    "its first CUDA allocation?): nothing of it was judged\n", t);
         if (failed_calls && !ok_calls) {
             fails++;
             fprintf(out, "FAIL %s: nothing was traced: every allocation call failed (%" PRIu64

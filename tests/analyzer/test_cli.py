@@ -704,6 +704,18 @@ def t_cli(exe, testdir):
             with open("/dev/full", "w") as full:
                 r = subprocess.run([exe] + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
             check(r.returncode == 2 and "failed" in r.stderr, "%s > /dev/full: exit %d %r" % (args[0], r.returncode, r.stderr))
+    # a process that wrote its header and died: check says nothing of it was judged
+    tmp = tempfile.mkdtemp()
+    try:
+        ho = os.path.join(tmp, "header-only.jsonl")
+        with open(ho, "w") as f:
+            f.write(mini_stream(snaps=[]))
+        r = run([exe, "check", ho])
+        check(r.returncode == 0 and "nothing of it was judged" in r.stdout, "header-only check: %d %r" % (r.returncode, r.stdout))
+        r = run([exe, "check", leak])
+        check("nothing of it was judged" not in r.stdout, "the note on a process with snapshots")
+    finally:
+        shutil.rmtree(tmp)
     # --version names the formats this build reads; "compare" is diff
     r = run([exe, "--version"])
     check(re.fullmatch(r"vramtrace \S+ \(reads snapshot formats 1 to 3\)\n", r.stdout), "--version: %r" % r.stdout)
