@@ -153,6 +153,16 @@ static int stdout_failed(void)
     return 1;
 }
 
+/* The folder part of path into buf ("." for a bare name); returns buf. */
+static const char *parent_dir(const char *path, char *buf, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(buf, cap, ".");
+    else if (slash == path) snprintf(buf, cap, "/");
+    else snprintf(buf, cap, "%.*s", (int)(slash - path), path);
+    return buf;
+}
+
 /* 1 when the folder `dir` holds an entry that is the file `so` (same device and
  * inode: a hard link to a snapshot file, under any name). */
 static int dir_holds(const char *dir, const struct stat *so)
@@ -172,8 +182,8 @@ static int dir_holds(const char *dir, const struct stat *so)
 
 /* 1 when writing -o `out` would destroy or spoil one of the inputs: `out` is one of
  * the input files or a file inside an input folder (same device and inode: also
- * through a hard link of another name), or a *.jsonl name inside an input folder
- * (the reader would take it for a snapshot file next time). Checked before the file
+ * through a hard link of another name), or a *.jsonl name inside an input folder or
+ * beside an input file (the reader would take it for a snapshot file next time). Checked before the file
  * is opened, with or without --force: nothing a user recorded is overwritten. */
 static int out_is_input(const char *out, char *const *paths, int n)
 {
@@ -182,17 +192,20 @@ static int out_is_input(const char *out, char *const *paths, int n)
     size_t len = strlen(out);
     int jsonl = len >= 6 && !strcmp(out + len - 6, ".jsonl");
     char dir[4096];
-    const char *slash = strrchr(out, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == out) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - out), out);
-    int dir_ok = stat(dir, &sd) == 0;
+    int dir_ok = stat(parent_dir(out, dir, sizeof dir), &sd) == 0;
     for (int i = 0; i < n; i++) {
         if (stat(paths[i], &sp) != 0) continue;
         if (out_exists && sp.st_dev == so.st_dev && sp.st_ino == so.st_ino) return 1;
         if (out_exists && S_ISDIR(sp.st_mode) && dir_holds(paths[i], &so)) return 1;
         if (S_ISDIR(sp.st_mode) && jsonl && dir_ok && sp.st_dev == sd.st_dev && sp.st_ino == sd.st_ino)
             return 1;
+        if (!S_ISDIR(sp.st_mode) && jsonl && dir_ok) {   /* a *.jsonl beside a snapshot file named */
+            char pdir[4096];
+            struct stat spd;
+            if (stat(parent_dir(paths[i], pdir, sizeof pdir), &spd) == 0 && spd.st_dev == sd.st_dev &&
+                spd.st_ino == sd.st_ino)
+                return 1;
+        }
     }
     return 0;
 }

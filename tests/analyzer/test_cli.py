@@ -755,7 +755,8 @@ def t_cli(exe, testdir):
                     ["export", "--format", "perfetto", "--force", "-o", hard, run_dir],
                     ["report", "--force", "-o", snap, snap],
                     ["export", "--format", "collapsed", "--force", "-o", snap, run_dir],
-                    ["report", "--format", "json", "-o", os.path.join(run_dir, "report.jsonl"), run_dir]):
+                    ["report", "--format", "json", "-o", os.path.join(run_dir, "report.jsonl"), run_dir],
+                    ["report", "--format", "json", "-o", os.path.join(run_dir, "report.jsonl"), snap]):
             r = run([exe] + cmd)
             check(r.returncode == 2 and "not written, even with --force" in r.stderr,
                   "%r: %d %s" % (cmd, r.returncode, r.stderr))
