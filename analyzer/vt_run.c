@@ -98,6 +98,12 @@ static int make_outdir(vt_run_opts *o)
             fprintf(stderr, "vramtrace: cannot create %s: %s\n", o->outdir, strerror(errno));
             return -1;
         }
+        struct stat st;
+        if (stat(o->outdir, &st) < 0 || !S_ISDIR(st.st_mode)) {   /* a file of that name: said now,
+                                                                    not by a latched-off preload */
+            fprintf(stderr, "vramtrace: %s exists and is not a folder; the program was not started\n", o->outdir);
+            return -1;
+        }
         snprintf(o->outbuf, sizeof o->outbuf, "%s", o->outdir);
         return 0;
     }

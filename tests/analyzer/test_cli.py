@@ -841,6 +841,13 @@ def t_run(exe, testdir, fakelib):
         check(r.returncode == 128 + 15, "signal death: %d" % r.returncode)
         r = run([exe, "run", "-o", os.path.join(tmp, "o3"), "--", "/nonexistent/prog"], env=env)
         check(r.returncode == 127 and "cannot run" in r.stderr, "missing program: %d %r" % (r.returncode, r.stderr))
+        # -o naming a file: said before the program starts, exit 2, the file untouched
+        afile = os.path.join(tmp, "afile")
+        open(afile, "w").write("mine")
+        marker = os.path.join(tmp, "started")
+        r = run([exe, "run", "-o", afile, "--", "sh", "-c", "touch " + marker], env=env)
+        check(r.returncode == 2 and "is not a folder" in r.stderr and not os.path.exists(marker) and
+              open(afile).read() == "mine", "run -o FILE: %d %r" % (r.returncode, r.stderr))
         # default folder: a new one under ./vramtrace-out each time
         for _ in range(2):
             r = run([exe, "run", "--", "sh", "-c", "exit 0"], env=env, cwd=tmp)
