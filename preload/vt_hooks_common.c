@@ -100,8 +100,11 @@ static void vt__exit_marker(void)
 {
     /* The last moment the driver is sure to be up (the runtime's teardown handler
      * runs after this one): a program that ended before the writer thread ever ran
-     * and marked no step still gets its UUIDs into the exit textfile. */
-    vt_host_uuids();
+     * and marked no step still gets its UUIDs into the exit textfile. Only in a
+     * process that started its own writer (a forked child that never allocated
+     * must not call into a driver its parent initialised). */
+    if (vt_writer_started())
+        vt_host_uuids();
     vt_writer_exit_begun();
 }
 
