@@ -273,15 +273,21 @@ def test_host(a, ecc=False):
         check(all(seq[i][0] <= seq[i + 1][0] for i in range(len(seq) - 1)), f"ECC counts fell: {seq}")
 
 
+def no_nvml_snapshots(a, why):
+    """The run's snapshots: at least 4, each with host RSS and without an nvml key."""
+    snaps = snapshots(a)
+    check(len(snaps) >= 4, f"{why}: only {len(snaps)} snapshots")
+    for s in snaps:
+        h = s.get("host", {})
+        check(h.get("rss_bytes", 0) > 0, f"{why}, snapshot {s['seq']}: no rss_bytes")
+        check("nvml" not in h, f"{why}, snapshot {s['seq']}: nvml present")
+    return snaps
+
+
 def test_nonvml(a):
     run_prog(a, ["steps", "6", "40"], {"SIMCUDA_NVML": "off", "VRAMTRACE_PROMETHEUS": os.path.join(a.work, "prom")},
              interval=50)
-    snaps = snapshots(a)
-    check(len(snaps) >= 4, f"only {len(snaps)} snapshots")
-    for s in snaps:
-        h = s.get("host", {})
-        check(h.get("rss_bytes", 0) > 0, f"snapshot {s['seq']}: no rss_bytes")
-        check("nvml" not in h, f"snapshot {s['seq']}: nvml present although nvmlInit_v2 fails")
+    snaps = no_nvml_snapshots(a, "nvmlInit_v2 fails")
     proms = glob.glob(os.path.join(a.work, "prom", "vramtrace_*.prom"))
     if check(len(proms) == 1, f"textfiles {proms}"):
         s, problems = parse_prom(proms[0])
@@ -304,12 +310,7 @@ def test_nonvml(a):
     # VRAMTRACE_NVML=0: NVML works, but the preload must not even load it
     p = run_prog(a, ["steps", "6", "40"], {"VRAMTRACE_NVML": "0", "LD_DEBUG": "files"}, interval=50)
     check("libnvidia-ml.so" not in p.stderr, "VRAMTRACE_NVML=0 but libnvidia-ml.so.1 was loaded")
-    snaps = snapshots(a)
-    check(len(snaps) >= 4, f"VRAMTRACE_NVML=0: only {len(snaps)} snapshots")
-    for s in snaps:
-        h = s.get("host", {})
-        check(h.get("rss_bytes", 0) > 0, f"VRAMTRACE_NVML=0, snapshot {s['seq']}: no rss_bytes")
-        check("nvml" not in h, f"VRAMTRACE_NVML=0, snapshot {s['seq']}: nvml present")
+    no_nvml_snapshots(a, "VRAMTRACE_NVML=0")
     # and the same run without it does load NVML (the check above can fail)
     p = run_prog(a, ["steps", "6", "40"], {"LD_DEBUG": "files"}, interval=50)
     check("libnvidia-ml.so" in p.stderr, "LD_DEBUG=files shows no libnvidia-ml.so.1 with NVML on")
