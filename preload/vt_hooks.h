@@ -36,7 +36,7 @@
     do {                                                                                  \
         if (__builtin_expect(!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE), 0)) {      \
             vt_preload_init();                                                            \
-            vt_resolve_lazy();                                                            \
+            vt_resolve_lazy_from(__builtin_return_address(0));                            \
             if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                         \
                 return err;                                                               \
         }                                                                                 \

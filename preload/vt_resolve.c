@@ -20,6 +20,7 @@
 #include "vt_log.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -112,8 +113,12 @@ static unsigned vt__nscanned;
 static void vt__fill_from_object_of(void *p)
 {
     Dl_info di;
+    static char vt__self;   /* an address inside libvramtrace */
+    Dl_info self;
     if (!dladdr(p, &di) || !di.dli_fname || !di.dli_fbase)
         return;
+    if (dladdr(&vt__self, &self) && self.dli_fbase == di.dli_fbase)
+        return;   /* our own object: its scope has our hooks, never the reals */
     unsigned n = __atomic_load_n(&vt__nscanned, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; i < n && i < 32; i++)
         if (__atomic_load_n(&vt__scanned[i], __ATOMIC_RELAXED) == di.dli_fbase)
@@ -127,6 +132,45 @@ static void vt__fill_from_object_of(void *p)
     unsigned slot = __atomic_fetch_add(&vt__nscanned, 1, __ATOMIC_ACQ_REL);
     if (slot < 32)
         __atomic_store_n(&vt__scanned[slot], di.dli_fbase, __ATOMIC_RELEASE);
+}
+
+/* dl_iterate_phdr callback: fills empty slots from each loaded CUDA runtime or
+ * driver (libcudart.so*, libcuda.so*), also those loaded RTLD_LOCAL. */
+static int vt__fill_from_cuda_libs(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    const char *name = info->dlpi_name;
+    if (!name || !*name)
+        return 0;
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (strncmp(base, "libcudart.so", 12) && strncmp(base, "libcuda.so", 10))
+        return 0;
+    void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+    if (h) {
+        vt__fill_from(h);
+        dlclose(h);
+    }
+    dlerror();
+    return 0;
+}
+
+void vt_resolve_lazy_from(void *caller)
+{
+    vt_resolve_init();
+    if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
+        return;
+    int e = errno;
+    /* The definition the caller would have bound to without us lives in its own
+     * scope (the object and its dependencies): a library dlopen'ed RTLD_LOCAL that
+     * links the runtime, e.g. a Python extension module, reaches our hook through the
+     * global scope while its libcudart is in no scope RTLD_NEXT searches. */
+    if (caller)
+        vt__fill_from_object_of(caller);
+    /* then any CUDA runtime or driver loaded at all (a caller we could not place) */
+    dl_iterate_phdr(vt__fill_from_cuda_libs, NULL);
+    errno = e;
 }
 
 static void *vt__match(void *p, int *is_hook, int *missing)

@@ -7,7 +7,11 @@
  * the library was dlopen'ed privately (cudart's own dlopen of libcuda.so.1, Python
  * ctypes), from the object a resolver's result lives in: the first time a resolver
  * returns a pointer we have no real for, that object is opened with RTLD_NOLOAD and
- * the missing reals are looked up in it. Slots are written with atomic stores of the
+ * the missing reals are looked up in it. A hook called with its slot still empty (a
+ * library dlopen'ed RTLD_LOCAL that links the runtime or driver itself, e.g. a Python
+ * extension module, binds to our hook through the global scope) looks in the caller's
+ * own scope, then in every loaded libcudart.so* / libcuda.so* (vt_resolve_lazy_from).
+ * Slots are written with atomic stores of the
  * same value from any thread: no lock, so a resolver call from inside the loader (a
  * constructor calling dlsym) cannot deadlock.
  *
@@ -50,6 +54,13 @@ void vt_resolve_init(void);
 
 /* Slow path of a shim whose real_ is NULL: retries RTLD_NEXT for every empty slot. */
 void vt_resolve_lazy(void);
+
+/* The same, then fills the empty slots from the scope of the object holding
+ * `caller` (the hook's return address; NULL: skipped), then from every loaded
+ * libcudart.so* / libcuda.so*. For a library dlopen'ed RTLD_LOCAL that links the
+ * runtime or driver: its calls bind to our hooks, its real functions are in no scope
+ * RTLD_NEXT searches. Preserves errno. Thread-safe (atomic slot stores). */
+void vt_resolve_lazy_from(void *caller);
 
 /* Returns the hook to hand out instead of p, or p itself (see the file comment).
  * p may be NULL. Preserves errno. Thread-safe. */

@@ -1,0 +1,21 @@
+/* locallib.c — a plugin linked against the CUDA runtime and driver, for
+ * prog_locallib: the program dlopen's it RTLD_LOCAL and links no CUDA library itself
+ * (a Python extension module imported the default way, a plugin loaded privately).
+ * Its calls bind to the preload's hooks (first in the global scope); the real
+ * functions are only in the plugin's own dependency scope, never reachable through
+ * RTLD_NEXT. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#define PLUGIN __attribute__((visibility("default")))   /* the project builds hidden */
+
+PLUGIN int plugin_runtime_alloc(void **p, size_t bytes) { return (int)cudaMalloc(p, bytes); }
+PLUGIN int plugin_runtime_free(void *p) { return (int)cudaFree(p); }
+PLUGIN int plugin_driver_alloc(unsigned long long *p, size_t bytes)
+{
+    CUdeviceptr d = 0;
+    int r = (int)cuMemAlloc(&d, bytes);
+    *p = (unsigned long long)d;
+    return r;
+}
+PLUGIN int plugin_driver_free(unsigned long long p) { return (int)cuMemFree((CUdeviceptr)p); }

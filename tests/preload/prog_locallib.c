@@ -1,0 +1,52 @@
+/* prog_locallib.c — prog_locallib PLUGIN: dlopen's PLUGIN (locallib.c) with
+ * RTLD_NOW | RTLD_LOCAL and allocates through it, runtime and driver. Links no CUDA
+ * library. Every call must return 0 as it does without the preload; with
+ * VT_EXPECT_TRACKED=1 the preload must also have tracked the bytes (its hooks find
+ * the real functions in the calling object's own scope). Exit 0 = as expected. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vramtrace.h"
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: prog_locallib PLUGIN\n");
+        return 2;
+    }
+    int tracked = getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 2;
+    }
+    int (*ralloc)(void **, size_t) = (int (*)(void **, size_t))dlsym(h, "plugin_runtime_alloc");
+    int (*rfree)(void *) = (int (*)(void *))dlsym(h, "plugin_runtime_free");
+    int (*dalloc)(unsigned long long *, size_t) = (int (*)(unsigned long long *, size_t))dlsym(h, "plugin_driver_alloc");
+    int (*dfree)(unsigned long long) = (int (*)(unsigned long long))dlsym(h, "plugin_driver_free");
+    if (!ralloc || !rfree || !dalloc || !dfree) {
+        fprintf(stderr, "dlsym: %s\n", dlerror());
+        return 2;
+    }
+    int failures = 0, r;
+    void *a = NULL;
+    unsigned long long d = 0;
+    if ((r = ralloc(&a, 3000)) != 0) { fprintf(stderr, "cudaMalloc -> %d\n", r); failures++; }
+    if ((r = dalloc(&d, 5000)) != 0) { fprintf(stderr, "cuMemAlloc -> %d\n", r); failures++; }
+    if (tracked && vramtrace_live_bytes(-1) != 8000) {
+        fprintf(stderr, "live %llu != 8000\n", (unsigned long long)vramtrace_live_bytes(-1));
+        failures++;
+    }
+    if ((r = rfree(a)) != 0) { fprintf(stderr, "cudaFree -> %d\n", r); failures++; }
+    if ((r = dfree(d)) != 0) { fprintf(stderr, "cuMemFree -> %d\n", r); failures++; }
+    if (tracked && (vramtrace_live_bytes(-1) != 0 || vramtrace_peak_bytes(-1) != 8000)) {
+        fprintf(stderr, "final live %llu peak %llu\n", (unsigned long long)vramtrace_live_bytes(-1),
+                (unsigned long long)vramtrace_peak_bytes(-1));
+        failures++;
+    }
+    printf("prog_locallib: %d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
