@@ -115,6 +115,20 @@ static int rd_fail(rd *r, const char *fmt, ...)
     return -1;
 }
 
+/* A note on stderr (a file skipped, a torn line ignored), its paths and names in
+ * their display form (vt_display.h): one line. */
+static void rd_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void rd_note(const char *fmt, ...)
+{
+    char raw[3 * 4096 + 256], shown[4 * sizeof raw];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    vt_display(shown, sizeof shown, raw);
+    fprintf(stderr, "%s\n", shown);
+}
+
 /* Bounded copy: at most cap-1 bytes and a NUL. */
 static void copy_str(char *dst, size_t cap, const char *src)
 {
@@ -1608,7 +1622,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
         /* a torn last line: the writer was killed mid-record */
         if (r.p) r.p->torn_tail = 1;
         if (rs->verbose)
-            fprintf(stderr, "%s:%llu: ignoring a torn last line (%zu bytes without a newline)\n", path,
+            rd_note("%s:%llu: ignoring a torn last line (%zu bytes without a newline)", path,
                     (unsigned long long)r.line + 1, len - pos);
     }
     free(buf);
@@ -1617,7 +1631,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
         if (in_dir) {
             /* a process that died (or hit a full disk) before its first
              * record: not a reason to refuse the rest of the folder */
-            fprintf(stderr, "vramtrace: %s: no complete record (skipped)\n", path);
+            rd_note("vramtrace: %s: no complete record (skipped)", path);
             free(r.se);
             free(r.de);
             free(r.ae);
@@ -1649,8 +1663,16 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     p->peak_bytes = u64max(devpeak, maxtotal);
     for (size_t i = 0; i < rs->n; i++) {
         if (same_process(rs->procs[i], p)) {
-            fprintf(stderr, "vramtrace: %s: same process (host %s, pid %llu) as %s; skipped\n", path, p->host,
-                    (unsigned long long)p->pid, rs->procs[i]->file);
+            /* two copies of one process's stream (a copy taken while it ran, a backup):
+             * the fuller one is read, whichever sorts first */
+            vt_process *q = rs->procs[i];
+            int fuller = p->exited != q->exited ? p->exited > q->exited : p->nsnapshots > q->nsnapshots;
+            if (fuller) {
+                rs->procs[i] = p;
+                p = q;
+            }
+            rd_note("vramtrace: %s: same process (host %s, pid %llu) as %s, the copy kept (as many records or more); skipped",
+                    p->file, p->host, (unsigned long long)p->pid, rs->procs[i]->file);
             vt_process_free(p);
             return 0;
         }

@@ -15,6 +15,7 @@
   test_cli.py chromium  VRAMTRACE TESTDIR          HTML report screenshot in headless Chromium shows the curves
 """
 import filecmp
+import glob
 import json
 import os
 import re
@@ -714,6 +715,24 @@ def t_cli(exe, testdir):
         check(r.returncode == 0 and "nothing of it was judged" in r.stdout, "header-only check: %d %r" % (r.returncode, r.stdout))
         r = run([exe, "check", leak])
         check("nothing of it was judged" not in r.stdout, "the note on a process with snapshots")
+    finally:
+        shutil.rmtree(tmp)
+    # two copies of one process's stream (a copy taken while it ran): the fuller one is
+    # read, whichever sorts first; the note names the one skipped
+    tmp = tempfile.mkdtemp()
+    try:
+        full = open(sorted(glob.glob(os.path.join(leak, "*.jsonl")))[0]).read()
+        for first_is_partial in (True, False):
+            d = os.path.join(tmp, "dup%d" % first_is_partial)
+            os.mkdir(d)
+            part, whole = ("a.jsonl", "b.jsonl") if first_is_partial else ("b.jsonl", "a.jsonl")
+            open(os.path.join(d, part), "w").write(full.splitlines(True)[0])
+            open(os.path.join(d, whole), "w").write(full)
+            r = run([exe, "check", d])
+            check(r.returncode == 1 and "record_history" in r.stdout,
+                  "duplicate with a partial %s: check %d %r" % (part, r.returncode, r.stdout[:300]))
+            check(("%s: same process" % os.path.join(d, part)) in r.stderr and "skipped" in r.stderr,
+                  "duplicate note does not name the partial copy %s: %r" % (part, r.stderr))
     finally:
         shutil.rmtree(tmp)
     # --version names the formats this build reads; "compare" is diff
