@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,8 +164,9 @@ static const char *parent_dir(const char *path, char *buf, size_t cap)
     return buf;
 }
 
-/* 1 when the folder `dir` holds an entry that is the file `so` (same device and
- * inode: a hard link to a snapshot file, under any name). */
+/* 1 when the folder `dir` holds a snapshot file (*.jsonl) that is the file `so`
+ * (same device and inode: `so` is a hard link to it, under any name). A report of
+ * another name in the folder may be replaced with --force. */
 static int dir_holds(const char *dir, const struct stat *so)
 {
     DIR *d = opendir(dir);
@@ -172,10 +174,13 @@ static int dir_holds(const char *dir, const struct stat *so)
     int found = 0;
     struct dirent *e;
     struct stat st;
-    while (!found && (e = readdir(d)))
+    while (!found && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l <= 6 || strcmp(e->d_name + l - 6, ".jsonl")) continue;   /* only what the reader reads */
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             st.st_dev == so->st_dev && st.st_ino == so->st_ino)
             found = 1;
+    }
     closedir(d);
     return found;
 }
@@ -200,10 +205,14 @@ static int out_is_input(const char *out, char *const *paths, int n)
         if (S_ISDIR(sp.st_mode) && jsonl && dir_ok && sp.st_dev == sd.st_dev && sp.st_ino == sd.st_ino)
             return 1;
         if (!S_ISDIR(sp.st_mode) && jsonl && dir_ok) {   /* a *.jsonl beside a snapshot file named */
-            char pdir[4096];
+            char pdir[4096], real[PATH_MAX];
             struct stat spd;
             if (stat(parent_dir(paths[i], pdir, sizeof pdir), &spd) == 0 && spd.st_dev == sd.st_dev &&
                 spd.st_ino == sd.st_ino)
+                return 1;
+            /* named through a symbolic link: the folder of the file itself too */
+            if (realpath(paths[i], real) && stat(parent_dir(real, pdir, sizeof pdir), &spd) == 0 &&
+                spd.st_dev == sd.st_dev && spd.st_ino == sd.st_ino)
                 return 1;
         }
     }
@@ -213,8 +222,9 @@ static int out_is_input(const char *out, char *const *paths, int n)
 /* Opens -o FILE (never overwriting unless force; never an input, see out_is_input;
  * O_NOFOLLOW: --force replaces a file, never the target of a symbolic link planted at
  * the -o path, e.g. in a shared /tmp) or returns stdout; NULL after a message. */
-static FILE *open_out(const char *out, int force, char *const *inputs, int n_inputs)
+static FILE *open_out(const char *out, int force, char *const *inputs, int n_inputs, int *regular)
 {
+    *regular = 0;
     if (!out) return stdout;
     if (out_is_input(out, inputs, n_inputs)) {
         fprintf(stderr, "vramtrace: %s is one of the snapshot files read (or would be read as one); "
@@ -223,6 +233,8 @@ static FILE *open_out(const char *out, int force, char *const *inputs, int n_inp
     }
     FILE *f = NULL;
     int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
+    struct stat st;
+    *regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);   /* ours to remove on failure */
     if (fd < 0 || !(f = fdopen(fd, "w"))) {
         if (errno == EEXIST) fprintf(stderr, "vramtrace: %s already exists; not overwritten (--force overwrites)\n", out);
         else fprintf(stderr, "vramtrace: cannot write %s: %s\n", out, strerror(errno));
@@ -312,7 +324,7 @@ static int cmd_check(int argc, char **argv)
         if (r < 0) return 2;
         if (r) continue;
         if (c == O_VERBOSE) verbose = 1;
-        else if (c == 'h') { usage(stdout); return 0; }
+        else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else return opt_error("check", c, argv);
     }
     if (optind >= argc) return bad_usage("check: no PATH given%s", "");
@@ -336,7 +348,7 @@ static int cmd_report(int argc, char **argv)
         case O_VERBOSE: verbose = 1; break;
         case O_PYONLY: python_only = 1; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
-        case 'h': usage(stdout); return 0;
+        case 'h': usage(stdout); return stdout_failed() ? 2 : 0;
         default: return opt_error("report", c, argv);
         }
     }
@@ -347,7 +359,8 @@ static int cmd_report(int argc, char **argv)
     vt_analysis a;
     int rc = load_ex(argv + optind, argc - optind, warmup, verbose, 0, python_only, &rs, &a);
     if (rc) return rc;
-    FILE *f = open_out(out, force, argv + optind, argc - optind);
+    int regular;
+    FILE *f = open_out(out, force, argv + optind, argc - optind, &regular);
     if (!f) {
         vt_analysis_free(&a);
         vt_runset_free(&rs);
@@ -361,7 +374,8 @@ static int cmd_report(int argc, char **argv)
     if (out && fclose(f) != 0) rc = -1;
     if (rc < 0) {
         fprintf(stderr, "vramtrace: writing %s failed: %s\n", out ? out : "the report", strerror(errno));
-        if (out) unlink(out);   /* ours (created or replaced above): no half file left behind */
+        if (out && regular) unlink(out);   /* a file we created or replaced: no half file left;
+                                              never a device or FIFO named with --force */
     }
     vt_analysis_free(&a);
     vt_runset_free(&rs);
@@ -388,7 +402,7 @@ static int cmd_export(int argc, char **argv)
         case O_VERBOSE: verbose = 1; break;
         case O_PYONLY: python_only = 1; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
-        case 'h': usage(stdout); return 0;
+        case 'h': usage(stdout); return stdout_failed() ? 2 : 0;
         default: return opt_error("export", c, argv);
         }
     }
@@ -416,7 +430,8 @@ static int cmd_export(int argc, char **argv)
         vt_runset_free(&rs);
         return 2;
     }
-    FILE *f = open_out(out, force, argv + optind, argc - optind);
+    int regular;
+    FILE *f = open_out(out, force, argv + optind, argc - optind, &regular);
     if (!f) {
         vt_analysis_free(&a);
         vt_runset_free(&rs);
@@ -430,7 +445,8 @@ static int cmd_export(int argc, char **argv)
     if (out && fclose(f) != 0) rc = -1;
     if (rc < 0) {
         fprintf(stderr, "vramtrace: export to %s failed: %s\n", out ? out : "stdout", err[0] ? err : strerror(errno));
-        if (out) unlink(out);   /* ours (created or replaced above): no half file left behind */
+        if (out && regular) unlink(out);   /* a file we created or replaced: no half file left;
+                                              never a device or FIFO named with --force */
     }
     vt_analysis_free(&a);
     vt_runset_free(&rs);
@@ -444,7 +460,7 @@ static int cmd_diff(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         if (c == O_WARMUP) { if (parse_steps(optarg, &warmup) < 0) return 2; }
-        else if (c == 'h') { usage(stdout); return 0; }
+        else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else return opt_error("diff", c, argv);
     }
     if (argc - optind != 2) return bad_usage("diff: needs BASE and NEW%s", "");
@@ -497,7 +513,7 @@ static int cmd_run(int argc, char **argv)
             if (c == O_INTERVAL) ro.interval_ms = optarg;
             else ro.depth = optarg;
         } else if (c == O_CHECK) check = 1;
-        else if (c == 'h') { usage(stdout); return 0; }
+        else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else {
             int r = check_option(c, optarg, &ca);
             if (r < 0) return 2;
@@ -548,11 +564,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "export")) return cmd_export(argc, argv);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
-        return 0;
+        return stdout_failed() ? 2 : 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         printf("vramtrace %s (reads snapshot formats %d to %d)\n", VT_VERSION, VT_FORMAT_VERSION_MIN, VT_FORMAT_VERSION);
-        return 0;
+        return stdout_failed() ? 2 : 0;
     }
     fprintf(stderr, "vramtrace: unknown command \"%s\"\n", cmd);
     usage(stderr);

@@ -619,6 +619,10 @@ def t_hostile_inputs(exe, testdir):
 
 # ---------------------------------------------------------------- cli
 def t_cli(exe, testdir):
+    for args in (["--version"], ["--help"], ["report", "-h"]):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([exe] + args, stdout=full, stderr=subprocess.PIPE, timeout=60)
+        check(r.returncode == 2, "%r > /dev/full: exit %d" % (args, r.returncode))
     r = run([exe, "--version"])
     check(r.returncode == 0 and re.match(r"vramtrace \d+\.\d+\.\d+ ", r.stdout), "--version: %d %r" % (r.returncode, r.stdout))
     # VRAMTRACE_READ_THREADS: the same report with 0, 1 and 8 parser threads; bad values exit 2
@@ -736,6 +740,10 @@ def t_cli(exe, testdir):
     finally:
         shutil.rmtree(tmp)
     # --version names the formats this build reads; "compare" is diff
+    for args in (["--version"], ["--help"], ["report", "-h"]):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([exe] + args, stdout=full, stderr=subprocess.PIPE, timeout=60)
+        check(r.returncode == 2, "%r > /dev/full: exit %d" % (args, r.returncode))
     r = run([exe, "--version"])
     check(re.fullmatch(r"vramtrace \S+ \(reads snapshot formats 1 to 3\)\n", r.stdout), "--version: %r" % r.stdout)
     r1, r2 = run([exe, "diff", base, leak]), run([exe, "compare", base, leak])
@@ -783,6 +791,32 @@ def t_cli(exe, testdir):
         check(not os.path.exists(os.path.join(run_dir, "report.jsonl")), "a *.jsonl was written into an input folder")
         r = run([exe, "report", "--format", "json", "-o", os.path.join(run_dir, "report.json"), run_dir])
         check(r.returncode == 0, "a .json report inside the input folder is fine: %s" % r.stderr)
+        r = run([exe, "report", "--format", "json", "--force", "-o", os.path.join(run_dir, "report.json"), run_dir])
+        check(r.returncode == 0, "replacing one's own report inside the input folder with --force: %s" % r.stderr)
+        # a snapshot file named through a symbolic link: no *.jsonl beside the real file either
+        latest = os.path.join(tmp, "latest.jsonl")
+        os.symlink(snap, latest)
+        r = run([exe, "report", "--format", "json", "-o", os.path.join(run_dir, "summary.jsonl"), latest])
+        check(r.returncode == 2 and not os.path.exists(os.path.join(run_dir, "summary.jsonl")),
+              "a *.jsonl beside a symlinked input's file: %d %r" % (r.returncode, r.stderr))
+        # a failed write to a FIFO given with --force: the FIFO is not removed (only a
+        # regular file this run created or replaced is)
+        fifo = os.path.join(tmp, "out.fifo")
+        os.mkfifo(fifo)
+        many = os.path.join(tmp, "many.jsonl")   # a JSON report over a pipe's 64 KiB (~110 KB)
+        with open(many, "w") as f:
+            f.write(mini_stream(snaps=[{"t": "snapshot", "seq": i + 1, "trigger": "step", "step": i,
+                                        "step_marked": True, "sites": [{"stack": 1, "kind": "device",
+                                                                        "device": 0, "live_bytes": (i % 7) << 20}],
+                                        "devices": [{"device": 0, "live_bytes": (i % 7) << 20,
+                                                     "peak_bytes": 7 << 20}]}
+                                       for i in range(3000)]))
+        reader = subprocess.Popen(["head", "-c", "1", fifo], stdout=subprocess.DEVNULL)
+        r = subprocess.run([exe, "report", "--format", "json", "--force", "-o", fifo, many], capture_output=True,
+                           text=True, timeout=60, restore_signals=False)   # SIGPIPE ignored: EPIPE, exit 2
+        reader.wait(timeout=30)
+        check(r.returncode == 2 and os.path.exists(fifo), "report into a closed FIFO: %d, FIFO %s %r" %
+              (r.returncode, "kept" if os.path.exists(fifo) else "REMOVED", r.stderr[:200]))
         # json has the fixed keys for every process of a multi-process folder, ranks shown
         r = run([exe, "report", "--format", "json", golden(testdir, "two_ranks-periodic")])
         rep = json.loads(r.stdout)
