@@ -5,6 +5,7 @@
  * small array matched by UUID (else NVML index), at most VT_MAX_GPUS.
  */
 #include "vt_hostsig.h"
+#include "vt_display.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -60,29 +61,23 @@ static void flag(int *first, int *last, const json_t *v)
     *last = b;
 }
 
-static void copy_str(char *dst, size_t cap, const char *src)
-{
-    size_t n = strlen(src);
-    if (n >= cap) n = cap - 1;
-    memcpy(dst, src, n);
-    dst[n] = 0;
-}
 
 static vt_gpu_health *gpu_for(vt_host *h, const json_t *d)
 {
     const json_t *u = json_object_get(d, "uuid");
-    const char *uuid = json_is_string(u) ? json_string_value(u) : "";
+    char uuid[sizeof ((vt_gpu_health *)0)->uuid];   /* its display form (vt_display.h), cut whole */
+    vt_display(uuid, sizeof uuid, json_is_string(u) ? json_string_value(u) : "");
     uint64_t x;
     int64_t index = num(json_object_get(d, "index"), &x) && x <= INT32_MAX ? (int64_t)x : -1;
     if (!uuid[0] && index < 0) return NULL;   /* nothing to match it by */
     for (size_t i = 0; i < h->ngpus; i++) {
         vt_gpu_health *g = &h->gpus[i];
-        if (uuid[0] ? strncmp(g->uuid, uuid, sizeof g->uuid - 1) == 0 : (!g->uuid[0] && g->index == index)) return g;
+        if (uuid[0] ? strcmp(g->uuid, uuid) == 0 : (!g->uuid[0] && g->index == index)) return g;
     }
     if (h->ngpus >= VT_MAX_GPUS) return NULL;
     vt_gpu_health g;
     memset(&g, 0, sizeof g);
-    copy_str(g.uuid, sizeof g.uuid, uuid);
+    memcpy(g.uuid, uuid, sizeof g.uuid);
     g.index = index;
     g.device = -1;
     g.pending_first = g.pending_last = g.failure_first = g.failure_last = -1;
@@ -104,7 +99,7 @@ void vt_host_read(vt_host *h, const json_t *host)
         h->has_cgroup = 1;
         if (num(json_object_get(cg, "version"), &v) && v <= 2) h->cg_version = (int64_t)v;
         const json_t *path = json_object_get(cg, "path");
-        if (json_is_string(path)) copy_str(h->cg_path, sizeof h->cg_path, json_string_value(path));
+        if (json_is_string(path)) vt_display(h->cg_path, sizeof h->cg_path, json_string_value(path));
         count(&h->cg_oom, json_object_get(cg, "oom"));
         count(&h->cg_oom_kill, json_object_get(cg, "oom_kill"));
         count(&h->cg_current, json_object_get(cg, "memory_current_bytes"));

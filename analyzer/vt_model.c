@@ -45,6 +45,7 @@ void vt_process_free(vt_process *p)
     HASH_ITER(hh, p->module_by_id, m, mt) {
         HASH_DEL(p->module_by_id, m);
         free(m->path);
+        free(m->shown);
         free(m->build_id);
         free(m);
     }

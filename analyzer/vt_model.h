@@ -28,7 +28,8 @@
 
 typedef struct vt_module {
     int64_t id;                 /* the file's module id */
-    char *path;                 /* module path as written by the preload */
+    char *path;                 /* module path as written by the preload (opened to symbolize) */
+    char *shown;                /* the same in display form (vt_display.h): what reports show */
     char *build_id;             /* lowercase hex, "" if unknown */
     uint64_t bias;              /* load bias (dlpi_addr) */
     UT_hash_handle hh;          /* vt_process.module_by_id, keyed by id */

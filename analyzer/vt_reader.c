@@ -310,6 +310,7 @@ static int rd_module(rd *r, json_t *o)
     m = vt_xcalloc(1, sizeof *m);
     m->id = id;
     m->path = vt_xstrdup(path);
+    m->shown = vt_xdisplay(path);
     m->build_id = vt_xstrdup(bid);
     m->bias = bias;
     HASH_ADD(hh, r->p->module_by_id, id, sizeof m->id, m);
@@ -520,8 +521,8 @@ static int rd_stack(rd *r, json_t *o)
         st->npy = (uint32_t)npy;
         st->py = py;
         for (size_t k = 0; k < npy; k++) {
-            py[k].file = vt_xstrdup(py[k].file);
-            py[k].function = vt_xstrdup(py[k].function);
+            py[k].file = vt_xdisplay(py[k].file);           /* shown, never opened */
+            py[k].function = vt_xdisplay(py[k].function);
         }
         st->key = key;
         st->keylen = keylen;

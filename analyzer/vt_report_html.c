@@ -7,6 +7,7 @@
  * OOM forensics, unfreed at exit, the other sites, devices.
  */
 #include "vt_report.h"
+#include "vt_display.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -140,7 +141,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
             p->nsteps, p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval", pr->warmup,
             vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
             pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE]);
-    esc(f, p->file);
+    char *file_shown = vt_xdisplay(p->file);
+    esc(f, file_shown);
+    free(file_shown);
     fputs("</p>\n", f);
     if (vt_host_warnings(&p->hostsig, no_line, NULL)) {
         fputs("<ul class=\"bad\">", f);

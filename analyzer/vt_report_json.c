@@ -5,6 +5,7 @@
  * byte counts above 2^63-1 (never seen on real devices) are clamped to it.
  */
 #include "vt_report.h"
+#include "vt_display.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -268,7 +269,9 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     for (size_t i = 0; i < p->nooms; i++) json_array_append_new(ooms, oom_json(a, pr, &p->ooms[i]));
     json_object_set_new(j, "ooms", ooms);
     /* extras */
-    json_object_set_new(j, "file", jstr(p->file));
+    char *file_shown = vt_xdisplay(p->file);   /* the snapshot path, as every output shows it */
+    json_object_set_new(j, "file", jstr(file_shown));
+    free(file_shown);
     json_object_set_new(j, "ppid", ju(p->ppid));
     json_object_set_new(j, "start_ns", ju(p->start_ns));
     json_object_set_new(j, "exe", jstr_or_null(p->exe));

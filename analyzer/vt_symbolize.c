@@ -194,7 +194,7 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
     e = vt_xcalloc(1, sizeof *e);
     e->key = k;
     e->sym.offset = f->offset;
-    e->sym.module = f->mod ? f->mod->path : NULL;
+    e->sym.module = f->mod ? f->mod->shown : NULL;
     const char *fn = NULL, *file = NULL;
     int line = 0;
     if (f->mod) {
@@ -246,7 +246,7 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
     e->sym.file = file ? vt_xdisplay(file) : NULL;
     e->sym.line = line;
     char buf[8192];
-    const char *mb = f->mod ? vt_basename(f->mod->path) : NULL;
+    const char *mb = f->mod ? vt_basename(f->mod->shown) : NULL;
     if (fn && file)
         snprintf(buf, sizeof buf, "%s (%s:%d)", fn, vt_basename(file), line);
     else if (fn && mb)

@@ -899,8 +899,8 @@ static int vt__open_file(void)
     }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    for (char *p = host; *p; p++)
-        if (*p == '/' || *p == ' ')
+    for (char *p = host; *p; p++)   /* a name of one path component, nothing a terminal acts on */
+        if (*p == '/' || (unsigned char)*p <= ' ' || *p == 0x7f)
             *p = '_';
     uint64_t start_ns = vt__realtime_ns();
     int fd = -1;

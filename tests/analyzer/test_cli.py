@@ -446,8 +446,11 @@ def t_display_safety(exe):
                  for i in range(14)]
         snaps[-1]["oom"] = {"api": "cuMemAlloc" + esc, "kind": "device", "device": 0, "requested_bytes": 1 << 30,
                             "result": 2, "stack": 1}
+        snaps[0]["host"] = {"rss_bytes": 1 << 20, "cgroup": {"version": 2, "path": "/cg/" + esc, "oom": 0, "oom_kill": 1},
+                            "nvml": {"time_ns": 1, "devices": [{"device": 0, "index": 0, "uuid": "GPU-" + esc,
+                                                               "used_bytes": 1 << 30, "total_bytes": 2 << 30}]}}
         text = mini_stream(header={"host": "h" + esc, "cmdline": ["prog", esc], "exe": "/bin/x" + esc},
-                           snaps=snaps)
+                           snaps=snaps, module_path="/opt/" + esc + "\u202e/app")
         text = text.replace('"frames":[[1,4096,"train_step"]]',
                             '"frames":[[1,4096,' + json.dumps("fn" + esc + "\u202e") + ']],"py":[[' +
                             json.dumps("/x/" + esc + ".py") + "," + json.dumps("f" + esc + "\u202e") + ",3,0]]")
@@ -473,6 +476,29 @@ def t_display_safety(exe):
         check(re.search(r"(?m)^FAIL ", outs[1].stdout.decode()), "check did not fail on the leak")
         j = json.loads(outs[3].stdout)
         check("\\x1b" in (j["processes"][0]["cmdline"] or ""), "JSON cmdline not in display form")
+        def strings(x):
+            if isinstance(x, str):
+                yield x
+            elif isinstance(x, dict):
+                for k, v in x.items():
+                    yield k
+                    yield from strings(v)
+            elif isinstance(x, list):
+                for v in x:
+                    yield from strings(v)
+        raw = [t for t in strings(j) if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c in "\u2028\u2029\u202a\u202b"
+                                               "\u202c\u202d\u202e\u2066\u2067\u2068\u2069" for c in t)]
+        check(not raw, "JSON report strings not in display form: %r" % raw[:5])
+        check(any("\\u202e" in t for t in strings(j)), "JSON report lacks the module path's display form")
+        html = os.path.join(tmp, "r.html")
+        r = subprocess.run([exe, "report", "--format", "html", "-o", html, d], capture_output=True, timeout=60)
+        check(r.returncode == 0, "html: %d %r" % (r.returncode, r.stderr[:200]))
+        if r.returncode == 0:
+            hb = open(html, "rb").read()
+            found = sorted({b for b in hb if b in bad or b == 0x7f})
+            check(not found, "html report: control bytes %s" % found)
+            ht = hb.decode("utf-8", "replace")
+            check("\ufffd" not in ht and "\u202e" not in ht, "html report: invalid UTF-8 or a raw bidi override")
         # an unreadable file whose name holds ESC: the error message shows it escaped
         badf = os.path.join(tmp, "bad" + esc.replace("/", "_") + ".jsonl")
         with open(badf, "w") as f:
