@@ -158,7 +158,10 @@ int vt_config_parse(char *const *env, vt_config *c)
         } else if (VT_KEY("PROMETHEUS")) {
             if (!*v || strlen(v) >= sizeof c->prometheus - 64) bad = 1; else strcpy(c->prometheus, v);
         } else if (VT_KEY("NVML")) {
-            if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->nvml = (int)n;
+            if (!strcasecmp(v, "off")) c->nvml = 0;          /* as VRAMTRACE_PYTHON's words */
+            else if (!strcasecmp(v, "on")) c->nvml = 1;
+            else if (vt__parse_long(v, 0, 1, &n)) bad = 1;
+            else c->nvml = (int)n;
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB")) {

@@ -597,9 +597,12 @@ static void test_config(void)
     CHECK_EQ_INT(c.leak_steps, 3);
     char *bad[] = {"VRAMTRACE_INTERVAL_MS=fast", "VRAMTRACE_DEPTH=100000", "VRAMTRACE_SIGNAL=KILL",
                    "VRAMTRACE_STEP_EVERY=0", "VRAMTRACE_BOGUS=1", "VRAMTRACE_DISABLE=yes",
-                   "VRAMTRACE_NVML=off", NULL};
+                   "VRAMTRACE_NVML=no", NULL};
     CHECK_EQ_INT(vt_config_parse(bad, &c), 7);  /* one warning each */
     CHECK_EQ_INT(c.nvml, 1);
+    char *words[] = {"VRAMTRACE_NVML=OFF", NULL};
+    CHECK_EQ_INT(vt_config_parse(words, &c), 0);
+    CHECK_EQ_INT(c.nvml, 0);
     CHECK_EQ_INT(c.interval_ms, 1000);
     CHECK_EQ_INT(c.depth, 32);
     CHECK_EQ_INT(c.signal, SIGUSR1);
