@@ -6,6 +6,7 @@
 #   3. the driver-API resolver example, 4. the ctypes Python example
 #   5. a real PyTorch training loop: default allocator, expandable_segments:True,
 #      backend:cudaMallocAsync
+#   and a CUDA library dlopen'ed RTLD_LOCAL (tests/preload/locallib.c, prog_locallib)
 # and keeps each report. SKIP_BUILD=1 uses an existing build/ (plus build/gpu-libs for
 # runtime libraries the machine lacks, build/gpu/training_loop_static prebuilt).
 # BENCH=build-bench (a Release build, see docs/performance.md) then also runs issue 7's
@@ -22,6 +23,8 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/build/gpu-libs${LD_LIBRARY_PAT
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   bash scripts/build.sh >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
   mkdir -p build/gpu && nvcc -O1 -g -I include -o build/gpu/training_loop_static examples/training_loop.cu
+  gcc -shared -fPIC -O1 -I/usr/local/cuda/include tests/preload/locallib.c -L/usr/local/cuda/lib64 \
+      -L/usr/local/cuda/lib64/stubs -lcudart -lcuda -o build/gpu/liblocallib.so
 fi
 VT=$PWD/build/bin/vramtrace
 step() {  # step NAME CMD...
@@ -40,6 +43,14 @@ step training_loop build/bin/training_loop 40
 step training_loop_static build/gpu/training_loop_static 40
 step driver_leak build/bin/driver_leak 30
 step python_ctypes python3 examples/python/train.py --steps 40
+# a CUDA library dlopen'ed RTLD_LOCAL by a program that links no CUDA library (a Python
+# extension module imported the default way): same results with and without the preload
+if [ -f build/gpu/liblocallib.so ]; then
+  echo "=== local_plugin"
+  build/bin/prog_locallib build/gpu/liblocallib.so 2>&1 | tee "$OUT/local_plugin.txt"
+  VT_EXPECT_TRACKED=1 LD_PRELOAD=$PWD/build/lib/libvramtrace.so VRAMTRACE_OUTPUT="$OUT/local_plugin" \
+      build/bin/prog_locallib build/gpu/liblocallib.so 2>&1 | tee -a "$OUT/local_plugin.txt"
+fi
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>"$OUT/torch-check.txt"; then
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' | tee "$OUT/torch.txt"
   step torch_default python3 examples/python/torch_train.py --steps 60
