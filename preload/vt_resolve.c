@@ -134,25 +134,25 @@ static void vt__fill_from_object_of(void *p)
         __atomic_store_n(&vt__scanned[slot], di.dli_fbase, __ATOMIC_RELEASE);
 }
 
-/* dl_iterate_phdr callback: fills empty slots from each loaded CUDA runtime or
- * driver (libcudart.so*, libcuda.so*), also those loaded RTLD_LOCAL. */
-static int vt__fill_from_cuda_libs(struct dl_phdr_info *info, size_t size, void *arg)
+/* dl_iterate_phdr callback: collects the names of the loaded CUDA runtimes and
+ * drivers (libcudart.so*, libcuda.so*), also those loaded RTLD_LOCAL. Only copies:
+ * dlopen here would take the loader's load lock while dl_iterate_phdr holds its
+ * write lock, the reverse of dlopen's own order (a deadlock with a thread in dlopen). */
+#define VT_CUDA_LIBS 8
+typedef struct vt_cuda_libs { char name[VT_CUDA_LIBS][512]; int n; } vt_cuda_libs;
+
+static int vt__collect_cuda_libs(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    (void)arg;
+    vt_cuda_libs *l = arg;
     const char *name = info->dlpi_name;
-    if (!name || !*name)
+    if (!name || !*name || l->n >= VT_CUDA_LIBS || strlen(name) >= sizeof l->name[0])
         return 0;
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
     if (strncmp(base, "libcudart.so", 12) && strncmp(base, "libcuda.so", 10))
         return 0;
-    void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
-    if (h) {
-        vt__fill_from(h);
-        dlclose(h);
-    }
-    dlerror();
+    strcpy(l->name[l->n++], name);
     return 0;
 }
 
@@ -168,8 +168,19 @@ void vt_resolve_lazy_from(void *caller)
      * global scope while its libcudart is in no scope RTLD_NEXT searches. */
     if (caller)
         vt__fill_from_object_of(caller);
-    /* then any CUDA runtime or driver loaded at all (a caller we could not place) */
-    dl_iterate_phdr(vt__fill_from_cuda_libs, NULL);
+    /* then any CUDA runtime or driver loaded at all (a caller we could not place:
+     * the hook's front called its body, so the return address is our own) */
+    vt_cuda_libs libs;
+    libs.n = 0;
+    dl_iterate_phdr(vt__collect_cuda_libs, &libs);
+    for (int i = 0; i < libs.n; i++) {
+        void *h = dlopen(libs.name[i], RTLD_NOW | RTLD_NOLOAD);
+        if (h) {
+            vt__fill_from(h);
+            dlclose(h);
+        }
+    }
+    dlerror();
     errno = e;
 }
 
