@@ -60,9 +60,19 @@ static void vt__find_real_dlsym(void)
         __atomic_store_n(&vt__real_dlsym, (void *(*)(void *, const char *))p, __ATOMIC_RELEASE);
 }
 
+/* 1 when p lies in libvramtrace itself: a scope that holds our library (a plugin
+ * linked with -lvramtrace, run under the preload too) answers a lookup with our own
+ * hook, which as a "real" function would call itself forever. */
+static int vt__is_ours(void *p)
+{
+    static char vt__self;   /* an address inside libvramtrace */
+    Dl_info a, b;
+    return dladdr(p, &a) && dladdr(&vt__self, &b) && a.dli_fbase == b.dli_fbase;
+}
+
 static void vt__set(void **slot, void *p)
 {
-    if (p && !__atomic_load_n(slot, __ATOMIC_ACQUIRE))
+    if (p && !__atomic_load_n(slot, __ATOMIC_ACQUIRE) && !vt__is_ours(p))
         __atomic_store_n(slot, p, __ATOMIC_RELEASE);
 }
 
@@ -113,11 +123,9 @@ static unsigned vt__nscanned;
 static void vt__fill_from_object_of(void *p)
 {
     Dl_info di;
-    static char vt__self;   /* an address inside libvramtrace */
-    Dl_info self;
     if (!dladdr(p, &di) || !di.dli_fname || !di.dli_fbase)
         return;
-    if (dladdr(&vt__self, &self) && self.dli_fbase == di.dli_fbase)
+    if (vt__is_ours(p))
         return;   /* our own object: its scope has our hooks, never the reals */
     unsigned n = __atomic_load_n(&vt__nscanned, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; i < n && i < 32; i++)
@@ -156,12 +164,49 @@ static int vt__collect_cuda_libs(struct dl_phdr_info *info, size_t size, void *a
     return 0;
 }
 
+/* Keeps the object that p lives in loaded for good (RTLD_NODELETE on the object
+ * already loaded): a real function found in a library loaded RTLD_LOCAL is called
+ * through our hook by whoever binds to it, so that library must not be unloaded under
+ * the slot (a dlclose and a reload elsewhere would leave the slot pointing at unmapped
+ * code). The cost: such a runtime stays loaded after the program's dlclose. */
+static void vt__pin_object_of(void *p)
+{
+    Dl_info di;
+    if (!p || !dladdr(p, &di) || !di.dli_fname || !di.dli_fname[0])
+        return;
+    void *h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    if (h)
+        dlclose(h);   /* the NODELETE mark stays; the reference goes back */
+}
+
+/* Pins the object of every slot that went from empty to set since `before`. */
+static void vt__pin_new(void *const *before)
+{
+    const vt_hook_entry *tabs[2] = {vt__driver_hooks, vt__runtime_hooks};
+    size_t ns[2] = {vt__n_driver_hooks, vt__n_runtime_hooks}, k = 0;
+    void *last = NULL;
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < ns[t]; i++, k++) {
+            void *now = __atomic_load_n(tabs[t][i].real, __ATOMIC_ACQUIRE);
+            if (now && !before[k] && now != last) {
+                vt__pin_object_of(now);
+                last = now;
+            }
+        }
+}
+
 void vt_resolve_lazy_from(void *caller)
 {
     vt_resolve_init();
     if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
         return;
     int e = errno;
+    void *before[256];   /* the slots as RTLD_NEXT left them */
+    const vt_hook_entry *tabs[2] = {vt__driver_hooks, vt__runtime_hooks};
+    size_t ns[2] = {vt__n_driver_hooks, vt__n_runtime_hooks}, k = 0;
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < ns[t] && k < 256; i++, k++)
+            before[k] = __atomic_load_n(tabs[t][i].real, __ATOMIC_ACQUIRE);
     /* The definition the caller would have bound to without us lives in its own
      * scope (the object and its dependencies): a library dlopen'ed RTLD_LOCAL that
      * links the runtime, e.g. a Python extension module, reaches our hook through the
@@ -180,6 +225,8 @@ void vt_resolve_lazy_from(void *caller)
             dlclose(h);
         }
     }
+    if (k == vt__n_driver_hooks + vt__n_runtime_hooks)
+        vt__pin_new(before);
     dlerror();
     errno = e;
 }

@@ -1,8 +1,13 @@
-/* prog_locallib.c — prog_locallib PLUGIN: dlopen's PLUGIN (locallib.c) with
+/* prog_locallib.c — prog_locallib PLUGIN [FILLER]: dlopen's PLUGIN (locallib.c) with
  * RTLD_NOW | RTLD_LOCAL and allocates through it, runtime and driver. Links no CUDA
  * library. Every call must return 0 as it does without the preload; with
  * VT_EXPECT_TRACKED=1 the preload must also have tracked the bytes (its hooks find
- * the real functions in the calling object's own scope). Exit 0 = as expected. */
+ * the real functions in the calling object's own scope). With FILLER: then dlclose's
+ * PLUGIN, dlopen's FILLER (so that a reload lands elsewhere) and PLUGIN again, and
+ * calls once more: it must not crash (a real function kept from the first load must
+ * not point at unmapped code); the codes are printed, not judged (the simulated runtime
+ * unloaded and loaded again answers 201; under the preload it stays loaded: 0).
+ * Exit 0 = as expected. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -46,6 +51,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "final live %llu peak %llu\n", (unsigned long long)vramtrace_live_bytes(-1),
                 (unsigned long long)vramtrace_peak_bytes(-1));
         failures++;
+    }
+    if (argc > 2) {
+        dlclose(h);
+        void *filler = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+        h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+        if (!filler || !h) {
+            fprintf(stderr, "reload: %s\n", dlerror());
+            return 2;
+        }
+        ralloc = (int (*)(void **, size_t))dlsym(h, "plugin_runtime_alloc");
+        rfree = (int (*)(void *))dlsym(h, "plugin_runtime_free");
+        int r1 = ralloc(&a, 4096), r2 = r1 == 0 ? rfree(a) : -1;
+        printf("prog_locallib: after a reload: cudaMalloc %d, cudaFree %d\n", r1, r2);
     }
     printf("prog_locallib: %d failure(s)\n", failures);
     return failures ? 1 : 0;
