@@ -14,9 +14,10 @@ enum { VT_LOG_QUIET = 0, VT_LOG_WARN = 1, VT_LOG_INFO = 2, VT_LOG_DEBUG = 3 };
 extern int vt__log_level;
 
 /* Writes "vramtrace: <formatted>\n" when level <= the current level. Lines longer
- * than 1024 bytes are cut; a control byte (below 0x20, or DEL) in the formatted
- * text is written as '?', so a name the program chose cannot forge lines or send
- * terminal escapes. */
+ * than 1024 bytes are cut. Each byte of a control character (C0, DEL, C1), a line
+ * separator or bidi override, and each byte that is not UTF-8, is written as '?':
+ * a name the program chose cannot forge lines or send terminal escapes, and the line
+ * is valid UTF-8. */
 void vt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Writes msg (already complete, with its newline) to fd 2 whatever the level. */
