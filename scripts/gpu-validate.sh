@@ -23,6 +23,8 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/build/gpu-libs${LD_LIBRARY_PAT
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   bash scripts/build.sh >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
   mkdir -p build/gpu && nvcc -O1 -g -I include -o build/gpu/training_loop_static examples/training_loop.cu
+  # lib64/stubs is the toolkit's link-time libcuda.so (soname libcuda.so.1), for linking
+  # where no driver is installed; at run time NEEDED libcuda.so.1 is the real driver's
   gcc -shared -fPIC -O1 -I/usr/local/cuda/include tests/preload/locallib.c -L/usr/local/cuda/lib64 \
       -L/usr/local/cuda/lib64/stubs -lcudart -lcuda -o build/gpu/liblocallib.so
 fi
