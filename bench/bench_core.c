@@ -1,4 +1,4 @@
-/* bench_core.c — benchmarks of the tracer core (preload/vt_core.h, vt_stack.h,
+/* bench_core.c — benchmarks of the tracer core (preload/track/vt_core.h, vt_stack.h,
  * vt_writer.h) linked directly, without LD_PRELOAD or CUDA (issue 7, figures 2, 4, 5
  * and 6). bench/vt_bench.py runs it, natively for wall times and under
  * `valgrind --tool=callgrind --collect-atstart=no --toggle-collect=bench_measured_*`

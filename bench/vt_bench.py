@@ -211,7 +211,7 @@ def fig1():
         row(1, f"{path} path: hook bookkeeping beyond the untraced program with the same threads",
             extra_t, floor=ui / n, target=300, unit="instr", ok=extra_t <= 300,
             note="traced minus untraced-with-one-idle-thread: our code and the calls it makes")
-        # The hooks hand events to the core through a ring (preload/vt_ring.h); the core
+        # The hooks hand events to the core through a ring (preload/track/vt_ring.h); the core
         # applies them on the writer thread (or wherever the lock is next taken). That
         # work is not on the program's thread, so the rows above do not count it: it is
         # measured here, inclusive, so that the total cost per pair is on record.

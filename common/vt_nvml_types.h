@@ -1,5 +1,5 @@
 /* vt_nvml_types.h — the NVML types and constants vramtrace uses, one copy for both
- * sides: the reader (preload/vt_host.c, through preload/vt_nvml.h) and the simulated
+ * sides: the reader (preload/write/vt_host.c, through preload/write/vt_nvml.h) and the simulated
  * libnvidia-ml.so.1 (tests/simcuda/src/nvml_api.h).
  *
  * Names and values are NVIDIA's nvml.h (NVML API reference, CUDA 12/13): nvmlReturn_t

@@ -245,7 +245,7 @@ class Proc:
     def rows_v2(self, rec, trigger):
         """Version 2 sites: rows; a periodic/step record lists only the rows that
         differ from the previous snapshot's (and every row at 0 live bytes), as
-        preload/vt_sitediff.c does; other triggers stay complete. Version 3: each
+        preload/write/vt_sitediff.c does; other triggers stay complete. Version 3: each
         site is defined once by a "site" record (written here, before the
         snapshot), rows are [site id, counters in SITE3_ORDER], and a delta
         record's rows are differences from the previous row, no trailing zeros."""

@@ -321,7 +321,7 @@ def test_examples(a):
     ex = a.examples
     rules = os.path.join(ex, "vramtrace-alerts.yml")
     dash = os.path.join(ex, "vramtrace-dashboard.json")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "preload", "vt_prom.c")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "preload", "write", "vt_prom.c")
     with open(src) as fh:
         known = set(re.findall(r'"(vramtrace_[a-z_]+)"', fh.read()))
     check(len(known) > 15, f"metric names not found in {src}")

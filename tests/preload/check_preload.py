@@ -510,7 +510,7 @@ def headers_and_children(d):
 
 
 def check_cancelwait(c):
-    """pthread_cancel is interposed (preload/vt_cancel.h): the stack capture unwinds
+    """pthread_cancel is interposed (preload/capture/vt_cancel.h): the stack capture unwinds
     with cancellation enabled, and a cancel waits until no such unwind is in progress.
     prog_cancelwait stops a thread inside libunwind (its own dl_iterate_phdr, reached
     from libunwind) and reaches a cancellation point there once the cancel has

@@ -1,5 +1,5 @@
 /* prog_cancelwait.c — pthread_cancel against threads that are inside the stack
- * capture (preload/vt_cancel.h: the capture unwinds with cancellation enabled, and
+ * capture (preload/capture/vt_cancel.h: the capture unwinds with cancellation enabled, and
  * libvramtrace's pthread_cancel waits for such unwinds before it cancels anything).
  *
  * usage: prog_cancelwait MODE

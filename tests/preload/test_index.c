@@ -1,4 +1,4 @@
-/* test_index.c — the live-allocation index (preload/vt_index.h) against a reference
+/* test_index.c — the live-allocation index (preload/track/vt_index.h) against a reference
  * model, without LD_PRELOAD.
  *
  * 1. 200,000 random operations (insert, upsert of a present or absent key, find,

@@ -1,4 +1,4 @@
-/* pystack_probe.c — libpystack_probe.so: drives preload/vt_python.c from Python.
+/* pystack_probe.c — libpystack_probe.so: drives preload/capture/vt_python.c from Python.
  *
  * Loaded by pystack_test.py with ctypes.CDLL, so every probe_* call runs with
  * the GIL RELEASED, exactly like an allocation hook reached through a ctypes

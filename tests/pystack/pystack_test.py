@@ -1,4 +1,4 @@
-"""pystack_test.py — checks preload/vt_python.c through libpystack_probe.so.
+"""pystack_test.py — checks preload/capture/vt_python.c through libpystack_probe.so.
 
 usage: python3.X pystack_test.py <path/to/libpystack_probe.so> <mode>
 modes:
