@@ -1,8 +1,9 @@
 /* vt_hooks.h — what every hook shim shares: the call frame, the bookkeeping after the
- * real call, and the export macro.
+ * real call, the export macros and the shim shapes the hook table's rows expand into
+ * (vt_hook_table.h, expanded in vt_shims.c).
  *
- * Shim shape (one per hooked function, see vt_hooks_driver.c / vt_hooks_runtime.c):
- *   1. make sure its real_ pointer is set (lazy init: hooks can run before our
+ * The order every shim follows:
+ *   1. make sure its real_ pointer is set (lazy: hooks can run before our
  *      constructor, e.g. from another library's constructor);
  *   2. vt_call_begin: depth guard; on the OUTERMOST call of an allocating function,
  *      capture the stack (before any lock);
@@ -20,18 +21,25 @@
 #include "vt_config.h"
 #include "vt_core.h"
 #include "vt_guard.h"
+#include "vt_resolve.h"
 #include "vt_stack.h"
 
 #define VT_EXPORT __attribute__((visibility("default")))
-/* Exports `name` as an alias of the hidden hook vt__h_<name>, so that internal tables
- * hold the address of OUR function whatever the program's symbol scope says. */
+/* Exports `name` as an alias of the hidden hook vt__h_<name> (defined in the same
+ * file), so that internal tables hold the address of OUR function whatever the
+ * program's symbol scope says. */
 #define VT_EXPORT_ALIAS(name) \
     extern __typeof__(vt__h_##name) name __attribute__((alias("vt__h_" #name), visibility("default")))
 
+/* Device argument of vt_hook_alloc_ok / vt_hook_alloc_done: the device of the context
+ * current on this thread (asked of the real driver, cached per thread). -1 is "no
+ * device" (host memory that is not tied to one). */
+#define VT_DEVICE_CURRENT (-2)
+
 /* Makes sure the hook's real_<name> pointer is set (lazy: a hook can run before our
- * constructor, e.g. from another library's constructor); returns err from the
- * hook when the real function cannot be found. Each hooks file defines
- * VT_REAL_OR_FAIL(name) with its API's "not initialised" code. */
+ * constructor, e.g. from another library's constructor); returns err (the family's
+ * "not initialised" code, VT_NOTREADY_RT / _DRV) from the hook when the real function
+ * cannot be found. */
 #define VT_REAL_OR_RETURN(name, err)                                                      \
     do {                                                                                  \
         if (__builtin_expect(!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE), 0)) {      \
@@ -44,32 +52,30 @@
 
 /* A hooked call made inside another hooked call on this thread (the runtime's
  * cudaMalloc calling the driver's cuMemAlloc_v2 through the pointer our
- * cuGetProcAddress wrapper handed out) only forwards (DESIGN.md: the outermost call
- * records): when the thread's depth is not 0 and `ready` (the real pointer is set),
- * `return CALL`
- * at once — no depth change (the outer call's depth already covers anything CALL
- * calls back), no errno handling (nothing of ours runs). Issue 7 figure 1: the
- * runtime path pays this instead of a whole second shim. */
+ * cuGetProcAddress wrapper handed out) only forwards (the outermost call records,
+ * preload/README.md): when the thread's depth is not 0 and `ready` (the real pointer
+ * is set), `return CALL` at once — no depth change (the outer call's depth already
+ * covers anything CALL calls back), no errno handling (nothing of ours runs). */
 #define VT_NESTED_FORWARD(ready, CALL)                                                    \
     do {                                                                                  \
         if (vt_guard_depth() != 0 && (ready))                                             \
             return CALL;                                                                  \
     } while (0)
 
-/* The exported front of a hook: a nested call (vt_guard_depth() != 0, see
- * VT_NESTED_FORWARD) jumps straight through vt__fwd_<name> before any register is
- * saved: the real function once resolved (vt_resolve.c sets it with real_<name>,
- * through the hook table's fwd), the hook's body until then (which resolves it and,
- * the call being nested, only forwards); anything else tail-calls the hook's body
- * vt__b_<name>, which this macro
- * declares and the code after it defines (`VT_HOOK_FRONT(...) { body }`). The body
- * runs in the hook's frame (a sibling call), so a stack captured there still has the
- * hook's caller as frame 0; where the compiler does not make it a sibling call,
+/* The exported front of a hook (rows marked FRONT in vt_hook_table.h): a nested call
+ * (vt_guard_depth() != 0, see VT_NESTED_FORWARD) jumps straight through
+ * vt__fwd_<name> before any register is saved: the real function once resolved
+ * (vt_resolve.c sets it with real_<name>, through the hook table's fwd), the hook's
+ * body until then (which resolves it and, the call being nested, only forwards);
+ * anything else tail-calls the hook's body vt__b_<name>, which this macro declares
+ * and the code after it defines (`VT_HOOK_FRONT(...) { body }`). The body runs in the
+ * hook's frame (a sibling call), so a stack captured there still has the hook's
+ * caller as frame 0; where the compiler does not make it a sibling call,
  * vt_stack_capture_hook's frame check takes the general path. */
 #define VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)                                          \
     static __attribute__((noinline)) ret_t vt__b_##name PARAMS;                           \
-    static __typeof__(real_##name) vt__fwd_##name = vt__b_##name;                         \
-    static ret_t vt__h_##name PARAMS                                                      \
+    vt_##name##_t vt__fwd_##name = vt__b_##name;                                          \
+    ret_t vt__h_##name PARAMS                                                             \
     {                                                                                     \
         if (vt_guard_depth() != 0)                                                        \
             return __atomic_load_n(&vt__fwd_##name, __ATOMIC_ACQUIRE) ARGS;               \
@@ -78,28 +84,7 @@
     VT_EXPORT_ALIAS(name);                                                                \
     static __attribute__((noinline)) ret_t vt__b_##name PARAMS
 
-/* A plain allocation shim, one per hooked function (each keeps its own typed real_
- * pointer): forwards the call unchanged, then — when it succeeded and this is the
- * outermost hooked call — records *(out) as `size` bytes of `kind` through the
- * including file's VT_SHIM_DONE(c, api, kind, r, addr, size). errno and the result
- * are the real call's; the shim is exported under the CUDA name (VT_HOOK_FRONT). */
-#define VT_ALLOC_SHIM(ret_t, name, kind, PARAMS, ARGS, out, size)                         \
-    VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)                                              \
-    {                                                                                     \
-        VT_REAL_OR_FAIL(name);                                                            \
-        vt_call c;                                                                        \
-        vt_call_begin(&c, 1);                                                             \
-        ret_t r = real_##name ARGS;                                                       \
-        if (c.rec) {                                                                      \
-            int *vt__ep = vt_guard_errno(), vt__e = *vt__ep;                              \
-            VT_SHIM_DONE(c, #name, kind, r, r ? 0 : (uint64_t)(uintptr_t)*(out), size);   \
-            *vt__ep = vt__e;                                                              \
-        }                                                                                 \
-        vt_call_end(&c);                                                                  \
-        return r;                                                                         \
-    }
-
-/* The body of a free shim (after its VT_REAL_OR_FAIL): takes the record at addr out
+/* The body of a free shim (after its VT_REAL_OR_RETURN): takes the record at addr out
  * before CALL (so a concurrent allocation that gets the same address is not lost)
  * and puts it back when CALL does not return ok. Result and errno are CALL's: the
  * code before CALL keeps errno (vt_call_begin, vt_core_post_free) and the code after
@@ -115,7 +100,7 @@
     vt_call_end(&c);                                                                      \
     return r
 
-/* The body of a shim that records no allocation itself (after its VT_REAL_OR_FAIL):
+/* The body of a shim that records no allocation itself (after its VT_REAL_OR_RETURN):
  * forwards CALL under the depth guard (hooked calls the driver makes inside it are
  * not the program's) and, when this is the outermost hooked call with tracking on
  * and CALL returned ok, runs the statement AFTER (`(void)0` for none). Result and
@@ -269,7 +254,7 @@ void vt_hook_fork_nostacks(void);
 
 /* After a successful allocating real call on the outermost level with tracking on:
  * records addr as size bytes of kind with the captured stack (an event in the core's
- * ring, vt_core_post_alloc). device < -1: the current context's device (asked of the
+ * ring, vt_core_post_alloc). device VT_DEVICE_CURRENT: the current context's device (asked of the
  * real driver, cached per thread); stream: the CUstream of a stream-ordered
  * allocation, else 0. Inline in every allocation hook (issue 7 figure 1). The caller
  * restores errno (every allocation hook saves it after the real call and puts it back
@@ -284,7 +269,7 @@ static inline __attribute__((always_inline)) void vt_hook_alloc_ok(uint32_t stac
         vt_hook_start();
     uint64_t ctx;
     int cur = vt__device_current(&ctx);
-    if (device < -1)
+    if (device == VT_DEVICE_CURRENT)
         device = cur;
     if (kind == VT_KIND_ASYNC)
         vt_hook_pool_seen(device);
@@ -352,5 +337,77 @@ void vt_hooks_refresh(void);
 void vt_hooks_step_meminfo(void);
 /* Real cuMemGetInfo_v2 (driver hooks file); NULL if absent. */
 int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* ---- shim shapes: one per `shape` of vt_hook_table.h; VT_SHIM_DEFINE expands a row ---- */
+
+#define VT__UNPAREN(...) __VA_ARGS__
+#define VT__APPLY(m, ...) m(__VA_ARGS__)
+
+/* The shim's head: a front (FRONT) or a plain exported function (NOFRONT). */
+#define VT_SHIM_HEAD_FRONT(ret_t, name, PARAMS, ARGS) VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)
+#define VT_SHIM_HEAD_NOFRONT(ret_t, name, PARAMS, ARGS) \
+    VT_EXPORT_ALIAS(name);                              \
+    ret_t vt__h_##name PARAMS
+
+/* One row of VT_HOOK_TABLE: its shim, or nothing for HAND rows (written by hand). */
+#define VT_SHIM_DEFINE(name, fam, kind, shape, front, ret_t, PARAMS, ARGS, SARGS, note) \
+    VT_SHIM_##shape(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)
+#define VT_SHIM_HAND(...)
+
+/* ALLOC, SHAPE_ARGS (out, size, stream): forwards the call unchanged, then, when this
+ * is the outermost hooked call with tracking on, records *(out) as `size` bytes of
+ * kind on the current context's device (vt_hook_alloc_done: a failure is counted, an
+ * out-of-memory failure may write an "oom" snapshot). size is evaluated after the
+ * call (it may read r and the call's outputs). Result and errno are the real call's. */
+#define VT_SHIM_ALLOC(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)                 \
+    VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
+    {                                                                                     \
+        VT__APPLY(VT_SHIM_ALLOC_BODY, name, fam, kind, ret_t, ARGS, VT__UNPAREN SARGS)    \
+    }
+#define VT_SHIM_ALLOC_BODY(name, fam, kind, ret_t, ARGS, out, size, stream)               \
+    VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                           \
+    vt_call c;                                                                            \
+    vt_call_begin(&c, 1);                                                                 \
+    ret_t r = real_##name ARGS;                                                           \
+    if (c.rec) {                                                                          \
+        int *vt__ep = vt_guard_errno(), vt__e = *vt__ep;                                  \
+        int vt__ok = r == VT_OK_##fam;                                                    \
+        vt_hook_alloc_done(&c, #name, VT_KIND_##kind, vt__ok, (int)r, r == VT_OOM_##fam,  \
+                           vt__ok ? (uint64_t)(uintptr_t)*(out) : 0, (size),              \
+                           (uint64_t)(uintptr_t)(stream), VT_DEVICE_CURRENT);             \
+        *vt__ep = vt__e;                                                                  \
+    }                                                                                     \
+    vt_call_end(&c);                                                                      \
+    return r;
+
+/* FREE, SHAPE_ARGS (addr): VT_FREE_BODY around the real call. */
+#define VT_SHIM_FREE(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)                  \
+    VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
+    {                                                                                     \
+        VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                       \
+        VT_FREE_BODY(ret_t, (uintptr_t)(VT__UNPAREN SARGS), VT_OK_##fam, real_##name ARGS); \
+    }
+
+/* PASS, SHAPE_ARGS (statement): VT_PASS_BODY around the real call. */
+#define VT_SHIM_PASS(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)                  \
+    VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
+    {                                                                                     \
+        VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                       \
+        VT_PASS_BODY(ret_t, VT_OK_##fam, real_##name ARGS, VT__UNPAREN SARGS);            \
+    }
+
+/* RESOLVE, SHAPE_ARGS (pfn): the real resolver first; NULL results and errors are
+ * kept; a returned pointer that is a real function we hook becomes its hook
+ * (vt_resolve_swap). No depth guard: a resolver records nothing. */
+#define VT_SHIM_RESOLVE(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)               \
+    VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
+    {                                                                                     \
+        VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                       \
+        ret_t r = real_##name ARGS;                                                       \
+        void **vt__pfn = (VT__UNPAREN SARGS);                                             \
+        if (r == VT_OK_##fam && vt__pfn && *vt__pfn)                                      \
+            *vt__pfn = vt_resolve_swap(*vt__pfn);                                         \
+        return r;                                                                         \
+    }
 
 #endif /* VT_HOOKS_H */

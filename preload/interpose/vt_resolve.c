@@ -5,8 +5,8 @@
  * that resolver (docs/cuda-interposition.md). So vramtrace exports `dlsym`: the real
  * glibc dlsym runs first, and a result that is a real function we wrap is replaced by
  * its hook. Names that do not start with "cu" return glibc's answer untouched, with no
- * extra work. The cuGetProcAddress/_v2 and cudaGetDriverEntryPoint* wrappers (in the
- * hooks files) use vt_resolve_swap the same way.
+ * extra work. The resolver shims (cuGetProcAddress/_v2, cudaGetDriverEntryPoint*:
+ * rows of shape RESOLVE in vt_hook_table.h) use vt_resolve_swap the same way.
  *
  * dlsym(RTLD_NEXT, name) searches relative to the CALLER's object. An ordinary C
  * wrapper would make glibc see libvramtrace as the caller, so on x86-64 the exported
@@ -89,12 +89,9 @@ static void vt__set_hook(const vt_hook_entry *h, void *p)
 /* Fills empty slots by looking each name up with handle. */
 static void vt__fill_from(void *handle)
 {
-    for (size_t i = 0; i < vt__n_driver_hooks; i++)
-        if (!__atomic_load_n(vt__driver_hooks[i].real, __ATOMIC_ACQUIRE))
-            vt__set_hook(&vt__driver_hooks[i], vt__real_dlsym(handle, vt__driver_hooks[i].name));
-    for (size_t i = 0; i < vt__n_runtime_hooks; i++)
-        if (!__atomic_load_n(vt__runtime_hooks[i].real, __ATOMIC_ACQUIRE))
-            vt__set_hook(&vt__runtime_hooks[i], vt__real_dlsym(handle, vt__runtime_hooks[i].name));
+    for (size_t i = 0; i < vt__n_hooks; i++)
+        if (!__atomic_load_n(vt__hooks[i].real, __ATOMIC_ACQUIRE))
+            vt__set_hook(&vt__hooks[i], vt__real_dlsym(handle, vt__hooks[i].name));
     for (size_t i = 0; i < VT_NHELPERS; i++)
         if (!__atomic_load_n(vt__helpers[i].slot, __ATOMIC_ACQUIRE))
             vt__set(vt__helpers[i].slot, vt__real_dlsym(handle, vt__helpers[i].name));
@@ -109,11 +106,6 @@ void vt_resolve_init(void)
     int e = errno;
     vt__fill_from(RTLD_NEXT);
     errno = e;
-}
-
-void vt_resolve_lazy(void)
-{
-    vt_resolve_init();
 }
 
 /* Objects already scanned for missing reals (by load base), to do it once each. */
@@ -182,17 +174,14 @@ static void vt__pin_object_of(void *p)
 /* Pins the object of every slot that went from empty to set since `before`. */
 static void vt__pin_new(void *const *before)
 {
-    const vt_hook_entry *tabs[2] = {vt__driver_hooks, vt__runtime_hooks};
-    size_t ns[2] = {vt__n_driver_hooks, vt__n_runtime_hooks}, k = 0;
     void *last = NULL;
-    for (int t = 0; t < 2; t++)
-        for (size_t i = 0; i < ns[t]; i++, k++) {
-            void *now = __atomic_load_n(tabs[t][i].real, __ATOMIC_ACQUIRE);
-            if (now && !before[k] && now != last) {
-                vt__pin_object_of(now);
-                last = now;
-            }
+    for (size_t i = 0; i < vt__n_hooks; i++) {
+        void *now = __atomic_load_n(vt__hooks[i].real, __ATOMIC_ACQUIRE);
+        if (now && !before[i] && now != last) {
+            vt__pin_object_of(now);
+            last = now;
         }
+    }
 }
 
 void vt_resolve_lazy_from(void *caller)
@@ -201,12 +190,10 @@ void vt_resolve_lazy_from(void *caller)
     if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
         return;
     int e = errno;
-    void *before[256];   /* the slots as RTLD_NEXT left them */
-    const vt_hook_entry *tabs[2] = {vt__driver_hooks, vt__runtime_hooks};
-    size_t ns[2] = {vt__n_driver_hooks, vt__n_runtime_hooks}, k = 0;
-    for (int t = 0; t < 2; t++)
-        for (size_t i = 0; i < ns[t] && k < 256; i++, k++)
-            before[k] = __atomic_load_n(tabs[t][i].real, __ATOMIC_ACQUIRE);
+    void *before[VT_RESOLVE_MAX_HOOKS];   /* the slots as RTLD_NEXT left them */
+    size_t n = vt__n_hooks < VT_RESOLVE_MAX_HOOKS ? vt__n_hooks : VT_RESOLVE_MAX_HOOKS;
+    for (size_t i = 0; i < n; i++)
+        before[i] = __atomic_load_n(vt__hooks[i].real, __ATOMIC_ACQUIRE);
     /* The definition the caller would have bound to without us lives in its own
      * scope (the object and its dependencies): a library dlopen'ed RTLD_LOCAL that
      * links the runtime, e.g. a Python extension module, reaches our hook through the
@@ -225,7 +212,7 @@ void vt_resolve_lazy_from(void *caller)
             dlclose(h);
         }
     }
-    if (k == vt__n_driver_hooks + vt__n_runtime_hooks)
+    if (n == vt__n_hooks)
         vt__pin_new(before);
     dlerror();
     errno = e;
@@ -233,22 +220,19 @@ void vt_resolve_lazy_from(void *caller)
 
 static void *vt__match(void *p, int *is_hook, int *missing)
 {
-    const vt_hook_entry *tabs[2] = {vt__driver_hooks, vt__runtime_hooks};
-    size_t ns[2] = {vt__n_driver_hooks, vt__n_runtime_hooks};
     *is_hook = 0;
     *missing = 0;
-    for (int t = 0; t < 2; t++)
-        for (size_t i = 0; i < ns[t]; i++) {
-            void *real = __atomic_load_n(tabs[t][i].real, __ATOMIC_ACQUIRE);
-            if (real == p)
-                return tabs[t][i].hook;
-            if (tabs[t][i].hook == p) {
-                *is_hook = 1;
-                return real;  /* NULL when our hook has nothing to forward to */
-            }
-            if (!real)
-                *missing = 1;
+    for (size_t i = 0; i < vt__n_hooks; i++) {
+        void *real = __atomic_load_n(vt__hooks[i].real, __ATOMIC_ACQUIRE);
+        if (real == p)
+            return vt__hooks[i].hook;
+        if (vt__hooks[i].hook == p) {
+            *is_hook = 1;
+            return real;  /* NULL when our hook has nothing to forward to */
         }
+        if (!real)
+            *missing = 1;
+    }
     return NULL;
 }
 
@@ -264,7 +248,7 @@ void *vt_resolve_swap(void *p)
         h = vt__match(p, &is_hook, &missing);
     }
     if (is_hook && !h) {
-        vt_resolve_lazy();
+        vt_resolve_init();
         h = vt__match(p, &is_hook, &missing);
     }
     errno = e;

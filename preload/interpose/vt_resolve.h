@@ -1,8 +1,9 @@
 /* vt_resolve.h — where the real CUDA functions come from, and which pointer a
  * resolver may hand out.
  *
- * Every hooked function has one typed `real_` pointer in its hooks file and one row in
- * that file's vt_hook_entry table {exported name, &real_, hook}. Reals are found by
+ * Every hooked function has one typed `real_` pointer and one row of vt__hooks[]
+ * {exported name, &real_, hook, front}, both generated from its row of the hook table
+ * (vt_hook_table.h). Reals are found by
  * dlsym(RTLD_NEXT) at start-up (program linked against libcudart/libcuda), or, when
  * the library was dlopen'ed privately (cudart's own dlopen of libcuda.so.1, Python
  * ctypes), from the object a resolver's result lives in: the first time a resolver
@@ -15,7 +16,7 @@
  * same value from any thread: no lock, so a resolver call from inside the loader (a
  * constructor calling dlsym) cannot deadlock.
  *
- * vt_resolve_swap implements DESIGN.md's rule: call the real resolver first, keep
+ * vt_resolve_swap implements the resolver rule (docs/cuda-interposition.md, preload/README.md): call the real resolver first, keep
  * NULL and errors, and replace the result only when it IS the real function a hook
  * wraps (pointer equality with the real exported symbol, e.g. cuMemAlloc_v2 or
  * cuMemAllocAsync_ptsz), so legacy ABIs and per-thread-stream variants pass through.
@@ -27,16 +28,18 @@
 
 typedef struct vt_hook_entry {
     const char *name;    /* exported symbol of the real library ("cuMemAlloc_v2")  */
-    void      **real;    /* the hooks file's real_ pointer                         */
+    void      **real;    /* its real_ pointer (vt_hook_table.c)                     */
     void       *hook;    /* our function with the same ABI                         */
     void      **fwd;     /* hooks with a front (VT_HOOK_FRONT): where its nested calls
                             go, set to the real function with it; else NULL         */
 } vt_hook_entry;
 
-extern const vt_hook_entry vt__driver_hooks[];
-extern const size_t        vt__n_driver_hooks;
-extern const vt_hook_entry vt__runtime_hooks[];
-extern const size_t        vt__n_runtime_hooks;
+/* One row per row of VT_HOOK_TABLE, in its order (vt_hook_table.c). */
+extern const vt_hook_entry vt__hooks[];
+extern const size_t        vt__n_hooks;
+/* vt_resolve_lazy_from pins newly found libraries only while the table has at most
+ * this many rows. */
+#define VT_RESOLVE_MAX_HOOKS 256
 
 /* Real driver functions vramtrace calls itself but does not hook (NULL if absent). */
 extern void *vt__drv_cuCtxGetCurrent;
@@ -52,10 +55,8 @@ extern void *(*vt__real_dlsym)(void *, const char *);
 /* Finds the real dlsym and every real reachable through RTLD_NEXT. Idempotent. */
 void vt_resolve_init(void);
 
-/* Slow path of a shim whose real_ is NULL: retries RTLD_NEXT for every empty slot. */
-void vt_resolve_lazy(void);
-
-/* The same, then fills the empty slots from the scope of the object holding
+/* Slow path of a shim whose real_ is NULL: vt_resolve_init (RTLD_NEXT for every
+ * empty slot), then fills the empty slots from the scope of the object holding
  * `caller` (the hook's return address; NULL: skipped), then from every loaded
  * libcudart.so* / libcuda.so*. For a library dlopen'ed RTLD_LOCAL that links the
  * runtime or driver: its calls bind to our hooks, its real functions are in no scope

@@ -1,0 +1,217 @@
+/* vt_cuda_driver.c — the driver shims that fit no shape of the hook table
+ * (vt_hook_table.h rows of family DRV, shape HAND): VMM handles and mappings, context
+ * teardown (implicit frees), memory info. Follows cuda.h of CUDA 13.
+ *
+ * Every shim returns the real CUresult unchanged and preserves errno; when the real
+ * function cannot be found it returns CUDA_ERROR_NOT_INITIALIZED without doing
+ * anything. Only the outermost hooked call on a thread records (vt_guard.h).
+ */
+#define _GNU_SOURCE
+#include "vt_hook_table.h"
+#include "vt_hooks.h"
+#include "vt_resolve.h"
+
+#define VT_REAL_OR_RETURN_DRV(name) VT_REAL_OR_RETURN(name, VT_NOTREADY_DRV)
+
+int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    vt_cuMemGetInfo_v2_t f = __atomic_load_n(&real_cuMemGetInfo_v2, __ATOMIC_ACQUIRE);
+    size_t fr = 0, to = 0;
+    if (!f || f(&fr, &to) != CUDA_SUCCESS)
+        return -1;
+    *free_bytes = fr;
+    *total_bytes = to;
+    return 0;
+}
+
+/* A failed allocation of a hand-written shim: counted (and an "oom" snapshot for an
+ * out-of-memory result), as the ALLOC shape does. */
+#define VT_ALLOC_FAILED(c, api, kind, r, size, dev) \
+    vt_hook_alloc_done(&(c), api, kind, 0, (int)(r), (r) == CUDA_ERROR_OUT_OF_MEMORY, 0, size, 0, dev)
+
+/* ---- VMM: memory is cuMemCreate'd handles; address space is not memory ---- */
+
+CUresult vt__h_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                                  const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    VT_REAL_OR_RETURN_DRV(cuMemCreate);
+    vt_call c;
+    vt_call_begin(&c, 1);
+    CUresult r = real_cuMemCreate(handle, size, prop, flags);
+    int e = errno;
+    if (c.rec) {
+        int dev = (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) ? prop->location.id : -1;
+        if (r == CUDA_SUCCESS) {
+            vt_hook_start();
+            vt_core_vmm_create((uint64_t)*handle, size, dev, c.stack);
+        } else {
+            VT_ALLOC_FAILED(c, "cuMemCreate", VT_KIND_VMM, r, size, dev);
+        }
+    }
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMemCreate);
+
+CUresult vt__h_cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    VT_REAL_OR_RETURN_DRV(cuMemRelease);
+    vt_call c;
+    vt_taken t = {NULL};
+    vt_call_begin(&c, 0);
+    if (c.rec)
+        vt_core_vmm_release((uint64_t)handle, &t);
+    CUresult r = real_cuMemRelease(handle);
+    int e = errno;
+    if (t.rec) {
+        if (r == CUDA_SUCCESS)
+            vt_core_vmm_commit(&t);
+        else
+            vt_core_vmm_restore(&t);
+    }
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMemRelease);
+
+/* The handle is held live from before the real call (a cuMemRelease of it racing on
+ * another thread must not see it unmapped), the mapping recorded after it. */
+CUresult vt__h_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                               CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+    VT_REAL_OR_RETURN_DRV(cuMemMap);
+    VT_NESTED_FORWARD(1, real_cuMemMap(ptr, size, offset, handle, flags));
+    vt_call c;
+    vt_call_begin(&c, 0);
+    int began = c.rec && vt_core_vmm_map_begin((uint64_t)handle);
+    CUresult r = real_cuMemMap(ptr, size, offset, handle, flags);
+    int e = errno;
+    if (c.rec)
+        vt_core_vmm_map_end((uint64_t)ptr, size, (uint64_t)handle, began, r == CUDA_SUCCESS);
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMemMap);
+
+/* The allocation mapped at addr is held live across the real call (an unmap and a
+ * release of it racing on another thread), the reference counted after it. */
+CUresult vt__h_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    VT_REAL_OR_RETURN_DRV(cuMemRetainAllocationHandle);
+    VT_NESTED_FORWARD(1, real_cuMemRetainAllocationHandle(handle, addr));
+    vt_call c;
+    vt_call_begin(&c, 0);
+    uint64_t held = 0;
+    int hold = c.rec && vt_core_vmm_hold_at((uint64_t)(uintptr_t)addr, &held);
+    CUresult r = real_cuMemRetainAllocationHandle(handle, addr);
+    int e = errno;
+    if (c.rec && r == CUDA_SUCCESS && handle)
+        vt_core_vmm_retain((uint64_t)*handle);
+    if (hold)
+        vt_core_vmm_map_end(0, 0, held, 1, 0);
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMemRetainAllocationHandle);
+
+/* ---- implicit frees: context teardown ---- */
+
+/* One context teardown call (cuCtxDestroy_v2, cuDevicePrimaryCtxReset_v2, the last
+ * cuDevicePrimaryCtxRelease_v2). Whether it frees the program's records is decided
+ * before the real call: only when this is the outermost hooked call and not the CUDA
+ * runtime tearing itself down at exit (vt_hook_is_runtime_teardown on the hook's
+ * return address); only records made before the call (sequence < before) drop. */
+typedef struct vt__teardown {
+    vt_call  c;
+    int      drop;
+    uint64_t before;
+} vt__teardown;
+
+static void vt__teardown_begin(vt__teardown *t, void *caller)
+{
+    vt_call_begin(&t->c, 0);
+    t->drop = t->c.rec && !vt_hook_is_runtime_teardown(caller);
+    t->before = vt_core_next_seq();
+}
+
+/* destroyed: the context is gone. Drops that context's (ctx != 0) or that device's
+ * (ctx == 0) ordinary records when the call is the program's. */
+static void vt__teardown_end(vt__teardown *t, int destroyed, int device, uint64_t ctx)
+{
+    if (destroyed) {
+        vt_hook_ctx_changed();
+        if (t->drop && (ctx || device >= 0))
+            vt_core_drop_context(device, ctx, t->before);
+    }
+    vt_call_end(&t->c);
+}
+
+CUresult vt__h_cuCtxDestroy_v2(CUcontext ctx)
+{
+    VT_REAL_OR_RETURN_DRV(cuCtxDestroy_v2);
+    vt__teardown t;
+    vt__teardown_begin(&t, __builtin_return_address(0));
+    CUresult r = real_cuCtxDestroy_v2(ctx);
+    int e = errno;
+    vt__teardown_end(&t, r == CUDA_SUCCESS && ctx, -1, (uint64_t)(uintptr_t)ctx);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuCtxDestroy_v2);
+
+CUresult vt__h_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    VT_REAL_OR_RETURN_DRV(cuDevicePrimaryCtxReset_v2);
+    vt__teardown t;
+    vt__teardown_begin(&t, __builtin_return_address(0));
+    CUresult r = real_cuDevicePrimaryCtxReset_v2(dev);
+    int e = errno;
+    vt__teardown_end(&t, r == CUDA_SUCCESS, dev, 0);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuDevicePrimaryCtxReset_v2);
+
+CUresult vt__h_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    VT_REAL_OR_RETURN_DRV(cuDevicePrimaryCtxRelease_v2);
+    vt__teardown t;
+    vt__teardown_begin(&t, __builtin_return_address(0));
+    CUresult r = real_cuDevicePrimaryCtxRelease_v2(dev);
+    int e = errno;
+    int destroyed = 0;
+    if (r == CUDA_SUCCESS) {
+        /* Only the LAST release destroys the primary context: ask the driver. */
+        typedef CUresult (*state_t)(CUdevice, unsigned int *, int *);
+        state_t st = (state_t)__atomic_load_n(&vt__drv_cuDevicePrimaryCtxGetState, __ATOMIC_ACQUIRE);
+        unsigned int flags = 0;
+        int active = 1;
+        destroyed = st && st(dev, &flags, &active) == CUDA_SUCCESS && !active;
+    }
+    vt__teardown_end(&t, destroyed, dev, 0);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuDevicePrimaryCtxRelease_v2);
+
+CUresult vt__h_cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
+{
+    VT_REAL_OR_RETURN_DRV(cuMemGetInfo_v2);
+    vt_call c;
+    vt_call_begin(&c, 0);
+    CUresult r = real_cuMemGetInfo_v2(free_bytes, total_bytes);
+    int e = errno;
+    if (c.rec && r == CUDA_SUCCESS && free_bytes && total_bytes) {
+        uint64_t ctx;
+        int dev = vt_hook_device(&ctx);
+        vt_core_set_meminfo(dev, *free_bytes, *total_bytes);
+    }
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMemGetInfo_v2);
