@@ -13,17 +13,6 @@
 
 #define VT_REAL_OR_RETURN_DRV(name) VT_REAL_OR_RETURN(name, VT_NOTREADY_DRV)
 
-int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes)
-{
-    vt_cuMemGetInfo_v2_t f = __atomic_load_n(&real_cuMemGetInfo_v2, __ATOMIC_ACQUIRE);
-    size_t fr = 0, to = 0;
-    if (!f || f(&fr, &to) != CUDA_SUCCESS)
-        return -1;
-    *free_bytes = fr;
-    *total_bytes = to;
-    return 0;
-}
-
 /* A failed allocation of a hand-written shim: counted (and an "oom" snapshot for an
  * out-of-memory result), as the ALLOC shape does. */
 #define VT_ALLOC_FAILED(c, api, kind, r, size, dev) \
@@ -143,7 +132,7 @@ static void vt__teardown_begin(vt__teardown *t, void *caller)
 static void vt__teardown_end(vt__teardown *t, int destroyed, int device, uint64_t ctx)
 {
     if (destroyed) {
-        vt_hook_ctx_changed();
+        vt_driver_ctx_changed();
         if (t->drop && (ctx || device >= 0))
             vt_core_drop_context(device, ctx, t->before);
     }
@@ -186,11 +175,7 @@ CUresult vt__h_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     int destroyed = 0;
     if (r == CUDA_SUCCESS) {
         /* Only the LAST release destroys the primary context: ask the driver. */
-        typedef CUresult (*state_t)(CUdevice, unsigned int *, int *);
-        state_t st = (state_t)__atomic_load_n(&vt__drv_cuDevicePrimaryCtxGetState, __ATOMIC_ACQUIRE);
-        unsigned int flags = 0;
-        int active = 1;
-        destroyed = st && st(dev, &flags, &active) == CUDA_SUCCESS && !active;
+        destroyed = vt_driver_primary_ctx_active(dev) == 0;
     }
     vt__teardown_end(&t, destroyed, dev, 0);
     errno = e;
@@ -207,7 +192,7 @@ CUresult vt__h_cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
     int e = errno;
     if (c.rec && r == CUDA_SUCCESS && free_bytes && total_bytes) {
         uint64_t ctx;
-        int dev = vt_hook_device(&ctx);
+        int dev = vt_driver_device_current(&ctx);
         vt_core_set_meminfo(dev, *free_bytes, *total_bytes);
     }
     vt_call_end(&c);

@@ -18,12 +18,12 @@ cudaError_t vt__h_cudaDeviceReset(void)
     vt_call c;
     vt_call_begin(&c, 0);
     uint64_t ctx = 0;
-    int dev = c.rec ? vt_hook_device(&ctx) : -1;
+    int dev = c.rec ? vt_driver_device_current(&ctx) : -1;
     uint64_t before = vt_core_next_seq();
     cudaError_t r = real_cudaDeviceReset();
     int e = errno;
     if (r == cudaSuccess) {
-        vt_hook_ctx_changed();
+        vt_driver_ctx_changed();
         if (c.rec && dev >= 0)
             vt_core_drop_context(dev, 0, before);
     }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_driver.h"
 #include "vt_guard.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
@@ -197,48 +198,7 @@ static inline void vt_call_end(vt_call *c)
     vt_guard_leave();
 }
 
-/* Device (and CUcontext) current on this thread, via the real driver, outside locks,
- * cached per thread. Returns the ordinal or -1; *ctx gets the context or 0. */
-int vt_hook_device(uint64_t *ctx);
-
-extern void *vt__drv_cuCtxGetCurrent;   /* vt_resolve.h: the real driver's functions */
-extern void *vt__drv_cuCtxGetDevice;
-extern uint32_t vt__ctx_gen;            /* vt_hooks_common.c: bumps when contexts die */
 extern int vt__started;                 /* vt_hooks_common.c: vt_hook_start has run   */
-/* Notes async (pool) activity on device, for the writer's pool refresh. */
-void vt_hook_pool_seen(int device);
-
-/* vt_hook_device's body, inlined into every allocation hook: one real
- * cuCtxGetCurrent (CUDA Driver API, "Context Management") and a compare with the
- * thread's cached (context, generation) on the common path; on a miss the real
- * cuCtxGetDevice. The driver's types are spelt as their C ABI (CUcontext a pointer,
- * CUdevice and CUresult int, CUDA_SUCCESS 0) so this header needs no cuda.h. */
-static inline __attribute__((always_inline)) int vt__device_current(uint64_t *ctx_out)
-{
-    void *ctx = 0;
-    *ctx_out = 0;
-    typedef int (*get_current_t)(void **);
-    typedef int (*get_device_t)(int *);
-    get_current_t get_current = (get_current_t)__atomic_load_n(&vt__drv_cuCtxGetCurrent, __ATOMIC_ACQUIRE);
-    uint32_t gen = __atomic_load_n(&vt__ctx_gen, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(get_current != 0, 1) && get_current(&ctx) == 0) {
-        if (!ctx)
-            return -1;
-        *ctx_out = (uint64_t)(uintptr_t)ctx;
-        if (__builtin_expect(vt__tls.ctx == (uint64_t)(uintptr_t)ctx && vt__tls.ctx_gen == gen, 1))
-            return vt__tls.ctx_device;
-    }
-    get_device_t get_device = (get_device_t)__atomic_load_n(&vt__drv_cuCtxGetDevice, __ATOMIC_ACQUIRE);
-    int dev = -1;
-    if (!get_device || get_device(&dev) != 0)
-        return -1;
-    if (ctx) {
-        vt__tls.ctx = (uint64_t)(uintptr_t)ctx;
-        vt__tls.ctx_device = dev;
-        vt__tls.ctx_gen = gen;
-    }
-    return dev;
-}
 
 /* First allocation call of the process: starts the writer, registers the exit marker.
  * Cheap after the first call. */
@@ -268,11 +228,11 @@ static inline __attribute__((always_inline)) void vt_hook_alloc_ok(uint32_t stac
     if (__builtin_expect(!__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE), 0))
         vt_hook_start();
     uint64_t ctx;
-    int cur = vt__device_current(&ctx);
+    int cur = vt_driver_device_current(&ctx);
     if (device == VT_DEVICE_CURRENT)
         device = cur;
     if (kind == VT_KIND_ASYNC)
-        vt_hook_pool_seen(device);
+        vt_driver_pool_seen(device);
     vt_core_post_alloc_at(addr, size, kind == VT_KIND_ASYNC ? stream : ctx, device, kind, stack);
 }
 /* After a failed allocating real call on the outermost level: counts the failure;
@@ -326,8 +286,6 @@ static inline __attribute__((always_inline)) void vt_hook_free_end(uint64_t tick
  * at return address ra is the CUDA runtime tearing itself down at exit (records stay
  * "unfreed at exit"), 0 if it is the program's own. */
 int vt_hook_is_runtime_teardown(void *ra);
-/* Invalidates every thread's cached context -> device (a context was destroyed). */
-void vt_hook_ctx_changed(void);
 /* Writer callback (vt_writer_refresh): pool reserved bytes per device. */
 void vt_hooks_refresh(void);
 /* On the thread that marks a step (vramtrace_step): asks the real driver for the
@@ -335,8 +293,6 @@ void vt_hooks_refresh(void);
  * cuMemGetInfo_v2) so every step snapshot knows free memory and the analyzer can
  * tell when the device would run out. Never on a hook path; errno preserved. */
 void vt_hooks_step_meminfo(void);
-/* Real cuMemGetInfo_v2 (driver hooks file); NULL if absent. */
-int vt_hook_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
 
 /* ---- shim shapes: one per `shape` of vt_hook_table.h; VT_SHIM_DEFINE expands a row ---- */
 

@@ -17,13 +17,10 @@
 #include "vt_writer.h"
 #include "vt_log.h"
 
-#include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
-
-uint32_t vt__ctx_gen = 1;               /* atomic: bumps when contexts die (vt_hooks.h) */
-static uint64_t vt__pool_devs;          /* atomic: bit d = async activity on device d */
 
 uint32_t vt_hook_capture_oom(void)
 {
@@ -31,41 +28,17 @@ uint32_t vt_hook_capture_oom(void)
     return 0;
 }
 
-void vt_hook_ctx_changed(void)
-{
-    __atomic_add_fetch(&vt__ctx_gen, 1, __ATOMIC_ACQ_REL);
-}
-
-int vt_hook_device(uint64_t *ctx_out)
-{
-    return vt__device_current(ctx_out);
-}
-
-void vt_hook_pool_seen(int device)
-{
-    if (device >= 0 && device < 64)
-        __atomic_or_fetch(&vt__pool_devs, 1ull << device, __ATOMIC_RELAXED);
-}
-
 void vt_hooks_refresh(void)
 {
-    typedef CUresult (*getpool_t)(CUmemoryPool *, CUdevice);
-    typedef CUresult (*getattr_t)(CUmemoryPool, CUmemPool_attribute, void *);
-    getpool_t getpool = (getpool_t)__atomic_load_n(&vt__drv_cuDeviceGetDefaultMemPool, __ATOMIC_ACQUIRE);
-    getattr_t getattr = (getattr_t)__atomic_load_n(&vt__drv_cuMemPoolGetAttribute, __ATOMIC_ACQUIRE);
-    uint64_t devs = __atomic_load_n(&vt__pool_devs, __ATOMIC_RELAXED);
-    if (!getpool || !getattr || !devs)
+    uint64_t devs = vt_driver_pool_devices();
+    if (!devs)
         return;
     int e = errno;
     vt_guard_enter();   /* anything hooked that the driver calls back is not the program's */
     for (int d = 0; d < 64; d++) {
-        if (!(devs & (1ull << d)))
-            continue;
-        CUmemoryPool pool = NULL;
-        cuuint64_t reserved = 0;
-        if (getpool(&pool, d) == CUDA_SUCCESS && pool &&
-            getattr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == CUDA_SUCCESS)
-            vt_core_set_pool_reserved(d, (uint64_t)reserved);
+        uint64_t reserved;
+        if ((devs & (1ull << d)) && vt_driver_pool_reserved(d, &reserved) == 0)
+            vt_core_set_pool_reserved(d, reserved);
     }
     vt_guard_leave();
     errno = e;
@@ -78,8 +51,8 @@ void vt_hooks_step_meminfo(void)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_guard_enter();
     uint64_t ctx = 0, fr = 0, to = 0;
-    int dev = vt_hook_device(&ctx);
-    if (dev >= 0 && vt_hook_meminfo(&fr, &to) == 0)
+    int dev = vt_driver_device_current(&ctx);
+    if (dev >= 0 && vt_driver_meminfo(&fr, &to) == 0)
         vt_core_set_meminfo(dev, fr, to);
     vt_guard_leave();
     pthread_setcancelstate(oldcs, NULL);
@@ -141,8 +114,8 @@ void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result,
 {
     vt_hook_start();
     uint64_t ctx;
-    int cur = vt__device_current(&ctx);
-    if (device < -1)
+    int cur = vt_driver_device_current(&ctx);
+    if (device == VT_DEVICE_CURRENT)
         device = cur;
     vt_core_alloc_failed(device, kind, oom);
     if (oom) {
@@ -156,30 +129,12 @@ void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result,
         o.requested = size;
         o.result = result;
         o.stack = stack;
-        o.meminfo_ok = vt_hook_meminfo(&o.free_bytes, &o.total_bytes) == 0;
+        o.meminfo_ok = vt_driver_meminfo(&o.free_bytes, &o.total_bytes) == 0;
         if (o.meminfo_ok)
             vt_core_set_meminfo(device, o.free_bytes, o.total_bytes);
         vt_writer_oom(&o);
         pthread_setcancelstate(oldcs, NULL);
     }
-}
-
-/* 1 when an allocation still starts at addr, 0 when the driver knows none there, -1
- * not known (cuPointerGetAttribute CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CUDA Driver
- * API "Unified Addressing"; it answers CUDA_ERROR_INVALID_VALUE for an address no
- * allocation holds). Called on a failed free only, outside our locks, under the
- * caller's depth guard. */
-static int vt__still_allocated(uint64_t addr)
-{
-    typedef CUresult (*getattr_t)(void *, CUpointer_attribute, CUdeviceptr);
-    getattr_t f = (getattr_t)__atomic_load_n(&vt__drv_cuPointerGetAttribute, __ATOMIC_ACQUIRE);
-    if (!f)
-        return -1;
-    CUdeviceptr start = 0;
-    CUresult r = f(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (CUdeviceptr)addr);
-    if (r == CUDA_SUCCESS)
-        return start == (CUdeviceptr)addr;
-    return r == CUDA_ERROR_INVALID_VALUE ? 0 : -1;
 }
 
 void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr)
@@ -189,7 +144,7 @@ void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr)
         t->rec = NULL;
         t->ticket = ticket;
     }
-    t->alive = (int8_t)vt__still_allocated(addr);
+    t->alive = (int8_t)vt_driver_still_allocated(addr);
     vt_core_restore(t);
     errno = e;
 }

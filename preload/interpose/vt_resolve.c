@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_resolve.h"
+#include "vt_driver.h"
 #include "vt_log.h"
 
 #include <dlfcn.h>
@@ -26,23 +27,6 @@
 #include <string.h>
 
 __attribute__((visibility("hidden"), used)) void *(*vt__real_dlsym)(void *, const char *);
-
-void *vt__drv_cuCtxGetCurrent;
-void *vt__drv_cuCtxGetDevice;
-void *vt__drv_cuDevicePrimaryCtxGetState;
-void *vt__drv_cuDeviceGetDefaultMemPool;
-void *vt__drv_cuMemPoolGetAttribute;
-void *vt__drv_cuPointerGetAttribute;
-
-static const struct { const char *name; void **slot; } vt__helpers[] = {
-    {"cuCtxGetCurrent", &vt__drv_cuCtxGetCurrent},
-    {"cuCtxGetDevice", &vt__drv_cuCtxGetDevice},
-    {"cuDevicePrimaryCtxGetState", &vt__drv_cuDevicePrimaryCtxGetState},
-    {"cuDeviceGetDefaultMemPool", &vt__drv_cuDeviceGetDefaultMemPool},
-    {"cuMemPoolGetAttribute", &vt__drv_cuMemPoolGetAttribute},
-    {"cuPointerGetAttribute", &vt__drv_cuPointerGetAttribute},
-};
-#define VT_NHELPERS (sizeof vt__helpers / sizeof vt__helpers[0])
 
 /* Runs before the sanitizers' runtimes are initialised when an ASan-instrumented
  * build is preloaded (ASan's own start-up calls dlsym(RTLD_NEXT, ...)): no
@@ -92,9 +76,9 @@ static void vt__fill_from(void *handle)
     for (size_t i = 0; i < vt__n_hooks; i++)
         if (!__atomic_load_n(vt__hooks[i].real, __ATOMIC_ACQUIRE))
             vt__set_hook(&vt__hooks[i], vt__real_dlsym(handle, vt__hooks[i].name));
-    for (size_t i = 0; i < VT_NHELPERS; i++)
-        if (!__atomic_load_n(vt__helpers[i].slot, __ATOMIC_ACQUIRE))
-            vt__set(vt__helpers[i].slot, vt__real_dlsym(handle, vt__helpers[i].name));
+    for (size_t i = 0; i < vt__n_driver_fns; i++)
+        if (!__atomic_load_n(vt__driver_fns[i].slot, __ATOMIC_ACQUIRE))
+            vt__set(vt__driver_fns[i].slot, vt__real_dlsym(handle, vt__driver_fns[i].name));
     dlerror();  /* our failed look-ups must not show in the program's dlerror() */
 }
 

@@ -41,14 +41,6 @@ extern const size_t        vt__n_hooks;
  * this many rows. */
 #define VT_RESOLVE_MAX_HOOKS 256
 
-/* Real driver functions vramtrace calls itself but does not hook (NULL if absent). */
-extern void *vt__drv_cuCtxGetCurrent;
-extern void *vt__drv_cuCtxGetDevice;
-extern void *vt__drv_cuDevicePrimaryCtxGetState;
-extern void *vt__drv_cuDeviceGetDefaultMemPool;
-extern void *vt__drv_cuMemPoolGetAttribute;
-extern void *vt__drv_cuPointerGetAttribute;   /* a failed free: is the address still allocated */
-
 /* The real dlsym (glibc's), found with dlvsym. */
 extern void *(*vt__real_dlsym)(void *, const char *);
 

@@ -19,9 +19,9 @@
 typedef struct vt_tls {
     int      depth;        /* nesting of hooked calls on this thread (0 = none)  */
     int      tid;          /* cached gettid(), 0 until first use                 */
-    uint64_t ctx;          /* last CUcontext seen by vt_hook_device()            */
+    uint64_t ctx;          /* last CUcontext seen (vt_driver_device_current)    */
     int      ctx_device;   /* its device                                         */
-    uint32_t ctx_gen;      /* vt__ctx_gen when cached (invalidates on reset)     */
+    uint32_t ctx_gen;      /* vt__ctx_gen when cached (vt_driver.h)              */
     int      unwind;       /* libunwind running for vramtrace (vt_fd.h)          */
     int     *errno_ptr;    /* &errno of this thread, 0 until first use           */
     int      core;         /* > 0 while this thread takes or holds the core lock  */

@@ -1,0 +1,95 @@
+/* vt_driver.h — every question vramtrace asks the real CUDA driver for its own use:
+ * the device of the current context, free/total memory, a pool's reserve, whether a
+ * primary context is still active, whether an address is still allocated.
+ *
+ * The real driver functions come from the interpose layer's resolver
+ * (vt_resolve.c fills vt__driver_fns[] from the same objects as the hooked functions:
+ * RTLD_NEXT, a privately opened driver, a plugin's own scope). Until one is found its
+ * query answers "not known". Follows the CUDA Driver API (cuda.h, CUDA 13): "Context
+ * Management", "Memory Management", "Stream Ordered Memory Allocator", "Unified
+ * Addressing". The driver's types are spelt as their C ABI here (CUcontext a pointer,
+ * CUdevice and CUresult int, CUDA_SUCCESS 0), so this header needs no cuda.h.
+ *
+ * Every query returns values and stores nothing in the core; callers decide what to
+ * record. Thread-safe (atomic slots; the per-thread context cache is thread-local).
+ * None takes a lock of ours; the caller must hold none either (the driver may call
+ * back into hooked functions, which the caller's depth guard then only forwards).
+ */
+#ifndef VT_DRIVER_H
+#define VT_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "vt_guard.h"
+
+/* One real driver function vramtrace calls for itself, by exported name. */
+typedef struct vt_driver_fn {
+    const char *name;   /* "cuCtxGetCurrent"             */
+    void      **slot;   /* the real function, NULL until found (atomic) */
+} vt_driver_fn;
+extern const vt_driver_fn vt__driver_fns[];
+extern const size_t       vt__n_driver_fns;
+
+extern void    *vt__drv_cuCtxGetCurrent;   /* atomic; read inline below */
+extern void    *vt__drv_cuCtxGetDevice;
+extern uint32_t vt__ctx_gen;               /* atomic: bumps when any context dies */
+
+/* Device (and CUcontext, in *ctx_out, 0 when none) current on this thread: one real
+ * cuCtxGetCurrent and a compare with the thread's cached (context, generation) on the
+ * common path; on a miss the real cuCtxGetDevice. Returns the ordinal, or -1 (no
+ * context, or the driver is not known yet). Inline: every allocation hook calls it
+ * right after the real call, when the allocating context is current. */
+static inline __attribute__((always_inline)) int vt_driver_device_current(uint64_t *ctx_out)
+{
+    void *ctx = 0;
+    *ctx_out = 0;
+    typedef int (*get_current_t)(void **);
+    typedef int (*get_device_t)(int *);
+    get_current_t get_current = (get_current_t)__atomic_load_n(&vt__drv_cuCtxGetCurrent, __ATOMIC_ACQUIRE);
+    uint32_t gen = __atomic_load_n(&vt__ctx_gen, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(get_current != 0, 1) && get_current(&ctx) == 0) {
+        if (!ctx)
+            return -1;
+        *ctx_out = (uint64_t)(uintptr_t)ctx;
+        if (__builtin_expect(vt__tls.ctx == (uint64_t)(uintptr_t)ctx && vt__tls.ctx_gen == gen, 1))
+            return vt__tls.ctx_device;
+    }
+    get_device_t get_device = (get_device_t)__atomic_load_n(&vt__drv_cuCtxGetDevice, __ATOMIC_ACQUIRE);
+    int dev = -1;
+    if (!get_device || get_device(&dev) != 0)
+        return -1;
+    if (ctx) {
+        vt__tls.ctx = (uint64_t)(uintptr_t)ctx;
+        vt__tls.ctx_device = dev;
+        vt__tls.ctx_gen = gen;
+    }
+    return dev;
+}
+
+/* A context was destroyed or reset: every thread's cached context -> device is stale. */
+void vt_driver_ctx_changed(void);
+
+/* cuMemGetInfo_v2 of the current context: free and total bytes. 0, or -1 (no
+ * driver, no context, or an error). Preserves errno. */
+int vt_driver_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* Notes stream-ordered allocation activity on device (0..63; others ignored), so that
+ * vt_driver_pool_devices lists it. Async-signal-safe (one atomic or). */
+void vt_driver_pool_seen(int device);
+/* Bit d set: device d has had stream-ordered allocations. */
+uint64_t vt_driver_pool_devices(void);
+/* Bytes the device's default stream-ordered pool has reserved
+ * (cuDeviceGetDefaultMemPool, cuMemPoolGetAttribute RESERVED_MEM_CURRENT). 0, or -1
+ * when not known. Preserves errno. */
+int vt_driver_pool_reserved(int device, uint64_t *reserved);
+
+/* Whether device's primary context is still active (cuDevicePrimaryCtxGetState):
+ * 1 active, 0 not (the last release destroyed it), -1 not known. Preserves errno. */
+int vt_driver_primary_ctx_active(int device);
+
+/* Whether an allocation still starts at addr (cuPointerGetAttribute
+ * CU_POINTER_ATTRIBUTE_RANGE_START_ADDR; the driver answers CUDA_ERROR_INVALID_VALUE
+ * for an address no allocation holds): 1 yes, 0 no, -1 not known. Preserves errno. */
+int vt_driver_still_allocated(uint64_t addr);
+
+#endif /* VT_DRIVER_H */
