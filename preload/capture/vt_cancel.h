@@ -3,10 +3,9 @@
  * The capture calls unw_backtrace on the program's thread. libunwind may reach a
  * cancellation point in there (read() of its validation pipe, open() of a file on
  * some configurations), some under its own or the loader's lock: a thread cancelled
- * there would die holding them. The capture used to disable cancellation around
- * every unwind (two pthread_setcancelstate calls, 45 instructions per capture). Now
- * it does so only once the process has cancelled a thread, and proves the common path
- * safe instead: libvramtrace exports pthread_cancel (vt_hooks_cancel.c), which
+ * there would die holding them. The capture disables cancellation around an unwind
+ * only once the process has cancelled a thread, and keeps the common path safe
+ * instead: libvramtrace exports pthread_cancel (vt_hooks_cancel.c), which
  * announces every cancel and waits until no unguarded unwind is in progress before
  * passing the cancel on. The argument, and what it does not cover, is at the top of
  * vt_cancel.c.

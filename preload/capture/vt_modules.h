@@ -1,4 +1,4 @@
-/* vt_modules.h — which loaded ELF object holds a program counter (writer side only).
+/* vt_modules.h — which loaded ELF object holds a program counter.
  *
  * Answers pc -> (module id, path, build-id, load bias) with dl_iterate_phdr, caching
  * each object's PT_LOAD range, and dladdr for a function name. Used only while a

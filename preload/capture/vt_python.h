@@ -1,7 +1,7 @@
 /* vt_python.h — read the calling thread's CPython frames without the GIL.
  *
  * Used by the allocation hooks to name the Python file/function/line that
- * allocated (issue 8). Two steps, split because they run in different places:
+ * allocated. Two steps, split because they run in different places:
  *
  *   vt_py_capture   in the hook, possibly while the caller holds an allocator
  *                   lock and another thread holds the GIL. Plain loads of this

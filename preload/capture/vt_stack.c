@@ -24,7 +24,7 @@
  * publishes it (old indexes are retired, never freed, so a concurrent reader never
  * touches freed memory; their total is below the live index's size).
  *
- * Python (issue 8): when VRAMTRACE_PYTHON is not off and vt_python found a CPython,
+ * Python: when VRAMTRACE_PYTHON is not off and vt_python found a CPython,
  * the capture also copies the calling thread's Python frames (vt_py_capture:
  * loads only, no GIL, no lock), still before any lock. They are part of the key:
  * an entry holds n native pcs followed by npy vt_py_frame records, so two Python
@@ -109,8 +109,8 @@ static inline __attribute__((always_inline)) uint64_t vt__hash8(uint64_t h, cons
 }
 
 /* Hash of the native pcs: Horner's rule h = (h + pc) * K, an add and a multiply per
- * pc (the per-pc murmur mix of the first version cost ~25 instructions per frame, a
- * fifth of unwinding one; docs/performance.md, figure 2), in blocks of 8 for n >= 8:
+ * pc (a per-pc mix would cost a large part of unwinding the frame), in blocks of 8
+ * for n >= 8:
  * 0, 8, 16, ... and, when n is not a multiple of 8, a last block that ENDS at n
  * (overlapping the one before: its first pcs are hashed twice, which still makes the
  * hash a function of the key, and leaves no remainder loop). No final mix: the home
@@ -523,8 +523,7 @@ __attribute__((noinline)) uint32_t vt_stack_capture(int depth)
     if (depth > VT_DEPTH_MAX)
         depth = VT_DEPTH_MAX;
     /* Unwind the frames kept plus our own leading ones, no more: libunwind's cost is
-     * per frame, and a fixed slack of VT_STK_SLACK extra frames made a depth-8 capture
-     * cost 2x a bare unw_backtrace(8) (docs/performance.md, figure 2). The number of
+     * per frame (docs/performance.md has the measured cost of a fixed slack). The number of
      * leading frames to drop (frame 0 + ours) is learned: the most seen so far
      * (VT_STK_SLACK before the first capture). A capture that was cut short because
      * this path has more own frames than seen before is taken again, once. */

@@ -4,8 +4,8 @@
  * return address into the caller of the hooked CUDA function (frames inside
  * libvramtrace are dropped). Identical stacks get the same id, so an allocation
  * record carries one 32-bit id. Ids start at 1; 0 means "no stack" (depth 0 or
- * capture failed). Entries are immutable and never move or die (until a fork child
- * resets nothing: the child keeps the parent's store, ids stay valid).
+ * capture failed). Entries are immutable and never move or die; a fork child keeps
+ * the parent's store, so its ids stay valid there.
  * A stack may also hold the calling thread's Python frames (vt_python.h), innermost
  * first, up to min(depth, 128); they are part of its identity.
  */

@@ -216,7 +216,7 @@ void vt_hook_fork_nostacks(void);
  * records addr as size bytes of kind with the captured stack (an event in the core's
  * ring, vt_core_post_alloc). device VT_DEVICE_CURRENT: the current context's device (asked of the
  * real driver, cached per thread); stream: the CUstream of a stream-ordered
- * allocation, else 0. Inline in every allocation hook (issue 7 figure 1). The caller
+ * allocation, else 0. Inline in every allocation hook: the common path makes no call. The caller
  * restores errno (every allocation hook saves it after the real call and puts it back
  * before returning). Nothing here is a cancellation point (the ring event,
  * arithmetic, the driver's context query); the writer start (first allocation only)

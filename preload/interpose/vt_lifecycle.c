@@ -5,7 +5,7 @@
  * the real CUDA functions, warms libunwind up and registers the fork handlers.
  * Nothing is written and no thread is started until the first CUDA allocation call.
  *
- * Exit ordering (what "unfreed at exit" means, DESIGN.md):
+ * Exit ordering (what "unfreed at exit" means, docs/metrics.md):
  *   1. The program's atexit handlers registered after its first CUDA allocation run
  *      first (LIFO), then our exit marker (registered at that first allocation, after
  *      the CUDA runtime registered its teardown during its own initialisation), then

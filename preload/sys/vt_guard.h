@@ -2,7 +2,7 @@
  *
  * Design: with the shared runtime, cudaMalloc (hooked) calls the driver's cuMemAlloc_v2
  * through a pointer the runtime resolved via our cuGetProcAddress wrapper, so the driver
- * hook fires too. DESIGN.md: the outermost hooked call records, inner calls only
+ * hook fires too. The outermost hooked call records, inner calls only
  * forward. Each hook increments the thread's depth on entry and restores it on exit;
  * "outer" means the depth was 0 on entry. The depth is initial-exec TLS so reading it
  * never allocates or takes the loader lock (libvramtrace is always loaded at start-up
