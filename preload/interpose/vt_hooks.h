@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_core_fast.h"
 #include "vt_guard.h"
 #include "vt_stack.h"
 

@@ -212,8 +212,8 @@ void vt__yield_to_waiters(void);
 /* Takes the core lock and applies every ring event claimed before the call, so the
  * caller acts on (and reads) a state that includes every allocation and free that
  * returned to the program before it started. The events are applied
- * VT_DRAIN_CHUNK per hold, the lock released between holds (figure 5: a hold stays
- * short whatever the ring holds). */
+ * VT_DRAIN_CHUNK per hold, the lock released between holds (a hold stays short
+ * whatever the ring holds). */
 static inline void vt__lock(void)
 {
     vt__lock_raw();
