@@ -1,5 +1,16 @@
-/* vt_collect.c — snapshot collection in bounded lock holds, and the kept
- * fragmentation set.
+/* vt_collect.c — snapshot collection in bounded lock holds (vt_core_collect, contract
+ * in vt_collect.h), and the kept fragmentation set.
+ *
+ * Fragmentation (vt_frag.h): the collector keeps every device's live ranges sorted
+ * from one periodic collection to the next (vt__fc), and the core notes each range
+ * that comes or goes in a journal (vt__fj_note, vt_core_internal.h: every path that
+ * changes the live list or a VMM mapping, in apply order). A collection takes the
+ * journal in its first hold (one instant, with the site rows) and merges it into the
+ * kept ranges without the lock; the writer thread merges it between snapshots once it
+ * holds VT_FJ_KEEP entries (vt_core_frag_keep). The live list is copied and sorted
+ * again only when there is no kept set: the first collection, a journal that
+ * overflowed, a set dropped by a collection without fragmentation or by a memory
+ * failure.
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
@@ -40,14 +51,11 @@ void vt_collect_free(vt_collect *c)
  * that blocked on it is let through first (vt__yield_to_waiters).
  *
  * A periodic snapshot that wants fragmentation but not the live list copies only
- * (start, size, device slot) of each range that counts for fragmentation (17 bytes,
- * no site fields but the kind and slot) instead of a whole row (64 bytes: kind,
- * device, stack, step, birth, tid, stream): about 3x more records per hold, so 200,000
- * live allocations take ~5 holds instead of 28, and no row array is written and read
- * back. 0.25 ms per hold: a hook waits at most that (plus one slab, ~20 us of rows),
- * well under issue 7's 1 ms, and each gap costs the collector a handoff to the
- * waiting hooks (a wake-up and a reschedule on a loaded machine), so holds are not
- * made shorter than they need to be. */
+ * (start, size, device slot) of each range that counts for fragmentation (17 bytes)
+ * instead of a whole row (64 bytes): more records per hold, and no row array is
+ * written and read back. A hook waits at most one hold (VT_COLLECT_HOLD_NS plus one
+ * slab); each gap costs the collector a handoff to the waiting hooks, so holds are
+ * not made shorter than that. */
 #define VT_COLLECT_HOLD_NS  250000ull    /* a hold copies slabs until this long has passed */
 
 static void vt__unlock_timed(uint64_t held_since, vt_collect *c)

@@ -1,5 +1,12 @@
-/* vt_core.c — the core's state, its lock, lifecycle (init, latch off, fork) and the
- * lock-free queries (see vt_core.h for the contract, vt_core_internal.h for the state).
+/* vt_core.c — the core's state, its lock, lifecycle (init, latch off, fork), steps
+ * and the queries (contracts: vt_core.h; the state: vt_core_internal.h).
+ *
+ * Locking: one lock, vt__core.lock (vt_lock.h), guards every table and counter;
+ * critical sections are a hash operation and a few additions (a drain: up to
+ * VT_DRAIN_CHUNK events). Values that the client API reads without the lock
+ * (live/peak/scope/changes/live count) are written with __atomic stores under the
+ * lock and read with __atomic loads, after vt__sync has applied the ring's pending
+ * events. Nothing in the core calls CUDA, the loader or stdio.
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
@@ -43,7 +50,7 @@ void vt__yield_to_waiters(void)
 
 /* ---- lifecycle ---- */
 
-int vt__core_state;   /* atomic: VT_CORE_OFF | VT_CORE_HOOKS_READY (vt_core.h)   */
+int vt__core_state;   /* atomic: VT_CORE_OFF (vt_core.h) | VT_CORE_HOOKS_READY (vt_core_fast.h) */
 
 int vt_core_init(void)
 {
@@ -158,24 +165,38 @@ int vt_core_advance_unmarked_step(void)
     return 1;
 }
 
-uint64_t vt_core_live_bytes(int device)
+/* A counter as applied so far (lock-free), and the same after applying the ring's
+ * pending events (vt__sync). */
+static inline uint64_t vt__read(const uint64_t *v)
+{
+    return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t vt__read_synced(const uint64_t *v)
+{
+    vt__sync();
+    return vt__read(v);
+}
+
+/* total: the process-wide counter; per_dev: the device slots' (device -1: total). */
+static uint64_t vt__read_dev(const uint64_t *total, const uint64_t *per_dev, int device)
 {
     vt__sync();
     if (device < 0)
-        return __atomic_load_n(&vt__core.live_total, __ATOMIC_RELAXED);
+        return vt__read(total);
     if (device >= VT_MAX_DEVICES)
         return 0;
-    return __atomic_load_n(&vt__core.dev_live[device + 1], __ATOMIC_RELAXED);
+    return vt__read(&per_dev[device + 1]);
+}
+
+uint64_t vt_core_live_bytes(int device)
+{
+    return vt__read_dev(&vt__core.live_total, vt__core.dev_live, device);
 }
 
 uint64_t vt_core_peak_bytes(int device)
 {
-    vt__sync();
-    if (device < 0)
-        return __atomic_load_n(&vt__core.peak_total, __ATOMIC_RELAXED);
-    if (device >= VT_MAX_DEVICES)
-        return 0;
-    return __atomic_load_n(&vt__core.dev_peak[device + 1], __ATOMIC_RELAXED);
+    return vt__read_dev(&vt__core.peak_total, vt__core.dev_peak, device);
 }
 
 uint64_t vt_core_peak_interval_take(void)
@@ -207,42 +228,10 @@ void vt_core_scope_begin(void)
     vt__unlock();
 }
 
-uint64_t vt_core_scope_leaked_bytes(void)
-{
-    vt__sync();
-    return __atomic_load_n(&vt__core.scope_bytes, __ATOMIC_RELAXED);
-}
-
-uint64_t vt_core_changes(void)
-{
-    vt__sync();
-    return __atomic_load_n(&vt__core.changes, __ATOMIC_RELAXED);
-}
-
-uint64_t vt_core_changes_applied(void)
-{
-    return __atomic_load_n(&vt__core.changes, __ATOMIC_RELAXED);
-}
-
-uint64_t vt_core_live_count_applied(void)
-{
-    return __atomic_load_n(&vt__core.live_count, __ATOMIC_RELAXED);
-}
-
-uint64_t vt_core_live_count(void)
-{
-    vt__sync();
-    return __atomic_load_n(&vt__core.live_count, __ATOMIC_RELAXED);
-}
-
-uint64_t vt_core_ring_full_total(void)
-{
-    return __atomic_load_n(&vt__core.ring_full, __ATOMIC_RELAXED);
-}
-
-uint64_t vt_core_dropped_records(void)
-{
-    vt__sync();
-    return __atomic_load_n(&vt__core.dropped, __ATOMIC_RELAXED);
-}
-
+uint64_t vt_core_scope_leaked_bytes(void) { return vt__read_synced(&vt__core.scope_bytes); }
+uint64_t vt_core_changes(void)            { return vt__read_synced(&vt__core.changes); }
+uint64_t vt_core_live_count(void)         { return vt__read_synced(&vt__core.live_count); }
+uint64_t vt_core_dropped_records(void)    { return vt__read_synced(&vt__core.dropped); }
+uint64_t vt_core_changes_applied(void)    { return vt__read(&vt__core.changes); }
+uint64_t vt_core_live_count_applied(void) { return vt__read(&vt__core.live_count); }
+uint64_t vt_core_ring_full_total(void)    { return vt__read(&vt__core.ring_full); }

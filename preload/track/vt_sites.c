@@ -1,4 +1,17 @@
 /* vt_sites.c — the site table and the online leak detector.
+ *
+ * A site is the totals of one (stack id, kind, device): uthash vt__core.sites keyed by
+ * stack<<16 | kind<<8 | device slot, with a 64-entry direct-mapped cache in front
+ * (vt__site_get, vt_core_internal.h: a program allocates from few sites at a time).
+ * Sites are never removed (a fork child starts over); ids are 1, 2, ... in creation
+ * order.
+ *
+ * Leak detector (online, per site): each step snapshot closes a step. The site's
+ * floor for that step is the smallest live value it had during the step. If the floor
+ * rose compared with the previous step, growth_steps += 1 and growth_bytes += rise;
+ * if it stayed or fell, both reset to 0 (a leak raises the floor at every step; churn
+ * falls back). A site with growth_steps >= the threshold (VRAMTRACE_LEAK_STEPS) is
+ * reported (leak_warn; leak_new the first time).
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"

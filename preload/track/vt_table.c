@@ -1,6 +1,31 @@
 /* vt_table.c — the allocation table: records, slabs, the address index, device x kind
  * and process totals, the ring drain that applies the hooks' events, the taken log
- * for failed frees, and context drops.
+ * for failed frees, and context drops (contracts: vt_core.h, vt_core_fast.h).
+ *
+ * Records: one vt_rec (48 bytes) per live allocation, found by address through
+ * vt__core.idx (vt_index.h). Records come from slabs of VT_SLAB with a free list of
+ * ids, so a record costs no malloc header, never moves, and applying an allocation
+ * rarely calls malloc; a record's id is slab number * VT_SLAB + index. A record
+ * points at its site (vt_sites.c), so a free does no site lookup.
+ *
+ * Totals: per device slot x kind, live bytes and peak are kept as events are
+ * applied; the count and total columns are sums of the sites', added up at
+ * collection. Device and process live/peak, scope bytes, live count and the change
+ * counter are stored with __atomic stores under the lock for the lock-free queries.
+ *
+ * The ring: the hooks do not take the lock. They post each allocation, and each free
+ * before its real free, as an event in the ring (vt_core_fast.h), in one global
+ * order. Whoever next takes the lock applies the events in that order first
+ * (vt__lock -> vt__drain_all_locked, VT_DRAIN_CHUNK events per hold): every query and
+ * snapshot, the writer thread (woken every VT_RING_KICK events), a synchronous call,
+ * or a producer whose ring is full (vt__make_room). Applying an allocation finds its
+ * site, takes a record, indexes it and counts it; applying a free finds, removes,
+ * counts and recycles, and keeps a copy in the taken log (VT_TAKEN_LOG) so that a
+ * failed real free can put it back (vt_core_restore with t->ticket). The synchronous
+ * entry points (vt_core_alloc, vt_core_take, vt_core_restore) apply the ring first.
+ *
+ * Every change to the live list is also noted in the fragmentation journal
+ * (vt__fj_note, vt_collect.c).
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
@@ -51,7 +76,7 @@ void vt__table_after_fork(void)
 
 /* The hooks' events (vt_ring.h), applied in ring order by whoever holds the lock. */
 vt_ring vt__ring;
-uint64_t vt__free_done[VT_FREE_DONE_SLOTS];   /* vt_core_free_done (vt_core.h)   */
+uint64_t vt__free_done[VT_FREE_DONE_SLOTS];   /* vt_core_free_done (vt_core_fast.h) */
 
 /* ---- helpers under lock ---- */
 
@@ -197,8 +222,8 @@ static inline __attribute__((always_inline)) void vt__acct_add_inl(vt_site *s, u
     vt__acct_process(s->slot, size, seq, 1);
 }
 
-/* Out of line for the cold callers (restore, VMM); the allocation and free paths
- * inline the _inl forms (issue 7 figure 1). */
+/* Out of line for the cold callers (restore, context drops, VMM); applying an event
+ * inlines the _inl forms. */
 __attribute__((noinline)) void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
 {
     vt__acct_add_inl(s, size, seq, restore);
@@ -449,7 +474,7 @@ void vt__post_kick(void)
 }
 
 /* The ring is full: one hold of the lock applies the VT_ROOM_CHUNK oldest events
- * (what a waiting producer pays: figure 5), then the producer claims again. */
+ * (what bounds a waiting producer's stall), then the producer claims again. */
 static void vt__make_room(void)
 {
     __atomic_add_fetch(&vt__core.ring_full, 1, __ATOMIC_RELAXED);

@@ -1,4 +1,13 @@
-/* vt_vmm.c — VMM physical allocations (cuMemCreate handles) and their mappings.
+/* vt_vmm.c — VMM physical allocations (cuMemCreate handles) and their mappings
+ * (CUDA driver API "Virtual Memory Management"; contracts in vt_core.h).
+ *
+ * vt_vmm: one cuMemCreate physical allocation, uthash vt__core.vmms keyed by handle.
+ * It carries its references (create, retains, releases), its mappings and the calls
+ * in flight that hold it (releases, maps): it is live memory while referenced, mapped
+ * or being mapped (vt__vmm_settle), counted at its site under VT_KIND_VMM.
+ * vt_map: one cuMemMap mapping, uthash vt__core.maps keyed by virtual address, linked
+ * to its allocation's other mappings. For fragmentation an allocation counts at its
+ * lowest mapped address (vt__vmm_range). Every function takes the core lock.
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
@@ -143,42 +152,36 @@ int vt_core_vmm_release(uint64_t handle, vt_taken *t)
     return t->rec != NULL;
 }
 
-/* Under lock: the release in flight that held v has returned; gave_back: it failed
- * (its reference is given back). */
-static void vt__vmm_release_done(vt_vmm *v, int gave_back)
+/* The release in flight that t holds (vt_core_vmm_release) has returned; gave_back:
+ * it failed (its reference is given back). Takes the lock; clears t->rec. */
+static void vt__vmm_release_done(vt_taken *t, int gave_back)
 {
+    vt_vmm *v = t->rec;
+    if (!v)
+        return;
+    t->rec = NULL;
+    vt__lock();
     v->pending--;
     if (v->orphan) {
         if (!v->pending)
             vt_mem_free(v);   /* its handle was created again: this one is history */
-        return;
+    } else {
+        uint64_t before = vt__vmm_range(v);
+        if (gave_back)
+            v->refs++;
+        vt__vmm_settle(v, before);
     }
-    uint64_t before = vt__vmm_range(v);
-    if (gave_back)
-        v->refs++;
-    vt__vmm_settle(v, before);
+    vt__unlock();
 }
 
 void vt_core_vmm_restore(vt_taken *t)
 {
-    vt_vmm *v = t->rec;
-    if (!v)
-        return;
-    t->rec = NULL;
-    vt__lock();
-    vt__vmm_release_done(v, 1);
-    vt__unlock();
+    vt__vmm_release_done(t, 1);
 }
 
 void vt_core_vmm_commit(vt_taken *t)
 {
-    vt_vmm *v = t->rec;
-    if (!v)
-        return;
-    t->rec = NULL;
-    vt__lock();
-    vt__vmm_release_done(v, 0);
-    vt__unlock();
+    vt__vmm_release_done(t, 0);
 }
 
 /* Under lock: the lowest address at which v is still mapped, or 0 (its own
