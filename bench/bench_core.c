@@ -38,6 +38,7 @@
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "vt_core.h"
+#include "vt_core_fast.h"
 #include "vt_stack.h"
 #include "vt_writer.h"
 #include "vt_format.h"

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_core_fast.h"
 #include "vt_driver.h"
 #include "vt_guard.h"
 #include "vt_resolve.h"

@@ -4,14 +4,13 @@
  * Sorting: an LSD radix sort over only the bits in which the starts differ (start -
  * min, shifted by the alignment every start shares), in as few passes of at most
  * 11-bit digits as those bits need, every pass's histogram counted in one read, and
- * a pass skipped when all starts share its digit (issue 7 figure 5, third pass).
+ * a pass skipped when all starts share its digit.
  *
- * The kept set (seventh pass): a periodic snapshot at 200,000 live spent ~1.5 ms
- * copying every live range under the core lock in chunks and ~3.5 ms (5-7 ms under
- * load) sorting them again, although between two snapshots 50 ms apart a program
- * changes few of them. The set keeps each slot's ranges sorted; the journal of what
- * changed is sorted alone (stable, so the last entry per start is the newest) and
- * merged into it in one sequential pass.
+ * The kept set: between two periodic snapshots a program changes few of its live
+ * ranges, so the set keeps each slot's ranges sorted instead of copying and sorting
+ * the whole live list each time; the journal of what changed is sorted alone
+ * (stable, so the last entry per start is the newest) and merged into it in one
+ * sequential pass.
  */
 #define _GNU_SOURCE
 #include "vt_frag.h"

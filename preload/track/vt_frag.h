@@ -1,8 +1,7 @@
 /* vt_frag.h — fragmentation of a device's live address ranges (docs/metrics.md
  * "fragmentation": 1 - largest gap / sum of gaps between consecutive live ranges,
  * sorted by start), and the sorted range set a collector keeps from one periodic
- * snapshot to the next so that it does not sort every live allocation again
- * (issue 7 figure 5, seventh pass).
+ * snapshot to the next so that it does not sort every live allocation again.
  *
  * Ranges are uint64_t[2] pairs: [0] the start address, [1] the size in bytes (below
  * 2^55; larger sizes are counted as 2^55 - 1), with bit 55 set for a VMM mapping.
@@ -10,11 +9,11 @@
  * keys even at the same start (the core can hold both: a record whose free was not
  * seen, at an address the driver handed to a mapping).
  *
- * The kept set (vt_frag_set): one sorted array of ranges per device slot (vt_core.h
+ * The kept set (vt_frag_set): one sorted array of ranges per device slot (vt_collect.h
  * VT_DEV_SLOTS), loaded once from a full copy of the live list, then brought up to
  * date from the core's change journal: the allocations and frees the core applied
- * since the journal was last taken, in the order it applied them (vt_core.c
- * "fragmentation journal"). A journal entry is a range whose [1] packs the size and
+ * since the journal was last taken, in the order it applied them (vt__fj_note in
+ * vt_core_internal.h). A journal entry is a range whose [1] packs the size and
  * VMM tag (bits 0..55), the device slot (bits 56..62) and whether the range went away
  * (bit 63): vt_frag_meta. For every (slot, start, tag) the journal names, its LAST
  * entry is the range's state: present with that size, or absent; the set's ranges
@@ -32,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vt_core.h"
+#include "vt_collect.h"   /* VT_DEV_SLOTS */
 
 #define VT_FRAG_SIZE_MASK ((1ull << 55) - 1)   /* the size bits of [1]           */
 #define VT_FRAG_VMM       (1ull << 55)          /* [1]: a VMM mapping (a tag)     */

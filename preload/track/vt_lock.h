@@ -1,7 +1,8 @@
 /* vt_lock.h — the core's mutex: a futex lock (U. Drepper, "Futexes Are Tricky",
- * 2011, mutex #3), because the core lock is taken on every allocation and every free
- * of the traced program (issue 7 figure 1: glibc's pthread_mutex_trylock + unlock
- * cost ~55 instructions per hold; this costs one compare-and-swap and one exchange).
+ * 2011, mutex #3). An uncontended hold costs one compare-and-swap and one exchange
+ * (fewer instructions than glibc's pthread_mutex_trylock + unlock). Whoever applies
+ * the hooks' event ring takes it (the writer thread, queries, snapshots), and a hook
+ * takes it only when the ring is full or for a synchronous or VMM call.
  *
  * States: 0 unlocked, 1 locked, 2 locked and a thread may sleep on it. Waiting is
  * FUTEX_WAIT_PRIVATE through syscall(2), which is not a cancellation point (a thread
@@ -48,12 +49,5 @@ static inline void vt_unlock(vt_lock_t *l)
         vt_lock_wake(l);
 }
 #endif
-
-/* Takes the lock. */
-static inline void vt_lock(vt_lock_t *l)
-{
-    if (!vt_lock_try(l))
-        vt_lock_slow(l);
-}
 
 #endif /* VT_LOCK_H */

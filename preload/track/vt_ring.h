@@ -1,12 +1,11 @@
 /* vt_ring.h — the event ring: allocations and frees that the hooks hand to the core
- * without taking its lock (issue 7 figure 1; docs/performance.md "Figure 1, fifth
- * pass: the event ring").
+ * without taking its lock (docs/performance.md "Figure 1" has the measurements).
  *
  * Design: a bounded multi-producer, single-consumer queue in ONE global order (the
  * producer side of D. Vyukov's bounded MPMC queue, 1024cores.net, "Bounded MPMC
  * queue"). A producer claims position p with one compare-and-swap on `head`, fills
  * slot p % VT_RING_SLOTS and publishes it; the consumer — whoever holds the core lock
- * (vt_core.c) — applies events strictly in position order. Positions are a total
+ * (vt_table.c) — applies events strictly in position order. Positions are a total
  * order of the program's allocations and frees: a free's event is claimed BEFORE its
  * real free and an allocation's AFTER its real allocation, so a reused address is
  * always freed before it is allocated again in ring order.

@@ -6,6 +6,7 @@
 #include "vt_buf.h"
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_core_fast.h"
 #include "vt_log.h"
 #include "vt_mem.h"
 #include "vt_ring.h"

@@ -18,6 +18,7 @@
  * one keeps the set (vt_core_frag_keep, as the writer thread) and one collects; once
  * they stop, the set must still equal the live list. Without LD_PRELOAD. */
 #include "vt_core.h"
+#include "vt_core_fast.h"
 #include "vt_frag.h"
 #include "vt_test.h"
 
