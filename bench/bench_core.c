@@ -344,7 +344,7 @@ static int stall_mode(long live, long sites, int periodic, int writer)
         return 1;
     }
     uint64_t t0 = now_ns();
-    vt_writer_snapshot(VT_TRIGGER_PERIODIC, NULL);   /* defines the S stacks once */
+    vt_writer_snapshot(VT_TRIG_PERIODIC, NULL);   /* defines the S stacks once */
     uint64_t first = now_ns() - t0;
     pthread_t th;
     pthread_create(&th, NULL, hook_thread, slots);
@@ -361,7 +361,7 @@ static int stall_mode(long live, long sites, int periodic, int writer)
     uint64_t pmax = 0, psum = 0;
     for (int i = 0; i < periodic; i++) {
         uint64_t a = now_ns();
-        vt_writer_snapshot(VT_TRIGGER_PERIODIC, NULL);
+        vt_writer_snapshot(VT_TRIG_PERIODIC, NULL);
         uint64_t d = now_ns() - a;
         psum += d;
         if (d > pmax) pmax = d;
@@ -369,7 +369,7 @@ static int stall_mode(long live, long sites, int periodic, int writer)
     }
     __atomic_store_n(&st.phase, 2, __ATOMIC_RELEASE);
     uint64_t a = now_ns();
-    vt_writer_snapshot(VT_TRIGGER_MANUAL, "bench full live list");
+    vt_writer_snapshot(VT_TRIG_MANUAL, "bench full live list");
     uint64_t full = now_ns() - a;
     __atomic_store_n(&st.phase, 3, __ATOMIC_RELEASE);
     pthread_join(th, NULL);

@@ -42,7 +42,8 @@ static inline int vt_kind_from_name(const char *s)
     return -1;
 }
 
-/* Snapshot triggers. */
+/* Snapshot triggers (docs/snapshot-format.md "snapshot", key "trigger"): the names
+ * as written in a record. The reader compares the strings it reads with these. */
 #define VT_TRIGGER_START    "start"
 #define VT_TRIGGER_PERIODIC "periodic"
 #define VT_TRIGGER_STEP     "step"
@@ -50,6 +51,34 @@ static inline int vt_kind_from_name(const char *s)
 #define VT_TRIGGER_OOM      "oom"
 #define VT_TRIGGER_EXIT     "exit"
 #define VT_TRIGGER_MANUAL   "manual"
+
+/* The triggers as one list, X(ID, name): generates enum vt_trigger (VT_TRIG_<ID>) and
+ * the name table of vt_trigger_name, so a writer decides on the enum and only spells
+ * the name when it writes it. */
+#define VT_TRIGGERS(X)                     \
+    X(START, VT_TRIGGER_START)             \
+    X(PERIODIC, VT_TRIGGER_PERIODIC)       \
+    X(STEP, VT_TRIGGER_STEP)               \
+    X(SIGNAL, VT_TRIGGER_SIGNAL)           \
+    X(OOM, VT_TRIGGER_OOM)                 \
+    X(EXIT, VT_TRIGGER_EXIT)               \
+    X(MANUAL, VT_TRIGGER_MANUAL)
+
+typedef enum vt_trigger {
+#define VT__TRIGGER_ENUM(id, name) VT_TRIG_##id,
+    VT_TRIGGERS(VT__TRIGGER_ENUM)
+#undef VT__TRIGGER_ENUM
+    VT_TRIG_COUNT
+} vt_trigger;
+
+/* Returns the format's name of a trigger ("periodic", ...), or "unknown". */
+static inline const char *vt_trigger_name(int t)
+{
+#define VT__TRIGGER_NAME(id, name) name,
+    static const char *const names[VT_TRIG_COUNT] = { VT_TRIGGERS(VT__TRIGGER_NAME) };
+#undef VT__TRIGGER_NAME
+    return (t >= 0 && t < VT_TRIG_COUNT) ? names[t] : "unknown";
+}
 
 /* Column order of a row of "sites" in version 2 (version 1 wrote objects with
  * these names as keys; version 3 keys rows by site id and reorders the counters,

@@ -76,7 +76,7 @@ VT_EXPORT int vramtrace_snapshot(const char *label)
     VT_NOCANCEL_BEGIN;
     if (vt_writer_started())
         vt_host_uuids();
-    int rc = vt_writer_snapshot(VT_TRIGGER_MANUAL, label);
+    int rc = vt_writer_snapshot(VT_TRIG_MANUAL, label);
     VT_NOCANCEL_END;
     errno = e;
     return rc;

@@ -30,7 +30,9 @@
 #include "vt_hooks.h"
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_host.h"
 #include "vt_log.h"
+#include "vt_prom.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
 #include "vt_writer.h"
@@ -42,8 +44,9 @@
 
 int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
 
-/* The one pthread_atfork registration of the library: its steps run in the order
- * written here, whatever order the linker gives our constructors. The capture's
+/* The one pthread_atfork registration of the library (the host sampler's and the
+ * textfile's child steps included): its steps run in the order written here,
+ * whatever order the linker gives our constructors. The capture's
  * settle comes last in prepare: waiting for the writer's lock (a snapshot being
  * written) must not happen after it, or captures begun meanwhile are inside libunwind
  * at the fork and the child goes without stacks. */
@@ -79,6 +82,8 @@ static void vt__fork_child(void)
     vt_writer_fork_child();
     vt_hook_after_fork_child();
     vt_annot_reset();
+    vt_host_fork_child();      /* the host sampler's and the textfile's locks: their */
+    vt_prom_after_fork_child(); /* own, taken under no other lock of ours           */
     vt_guard_leave();
 }
 

@@ -4,7 +4,8 @@
  * fcntl moves a descriptor to the top of the program's range. The start is
  * max(1000, soft RLIMIT_NOFILE - 64): above the numbers programs use in practice,
  * below the limit. When that fails (a small limit, the top range full) lower starts
- * are tried, never below the descriptor itself.
+ * are tried, never below the descriptor itself. Small-file reads and whole writes
+ * loop over short transfers and EINTR, in one place.
  */
 #define _GNU_SOURCE
 #include "vt_fd.h"
@@ -64,4 +65,57 @@ int vt_fd_is(int fd, dev_t dev, ino_t ino)
     int ok = fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
     errno = e;
     return ok;
+}
+
+/* Fills buf from fd: read(2) (positional 0) or pread(2) from offset 0 (positional 1),
+ * up to cap - 1 bytes, then a NUL. */
+static size_t vt__fill(int fd, char *buf, size_t cap, int positional)
+{
+    if (cap == 0)
+        return 0;
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = positional ? pread(fd, buf + n, cap - 1 - n, (off_t)n) : read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = 0;
+    return n;
+}
+
+size_t vt_fd_read_small(const char *path, char *buf, size_t cap)
+{
+    if (cap)
+        buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t n = vt__fill(fd, buf, cap, 0);
+    close(fd);
+    return n;
+}
+
+size_t vt_fd_pread_small(int fd, char *buf, size_t cap)
+{
+    return vt__fill(fd, buf, cap, 1);
+}
+
+int vt_fd_write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }

@@ -6,7 +6,7 @@
  * therefore moved to high numbers with fcntl(F_DUPFD_CLOEXEC) right after they are
  * created. Residual risk: a program that closes every descriptor up to its limit and
  * then reuses those exact high numbers can still meet ours (the snapshot writer then
- * notices, see vt_writer.c; libunwind's pipe is re-created by libunwind itself).
+ * notices, see vt_file.c; libunwind's pipe is re-created by libunwind itself).
  *
  * Thread safety: all functions are thread-safe; vt_fd_unwind_* use initial-exec TLS
  * (vt__tls).
@@ -14,6 +14,7 @@
 #ifndef VT_FD_H
 #define VT_FD_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "vt_guard.h"
@@ -40,5 +41,20 @@ static inline int  vt_fd_in_unwind(void) { return vt__tls.unwind > 0; }
 
 /* 1 when fd is open and refers to the file (dev, ino); 0 otherwise. errno kept. */
 int vt_fd_is(int fd, dev_t dev, ino_t ino);
+
+/* Reads a small file whole: open(path, O_RDONLY|O_CLOEXEC), read(2) until end of file
+ * or cap - 1 bytes, close. buf is NUL-terminated (cap >= 1). Returns the bytes read, 0
+ * when the file cannot be opened or is empty (errno: open's or read's). A read
+ * interrupted by a signal is retried. The descriptor is open only during the call.
+ * Thread-safe. */
+size_t vt_fd_read_small(const char *path, char *buf, size_t cap);
+
+/* The same from an open descriptor, with pread(2) from offset 0 (a /proc or cgroup
+ * file kept open is regenerated at each read from 0). Returns the bytes read. */
+size_t vt_fd_pread_small(int fd, char *buf, size_t cap);
+
+/* Writes all n bytes at p to fd, retrying short writes and EINTR. Returns 0, or -1
+ * with errno set (EIO when write(2) wrote nothing without an error). */
+int vt_fd_write_all(int fd, const char *p, size_t n);
 
 #endif /* VT_FD_H */

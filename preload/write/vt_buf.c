@@ -84,6 +84,14 @@ void vt_buf_u64(vt_buf *b, uint64_t v)
         b->len += vt_buf_u64_at(b->p + b->len, v);
 }
 
+void vt_buf_u64_or_null(vt_buf *b, int known, uint64_t v)
+{
+    if (known)
+        vt_buf_u64(b, v);
+    else
+        vt_buf_cstr(b, "null");
+}
+
 void vt_buf_i64(vt_buf *b, int64_t v)
 {
     if (v < 0) {

@@ -25,6 +25,8 @@ void vt_buf_reset(vt_buf *b);                      /* len = 0, oom = 0, keeps me
 void vt_buf_put(vt_buf *b, const char *s, size_t n);
 void vt_buf_cstr(vt_buf *b, const char *s);        /* raw, no quoting             */
 void vt_buf_u64(vt_buf *b, uint64_t v);
+/* v in decimal when known != 0, else null (a figure that could not be read). */
+void vt_buf_u64_or_null(vt_buf *b, int known, uint64_t v);
 /* For a formatter that writes many fields at once: vt_buf_reserve makes room for n
  * more bytes (1, or 0 when out of memory: ->oom set); then vt_buf_u64_at writes v in
  * decimal at dst (at most VT_BUF_U64_MAX bytes, no terminator) and returns the

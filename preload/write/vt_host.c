@@ -1,20 +1,18 @@
-/* vt_host.c — host and hardware signals, and the Prometheus feed (see vt_host.h,
- * docs/snapshot-format.md "host").
+/* vt_host.c — host and hardware signals (see vt_host.h, docs/snapshot-format.md
+ * "host").
  *
- * Design: two entry points, one per place the writer gives us.
- *   vt_host_tick   (writer thread, top of each loop iteration, outside every lock)
- *                  does everything that may be slow or may call into other
- *                  libraries: the device UUIDs from the real driver (once), the
- *                  NVML dlopen + nvmlInit_v2 (once) and an NVML sample when due,
- *                  each into a local copy that is then stored under our lock; then
- *                  it writes the textfile if a snapshot from another thread left
- *                  it behind.
- *   vt_host_format (any thread writing a snapshot, under the writer's output lock)
- *                  reads /proc/self/status and the cgroup files (cheap syscalls),
- *                  copies the NVML cache, appends the "host" object, and publishes
- *                  the snapshot's figures to vt_prom.
- * Nothing here ever runs inside a CUDA hook except vt_host_format for an "oom"
- * snapshot, which makes no CUDA or NVML call.
+ * Design: two kinds of work, on two kinds of thread.
+ *   vt_host_tick    (writer thread, top of each loop iteration, outside every lock)
+ *                   does everything that may be slow or may call into other
+ *                   libraries: the device UUIDs from the real driver (once), the
+ *                   NVML dlopen + nvmlInit_v2 (once) and an NVML sample when due,
+ *                   each into a local copy that is then stored under our lock.
+ *   vt_host_measure (any thread writing a snapshot, under the writer's output lock)
+ *                   reads /proc/self/status and the cgroup files (cheap syscalls) and
+ *                   copies the NVML cache into a vt_host_sample; vt_host_format
+ *                   turns that into the "host" object.
+ * Nothing here ever runs inside a CUDA hook except vt_host_measure for an "oom"
+ * snapshot, which makes no CUDA or NVML call. Nothing here writes a file.
  */
 #define _GNU_SOURCE
 #include "vt_host.h"
@@ -23,8 +21,7 @@
 #include "vt_guard.h"
 #include "vt_log.h"
 #include "vt_nvml.h"
-#include "vt_prom.h"
-#include "vt_writer.h"
+#include "vt_state.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,25 +33,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-
-#define VT_HOST_GPUS 16   /* NVML devices sampled (CUDA ordinals 0..15) */
-
-/* One device as NVML saw it at the last sample. */
-typedef struct vt_host_gpu {
-    int      device;              /* CUDA ordinal, -1 when matched by NVML index only */
-    unsigned index;               /* NVML index                                      */
-    char     uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-    int      mem_ok;
-    uint64_t used, total;         /* nvmlDeviceGetMemoryInfo, bytes                  */
-    int      proc_ok;             /* our pid listed with a value                     */
-    uint64_t proc_used;
-    int      ecc_ok[2][2];        /* [NVML_VOLATILE_ECC|AGGREGATE][CORRECTED|UNCORR.] */
-    uint64_t ecc[2][2];
-    int      retired_ok;
-    uint64_t retired[2];          /* [nvmlPageRetirementCause_t]                     */
-    int      remap_ok;
-    unsigned remap_corr, remap_unc, remap_pending, remap_failure;
-} vt_host_gpu;
 
 typedef struct vt_nvml_fns {
     vt_nvmlInit_v2_t                             init;
@@ -80,35 +58,11 @@ static struct {
     int       cg_state;                  /* 0 unknown, 1 found, -1 none                */
     int       cg_version;
     char      cg_dir[PATH_MAX];
-    pthread_t writer;
-    int       writer_known;
     /* writer thread only */
     int       nvml_state;                /* 0 untried, 1 ready, -1 unavailable         */
     vt_nvml_fns nvml;
     uint64_t  next_sample_ns;
-    int       atfork_done;
 } vt__host = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* ---- small helpers ---- */
-
-static size_t vt__slurp(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    size_t n = 0;
-    while (n + 1 < cap) {
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    buf[n] = 0;
-    return n;
-}
 
 /* Files read at every snapshot (/proc/self/status, the cgroup memory files) stay open
  * at high descriptor numbers (vt_fd.h) and are read again with pread from offset 0
@@ -128,7 +82,7 @@ static struct {
 static size_t vt__slurp_kept(const char *path, char *buf, size_t cap)
 {
     if (strlen(path) >= sizeof vt__kept.e[0].path)
-        return vt__slurp(path, buf, cap);
+        return vt_fd_read_small(path, buf, cap);
     pthread_mutex_lock(&vt__kept.lock);
     pid_t me = getpid();
     int i;
@@ -137,7 +91,7 @@ static size_t vt__slurp_kept(const char *path, char *buf, size_t cap)
             break;
     if (i == vt__kept.n && i == VT_KEPT_MAX) {
         pthread_mutex_unlock(&vt__kept.lock);
-        return vt__slurp(path, buf, cap);
+        return vt_fd_read_small(path, buf, cap);
     }
     int have = i < vt__kept.n && vt__kept.e[i].pid == me &&
                vt_fd_is(vt__kept.e[i].fd, vt__kept.e[i].dev, vt__kept.e[i].ino);
@@ -163,17 +117,7 @@ static size_t vt__slurp_kept(const char *path, char *buf, size_t cap)
         vt__kept.e[i].dev = st.st_dev;
         vt__kept.e[i].ino = st.st_ino;
     }
-    int fd = vt__kept.e[i].fd;
-    size_t n = 0;
-    while (n + 1 < cap) {
-        ssize_t r = pread(fd, buf + n, cap - 1 - n, (off_t)n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    buf[n] = 0;
+    size_t n = vt_fd_pread_small(vt__kept.e[i].fd, buf, cap);
     pthread_mutex_unlock(&vt__kept.lock);
     return n;
 }
@@ -321,16 +265,16 @@ static void vt__cgroup_resolve(void)
     static char cg[8192], mi[65536];
     char dir[PATH_MAX], probe[PATH_MAX + 32], tmp[256];
     int version = 0;
-    if (vt__slurp("/proc/self/cgroup", cg, sizeof cg) == 0 ||
-        vt__slurp("/proc/self/mountinfo", mi, sizeof mi) == 0) {
+    if (vt_fd_read_small("/proc/self/cgroup", cg, sizeof cg) == 0 ||
+        vt_fd_read_small("/proc/self/mountinfo", mi, sizeof mi) == 0) {
         version = 0;
     } else if (vt_host_cgroup_dir(cg, mi, 2, dir, sizeof dir) == 0 &&
                snprintf(probe, sizeof probe, "%s/memory.events", dir) < (int)sizeof probe &&
-               vt__slurp(probe, tmp, sizeof tmp) > 0) {
+               vt_fd_read_small(probe, tmp, sizeof tmp) > 0) {
         version = 2;
     } else if (vt_host_cgroup_dir(cg, mi, 1, dir, sizeof dir) == 0 &&
                snprintf(probe, sizeof probe, "%s/memory.oom_control", dir) < (int)sizeof probe &&
-               vt__slurp(probe, tmp, sizeof tmp) > 0) {
+               vt_fd_read_small(probe, tmp, sizeof tmp) > 0) {
         version = 1;
     }
     pthread_mutex_lock(&vt__host.lock);
@@ -351,7 +295,10 @@ static void vt__cgroup_once(void)
     pthread_once(&vt__cg_once, vt__cgroup_resolve);
 }
 
-/* ---- the real driver: UUIDs ---- */
+
+/* ---- the real driver: UUIDs ----
+ * The only driver query of this file, kept apart: it asks the driver that is already
+ * loaded (RTLD_NOLOAD), never loads one, and makes no call once exit has begun. */
 
 /* CUresult cuDeviceGetCount(int *count); CUresult cuDeviceGetUuid_v2(CUuuid *uuid,
  * CUdevice dev) — cuda.h; CUuuid is struct { char bytes[16]; }, CUresult an enum
@@ -361,7 +308,7 @@ typedef int (*vt_cuDeviceGetUuid_v2_t)(unsigned char *, int);
 
 static void vt__resolve_uuids(void)
 {
-    if (__atomic_load_n(&vt__host.uuids_done, __ATOMIC_ACQUIRE) || vt_writer_is_exiting())
+    if (__atomic_load_n(&vt__host.uuids_done, __ATOMIC_ACQUIRE) || vt_state_exiting())
         return;
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!h)
@@ -554,84 +501,96 @@ static void vt__nvml_sample(void)
 
 /* ---- fork ---- */
 
-static void vt__host_fork_child(void)
+void vt_host_fork_child(void)
 {
     pthread_mutex_init(&vt__host.lock, NULL);
-    vt__host.writer_known = 0;
+    pthread_mutex_init(&vt__kept.lock, NULL);
     vt__host.next_sample_ns = 0;
-    vt_prom_after_fork_child();
 }
 
-/* ---- formatting ---- */
+/* ---- the snapshot's sample ---- */
+
+/* dir/name, kept open (vt__slurp_kept), into text. Returns the bytes read. */
+static size_t vt__cg_read(const char *dir, const char *name, char *text, size_t cap)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return vt__slurp_kept(path, text, cap);
+}
+
+/* 1 when dir/name holds a decimal number (into *v); a word ("max") is 0. */
+static int vt__cg_u64(const char *dir, const char *name, uint64_t *v)
+{
+    char text[1024];
+    return vt__cg_read(dir, name, text, sizeof text) > 0 && sscanf(text, "%lu", v) == 1;
+}
+
+/* This process's cgroup figures; g->ok 0 when there is no readable memory cgroup.
+ * The first call finds the folder (vt__cgroup_once). */
+static void vt__cgroup_measure(vt_host_cgroup *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_lock(&vt__host.lock);
+    int state = vt__host.cg_state;
+    pthread_mutex_unlock(&vt__host.lock);
+    if (state == 0)
+        vt__cgroup_once();
+    pthread_mutex_lock(&vt__host.lock);
+    state = vt__host.cg_state;
+    g->version = vt__host.cg_version;
+    memcpy(g->dir, vt__host.cg_dir, sizeof g->dir);
+    pthread_mutex_unlock(&vt__host.lock);
+    if (state <= 0)
+        return;
+    int v2 = g->version == 2;
+    char text[1024];
+    if (vt__cg_read(g->dir, v2 ? "memory.events" : "memory.oom_control", text, sizeof text) == 0)
+        return;   /* no longer readable: absent */
+    if (v2)
+        g->oom_ok = vt_host_field(text, "oom", &g->oom) == 0;
+    g->kill_ok = vt_host_field(text, "oom_kill", &g->kill) == 0;
+    g->cur_ok = vt__cg_u64(g->dir, v2 ? "memory.current" : "memory.usage_in_bytes", &g->cur);
+    /* v2 "max" and v1's huge "unlimited" value: no limit -> null */
+    g->max_ok = vt__cg_u64(g->dir, v2 ? "memory.max" : "memory.limit_in_bytes", &g->max) &&
+                (v2 || g->max < (1ull << 62));
+    g->ok = 1;
+}
+
+void vt_host_measure(vt_host_sample *s)
+{
+    char status[4096];
+    s->rss_ok = s->hwm_ok = s->swap_ok = 0;
+    if (vt__slurp_kept("/proc/self/status", status, sizeof status) > 0) {
+        s->rss_ok = vt_host_field(status, "VmRSS:", &s->rss) == 0;
+        s->hwm_ok = vt_host_field(status, "VmHWM:", &s->hwm) == 0;
+        s->swap_ok = vt_host_field(status, "VmSwap:", &s->swap) == 0;
+    }
+    vt__cgroup_measure(&s->cgroup);
+    s->n_gpus = vt_host_nvml_copy(s->gpus, &s->nvml_ns);
+}
+
+int vt_host_nvml_copy(vt_host_gpu gpus[VT_HOST_GPUS], uint64_t *at_ns)
+{
+    pthread_mutex_lock(&vt__host.lock);
+    int n = vt__host.n_gpus;
+    *at_ns = vt__host.nvml_ns;
+    memcpy(gpus, vt__host.gpus, sizeof gpus[0] * (size_t)n);
+    pthread_mutex_unlock(&vt__host.lock);
+    return n;
+}
+
+/* ---- the "host" object ---- */
 
 static void vt__kv_opt(vt_buf *b, const char *key, int ok, uint64_t v)
 {
     vt_buf_cstr(b, key);
-    if (ok)
-        vt_buf_u64(b, v);
-    else
-        vt_buf_cstr(b, "null");
+    vt_buf_u64_or_null(b, ok, v);
 }
 
 static void vt__kv_bool(vt_buf *b, const char *key, int ok, unsigned v)
 {
     vt_buf_cstr(b, key);
     vt_buf_cstr(b, !ok ? "null" : v ? "true" : "false");
-}
-
-static void vt__format_cgroup(vt_buf *b)
-{
-    pthread_mutex_lock(&vt__host.lock);
-    int state = vt__host.cg_state, version = vt__host.cg_version;
-    char dir[PATH_MAX];
-    memcpy(dir, vt__host.cg_dir, sizeof dir);
-    pthread_mutex_unlock(&vt__host.lock);
-    if (state == 0) {
-        vt__cgroup_once();
-        pthread_mutex_lock(&vt__host.lock);
-        state = vt__host.cg_state;
-        version = vt__host.cg_version;
-        memcpy(dir, vt__host.cg_dir, sizeof dir);
-        pthread_mutex_unlock(&vt__host.lock);
-    }
-    if (state <= 0)
-        return;
-    char path[PATH_MAX + 32], text[1024];
-    uint64_t oom = 0, kill = 0, cur = 0, max = 0;
-    int oom_ok = 0, kill_ok = 0, cur_ok = 0, max_ok = 0;
-    if (version == 2) {
-        snprintf(path, sizeof path, "%s/memory.events", dir);
-        if (vt__slurp_kept(path, text, sizeof text) == 0)
-            return;   /* no longer readable: absent */
-        oom_ok = vt_host_field(text, "oom", &oom) == 0;
-        kill_ok = vt_host_field(text, "oom_kill", &kill) == 0;
-        snprintf(path, sizeof path, "%s/memory.current", dir);
-        if (vt__slurp_kept(path, text, sizeof text) > 0)
-            cur_ok = sscanf(text, "%lu", &cur) == 1;
-        snprintf(path, sizeof path, "%s/memory.max", dir);
-        if (vt__slurp_kept(path, text, sizeof text) > 0)
-            max_ok = sscanf(text, "%lu", &max) == 1;   /* "max": no limit -> null */
-    } else {
-        snprintf(path, sizeof path, "%s/memory.oom_control", dir);
-        if (vt__slurp_kept(path, text, sizeof text) == 0)
-            return;
-        kill_ok = vt_host_field(text, "oom_kill", &kill) == 0;
-        snprintf(path, sizeof path, "%s/memory.usage_in_bytes", dir);
-        if (vt__slurp_kept(path, text, sizeof text) > 0)
-            cur_ok = sscanf(text, "%lu", &cur) == 1;
-        snprintf(path, sizeof path, "%s/memory.limit_in_bytes", dir);
-        if (vt__slurp_kept(path, text, sizeof text) > 0)
-            max_ok = sscanf(text, "%lu", &max) == 1 && max < (1ull << 62);  /* "unlimited" */
-    }
-    vt_buf_cstr(b, ",\"cgroup\":{\"version\":");
-    vt_buf_u64(b, (uint64_t)version);
-    vt_buf_cstr(b, ",\"path\":");
-    vt_buf_jstr(b, dir, 1024);
-    vt__kv_opt(b, ",\"oom\":", oom_ok, oom);
-    vt__kv_opt(b, ",\"oom_kill\":", kill_ok, kill);
-    vt__kv_opt(b, ",\"memory_current_bytes\":", cur_ok, cur);
-    vt__kv_opt(b, ",\"memory_max_bytes\":", max_ok, max);
-    vt_buf_put(b, "}", 1);
 }
 
 static void vt__format_gpu(vt_buf *b, const vt_host_gpu *g)
@@ -664,194 +623,66 @@ static void vt__format_gpu(vt_buf *b, const vt_host_gpu *g)
     vt_buf_put(b, "}", 1);
 }
 
-/* Fills the NVML-derived figures of s (device used/total, this process's use,
- * untracked) from gpus; falls back to the snapshot's cuMemGetInfo figures. */
-static void vt__prom_apply_gpus(vt_prom_snap *s, const vt_host_gpu *gpus, int n_gpus)
+void vt_host_format(vt_buf *b, const vt_host_sample *s)
 {
-    for (int i = 0; i < s->n_devs; i++) {
-        vt_prom_dev *p = &s->devs[i];
-        const vt_host_gpu *g = NULL;
-        for (int j = 0; j < n_gpus && p->device >= 0; j++)
-            if (gpus[j].device == p->device)
-                g = &gpus[j];
-        p->used_known = p->proc_known = p->untracked_known = 0;
-        if (g && g->mem_ok) {
-            p->used_known = 1;
-            p->used_bytes = g->used;
-            p->total_bytes = g->total;
-        } else if (p->meminfo_known) {
-            p->used_known = 1;
-            p->used_bytes = p->meminfo_total - p->meminfo_free;
-            p->total_bytes = p->meminfo_total;
-        }
-        if (g && g->proc_ok) {
-            p->proc_known = 1;
-            p->proc_used_bytes = g->proc_used;
-        }
-        if (p->proc_known) {               /* this process alone (NVML) */
-            p->untracked_known = 1;
-            p->untracked_bytes = (int64_t)p->proc_used_bytes - (int64_t)p->tracked_bytes;
-        } else if (p->meminfo_known) {     /* the whole device (cuMemGetInfo) */
-            p->untracked_known = 1;
-            p->untracked_bytes = (int64_t)(p->meminfo_total - p->meminfo_free) - (int64_t)p->tracked_bytes;
-        }
-    }
-}
-
-typedef struct {
-    const vt_host_gpu *gpus; int n;
-    int uuids_done; char (*uuids)[48];
-} vt_gpu_set;
-
-static void vt__prom_edit_gpus(vt_prom_snap *s, void *arg)
-{
-    const vt_gpu_set *g = arg;
-    for (int i = 0; i < s->n_devs; i++)   /* snapshots taken before the UUIDs were known */
-        if (!s->devs[i].uuid[0] && g->uuids_done && s->devs[i].device >= 0 &&
-            s->devs[i].device < VT_MAX_DEVICES)
-            memcpy(s->devs[i].uuid, g->uuids[s->devs[i].device], sizeof s->devs[i].uuid);
-    vt__prom_apply_gpus(s, g->gpus, g->n);
-}
-
-/* Builds the textfile figures of this snapshot. */
-static void vt__prom_snap(vt_prom_snap *s, const vt_collect *c, int is_exit,
-                          const vt_host_gpu *gpus, int n_gpus)
-{
-    memset(s, 0, sizeof *s);
-    s->pid = (int)getpid();
-    s->up = !is_exit;
-    s->at_exit = is_exit;
-    s->step = c->step;
-    for (int i = 0; i < c->n_devs && s->n_devs < VT_DEV_SLOTS; i++) {
-        const vt_dev_stats *d = &c->devs[i];
-        vt_prom_dev *p = &s->devs[s->n_devs++];
-        p->device = d->device;
-        if (vt_host_uuid(d->device, p->uuid, sizeof p->uuid) < 0)
-            p->uuid[0] = 0;
-        memcpy(p->kinds, d->kinds, sizeof p->kinds);
-        p->pool_known = d->pool_known;
-        p->pool_reserved_bytes = d->pool_reserved_bytes;
-        p->pool_used_bytes = d->pool_used_bytes;
-        p->fragmentation = d->fragmentation;
-        p->meminfo_known = d->meminfo_known;
-        p->meminfo_free = d->free_bytes;
-        p->meminfo_total = d->total_bytes;
-        /* device memory this process's allocations explain: device, managed and VMM
-         * live bytes, plus what stream-ordered pools hold (reserved, or the async live
-         * bytes when the pool is not known); pinned host memory is not on the device */
-        uint64_t async = d->kinds[VT_KIND_ASYNC].live_bytes;
-        p->tracked_bytes = d->kinds[VT_KIND_DEVICE].live_bytes + d->kinds[VT_KIND_MANAGED].live_bytes +
-                           d->kinds[VT_KIND_VMM].live_bytes +
-                           (d->pool_known && d->pool_reserved_bytes > async ? d->pool_reserved_bytes : async);
-    }
-    vt__prom_apply_gpus(s, gpus, n_gpus);
-    for (size_t i = 0; i < c->n_sites; i++) {
-        const vt_site_row *r = &c->sites[i];
-        for (int j = 0; j < s->n_devs; j++) {
-            vt_prom_dev *p = &s->devs[j];
-            if (p->device != r->device)
-                continue;
-            uint64_t rate = r->growth_steps ? r->growth_bytes / r->growth_steps : 0;
-            if (rate > p->growth_bytes_per_step ||
-                (rate == p->growth_bytes_per_step && rate && r->growth_steps > p->growth_steps)) {
-                p->growth_bytes_per_step = rate;
-                p->growth_steps = r->growth_steps;
-            }
-            if (r->leak_warn)
-                p->leak_warnings++;
-        }
-    }
-}
-
-void vt_host_format(vt_buf *b, const vt_collect *c, const char *trigger)
-{
-    char status[4096];
-    uint64_t rss = 0, hwm = 0, swap = 0;
-    int rss_ok = 0, hwm_ok = 0, swap_ok = 0;
-    if (vt__slurp_kept("/proc/self/status", status, sizeof status) > 0) {
-        rss_ok = vt_host_field(status, "VmRSS:", &rss) == 0;
-        hwm_ok = vt_host_field(status, "VmHWM:", &hwm) == 0;
-        swap_ok = vt_host_field(status, "VmSwap:", &swap) == 0;
-    }
     vt_buf_cstr(b, ",\"host\":{");
-    vt__kv_opt(b, "\"rss_bytes\":", rss_ok, rss);
-    vt__kv_opt(b, ",\"rss_peak_bytes\":", hwm_ok, hwm);
-    vt__kv_opt(b, ",\"swap_bytes\":", swap_ok, swap);
-    vt__format_cgroup(b);
-
-    static vt_host_gpu gpus[VT_HOST_GPUS];   /* under the writer's output lock */
-    pthread_mutex_lock(&vt__host.lock);
-    int n = vt__host.n_gpus;
-    uint64_t at = vt__host.nvml_ns;
-    memcpy(gpus, vt__host.gpus, sizeof gpus[0] * (size_t)n);
-    int on_writer = vt__host.writer_known && pthread_equal(vt__host.writer, pthread_self());
-    pthread_mutex_unlock(&vt__host.lock);
-    if (at) {
+    vt__kv_opt(b, "\"rss_bytes\":", s->rss_ok, s->rss);
+    vt__kv_opt(b, ",\"rss_peak_bytes\":", s->hwm_ok, s->hwm);
+    vt__kv_opt(b, ",\"swap_bytes\":", s->swap_ok, s->swap);
+    const vt_host_cgroup *g = &s->cgroup;
+    if (g->ok) {
+        vt_buf_cstr(b, ",\"cgroup\":{\"version\":");
+        vt_buf_u64(b, (uint64_t)g->version);
+        vt_buf_cstr(b, ",\"path\":");
+        vt_buf_jstr(b, g->dir, 1024);
+        vt__kv_opt(b, ",\"oom\":", g->oom_ok, g->oom);
+        vt__kv_opt(b, ",\"oom_kill\":", g->kill_ok, g->kill);
+        vt__kv_opt(b, ",\"memory_current_bytes\":", g->cur_ok, g->cur);
+        vt__kv_opt(b, ",\"memory_max_bytes\":", g->max_ok, g->max);
+        vt_buf_put(b, "}", 1);
+    }
+    if (s->nvml_ns) {
         vt_buf_cstr(b, ",\"nvml\":{\"time_ns\":");
-        vt_buf_u64(b, at);
+        vt_buf_u64(b, s->nvml_ns);
         vt_buf_cstr(b, ",\"devices\":[");
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < s->n_gpus; i++) {
             if (i)
                 vt_buf_put(b, ",", 1);
-            vt__format_gpu(b, &gpus[i]);
+            vt__format_gpu(b, &s->gpus[i]);
         }
         vt_buf_cstr(b, "]}");
     }
     vt_buf_put(b, "}", 1);
-
-    if (vt_prom_enabled()) {
-        static vt_prom_snap s;   /* under the writer's output lock */
-        int is_exit = !strcmp(trigger, VT_TRIGGER_EXIT);
-        vt__prom_snap(&s, c, is_exit, gpus, n);
-        vt_prom_publish(&s, is_exit || on_writer);
-    }
 }
 
 /* ---- the writer thread's tick ---- */
 
 void vt_host_prime(void)
 {
-    vt_buf b;
-    vt_buf_init(&b);
-    vt__format_cgroup(&b);                   /* discovery + the kept cgroup files */
-    vt_buf_free(&b);
+    vt_host_cgroup g;
+    vt__cgroup_measure(&g);                  /* discovery + the kept cgroup files */
     char status[4096];
     vt__slurp_kept("/proc/self/status", status, sizeof status);
     if (vt__host.nvml_state == 0)            /* no writer thread yet: ours to touch */
         vt__nvml_open();
 }
 
-void vt_host_tick(void)
+int vt_host_tick(void)
 {
-    if (!vt__host.atfork_done) {
-        vt__host.atfork_done = 1;
-        pthread_atfork(NULL, NULL, vt__host_fork_child);
-    }
     pthread_mutex_lock(&vt__host.lock);
-    vt__host.writer = pthread_self();
-    vt__host.writer_known = 1;
     int cg = vt__host.cg_state;
     pthread_mutex_unlock(&vt__host.lock);
     if (cg == 0)
         vt__cgroup_once();
     vt__resolve_uuids();
     uint64_t now = vt_now_ns();
-    if (now >= vt__host.next_sample_ns) {
-        uint64_t every = (uint64_t)(vt__config.interval_ms > 0 ? vt__config.interval_ms : 1000) * 1000000ull;
-        vt__host.next_sample_ns = now + every - every / 10;
-        if (vt__host.nvml_state == 0)
-            vt__nvml_open();
-        if (vt__host.nvml_state > 0)
-            vt__nvml_sample();
-        /* fresh figures (NVML, UUIDs) in the textfile between snapshots */
-        static vt_host_gpu gpus[VT_HOST_GPUS];   /* writer thread only */
-        static char uuids[VT_MAX_DEVICES][48];
-        pthread_mutex_lock(&vt__host.lock);
-        vt_gpu_set set = { gpus, vt__host.n_gpus, vt__host.uuids_done, uuids };
-        memcpy(gpus, vt__host.gpus, sizeof gpus[0] * (size_t)set.n);
-        memcpy(uuids, vt__host.uuid, sizeof uuids);
-        pthread_mutex_unlock(&vt__host.lock);
-        vt_prom_edit(vt__prom_edit_gpus, &set);
-    }
-    vt_prom_flush();
+    if (now < vt__host.next_sample_ns)
+        return 0;
+    uint64_t every = (uint64_t)(vt__config.interval_ms > 0 ? vt__config.interval_ms : 1000) * 1000000ull;
+    vt__host.next_sample_ns = now + every - every / 10;
+    if (vt__host.nvml_state == 0)
+        vt__nvml_open();
+    if (vt__host.nvml_state > 0)
+        vt__nvml_sample();
+    return 1;
 }

@@ -1,13 +1,14 @@
 /* vt_host.h — host and hardware signals in every snapshot (the "host" object of
- * docs/snapshot-format.md), and the hub that feeds the Prometheus textfile (vt_prom.h).
+ * docs/snapshot-format.md), sampled into a vt_host_sample that the writer formats and
+ * hands to the Prometheus textfile (vt_prom.h). No file is written here.
  *
  * What is sampled, and where:
  *   - the process's resident and swapped memory (/proc/self/status VmRSS, VmHWM,
  *     VmSwap; kB there, bytes here) and its cgroup's memory events (cgroup v2
  *     memory.events "oom"/"oom_kill", memory.current, memory.max; cgroup v1
  *     memory.oom_control "oom_kill", memory.usage_in_bytes, memory.limit_in_bytes):
- *     read when a snapshot is formatted, on whichever thread writes it (a few
- *     open/read/close calls, no lock but our own);
+ *     read when a snapshot is taken (vt_host_measure), on whichever thread writes it
+ *     (pread on descriptors kept open, no lock but our own);
  *   - NVML (libnvidia-ml.so.1, dlopen'ed on the writer thread only, never in a
  *     hook; nvmlInit_v2 once; absent library or failed init = no "nvml" key):
  *     per CUDA device, matched by UUID (nvmlDeviceGetHandleByUUID), the device's
@@ -23,27 +24,69 @@
  *     dlopen("libcuda.so.1", RTLD_NOLOAD)), on the writer thread, outside locks,
  *     once, formatted like nvidia-smi and DCGM: "GPU-" and the 16 bytes as 8-4-4-4-12
  *     lowercase hex digits, e.g. "GPU-5f2a0c7e-91d3-4b6a-8e0f-1c2d3e4f5a6b".
- *     No CUDA call is made once process exit has begun (vt_writer_is_exiting).
+ *     No CUDA call is made once process exit has begun (vt_state_exiting).
  *
  * Thread safety: one mutex (vt__host.lock) guards the caches; it is held only to
  * copy them, never across a CUDA, NVML or file call. vt_host_tick runs on the writer
- * thread only; vt_host_format on any thread that writes a snapshot (under the
- * writer's output lock). A fork child re-initialises the mutex and forgets the
- * parent's Prometheus data (pthread_atfork handler registered at the first tick).
+ * thread only; vt_host_measure on any thread that writes a snapshot (under the
+ * writer's output lock). A fork child calls vt_host_fork_child (from the library's one
+ * pthread_atfork registration, interpose/vt_lifecycle.c).
  */
 #ifndef VT_HOST_H
 #define VT_HOST_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
+
 #include "vt_buf.h"
 #include "vt_core.h"
+#include "vt_nvml_types.h"
+
+#define VT_HOST_GPUS 16   /* NVML devices sampled (CUDA ordinals 0..15) */
+
+/* One device as NVML saw it at the last sample. Bytes; counts. */
+typedef struct vt_host_gpu {
+    int      device;              /* CUDA ordinal, -1 when matched by NVML index only */
+    unsigned index;               /* NVML index                                      */
+    char     uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    int      mem_ok;
+    uint64_t used, total;         /* nvmlDeviceGetMemoryInfo, bytes                  */
+    int      proc_ok;             /* our pid listed with a value                     */
+    uint64_t proc_used;
+    int      ecc_ok[2][2];        /* [NVML_VOLATILE_ECC|AGGREGATE][CORRECTED|UNCORR.] */
+    uint64_t ecc[2][2];
+    int      retired_ok;
+    uint64_t retired[2];          /* [nvmlPageRetirementCause_t]                     */
+    int      remap_ok;
+    unsigned remap_corr, remap_unc, remap_pending, remap_failure;
+} vt_host_gpu;
+
+/* This process's memory cgroup at one moment; *_ok 0 = not known (null). Bytes. */
+typedef struct vt_host_cgroup {
+    int      ok;                  /* a readable memory cgroup: the fields below       */
+    int      version;             /* 1 or 2                                           */
+    char     dir[PATH_MAX];
+    int      oom_ok, kill_ok, cur_ok, max_ok;
+    uint64_t oom, kill;           /* events (v2 "oom", "oom_kill"; v1 "oom_kill")     */
+    uint64_t cur, max;            /* usage and limit                                  */
+} vt_host_cgroup;
+
+/* The host figures of one snapshot. Bytes. */
+typedef struct vt_host_sample {
+    int            rss_ok, hwm_ok, swap_ok;
+    uint64_t       rss, hwm, swap;      /* VmRSS, VmHWM, VmSwap                          */
+    vt_host_cgroup cgroup;
+    uint64_t       nvml_ns;             /* CLOCK_MONOTONIC of the NVML sample; 0 none     */
+    int            n_gpus;
+    vt_host_gpu    gpus[VT_HOST_GPUS];
+} vt_host_sample;
 
 /* Writer thread, once per loop iteration (vt_writer.c): resolves device UUIDs and
- * NVML the first time, samples NVML when due, and writes the Prometheus textfile
- * when a snapshot written by another thread left it out of date. Never blocks on
- * another thread for longer than a cache copy. */
-void vt_host_tick(void);
+ * NVML the first time and samples NVML when due. Returns 1 when it sampled (fresh
+ * figures for the textfile between snapshots), else 0. Never blocks on another thread
+ * for longer than a cache copy. */
+int vt_host_tick(void);
 
 /* Device UUIDs (cuDeviceGetUuid_v2 of every ordinal, CUDA Driver API "Device
  * Management"), asked of the real driver now if not known yet; one atomic load once
@@ -63,11 +106,22 @@ void vt_host_uuids(void);
  * vt_host_tick: call only while no writer thread runs. */
 void vt_host_prime(void);
 
-/* Snapshot formatting (vt_writer.c, under the output lock, any thread): appends
- * ,"host":{...} to b and hands the snapshot's figures to the Prometheus textfile
- * (written at once on the writer thread and at exit, else at the next tick).
- * trigger: the snapshot's VT_TRIGGER_* string. */
-void vt_host_format(vt_buf *b, const vt_collect *c, const char *trigger);
+/* Fills s with the figures of now (/proc/self/status, the cgroup files) and the
+ * latest NVML sample. Any thread that writes a snapshot (vt_writer.c, under its
+ * output lock); no CUDA or NVML call. */
+void vt_host_measure(vt_host_sample *s);
+
+/* Appends ,"host":{...} (docs/snapshot-format.md "host") for s to b. Pure. */
+void vt_host_format(vt_buf *b, const vt_host_sample *s);
+
+/* Copies the latest NVML sample into gpus; returns how many, *at_ns its time (0: no
+ * sample yet). Thread-safe. */
+int vt_host_nvml_copy(vt_host_gpu gpus[VT_HOST_GPUS], uint64_t *at_ns);
+
+/* Fork child step: re-initialises the locks (another thread may have held one at the
+ * fork) and samples NVML again at the first tick. The caches are kept (the same
+ * devices). */
+void vt_host_fork_child(void);
 
 /* UUID of CUDA device ordinal `device` as "GPU-..." into out (cap >= 41). Returns 0,
  * or -1 when not known (yet). Thread-safe. */

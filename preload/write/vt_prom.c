@@ -1,9 +1,9 @@
 /* vt_prom.c — the node_exporter textfile (see vt_prom.h, preload/README.md
- * "Prometheus textfile").
+ * "Prometheus textfile", docs/metrics.md).
  *
- * Design: vt_host.c turns each snapshot's vt_collect into a small vt_prom_snap (no
- * sites, no addresses) and publishes it here. The latest one is kept under our own
- * lock with a "dirty" flag; it is rendered and written (temp file + rename(2)) at
+ * Design: after each snapshot record the writer hands its vt_collect and host sample
+ * to vt_prom_snapshot, which turns them into a small vt_prom_snap (no sites, no
+ * addresses). The latest one is kept under our own lock with a "dirty" flag; it is rendered and written (temp file + rename(2)) at
  * once when published from the writer thread or at exit, otherwise by the writer
  * thread's next tick, so a thread that marks steps never writes the textfile itself.
  * Families are rendered metric-major (all samples of one metric together, after its
@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "vt_prom.h"
 #include "vt_config.h"
+#include "vt_fd.h"
 #include "vt_log.h"
 
 #include <errno.h>
@@ -204,6 +205,107 @@ void vt_prom_render(vt_buf *b, const vt_prom_snap *s)
     }
 }
 
+/* ---- the figures of a snapshot ---- */
+
+/* Fills the NVML-derived figures of s (device used/total, this process's use,
+ * untracked) from gpus; falls back to the snapshot's cuMemGetInfo figures. */
+static void vt__prom_apply_gpus(vt_prom_snap *s, const vt_host_gpu *gpus, int n_gpus)
+{
+    for (int i = 0; i < s->n_devs; i++) {
+        vt_prom_dev *p = &s->devs[i];
+        const vt_host_gpu *g = NULL;
+        for (int j = 0; j < n_gpus && p->device >= 0; j++)
+            if (gpus[j].device == p->device)
+                g = &gpus[j];
+        p->used_known = p->proc_known = p->untracked_known = 0;
+        if (g && g->mem_ok) {
+            p->used_known = 1;
+            p->used_bytes = g->used;
+            p->total_bytes = g->total;
+        } else if (p->meminfo_known) {
+            p->used_known = 1;
+            p->used_bytes = p->meminfo_total - p->meminfo_free;
+            p->total_bytes = p->meminfo_total;
+        }
+        if (g && g->proc_ok) {
+            p->proc_known = 1;
+            p->proc_used_bytes = g->proc_used;
+        }
+        if (p->proc_known) {               /* this process alone (NVML) */
+            p->untracked_known = 1;
+            p->untracked_bytes = (int64_t)p->proc_used_bytes - (int64_t)p->tracked_bytes;
+        } else if (p->meminfo_known) {     /* the whole device (cuMemGetInfo) */
+            p->untracked_known = 1;
+            p->untracked_bytes = (int64_t)(p->meminfo_total - p->meminfo_free) - (int64_t)p->tracked_bytes;
+        }
+    }
+}
+
+typedef struct {
+    const vt_host_gpu *gpus; int n;
+    char (*uuids)[48];          /* per CUDA ordinal, "" unknown */
+} vt_gpu_set;
+
+static void vt__prom_edit_gpus(vt_prom_snap *s, void *arg)
+{
+    const vt_gpu_set *g = arg;
+    for (int i = 0; i < s->n_devs; i++)   /* snapshots taken before the UUIDs were known */
+        if (!s->devs[i].uuid[0] && s->devs[i].device >= 0 &&
+            s->devs[i].device < VT_MAX_DEVICES)
+            memcpy(s->devs[i].uuid, g->uuids[s->devs[i].device], sizeof s->devs[i].uuid);
+    vt__prom_apply_gpus(s, g->gpus, g->n);
+}
+
+/* Builds the textfile figures of this snapshot. */
+static void vt__prom_snap(vt_prom_snap *s, const vt_collect *c, int is_exit,
+                          const vt_host_gpu *gpus, int n_gpus)
+{
+    memset(s, 0, sizeof *s);
+    s->pid = (int)getpid();
+    s->up = !is_exit;
+    s->at_exit = is_exit;
+    s->step = c->step;
+    for (int i = 0; i < c->n_devs && s->n_devs < VT_DEV_SLOTS; i++) {
+        const vt_dev_stats *d = &c->devs[i];
+        vt_prom_dev *p = &s->devs[s->n_devs++];
+        p->device = d->device;
+        if (vt_host_uuid(d->device, p->uuid, sizeof p->uuid) < 0)
+            p->uuid[0] = 0;
+        memcpy(p->kinds, d->kinds, sizeof p->kinds);
+        p->pool_known = d->pool_known;
+        p->pool_reserved_bytes = d->pool_reserved_bytes;
+        p->pool_used_bytes = d->pool_used_bytes;
+        p->fragmentation = d->fragmentation;
+        p->meminfo_known = d->meminfo_known;
+        p->meminfo_free = d->free_bytes;
+        p->meminfo_total = d->total_bytes;
+        /* device memory this process's allocations explain: device, managed and VMM
+         * live bytes, plus what stream-ordered pools hold (reserved, or the async live
+         * bytes when the pool is not known); pinned host memory is not on the device */
+        uint64_t async = d->kinds[VT_KIND_ASYNC].live_bytes;
+        p->tracked_bytes = d->kinds[VT_KIND_DEVICE].live_bytes + d->kinds[VT_KIND_MANAGED].live_bytes +
+                           d->kinds[VT_KIND_VMM].live_bytes +
+                           (d->pool_known && d->pool_reserved_bytes > async ? d->pool_reserved_bytes : async);
+    }
+    vt__prom_apply_gpus(s, gpus, n_gpus);
+    for (size_t i = 0; i < c->n_sites; i++) {
+        const vt_site_row *r = &c->sites[i];
+        for (int j = 0; j < s->n_devs; j++) {
+            vt_prom_dev *p = &s->devs[j];
+            if (p->device != r->device)
+                continue;
+            uint64_t rate = r->growth_steps ? r->growth_bytes / r->growth_steps : 0;
+            if (rate > p->growth_bytes_per_step ||
+                (rate == p->growth_bytes_per_step && rate && r->growth_steps > p->growth_steps)) {
+                p->growth_bytes_per_step = rate;
+                p->growth_steps = r->growth_steps;
+            }
+            if (r->leak_warn)
+                p->leak_warnings++;
+        }
+    }
+}
+
 /* ---- writing ---- */
 
 static void vt__give_up(const char *what, const char *path, int e)
@@ -257,21 +359,12 @@ static void vt__write_locked(void)
         return;
     }
     fchmod(fd, 0644);   /* created by us: readable by the collector whatever the umask */
-    const char *p = b->p;
-    size_t n = b->len;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = w < 0 ? errno : EIO;
-            close(fd);
-            unlink(tmp);
-            vt__give_up("write", tmp, e);
-            return;
-        }
-        p += w;
-        n -= (size_t)w;
+    if (vt_fd_write_all(fd, b->p, b->len) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        vt__give_up("write", tmp, e);
+        return;
     }
     if (close(fd) < 0 || rename(tmp, path) < 0) {
         int e = errno;
@@ -282,7 +375,7 @@ static void vt__write_locked(void)
     vt__prom.dirty = 0;
 }
 
-void vt_prom_publish(const vt_prom_snap *s, int write_now)
+static void vt__publish(const vt_prom_snap *s, int write_now)
 {
     if (!vt_prom_enabled())
         return;
@@ -294,7 +387,9 @@ void vt_prom_publish(const vt_prom_snap *s, int write_now)
     pthread_mutex_unlock(&vt__prom.lock);
 }
 
-void vt_prom_edit(void (*edit)(vt_prom_snap *s, void *arg), void *arg)
+/* Applies edit(latest figures, arg) under the lock and marks them for writing. No-op
+ * before the first vt_prom_publish and after the exit write. */
+static void vt__edit(void (*edit)(vt_prom_snap *s, void *arg), void *arg)
 {
     if (!vt_prom_enabled())
         return;
@@ -322,4 +417,27 @@ void vt_prom_after_fork_child(void)
     vt__prom.dirty = 0;
     vt__prom.snap.n_devs = 0;
     vt_buf_init(&vt__prom.buf);   /* the parent's buffer may be mid-use: leak it */
+}
+
+void vt_prom_snapshot(const vt_collect *c, const vt_host_sample *h, int at_exit, int write_now)
+{
+    if (!vt_prom_enabled())
+        return;
+    static vt_prom_snap s;   /* under the writer's output lock */
+    vt__prom_snap(&s, c, at_exit, h->gpus, h->n_gpus);
+    vt__publish(&s, write_now);
+}
+
+void vt_prom_host_refresh(void)
+{
+    if (!vt_prom_enabled())
+        return;
+    static vt_host_gpu gpus[VT_HOST_GPUS];   /* writer thread only */
+    static char uuids[VT_MAX_DEVICES][48];
+    uint64_t at;
+    vt_gpu_set set = { gpus, vt_host_nvml_copy(gpus, &at), uuids };
+    for (int d = 0; d < VT_MAX_DEVICES; d++)
+        if (vt_host_uuid(d, uuids[d], sizeof uuids[d]) < 0)
+            uuids[d][0] = 0;
+    vt__edit(vt__prom_edit_gpus, &set);
 }

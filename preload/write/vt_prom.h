@@ -1,5 +1,7 @@
 /* vt_prom.h — the Prometheus node_exporter textfile of one process
- * (VRAMTRACE_PROMETHEUS=DIR -> DIR/vramtrace_<pid>.prom).
+ * (VRAMTRACE_PROMETHEUS=DIR -> DIR/vramtrace_<host>_<pid>.prom; <host>: the host name
+ * with every character other than [A-Za-z0-9.-] written as _, so that two containers
+ * whose processes are both pid 1 can share one collector folder).
  *
  * Format: Prometheus text exposition format 0.0.4, as node_exporter's textfile
  * collector reads it (--collector.textfile.directory): every family has HELP and TYPE
@@ -10,15 +12,17 @@
  * them, and `kind` (device|managed|host_pinned|async|vmm). No addresses and no stack
  * ids: the cardinality is devices x kinds. The metric list is in preload/README.md.
  *
- * Writing: the text is built in memory, written to DIR/.vramtrace_<pid>.prom.tmp
- * (O_CREAT|O_TRUNC|O_NOFOLLOW, 0644) and renamed over DIR/vramtrace_<pid>.prom, so
+ * Writing: the text is built in memory, written to DIR/.vramtrace_<host>_<pid>.prom.tmp
+ * (whatever was at that name unlinked first, then created O_CREAT|O_EXCL|O_NOFOLLOW,
+ * 0644) and renamed over DIR/vramtrace_<host>_<pid>.prom, so
  * the collector sees the old file or the new one, never a part (the dot keeps the
  * temporary name out of node_exporter's "*.prom" glob). At exit the file is written
  * one last time with vramtrace_up 0 and the unfreed bytes, and kept. A failure prints
  * one "vramtrace:" warning and the textfile is given up; tracking goes on.
  *
- * Thread safety: vt_prom_publish and vt_prom_flush take vt__prom.lock; the file is
- * written under it (a few KiB), never under the core lock.
+ * Thread safety: every function but vt_prom_render takes vt__prom.lock; the file is
+ * written under it (a few KiB), never under the core lock nor while vt_host.h's lock
+ * is held.
  */
 #ifndef VT_PROM_H
 #define VT_PROM_H
@@ -26,8 +30,9 @@
 #include <stdint.h>
 #include "vt_buf.h"
 #include "vt_core.h"
+#include "vt_host.h"
 
-/* One device of a textfile (a snapshot's figures, prepared by vt_host.c). */
+/* One device of a textfile (a snapshot's figures, prepared by vt_prom_snapshot). */
 typedef struct vt_prom_dev {
     int      device;                       /* CUDA ordinal, -1 unknown             */
     char     uuid[48];                     /* "GPU-..." or ""                       */
@@ -39,7 +44,7 @@ typedef struct vt_prom_dev {
     int      proc_known;
     uint64_t proc_used_bytes;              /* NVML: this process on this device     */
     uint64_t tracked_bytes;                /* device-memory bytes our allocations
-                                              explain (vt_host.c), for untracked  */
+                                              explain, for untracked              */
     int      meminfo_known;                /* cuMemGetInfo figures of the snapshot */
     uint64_t meminfo_free, meminfo_total;
     int      pool_known;
@@ -62,22 +67,27 @@ typedef struct vt_prom_snap {
 /* 1 when VRAMTRACE_PROMETHEUS is set (and the textfile was not given up). */
 int  vt_prom_enabled(void);
 
-/* Stores s as the latest figures. write_now: write the file now (writer thread, exit);
- * otherwise it is written by the next vt_prom_flush. Thread-safe. */
-void vt_prom_publish(const vt_prom_snap *s, int write_now);
+/* After a snapshot record (vt_writer.c, under its output lock): makes the snapshot's
+ * figures (c: the core's copy; h: its host sample, NVML figures preferred to
+ * cuMemGetInfo's) the latest. at_exit: the exit snapshot (vramtrace_up 0, unfreed
+ * bytes). write_now: write the file now (writer thread, exit); otherwise the writer
+ * thread's next vt_prom_flush writes it, so a thread that marks steps never writes the
+ * textfile itself. */
+void vt_prom_snapshot(const vt_collect *c, const vt_host_sample *h, int at_exit, int write_now);
 
-/* Applies edit(latest figures, arg) under the lock and marks them for writing
- * (the writer thread refreshes NVML-derived figures between snapshots). No-op before
- * the first vt_prom_publish. */
-void vt_prom_edit(void (*edit)(vt_prom_snap *s, void *arg), void *arg);
+/* Writer thread, after a vt_host_tick that sampled: refreshes the NVML-derived
+ * figures and the UUIDs of the latest figures between snapshots. No-op before the
+ * first snapshot and after the exit write. */
+void vt_prom_host_refresh(void);
 
 /* Writes the file if the latest figures are not on disk yet (writer thread). */
 void vt_prom_flush(void);
 
-/* Renders s in the exposition format into b (for tests and vt_prom_publish). */
+/* Renders s in the exposition format into b (for tests and the file). Pure. */
 void vt_prom_render(vt_buf *b, const vt_prom_snap *s);
 
-/* Fork child: forgets the parent's figures and re-initialises the lock. */
+/* Fork child step (interpose/vt_lifecycle.c): forgets the parent's figures and
+ * re-initialises the lock. */
 void vt_prom_after_fork_child(void);
 
 #endif /* VT_PROM_H */

@@ -29,8 +29,8 @@ void vt_sitediff_sort(vt_site_row *rows, size_t n)
 {
     /* The core lists sites in the order they were created, which is usually the
      * order of their stack ids (a stack is interned at its first allocation): one
-     * pass finds them sorted, instead of qsort's 0.5 ms for 10,000 rows (issue 7
-     * figure 5). */
+     * linear check finds them sorted, and qsort runs only when they are not
+     * (docs/performance.md has the cost). */
     size_t i = 1;
     while (i < n && vt__key_cmp(&rows[i - 1], &rows[i]) <= 0)
         i++;
@@ -103,10 +103,4 @@ void vt_sitediff_reset(vt_sitediff *d)
 {
     d->n = 0;
     d->valid = 0;
-}
-
-void vt_sitediff_free(vt_sitediff *d)
-{
-    free(d->prev);
-    memset(d, 0, sizeof *d);
 }

@@ -56,7 +56,4 @@ void vt_sitediff_commit(vt_sitediff *d, const vt_site_row *rows, size_t n);
  * is complete. Keeps the memory. */
 void vt_sitediff_reset(vt_sitediff *d);
 
-/* Frees d's memory; d is then empty and invalid. */
-void vt_sitediff_free(vt_sitediff *d);
-
 #endif /* VT_SITEDIFF_H */

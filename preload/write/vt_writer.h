@@ -1,12 +1,11 @@
 /* vt_writer.h — the snapshot writer: one JSON Lines file per process, a writer thread
- * for periodic/step/signal snapshots, and synchronous writes for oom/manual/exit.
+ * for periodic/signal snapshots, and synchronous writes for step/oom/manual/exit.
  *
- * File rules (docs/snapshot-format.md): folder $VRAMTRACE_OUTPUT created 0700 if
- * missing; file vt.<host>.<pid>.<start_ns>.jsonl opened O_CREAT|O_EXCL|O_NOFOLLOW|
- * O_APPEND|O_CLOEXEC, 0600; created lazily by vt_writer_start (the first CUDA
- * allocation call), so a process that never touches CUDA writes nothing. Each record
- * is formatted whole in memory and written with write(2). A write error latches
- * tracking off with one "vramtrace:" line.
+ * The file (rules in vt_file.h and docs/snapshot-format.md) is created lazily by
+ * vt_writer_start (the first CUDA allocation call), so a process that never touches
+ * CUDA writes nothing. Each record is formatted whole in memory (vt_encode.h) and
+ * written with one write(2). A write error latches tracking off with one "vramtrace:"
+ * line.
  *
  * Thread safety: all functions may be called from any thread. Records are serialised
  * by the writer's output lock; the core lock is held only while vt_core_collect
@@ -19,17 +18,8 @@
 
 #include <stdint.h>
 
-/* An out-of-memory failure seen by a hook (docs/snapshot-format.md "oom"). */
-typedef struct vt_oom_info {
-    const char *api;          /* CUDA function name, static string            */
-    int         kind;         /* vt_kind                                      */
-    int         device;       /* ordinal or -1                                */
-    uint64_t    requested;    /* bytes asked for                              */
-    int         result;       /* cudaError_t / CUresult returned              */
-    int         meminfo_ok;   /* free/total valid (cuMemGetInfo_v2 succeeded) */
-    uint64_t    free_bytes, total_bytes;
-    uint32_t    stack;        /* stack id of the failing call                 */
-} vt_oom_info;
+#include "vt_encode.h"   /* vt_oom_info */
+#include "vt_format.h"   /* vt_trigger */
 
 /* Creates the output file (header record), starts the writer thread and installs the
  * snapshot signal handler. Idempotent. Returns 0 when the file is open, -1 otherwise
@@ -53,16 +43,17 @@ void vt_writer_kick_drain(void);
  * Marks that come faster than the writer wakes merge into one snapshot. */
 void vt_writer_post_step(void);
 
-/* Writes a snapshot now on the calling thread. trigger: a VT_TRIGGER_* string;
- * label (manual only) may be NULL. Returns 0 after the record is written, or a
- * negative errno: -ECANCELED tracking is off, -EIO the write failed, -ENOMEM. */
-int  vt_writer_snapshot(const char *trigger, const char *label);
+/* Writes a snapshot now on the calling thread. trigger: VT_TRIG_MANUAL (label may be
+ * NULL) or another trigger of vt_format.h (its label NULL). Returns 0 after the record
+ * is written, or a negative errno: -ECANCELED tracking is off, -EIO the write failed,
+ * -ENOMEM. */
+int  vt_writer_snapshot(vt_trigger trigger, const char *label);
 
 /* Periodic snapshots the writer thread wrote since the last reset, their total and
- * longest duration in nanoseconds (from the driver refresh before the snapshot to
- * its record written; skipped ones, with nothing changed, are not counted). For the
- * benchmarks (issue 7 figure 5). reset != 0 zeroes the counters as it reads them
- * (the three are read one after the other, not as one instant). Thread-safe. */
+ * longest duration in nanoseconds (from taking the output lock to the record written;
+ * skipped ones, with nothing changed, are not counted). For the benchmarks
+ * (bench/bench_core.c). reset != 0 zeroes the counters as it reads them (the three
+ * are read one after the other, not as one instant). Thread-safe. */
 void vt_writer_periodic_stats(uint64_t *n, uint64_t *sum_ns, uint64_t *max_ns, int reset);
 
 /* Records an OOM: the first OOM of each size class (power-of-two bucket of the
@@ -76,7 +67,8 @@ int  vt_writer_oom(const vt_oom_info *o);
 void vt_writer_exit(void);
 
 /* Marks that process exit has begun (an atexit handler of the preload runs): the
- * writer makes no more CUDA calls. */
+ * writer and the host sampler make no more CUDA calls. The flag lives in vt_state.h;
+ * these two are its entry points for interpose/. */
 void vt_writer_exit_begun(void);
 int  vt_writer_is_exiting(void);
 
@@ -85,7 +77,7 @@ int  vt_writer_is_exiting(void);
  * NULL in unit tests. Not called once exit has begun. */
 extern void (*vt_writer_refresh)(void);
 
-/* Test seam: when set, every snapshot calls it with its trigger (VT_TRIGGER_*) first
+/* Test seam: when set, every snapshot calls it with its trigger's name first
  * thing while it holds the writer's output lock, on the thread writing it. The unit
  * tests hold that lock through it (tests/preload/test_core.c,
  * test_writer_drains_while_held). NULL outside tests; set and cleared with atomic
@@ -95,8 +87,11 @@ extern void (*vt_writer_test_held)(const char *trigger);
 /* Path of the current output file ("" if none). For tests and the exit message. */
 const char *vt_writer_path(void);
 
-/* pthread_atfork handlers. The child closes the parent's file descriptor and starts
- * over: no writer thread, no file until its own first CUDA allocation call. */
+/* Fork steps, called by the library's one pthread_atfork registration
+ * (interpose/vt_lifecycle.c): prepare takes the start and output locks (in that
+ * order), parent releases them. The child re-initialises them, closes the parent's
+ * file descriptor (only if the number still refers to that file) and starts over: no
+ * writer thread, no file until its own first CUDA allocation call. */
 void vt_writer_fork_prepare(void);
 void vt_writer_fork_parent(void);
 void vt_writer_fork_child(void);

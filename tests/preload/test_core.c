@@ -685,7 +685,7 @@ static void test_writer(void)
     vt_core_alloc(&a);
     vt_core_set_meminfo(0, 1000, 2000);
     CHECK_EQ_INT(vt_writer_start(), 0);
-    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIGGER_MANUAL, "after \"a\""), 0);
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIG_MANUAL, "after \"a\""), 0);
     vt_oom_info o = {"cudaMalloc", VT_KIND_DEVICE, 0, 1 << 30, 2, 1, 10, 20, a.stack};
     CHECK_EQ_INT(vt_writer_oom(&o), 0);
     CHECK_EQ_INT(vt_writer_oom(&o), 1);           /* same size class: once */
@@ -829,7 +829,7 @@ static void test_writer_delta(void)
     vt_core_commit(&t);
     vt_writer_kick_step();                        /* seq 9: B with 0 */
     vt_writer_kick_step();                        /* seq 10: B absent (unchanged at 0) */
-    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIGGER_MANUAL, "full"), 0);   /* seq 11: complete */
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIG_MANUAL, "full"), 0);   /* seq 11: complete */
     char path[4096];
     char *data = read_only_file(vt__config.output, path);
     CHECK(data != NULL);
@@ -1172,7 +1172,7 @@ static void test_writer_drains_while_held(void)
     int steps0 = count_in_file(path, "\"trigger\":\"step\"");
     uint64_t live0 = vt_core_live_count();
     __atomic_store_n(&vt_writer_test_held, held_cb, __ATOMIC_RELEASE);
-    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIGGER_MANUAL, "held"), 0);
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIG_MANUAL, "held"), 0);
     __atomic_store_n(&vt_writer_test_held, NULL, __ATOMIC_RELEASE);
     CHECK_EQ_INT(held_calls, 1);
     CHECK_EQ_INT(held_undrained, 0);

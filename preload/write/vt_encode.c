@@ -1,0 +1,433 @@
+/* vt_encode.c — the JSON text of every record the preload writes (see vt_encode.h,
+ * docs/snapshot-format.md).
+ *
+ * Design: one function per record type, types to bytes, like memray's record_writer
+ * over its sink: nothing here opens, writes or locks. Site rows (format version 3) are
+ * positional: [site id, then the counters in VT_SITE3_ORDER]; in a delta record each
+ * listed row is written as its differences from the site's previous row, signed,
+ * trailing zeros left out (vt__site_row).
+ */
+#define _GNU_SOURCE
+#include "vt_encode.h"
+#include "vt_config.h"
+#include "vt_fd.h"
+#include "vt_modules.h"
+#include "vt_stack.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- per-file definitions ---- */
+
+static int vt__idset_has(const vt_encode_idset *set, uint32_t id)
+{
+    return id < set->cap && set->on[id];
+}
+
+static void vt__idset_add(vt_encode_idset *set, uint32_t id)
+{
+    if (id >= set->cap) {
+        size_t cap = set->cap ? set->cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        uint8_t *p = realloc(set->on, cap);
+        if (!p)
+            return;  /* defined again next time (readers accept an identical site again) */
+        memset(p + set->cap, 0, cap - set->cap);
+        set->on = p;
+        set->cap = cap;
+    }
+    set->on[id] = 1;
+}
+
+static void vt__idset_clear(vt_encode_idset *set)
+{
+    if (set->on)   /* NULL before the first id: memset(NULL, 0, 0) is UB */
+        memset(set->on, 0, set->cap);
+}
+
+void vt_encode_defs_clear(vt_encode_defs *d)
+{
+    vt__idset_clear(&d->stacks);
+    vt__idset_clear(&d->sites);
+    vt_modules_new_file();
+}
+
+/* ---- small helpers ---- */
+
+static void vt__kv_u64(vt_buf *b, const char *key, uint64_t v)
+{
+    vt_buf_cstr(b, key);
+    vt_buf_u64(b, v);
+}
+
+/* key then the value, or null when not known */
+static void vt__kv_opt(vt_buf *b, const char *key, int known, uint64_t v)
+{
+    vt_buf_cstr(b, key);
+    vt_buf_u64_or_null(b, known, v);
+}
+
+static void vt__kv_int_env(vt_buf *b, const char *key, const char *env)
+{
+    vt_buf_cstr(b, key);
+    const char *v = getenv(env);
+    char *end = NULL;
+    long long n = v && *v ? strtoll(v, &end, 10) : 0;
+    if (v && *v && end && *end == 0)
+        vt_buf_i64(b, n);
+    else
+        vt_buf_cstr(b, "null");
+}
+
+void vt_encode_header(vt_buf *b, uint64_t start_ns)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    vt_buf_cstr(b, "{\"t\":\"header\",\"format\":\"" VT_FORMAT_NAME "\",\"version\":");
+    vt_buf_u64(b, VT_FORMAT_VERSION);
+    vt_buf_cstr(b, ",\"pid\":");
+    vt_buf_u64(b, (uint64_t)getpid());
+    vt_buf_cstr(b, ",\"ppid\":");
+    vt_buf_u64(b, (uint64_t)getppid());
+    vt_buf_cstr(b, ",\"host\":");
+    vt_buf_jstr(b, host, 0);
+    vt_buf_cstr(b, ",\"exe\":");
+    vt_buf_jstr(b, exe, 0);
+    vt_buf_cstr(b, ",\"cmdline\":[");
+    static char cmd[65536];
+    size_t len = vt_fd_read_small("/proc/self/cmdline", cmd, sizeof cmd);
+    for (size_t i = 0; i < len;) {
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_jstr(b, cmd + i, 0);
+        i += strlen(cmd + i) + 1;
+    }
+    vt_buf_cstr(b, "]");
+    vt__kv_int_env(b, ",\"rank\":", "RANK");
+    vt__kv_int_env(b, ",\"local_rank\":", "LOCAL_RANK");
+    vt__kv_int_env(b, ",\"world_size\":", "WORLD_SIZE");
+    vt_buf_cstr(b, ",\"start_ns\":");
+    vt_buf_u64(b, start_ns);
+    vt_buf_cstr(b, ",\"clock\":\"CLOCK_MONOTONIC\",\"mono_start_ns\":");
+    vt_buf_u64(b, vt_now_ns());
+    vt_buf_cstr(b, ",\"depth\":");
+    vt_buf_u64(b, (uint64_t)vt__config.depth);
+    vt_buf_cstr(b, ",\"interval_ms\":");
+    vt_buf_u64(b, (uint64_t)vt__config.interval_ms);
+    vt_buf_cstr(b, ",\"step_every\":");
+    vt_buf_u64(b, (uint64_t)vt__config.step_every);
+    vt_buf_cstr(b, ",\"leak_steps\":");
+    vt_buf_u64(b, (uint64_t)vt__config.leak_steps);
+    vt_buf_cstr(b, "}\n");
+}
+
+/* ---- stacks and sites ---- */
+
+/* Appends ,"py":[[file,function,line,native_index],...] for the Python frames of
+ * stack id (nothing when it has none). native_index: the native frame (index into
+ * pcs) of the interpreter eval loop (_PyEval_EvalFrameDefault) that runs the
+ * frame's activation (vt_py_frame.group: the g-th eval frame counted from the
+ * innermost), -1 when the native stack was cut before it. */
+static void vt__define_py(vt_buf *b, uint32_t id, const uintptr_t *pcs, int n)
+{
+    const vt_py_frame *py = NULL;
+    int npy = 0;
+    if (vt_stack_get_py(id, &py, &npy) < 0 || npy == 0)
+        return;
+    int evals[VT_DEPTH_MAX], nev = 0;
+    for (int i = 0; i < n && nev < VT_DEPTH_MAX; i++) {
+        const char *fn = vt_modules_symbol(pcs[i] - 1);
+        if (fn && !strcmp(fn, "_PyEval_EvalFrameDefault"))
+            evals[nev++] = i;
+    }
+    vt_buf_cstr(b, ",\"py\":[");
+    for (int i = 0; i < npy; i++) {
+        char file[1024], func[256];
+        int line;
+        vt_py_describe(&py[i], file, sizeof file, func, sizeof func, &line);
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_put(b, "[", 1);
+        vt_buf_jstr(b, file, 1024);
+        vt_buf_put(b, ",", 1);
+        vt_buf_jstr(b, func, 256);
+        vt_buf_put(b, ",", 1);
+        vt_buf_u64(b, (uint64_t)(line > 0 ? line : 0));
+        if (py[i].group < (uint32_t)nev) {
+            vt_buf_put(b, ",", 1);
+            vt_buf_u64(b, (uint64_t)evals[py[i].group]);
+        } else {
+            vt_buf_cstr(b, ",-1");
+        }
+        vt_buf_put(b, "]", 1);
+    }
+    vt_buf_put(b, "]", 1);
+}
+
+void vt_encode_stack_def(vt_buf *b, vt_encode_defs *d, uint32_t id)
+{
+    if (vt__idset_has(&d->stacks, id))
+        return;
+    const uintptr_t *pcs = NULL;
+    int n = 0;
+    if (vt_stack_get(id, &pcs, &n) < 0)
+        n = 0;
+    /* modules first */
+    for (int i = 0; i < n; i++) {
+        vt_module *m = vt_modules_find(pcs[i] - 1);
+        if (!m || m->written)
+            continue;
+        vt_buf_cstr(b, "{\"t\":\"module\",\"id\":");
+        vt_buf_u64(b, (uint64_t)m->id);
+        vt_buf_cstr(b, ",\"path\":");
+        vt_buf_jstr(b, m->path, 0);
+        vt_buf_cstr(b, ",\"build_id\":\"");
+        vt_buf_cstr(b, m->build_id);
+        vt_buf_cstr(b, "\",\"bias\":");
+        vt_buf_u64(b, (uint64_t)m->bias);
+        vt_buf_cstr(b, "}\n");
+        m->written = 1;
+    }
+    vt_buf_cstr(b, "{\"t\":\"stack\",\"id\":");
+    vt_buf_u64(b, id);
+    vt_buf_cstr(b, ",\"frames\":[");
+    for (int i = 0; i < n; i++) {
+        /* Every captured pc is a return address. The first frame is written as
+         * pc - 1 (inside the call instruction) so that it is looked up as is; the
+         * others are return addresses that readers look up at offset - 1. */
+        uintptr_t pc = i == 0 ? pcs[i] - 1 : pcs[i];
+        vt_module *m = vt_modules_find(pcs[i] - 1);
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_put(b, "[", 1);
+        if (m) {
+            vt_buf_u64(b, (uint64_t)m->id);
+            vt_buf_put(b, ",", 1);
+            vt_buf_u64(b, (uint64_t)(pc - m->bias));
+        } else {
+            vt_buf_cstr(b, "-1,");
+            vt_buf_u64(b, (uint64_t)pc);
+        }
+        vt_buf_put(b, ",", 1);
+        vt_buf_jstr(b, vt_modules_symbol(pcs[i] - 1), 512);
+        vt_buf_put(b, "]", 1);
+    }
+    vt_buf_put(b, "]", 1);
+    vt__define_py(b, id, pcs, n);
+    vt_buf_cstr(b, "}\n");
+    vt__idset_add(&d->stacks, id);
+}
+
+static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
+{
+    vt_buf_cstr(b, ",\"kinds\":{");
+    for (int k = 0; k < VT_KIND_COUNT; k++) {
+        const vt_kind_stats *s = &d->kinds[k];
+        if (k)
+            vt_buf_put(b, ",", 1);
+        vt_buf_put(b, "\"", 1);
+        vt_buf_cstr(b, vt_kind_name(k));
+        vt__kv_u64(b, "\":{\"live_bytes\":", s->live_bytes);
+        vt__kv_u64(b, ",\"live_count\":", s->live_count);
+        vt__kv_u64(b, ",\"peak_bytes\":", s->peak_bytes);
+        vt__kv_u64(b, ",\"alloc_total\":", s->alloc_total);
+        vt__kv_u64(b, ",\"free_total\":", s->free_total);
+        vt__kv_u64(b, ",\"failed_total\":", s->failed_total);
+        vt__kv_u64(b, ",\"oom_total\":", s->oom_total);
+        vt__kv_u64(b, ",\"alloc_bytes_total\":", s->alloc_bytes_total);
+        vt_buf_put(b, "}", 1);
+    }
+    vt_buf_put(b, "}", 1);
+}
+
+/* The kind and device: keyed, `,"kind":"<kind>","device":<device>` (objects); not
+ * keyed, `,"<kind>",<device>` (the columns of a positional row). */
+static void vt__kind_device(vt_buf *b, int kind, int device, int keyed)
+{
+    vt_buf_cstr(b, keyed ? ",\"kind\":\"" : ",\"");
+    vt_buf_cstr(b, vt_kind_name(kind));
+    vt_buf_cstr(b, keyed ? "\",\"device\":" : "\",");
+    vt_buf_i64(b, device);
+}
+
+/* {"stack":N,"kind":"...","device":D  — the key of a site row (left open). */
+static void vt__site_key(vt_buf *b, const vt_site_row *s)
+{
+    vt__kv_u64(b, "{\"stack\":", s->stack);
+    vt__kind_device(b, s->kind, s->device, 1);
+}
+
+/* Site definitions (format version 3): {"t":"site","id":N,"stack":S,"kind":"...",
+ * "device":D}, written once per file before the first row that uses site N. */
+void vt_encode_site_def(vt_buf *b, vt_encode_defs *d, const vt_site_row *s)
+{
+    if (vt__idset_has(&d->sites, s->id))
+        return;
+    vt__kv_u64(b, "{\"t\":\"site\",\"id\":", s->id);
+    vt__kv_u64(b, ",\"stack\":", s->stack);
+    vt__kind_device(b, s->kind, s->device, 1);
+    vt_buf_cstr(b, "}\n");
+    vt__idset_add(&d->sites, s->id);
+}
+
+/* A row's counters indexed by their version 2 column (VT_SITE_*; the key columns 0). */
+static void vt__site_cols(const vt_site_row *s, uint64_t col[VT_SITE_NCOLS])
+{
+    const uint64_t c[VT_SITE_NCOLS] = {
+        [VT_SITE_LIVE_BYTES] = s->live_bytes,       [VT_SITE_LIVE_COUNT] = s->live_count,
+        [VT_SITE_INTERVAL_PEAK_BYTES] = s->interval_peak_bytes,
+        [VT_SITE_ALLOC_TOTAL] = s->alloc_total,     [VT_SITE_ALLOC_BYTES_TOTAL] = s->alloc_bytes_total,
+        [VT_SITE_FREE_TOTAL] = s->free_total,       [VT_SITE_GROWTH_STEPS] = s->growth_steps,
+        [VT_SITE_GROWTH_BYTES] = s->growth_bytes };
+    memcpy(col, c, sizeof c);
+}
+
+/* One row of "sites", version 3 (docs/snapshot-format.md "sites"): [site id, then
+ * the counters in VT_SITE3_ORDER]. delta 0: all 9 columns, absolute (complete
+ * records). delta 1: each counter minus its value in prev (the site's row in the
+ * previous record; NULL = 0), signed, without the trailing zeros: a site that
+ * allocated and freed a temporary since the previous record is [id,1,size,1]. */
+static void vt__site_row(vt_buf *b, const vt_site_row *s, int delta, const vt_site_row *prev)
+{
+    /* one room check per row, not per field: rows are the bulk of a periodic record */
+    if (!vt_buf_reserve(b, VT_SITE3_NCOLS * (VT_BUF_U64_MAX + 2) + 4))
+        return;
+    char *p = b->p + b->len, *p0 = p;
+    *p++ = '[';
+    p += vt_buf_u64_at(p, s->id);
+    static const int order[8] = VT_SITE3_ORDER;
+    uint64_t cur[VT_SITE_NCOLS], old[VT_SITE_NCOLS] = { 0 }, v[8];
+    vt__site_cols(s, cur);
+    if (delta && prev)
+        vt__site_cols(prev, old);
+    for (int i = 0; i < 8; i++)
+        v[i] = cur[order[i]] - old[order[i]];
+    int n = 8;                 /* a difference is the two's complement of the signed value */
+    if (delta)
+        while (n > 0 && v[n - 1] == 0)
+            n--;
+    for (int i = 0; i < n; i++) {
+        *p++ = ',';
+        if (delta && (int64_t)v[i] < 0) {
+            *p++ = '-';
+            p += vt_buf_u64_at(p, (uint64_t)0 - v[i]);
+        } else {
+            p += vt_buf_u64_at(p, v[i]);
+        }
+    }
+    *p++ = ']';
+    b->len += (size_t)(p - p0);
+}
+
+/* ---- the snapshot record ---- */
+
+void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
+{
+    const vt_collect *c = s->c;
+    const vt_oom_info *oom = s->oom;
+    vt_buf_cstr(b, "{\"t\":\"snapshot\"");
+    vt__kv_u64(b, ",\"seq\":", s->seq);
+    vt_buf_cstr(b, ",\"trigger\":\"");
+    vt_buf_cstr(b, vt_trigger_name(s->trigger));
+    vt_buf_cstr(b, "\",\"label\":");
+    vt_buf_jstr(b, s->label, 1024);
+    vt__kv_u64(b, ",\"time_ns\":", vt_now_ns());
+    vt__kv_u64(b, ",\"step\":", c->step);
+    vt_buf_cstr(b, c->step_marked ? ",\"step_marked\":true" : ",\"step_marked\":false");
+    vt_buf_cstr(b, ",\"devices\":[");
+    for (int i = 0; i < c->n_devs; i++) {
+        const vt_dev_stats *d = &c->devs[i];
+        if (i)
+            vt_buf_put(b, ",", 1);
+        vt_buf_cstr(b, "{\"device\":");
+        vt_buf_i64(b, d->device);
+        vt__kv_opt(b, ",\"free_bytes\":", d->meminfo_known, d->free_bytes);
+        vt__kv_opt(b, ",\"total_bytes\":", d->meminfo_known, d->total_bytes);
+        vt__kv_u64(b, ",\"live_bytes\":", d->live_bytes);
+        vt__kv_u64(b, ",\"peak_bytes\":", d->peak_bytes);
+        vt_buf_cstr(b, ",\"fragmentation\":");
+        vt_buf_fixed6(b, d->fragmentation);
+        vt__kv_opt(b, ",\"pool_reserved_bytes\":", d->pool_known, d->pool_reserved_bytes);
+        vt__kv_u64(b, ",\"pool_used_bytes\":", d->pool_used_bytes);
+        vt__format_kinds(b, d);
+        vt_buf_put(b, "}", 1);
+    }
+    vt_buf_cstr(b, s->delta ? "],\"" VT_SITES_DELTA_KEY "\":true,\"sites\":["
+                            : "],\"" VT_SITES_DELTA_KEY "\":false,\"sites\":[");
+    size_t cursor = 0;
+    int nrows = 0;
+    for (size_t i = 0; i < c->n_sites; i++) {
+        const vt_site_row *r = &c->sites[i], *prev = NULL;
+        if (s->delta && !vt_sitediff_changed(s->prev, r, &cursor, &prev))
+            continue;
+        if (nrows++)
+            vt_buf_put(b, ",", 1);
+        vt__site_row(b, r, s->delta, prev);
+    }
+    vt_buf_cstr(b, "],\"leak_warnings\":[");
+    int nw = 0;
+    for (size_t i = 0; i < c->n_sites; i++) {
+        const vt_site_row *r = &c->sites[i];
+        if (!r->leak_warn)
+            continue;
+        if (nw++)
+            vt_buf_put(b, ",", 1);
+        vt__site_key(b, r);
+        vt__kv_u64(b, ",\"growth_steps\":", r->growth_steps);
+        vt__kv_u64(b, ",\"growth_bytes_per_step\":", r->growth_steps ? r->growth_bytes / r->growth_steps : 0);
+        vt_buf_put(b, "}", 1);
+    }
+    vt_buf_cstr(b, "],\"oom\":");
+    if (oom) {
+        vt_buf_cstr(b, "{\"api\":");
+        vt_buf_jstr(b, oom->api, 0);
+        vt__kind_device(b, oom->kind, oom->device, 1);
+        /* the one integer the program chooses (cudaMalloc(&p, (size_t)-1)) */
+        vt__kv_u64(b, ",\"requested_bytes\":", oom->requested > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX
+                                                                                   : oom->requested);
+        vt_buf_cstr(b, ",\"result\":");
+        vt_buf_i64(b, oom->result);
+        vt__kv_opt(b, ",\"free_bytes\":", oom->meminfo_ok, oom->free_bytes);
+        vt__kv_opt(b, ",\"total_bytes\":", oom->meminfo_ok, oom->total_bytes);
+        vt__kv_u64(b, ",\"tracked_bytes\":", vt_core_live_bytes(oom->device));
+        vt__kv_u64(b, ",\"stack\":", oom->stack);
+        vt_buf_put(b, "}", 1);
+    } else {
+        vt_buf_cstr(b, "null");
+    }
+    vt_buf_cstr(b, ",\"allocations\":");
+    if (s->allocations && !c->rows_failed) {
+        vt_buf_put(b, "[", 1);
+        for (size_t i = 0; i < c->n_allocs; i++) {
+            const vt_alloc_row *a = &c->allocs[i];
+            if (i)
+                vt_buf_put(b, ",", 1);
+            vt__kv_u64(b, "[", a->addr);
+            vt__kv_u64(b, ",", a->size);
+            vt__kind_device(b, a->kind, a->device, 0);
+            vt__kv_u64(b, ",", a->stack);
+            vt__kv_u64(b, ",", a->step);
+            vt__kv_u64(b, ",", a->birth_ns);
+            vt_buf_put(b, ",", 1);
+            vt_buf_i64(b, a->tid);
+            vt__kv_u64(b, ",", a->stream);
+            vt_buf_put(b, "]", 1);
+        }
+        vt_buf_put(b, "]", 1);
+    } else {
+        vt_buf_cstr(b, "null");
+    }
+    vt_buf_cstr(b, s->trigger == VT_TRIG_EXIT ? ",\"unfreed_at_exit\":true" : ",\"unfreed_at_exit\":false");
+    vt__kv_u64(b, ",\"dropped_records\":", c->dropped_records);
+}
+
+void vt_encode_end(vt_buf *b)
+{
+    vt_buf_cstr(b, "}\n");
+}
