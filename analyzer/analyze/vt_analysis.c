@@ -9,7 +9,7 @@
 
 #include "vt_format.h"
 #include "vt_pyview.h"
-#include "vt_reader.h"
+#include "vt_fold.h"
 #include "vt_symbolize.h"
 #include "vt_util.h"
 

@@ -26,6 +26,11 @@
 #include <stdint.h>
 #include <uthash.h>
 
+/* Device ids a snapshot may carry: -1 (no device / host memory) .. 65535; others
+ * are rejected by the reader ("file:line: ...: device N out of range"). */
+#define VT_DEVICE_MIN (-1)
+#define VT_DEVICE_MAX 65535
+
 typedef struct vt_module {
     int64_t id;                 /* the file's module id */
     char *path;                 /* module path as written by the preload (opened to symbolize) */
@@ -294,6 +299,13 @@ void vt_rsite_expand(const vt_rsite *s, size_t nsteps, uint64_t *live, uint64_t 
 
 /* Device entry for number dev, created on first use. */
 vt_device *vt_process_device(vt_process *p, int dev);
+
+/* The site (key) of p, created empty with stack canon on first use. key must be
+ * zeroed before its fields are set (it is hashed whole, padding included). */
+vt_rsite *vt_process_site(vt_process *p, const vt_site_key *key, vt_stack *canon);
+
+/* The canonical stack of the file's stack id, or NULL when id is not defined. */
+vt_stack *vt_process_rawstack(const vt_process *p, int64_t id);
 
 void vt_process_free(vt_process *p);
 void vt_runset_free(vt_runset *rs);

@@ -46,10 +46,6 @@
  * \u00XX, which read back as two bytes each; memory stays bounded because the
  * line is (each field is a copy of part of one line). */
 #define VT_MAX_FIELD ((size_t)VT_MAX_LINE)
-/* Device ids a snapshot may carry: -1 (no device / host memory) .. 65535; others
- * are rejected ("file:line: ...: device N out of range"). */
-#define VT_DEVICE_MIN (-1)
-#define VT_DEVICE_MAX 65535
 
 /* Loads every path (file or folder) into rs, appending processes in order.
  * 0 on success; -1 with rs->err set. rs must be zeroed (or previously loaded). */
@@ -63,10 +59,5 @@ int vt_load_paths(vt_runset *rs, char *const *paths, int npaths);
  * skipped with "vramtrace: FILE: no complete record (skipped)" on stderr.
  * Without in_dir such a file is an error ("empty file"). */
 int vt_load_file(vt_runset *rs, const char *path, int in_dir);
-
-/* 1 when fn names a CUDA runtime/driver function or an internal symbol of the static
- * runtime (cuda[A-Z]*, cu[A-Z]*, __cudart*, libcudart_static_*): such frames, in a leading
- * run, are trimmed so the first frame shown is the program's call. NULL -> 0. */
-int vt_is_cuda_function(const char *fn);
 
 #endif /* VT_READER_H */
