@@ -348,12 +348,6 @@ static void python_titles(vt_analysis *a, vt_proc_result *pr)
     free(key);
 }
 
-void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out)
-{
-    vt_analyze_opts o = {.warmup = warmup, .no_dwarf = no_dwarf};
-    vt_analyze_ex(rs, &o, out);
-}
-
 void vt_analyze_ex(vt_runset *rs, const vt_analyze_opts *o, vt_analysis *out)
 {
     long warmup = o->warmup;

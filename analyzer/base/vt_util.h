@@ -3,7 +3,7 @@
  *
  * The analyzer is a short-lived command: running out of memory is reported once
  * ("vramtrace: out of memory") and exits with status 2, the "unreadable input"
- * code of DESIGN.md. Not thread-safe by design: the analyzer is single-threaded.
+ * code of the vramtrace command. Not thread-safe by design: the analyzer is single-threaded.
  */
 #ifndef VT_UTIL_H
 #define VT_UTIL_H

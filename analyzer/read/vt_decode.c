@@ -238,7 +238,7 @@ static int rd_frame(vt_rd *r, const json_t *a, size_t i, vt_frame *f)
     return 0;
 }
 
-/* The stack's "py" list (issue 8, docs/snapshot-format.md "stack"): each entry
+/* The stack's "py" list (docs/snapshot-format.md "stack"): each entry
  * [file, function, line, native_index] into py[] (strings borrowed from the
  * tree). nfr: the number of raw native frames (native_index is -1 or below it). */
 static int rd_pyframes(vt_rd *r, const json_t *arr, size_t nfr, vt_pyframe **out, size_t *nout)

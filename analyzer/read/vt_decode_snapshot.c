@@ -498,6 +498,6 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     /* apply: nothing above changed the process (but for new empty sites) */
     if (r->version >= 2) keep_prev(r);
     vt_fold_snapshot(p, rec, r->rs->keep_allocs);
-    vt_host_read(&p->hostsig, json_object_get(o, "host"));   /* lenient: cannot fail */
+    vt_hostsig_read(&p->hostsig, json_object_get(o, "host"));   /* lenient: cannot fail */
     return 0;
 }

@@ -1,5 +1,7 @@
-/* vt_report.h — the three report formats of `vramtrace report` (DESIGN.md
- * "Command-line contract", issue 4 item 6), plus helpers shared with check/diff.
+/* vt_report.h — the three report formats of `vramtrace report --format
+ * text|json|html` (keys and metrics: docs/metrics.md), plus helpers shared with
+ * check, diff and
+ * the exports (vt_site_view.h).
  *
  * All writers print to a stdio stream and return 0, or -1 if the stream failed
  * (ferror). They never change the analysis (symbolization fills its cache only).
@@ -11,40 +13,15 @@
 #include <stdio.h>
 
 #include "vt_analysis.h"
+#include "vt_site_view.h"
 
 /* One screen of text, biggest problems first; ANSI colour when color != 0. */
 int vt_report_text(FILE *f, vt_analysis *a, int color);
 
-/* One JSON object: the fixed keys of DESIGN.md plus documented extras. */
+/* One JSON object: its keys are documented in docs/metrics.md. */
 int vt_report_json(FILE *f, vt_analysis *a);
 
 /* One self-contained HTML file (inline CSS and SVG, no scripts, no network). */
 int vt_report_html(FILE *f, vt_analysis *a);
-
-/* The i-th shown frame of a site, innermost first, or NULL past the end: the
- * stack's view (vt_pyview.h) — trimmed native frames with the Python frames
- * interleaved, a Python frame being a vt_sym with python = 1. */
-const vt_sym *vt_site_frame(vt_analysis *a, const vt_site_result *r, uint32_t i);
-
-/* The number of shown frames of a site. */
-uint32_t vt_site_nframes(const vt_site_result *r);
-
-/* The index of the frame that names the site (the innermost Python frame
- * outside vramtrace's package, else 0; vt_pyview.h), and the site's one-line
- * name: vt_site_result.title when set, else that frame's label ("(no frames)"
- * for an empty stack). */
-uint32_t vt_site_title_index(const vt_site_result *r);
-const char *vt_site_title(vt_analysis *a, const vt_site_result *r);
-
-/* One line about device dv's PyTorch caching-allocator gauges (annotations,
- * docs/metrics.md "PyTorch"): "PyTorch allocated 1.0 GiB, reserved 2.0 GiB:
- * 1.0 GiB reserved but not allocated (max 1.2 GiB), inactive split 12 MiB;
- * the driver saw 2.1 GiB live" (the parts that are known). Returns 1 with the
- * line in buf, or 0 (buf "") when the device has no torch numbers. */
-int vt_torch_line(const vt_device *dv, char *buf, size_t cap);
-
-/* Unicode block sparkline of v[0..n-1] in at most width cells (bucket maxima,
- * scaled 0..max) into buf (cap >= 3*width+1). */
-char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap);
 
 #endif /* VT_REPORT_H */
