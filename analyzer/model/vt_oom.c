@@ -30,6 +30,19 @@ static void top_insert(vt_oom_site *arr, int *n, vt_oom_site v, int by_gap)
     arr[i] = v;
 }
 
+/* Site s's entry of the record's accumulator acc, appended on its first use in
+ * the record (mark): s->scratch is the entry's index. */
+static vt_oom_site *acc_entry(vt_rsite *s, uint64_t mark, vt_oom_site **acc, size_t *nacc, size_t *capacc)
+{
+    if (s->scratch_mark != mark) {
+        s->scratch_mark = mark;
+        s->scratch = *nacc;
+        vt_oom_site z = {.site = s};
+        VT_PUSH(*acc, *nacc, *capacc, z);
+    }
+    return &(*acc)[s->scratch];
+}
+
 void vt_oom_build(vt_process *p, vt_snaprec *rec)
 {
     const vt_rec_oom *o = &rec->oom;
@@ -75,15 +88,9 @@ void vt_oom_build(vt_process *p, vt_snaprec *rec)
             key.kind = a->kind;
             key.device = a->device;
             vt_stack *st = vt_process_rawstack(p, a->stack);
-            vt_rsite *s = vt_process_site(p, &key, st);
-            if (s->scratch_mark != mark) {
-                s->scratch_mark = mark;
-                s->scratch = nacc;
-                vt_oom_site z = {.site = s};
-                VT_PUSH(acc, nacc, capacc, z);
-            }
-            acc[s->scratch].bytes = vt_sat_add(acc[s->scratch].bytes, a->size);
-            acc[s->scratch].blocks++;
+            vt_oom_site *t = acc_entry(vt_process_site(p, &key, st), mark, &acc, &nacc, &capacc);
+            t->bytes = vt_sat_add(t->bytes, a->size);
+            t->blocks++;
         }
         /* gaps between this process's live blocks in device memory */
         size_t nd = 0;
@@ -127,14 +134,8 @@ void vt_oom_build(vt_process *p, vt_snaprec *rec)
             if (e->key.device == o->device) tracked_dev = vt_sat_add(tracked_dev, e->live);
             if (!e->live) continue;
             vt_stack *st = vt_process_rawstack(p, e->key.stack);
-            vt_rsite *s = vt_process_site(p, &e->key, st);
-            if (s->scratch_mark != mark) {
-                s->scratch_mark = mark;
-                s->scratch = nacc;
-                vt_oom_site z = {.site = s};
-                VT_PUSH(acc, nacc, capacc, z);
-            }
-            acc[s->scratch].bytes = vt_sat_add(acc[s->scratch].bytes, e->live);
+            vt_oom_site *t = acc_entry(vt_process_site(p, &e->key, st), mark, &acc, &nacc, &capacc);
+            t->bytes = vt_sat_add(t->bytes, e->live);
         }
     }
     for (size_t i = 0; i < nacc; i++) {
