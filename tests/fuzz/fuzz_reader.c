@@ -1,8 +1,8 @@
 /* fuzz_reader.c — libFuzzer target over the snapshot reader (issue 6 item 5).
  *
  * Each input is one snapshot file: written to a memfd, loaded with vt_load_file
- * (analyzer/vt_reader.h) through /proc/self/fd/N (an explicitly named path, so the
- * symlink is followed), then, when it loads, analysed with vt_analyze (no DWARF) so
+ * (analyzer/read/vt_reader.h) through /proc/self/fd/N (an explicitly named path, so the
+ * symlink is followed), then, when it loads, analysed with vt_analyze_ex (no DWARF) so
  * the series and verdict code sees whatever the reader accepted. Everything is freed
  * each time (LeakSanitizer checks). A crash, sanitizer report, leak or timeout is a
  * finding; a rejected input (rs.err set) is the expected outcome for most inputs.
@@ -38,8 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&rs, 0, sizeof rs);
     if (vt_load_file(&rs, path, 0) == 0) {
         vt_analysis a;
+        vt_analyze_opts o = {.warmup = -1, .no_dwarf = 1};
         memset(&a, 0, sizeof a);
-        vt_analyze(&rs, -1, 1, &a);
+        vt_analyze_ex(&rs, &o, &a);
         vt_analysis_free(&a);
     }
     vt_runset_free(&rs);

@@ -72,3 +72,11 @@ const char *vt_basename(const char *path)
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
 }
+
+void vt_strlcpy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}

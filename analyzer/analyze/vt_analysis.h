@@ -63,10 +63,9 @@ typedef struct vt_analyze_opts {
                                    Python frames keep their native frames */
 } vt_analyze_opts;
 
-/* Analyzes every process of rs. warmup < 0: automatic (vt_auto_warmup).
- * no_dwarf: symbolize with snapshot names only. Exits on OOM; cannot fail. */
-void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out);
-/* The same with every option. Builds each stack's view (vt_pyview.h) first. */
+/* Analyzes every process of rs with options o (warmup < 0: automatic,
+ * vt_auto_warmup). Builds each stack's view (vt_pyview.h) first. Exits on OOM;
+ * cannot fail. out owns what it holds until vt_analysis_free; rs must outlive it. */
 void vt_analyze_ex(vt_runset *rs, const vt_analyze_opts *o, vt_analysis *out);
 void vt_analysis_free(vt_analysis *a);
 
@@ -75,7 +74,7 @@ void vt_analysis_free(vt_analysis *a);
 double vt_device_leak_rate(const vt_proc_result *pr, int dev);
 int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev);
 
-/* The merged site of raw site s (after vt_analyze), or NULL. */
+/* The merged site of raw site s (after vt_analyze_ex), or NULL. */
 vt_site_result *vt_result_of(const vt_proc_result *pr, const vt_rsite *s);
 
 /* "rank 3, pid 1234 on node7" style process title into buf. */

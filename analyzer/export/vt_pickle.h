@@ -2,7 +2,7 @@
  * the opcodes that PyTorch's memory_viz JavaScript unpickler understands
  * (torch/utils/viz/MemoryViz.js; docs: ../shared/docs/prior-art.md §1):
  * PROTO, EMPTY_DICT, EMPTY_LIST, MARK, SETITEMS, APPENDS, SHORT_BINUNICODE,
- * BINUNICODE, BININT1, BININT2, BININT, LONG1, BINFLOAT, TUPLE2, NONE,
+ * BINUNICODE, BININT1, BININT2, BININT, LONG1, TUPLE2, NONE,
  * NEWTRUE, NEWFALSE, MEMOIZE, LONG_BINGET, STOP. No FRAME opcodes are written
  * (framing is optional for readers).
  *
@@ -11,7 +11,7 @@
  *     vt_pk_str(pk, "key"); vt_pk_int(pk, 5); ...   vt_pk_setitems(pk);
  *   vt_pk_end(pk);       (writes STOP)
  * Memo: vt_pk_memoize stores the value on top of the stack and returns its memo
- * index; vt_pk_get pushes that object again (used to share frame lists).
+ * index; vt_pk_get pushes that object again (frame lists are shared this way).
  * Errors: write failures are sticky in pk->err (checked by vt_pk_end, which
  * returns -1). Strings must be valid UTF-8 (pickle decodes them as such);
  * vt_pk_str replaces bytes that are not with '?'. Single-threaded; the writer
@@ -43,7 +43,6 @@ void vt_pk_none(vt_pickle *pk);
 void vt_pk_bool(vt_pickle *pk, int v);
 void vt_pk_int(vt_pickle *pk, int64_t v);   /* BININT1/2/BININT, or LONG1 beyond 32 bits */
 void vt_pk_uint(vt_pickle *pk, uint64_t v); /* LONG1 for values above 2^31-1 */
-void vt_pk_float(vt_pickle *pk, double v);  /* BINFLOAT (big-endian IEEE 754) */
 void vt_pk_str(vt_pickle *pk, const char *s);
 
 uint32_t vt_pk_memoize(vt_pickle *pk);      /* MEMOIZE; returns the index */

@@ -1,5 +1,5 @@
 /* vt_hostsig.h — host and hardware signals of the snapshots (the "host" key of a
- * snapshot, docs/snapshot-format.md "host", issue 9): process RSS and swap, the
+ * snapshot, docs/snapshot-format.md "host"): process RSS and swap, the
  * memory cgroup's OOM events, and NVML's per-GPU memory and ECC / retired-page /
  * remapped-row counters.
  *
@@ -27,16 +27,14 @@
 
 /* Folds one snapshot's "host" value (NULL or null: nothing) into h. Never fails;
  * exits on OOM. */
-void vt_host_read(vt_host *h, const json_t *host);
+void vt_hostsig_read(vt_host *h, const json_t *host);
 
 /* Calls line(ctx, text) once per warning (one line each, no newline, e.g.
  * "GPU 0 (GPU-5c9a...): ECC errors rose during the run: volatile double-bit
  * (uncorrected) 0 -> 2"); returns the number of warnings. */
-size_t vt_host_warnings(const vt_host *h, void (*line)(void *ctx, const char *text), void *ctx);
+size_t vt_hostsig_warnings(const vt_host *h, void (*line)(void *ctx, const char *text), void *ctx);
 
-/* The JSON name of counter c (VT_HC_*), as in the snapshot ("ecc_volatile_corrected"),
- * and a text name ("volatile single-bit (corrected)"). */
+/* The JSON name of counter c (VT_HC_*), as in the snapshot ("ecc_volatile_corrected"). */
 const char *vt_hc_name(int c);
-const char *vt_hc_text(int c);
 
 #endif /* VT_HOSTSIG_H */

@@ -1,25 +1,19 @@
-/* vt_report.h — the three report formats of `vramtrace report` (DESIGN.md
- * "Command-line contract", issue 4 item 6), plus helpers shared with check/diff.
+/* vt_site_view.h — how a site is presented, shared by every output (text, JSON
+ * and HTML reports, check, diff, the exports): the frames shown and their order,
+ * the frame and one-line name that title a site, the PyTorch line of a device,
+ * sparklines.
  *
- * All writers print to a stdio stream and return 0, or -1 if the stream failed
- * (ferror). They never change the analysis (symbolization fills its cache only).
- * Single-threaded.
+ * Pure presentation over an analysis (vt_analysis.h): nothing here changes it but
+ * the symbolizer's cache. Strings returned point into the analysis (valid until
+ * vt_analysis_free) or into the caller's buffer. Single-threaded.
  */
-#ifndef VT_REPORT_H
-#define VT_REPORT_H
+#ifndef VT_SITE_VIEW_H
+#define VT_SITE_VIEW_H
 
-#include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "vt_analysis.h"
-
-/* One screen of text, biggest problems first; ANSI colour when color != 0. */
-int vt_report_text(FILE *f, vt_analysis *a, int color);
-
-/* One JSON object: the fixed keys of DESIGN.md plus documented extras. */
-int vt_report_json(FILE *f, vt_analysis *a);
-
-/* One self-contained HTML file (inline CSS and SVG, no scripts, no network). */
-int vt_report_html(FILE *f, vt_analysis *a);
 
 /* The i-th shown frame of a site, innermost first, or NULL past the end: the
  * stack's view (vt_pyview.h) — trimmed native frames with the Python frames
@@ -47,4 +41,4 @@ int vt_torch_line(const vt_device *dv, char *buf, size_t cap);
  * scaled 0..max) into buf (cap >= 3*width+1). */
 char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap);
 
-#endif /* VT_REPORT_H */
+#endif /* VT_SITE_VIEW_H */

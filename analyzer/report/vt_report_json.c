@@ -1,5 +1,5 @@
-/* vt_report_json.c — `report --format json`: the fixed keys of DESIGN.md
- * ("Command-line contract") plus extras documented in docs/metrics.md.
+/* vt_report_json.c — `report --format json`: one object whose keys are
+ * documented in docs/metrics.md; keys are only ever added, never renamed.
  *
  * Built as a jansson tree and dumped once. jansson integers are signed 64-bit:
  * byte counts above 2^63-1 (never seen on real devices) are clamped to it.
@@ -247,7 +247,7 @@ static json_t *host_json(const vt_host *h)
     }
     json_object_set_new(j, "nvml_devices", gpus);
     json_t *w = json_array();
-    vt_host_warnings(h, warn_append, w);
+    vt_hostsig_warnings(h, warn_append, w);
     json_object_set_new(j, "warnings", w);
     return j;
 }

@@ -145,9 +145,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     esc(f, file_shown);
     free(file_shown);
     fputs("</p>\n", f);
-    if (vt_host_warnings(&p->hostsig, no_line, NULL)) {
+    if (vt_hostsig_warnings(&p->hostsig, no_line, NULL)) {
         fputs("<ul class=\"bad\">", f);
-        vt_host_warnings(&p->hostsig, warn_html, f);
+        vt_hostsig_warnings(&p->hostsig, warn_html, f);
         fputs("</ul>\n", f);
     }
     plot(f, pr);

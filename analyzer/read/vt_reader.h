@@ -10,29 +10,36 @@
  *
  * Errors (exit status 2 for the command): the first problem stops the load with
  * rs->err = "FILE:LINE: what" — unreadable, not a regular file, a symbolic link
- * inside a folder, empty when named explicitly (inside a folder, a file with
- * no complete record is skipped with a warning, see vt_load_file), not JSON, a foreign format, an unsupported version, a
- * wrong type, a negative number or one above 2^63-1, a duplicate key, nesting
- * deeper than 2048 (jansson's limit), a line
- * over VT_MAX_LINE, a stack or module used before it is defined, a step that goes
- * backwards, a device id outside VT_DEVICE_MIN..VT_DEVICE_MAX, a folder
- * without any complete snapshot record, a malformed Python frame of a
- * stack's "py" list (issue 8: [file, function, line, native_index], native_index
- * -1 or a frame index), a malformed annotation (key rule, non-number value, more
- * than VT_MAX_ANNOT keys). The snapshot's "host" object is read leniently
- * (vt_hostsig.h) and never fails a load. A final line without '\n' is a torn
- * write and is ignored (noted on stderr when rs->verbose).
- * A second file of the same process (host, pid, start_ns) is skipped with a
- * warning on stderr.
- * Format versions 1 and 2 are read (docs/snapshot-format.md); version 2 adds the
- * errors: a site row that is not [stack, kind, device, 8 non-negative integers]
- * ("sites[i][k] (column): what"), a site listed twice in one snapshot, a
- * "sites_delta" that is not a boolean or comes with no snapshot before it. A delta
- * record is completed from the previous snapshot before it is applied, so both
- * versions of the same program load into the same model.
+ * inside a folder, empty when named explicitly (inside a folder, a file with no
+ * complete record is skipped with a warning, see vt_load_file), not JSON, a
+ * foreign format, an unsupported version, a wrong type, a negative number or one
+ * above 2^63-1, a duplicate key, nesting deeper than 2048 (jansson's limit), a
+ * line over VT_MAX_LINE, a stack, module or (version 3) site used before it is
+ * defined, a step that goes backwards, a device id outside
+ * VT_DEVICE_MIN..VT_DEVICE_MAX, a folder without any complete snapshot record, a
+ * malformed Python frame of a stack's "py" list ([file, function, line,
+ * native_index], native_index -1 or a frame index), a malformed annotation (key
+ * rule, non-number value, more than VT_MAX_ANNOT keys). The snapshot's "host"
+ * object is read leniently (vt_hostsig.h) and never fails a load. A final line
+ * without '\n' is a torn write and is ignored (vt_process.torn_tail; noted on
+ * stderr when rs->verbose).
+ * Two files of the same process (host, pid, start_ns): the fuller one is kept
+ * (an exit record, else more snapshots; the first read on a tie), the other is
+ * skipped with a note on stderr.
+ * Format versions VT_FORMAT_VERSION_MIN..VT_FORMAT_VERSION (1 to 3) are read
+ * (docs/snapshot-format.md); all version compatibility is in read/vt_decode*.c
+ * (vt_decode.h). Versions 2 and 3 add the errors: a site row that is not
+ * [stack, kind, device, 8 non-negative integers] (version 2) or [site id, 8
+ * non-negative integers] (version 3; 1 to 9 columns of differences in a delta
+ * record) ("sites[i][k] (column): what"), a site listed twice in one snapshot, a
+ * "sites_delta" that is not a boolean or comes with no snapshot before it, a
+ * difference that takes a value below 0 or above 2^63-1, a "site" record that
+ * redefines an id differently. A delta record is completed from the previous
+ * snapshot before it is applied, so every version of the same program loads into
+ * the same model.
  * Threads: with rs->read_threads > 0 each file's lines are parsed by that many
- * worker threads (vt_lineparse.h) and folded in order by the calling thread (same
- * model, same first error); one loader per runset at a time.
+ * worker threads (vt_lineparse.h) and decoded and folded in order by the calling
+ * thread (same model, same first error); one loader per runset at a time.
  */
 #ifndef VT_READER_H
 #define VT_READER_H
@@ -46,10 +53,6 @@
  * \u00XX, which read back as two bytes each; memory stays bounded because the
  * line is (each field is a copy of part of one line). */
 #define VT_MAX_FIELD ((size_t)VT_MAX_LINE)
-/* Device ids a snapshot may carry: -1 (no device / host memory) .. 65535; others
- * are rejected ("file:line: ...: device N out of range"). */
-#define VT_DEVICE_MIN (-1)
-#define VT_DEVICE_MAX 65535
 
 /* Loads every path (file or folder) into rs, appending processes in order.
  * 0 on success; -1 with rs->err set. rs must be zeroed (or previously loaded). */
@@ -63,10 +66,5 @@ int vt_load_paths(vt_runset *rs, char *const *paths, int npaths);
  * skipped with "vramtrace: FILE: no complete record (skipped)" on stderr.
  * Without in_dir such a file is an error ("empty file"). */
 int vt_load_file(vt_runset *rs, const char *path, int in_dir);
-
-/* 1 when fn names a CUDA runtime/driver function or an internal symbol of the static
- * runtime (cuda[A-Z]*, cu[A-Z]*, __cudart*, libcudart_static_*): such frames, in a leading
- * run, are trimmed so the first frame shown is the program's call. NULL -> 0. */
-int vt_is_cuda_function(const char *fn);
 
 #endif /* VT_READER_H */

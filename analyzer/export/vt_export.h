@@ -1,5 +1,4 @@
-/* vt_export.h — `vramtrace export`: snapshots in the formats other tools read
- * (DESIGN.md "Command-line contract", issue 9 item 4).
+/* vt_export.h — `vramtrace export`: snapshots in the formats other tools read.
  *
  *   torch      PyTorch memory snapshot pickle (protocol 4) for pytorch.org/memory_viz
  *              and torch.cuda._memory_viz (vt_export_torch.c)

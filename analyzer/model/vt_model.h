@@ -1,22 +1,28 @@
 /* vt_model.h — what the analyzer keeps of a snapshot stream, per process.
  *
- * Design: the reader (vt_reader.c) folds records into these structures as it
- * streams, so memory is bounded by what is distinct, not by how many records a
- * run wrote:
+ * Design: the fold (vt_fold.c) applies each decoded record to these structures
+ * as the reader streams, so memory is bounded by what is distinct, not by how
+ * many records a run wrote:
  *   - modules and stacks once per file (stacks are interned after trimming the
  *     frames of libvramtrace/libcudart/libcuda, so sites that differ only inside
- *     CUDA's own libraries are one site; a stack's Python frames, issue 8, are
+ *     CUDA's own libraries are one site; a stack's Python frames are
  *     part of its interning key, so two Python call sites are two stacks);
  *   - one vt_rsite per (raw stack id, kind, device) with its step series stored
  *     run-length encoded (vt_point: a value holds from its step until the next
  *     point), 24 bytes per change;
  *   - per step only the step number and the process's total live bytes;
- *   - per device the last and extreme values; per OOM its forensics, computed
- *     from the record's live list while it is parsed and then dropped;
+ *   - per device the last and extreme values; per OOM its forensics
+ *     (vt_oom.c), computed from the record's live list while it is folded, which
+ *     is then dropped;
  *   - per annotation key its latest value (PyTorch's gauges also per device), and
  *     the host/NVML signals' first and last values (vt_hostsig.h).
  * Units: bytes and nanoseconds throughout; "step index" is a dense 0-based index
  * into vt_process.steps, "step" is the program's own step number.
+ * Phases and field ownership: the loading phase (read/ and vt_fold.c) fills
+ * everything except the fields marked "analysis"; fields marked "loading
+ * scratch" are meaningful only while a file is read (they are left as they are
+ * after it, and nothing downstream may read them); fields marked "analysis" are
+ * written by vt_analyze_ex (analyze/) on the processes it was given.
  * Single-threaded; a vt_runset owns everything reachable from it.
  */
 #ifndef VT_MODEL_H
@@ -25,6 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uthash.h>
+
+/* Device ids a snapshot may carry: -1 (no device / host memory) .. 65535; others
+ * are rejected by the reader ("file:line: ...: device N out of range"). */
+#define VT_DEVICE_MIN (-1)
+#define VT_DEVICE_MAX 65535
 
 typedef struct vt_module {
     int64_t id;                 /* the file's module id */
@@ -59,7 +70,7 @@ typedef struct vt_stack {
     vt_pyframe *py;             /* Python frames, innermost first; owned; NULL when npy == 0 */
     char *key;                  /* (module ptr, offset) bytes, then the Python frames: the interning key */
     size_t keylen;
-    /* set by vt_analyze (vt_pyview.h) */
+    /* analysis: set by vt_analyze_ex through vt_pyview.h */
     int32_t *view;              /* frames as shown, innermost first: >= 0 a native frame index,
                                    < 0 the Python frame -1-v; owned */
     uint32_t nview;
@@ -99,7 +110,7 @@ typedef struct vt_rsite {
     uint64_t peak_bytes;        /* max live/interval peak ever seen */
     uint64_t unfreed_exit;      /* live bytes in the exit record */
     uint64_t last_live;         /* live bytes at the last series snapshot */
-    /* streaming state (vt_reader.c) */
+    /* loading scratch of vt_fold.c: this snapshot's sums, this step's state */
     uint64_t snap_mark;         /* snapshot ordinal of snap_* values */
     uint64_t snap_live, snap_peak, snap_free_total;
     uint64_t free_total;        /* cumulative frees as last written */
@@ -108,11 +119,14 @@ typedef struct vt_rsite {
     uint64_t step_seen_snap;    /* last snapshot ordinal in which it appeared */
     uint64_t step_live, step_peak;
     uint32_t step_nfree;
-    uint64_t delta_mark;        /* record ordinal in which a version 2 record listed it */
-    uint64_t row[8];            /* version 3: its row's columns 3..10 (VT_SITE_LIVE_BYTES..) */
+    /* loading scratch of the decoder's delta completion (read/vt_decode_snapshot.c) */
+    uint64_t delta_mark;        /* record ordinal in which a version 2+ record listed it */
+    uint64_t row[8];            /* version 3: its last row's columns 3..10 in version 2's order */
     uint64_t row_mark;          /* record ordinal whose (completed) rows held row; 0 = none */
-    uint64_t scratch;           /* per-record accumulator (OOM top sites) */
-    uint64_t scratch_mark;
+    /* loading scratch of vt_oom.c */
+    uint64_t scratch;           /* index of its entry in the OOM's per-site accumulator */
+    uint64_t scratch_mark;      /* vt_snaprec.mark of the record scratch belongs to */
+    /* analysis */
     uint32_t result;            /* index of its merged site in vt_proc_result.sites (vt_analysis.c) */
     UT_hash_handle hh;          /* vt_process.sites */
 } vt_rsite;
@@ -254,7 +268,7 @@ typedef struct vt_process {
     vt_module **modules; size_t nmodules, capmodules;
     vt_stack *stack_by_key;
     vt_stack **stacks; size_t nstacks, capstacks;
-    vt_stack *pyonly_by_key;    /* --python-only group stacks (also in stacks), vt_pyview.c */
+    vt_stack *pyonly_by_key;    /* analysis: --python-only group stacks (also in stacks), vt_pyview.c */
     vt_annot *annots; size_t nannots, capannots;      /* in order of first appearance */
     vt_host hostsig;            /* host and hardware signals (vt_hostsig.h) */
     vt_rawstack *rawstacks;
@@ -272,7 +286,8 @@ typedef struct vt_process {
     uint64_t unfreed_exit_bytes;
     uint64_t peak_bytes;        /* sum over devices of peak_max */
     int torn_tail;              /* a torn last line was ignored */
-    /* streaming state */
+    /* loading scratch of vt_fold.c: sites touched in the current step, sites
+     * non-zero at the end of the previous one, the last series snapshot's ordinal */
     vt_rsite **touched; size_t ntouched, captouched;
     vt_rsite **active; size_t nactive, capactive;
     uint64_t last_series_snap;
@@ -294,6 +309,13 @@ void vt_rsite_expand(const vt_rsite *s, size_t nsteps, uint64_t *live, uint64_t 
 
 /* Device entry for number dev, created on first use. */
 vt_device *vt_process_device(vt_process *p, int dev);
+
+/* The site (key) of p, created empty with stack canon on first use. key must be
+ * zeroed before its fields are set (it is hashed whole, padding included). */
+vt_rsite *vt_process_site(vt_process *p, const vt_site_key *key, vt_stack *canon);
+
+/* The canonical stack of the file's stack id, or NULL when id is not defined. */
+vt_stack *vt_process_rawstack(const vt_process *p, int64_t id);
 
 void vt_process_free(vt_process *p);
 void vt_runset_free(vt_runset *rs);

@@ -12,7 +12,7 @@
 enum {
     OP_MARK = '(', OP_STOP = '.', OP_BININT = 'J', OP_BININT1 = 'K', OP_BININT2 = 'M', OP_NONE = 'N',
     OP_BINUNICODE = 'X', OP_APPENDS = 'e', OP_LONG_BINGET = 'j', OP_EMPTY_LIST = ']', OP_EMPTY_DICT = '}',
-    OP_SETITEMS = 'u', OP_BINFLOAT = 'G', OP_PROTO = 0x80, OP_TUPLE2 = 0x86, OP_NEWTRUE = 0x88,
+    OP_SETITEMS = 'u', OP_PROTO = 0x80, OP_TUPLE2 = 0x86, OP_NEWTRUE = 0x88,
     OP_NEWFALSE = 0x89, OP_LONG1 = 0x8a, OP_SHORT_BINUNICODE = 0x8c, OP_MEMOIZE = 0x94,
 };
 
@@ -95,16 +95,6 @@ void vt_pk_uint(vt_pickle *pk, uint64_t v)
     le(pk, 9, 1);
     le(pk, v, 8);
     le(pk, 0, 1);
-}
-
-void vt_pk_float(vt_pickle *pk, double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(bits >> (8 * (7 - i)));
-    op(pk, OP_BINFLOAT);
-    put(pk, b, 8);
 }
 
 /* Length of a valid UTF-8 sequence at s (1..4), or 0. */

@@ -48,7 +48,7 @@ void vt_sym_free(vt_symbolizer *s);
 /* Symbolizes frame f. Never fails. */
 const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f);
 
-/* The same record for a Python frame (issue 8): function and signature are the
+/* The same record for a Python frame: function and signature are the
  * written function, file the written file (both NULL when written as "?"), line
  * (0 unknown), module "python", python 1, label "<basename of file>:<line> in
  * <function>" (":<line>" left out when unknown). Cached by the address of f,

@@ -1,4 +1,4 @@
-/* vt_pyview.h — how a stack with Python frames (issue 8) is shown, and the
+/* vt_pyview.h — how a stack with Python frames is shown, and the
  * `--python-only` grouping of sites by their Python frames.
  *
  * A stack's Python frames (docs/snapshot-format.md "stack", key "py") each name

@@ -28,11 +28,6 @@ const char *vt_hc_name(int c)
     return c >= 0 && c < VT_HC_N ? hc_names[c] : "?";
 }
 
-const char *vt_hc_text(int c)
-{
-    return c >= 0 && c < VT_HC_N ? hc_texts[c] : "?";
-}
-
 /* A non-negative JSON integer, else "not known". */
 static int num(const json_t *v, uint64_t *out)
 {
@@ -85,7 +80,7 @@ static vt_gpu_health *gpu_for(vt_host *h, const json_t *d)
     return &h->gpus[h->ngpus - 1];
 }
 
-void vt_host_read(vt_host *h, const json_t *host)
+void vt_hostsig_read(vt_host *h, const json_t *host)
 {
     if (!json_is_object(host)) return;
     h->present = 1;
@@ -141,7 +136,7 @@ static int rose(const vt_hcount *c)
     return c->known && c->last > c->first;
 }
 
-size_t vt_host_warnings(const vt_host *h, void (*line)(void *ctx, const char *text), void *ctx)
+size_t vt_hostsig_warnings(const vt_host *h, void (*line)(void *ctx, const char *text), void *ctx)
 {
     char buf[1024];
     size_t n = 0;

@@ -1,5 +1,5 @@
-/* vt_check.h — `vramtrace check`: CI gates over an analysis (DESIGN.md
- * "Command-line contract"; issue 4 item 7).
+/* vt_check.h — `vramtrace check`: CI gates over an analysis (options in
+ * usage() of vt_main.c; exit status 0 pass, 1 a gate failed, 2 unreadable input).
  *
  * Limits (bytes): a leak site whose growth (Theil–Sen slope of its floor) is
  * above max_growth bytes/step fails — the default max_growth is 0, so any leak

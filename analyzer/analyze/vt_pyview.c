@@ -1,7 +1,7 @@
 /* vt_pyview.c — interleaved native/Python views and --python-only stacks
  * (contract in vt_pyview.h).
  *
- * Design: a view is an index list built once per stack by vt_analyze; the
+ * Design: a view is an index list built once per stack by vt_analyze_ex; the
  * reports walk it through vt_site_frame. Python frames are bucketed by their
  * native_index (counting sort, stable), so a view costs O(native + Python
  * frames) whatever order the writer used.

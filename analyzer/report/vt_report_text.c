@@ -23,77 +23,6 @@
 static const char *C_RED = "\033[1;31m", *C_YEL = "\033[33m", *C_BOLD = "\033[1m", *C_DIM = "\033[2m",
                   *C_OFF = "\033[0m";
 
-const vt_sym *vt_site_frame(vt_analysis *a, const vt_site_result *r, uint32_t i)
-{
-    const vt_stack *st = r->stack;
-    if (i >= st->nview) return NULL;
-    int32_t v = st->view[i];
-    return v >= 0 ? vt_sym_frame(a->sym, &st->frames[v]) : vt_sym_pyframe(a->sym, &st->py[-1 - v]);
-}
-
-uint32_t vt_site_nframes(const vt_site_result *r)
-{
-    return r->stack->nview;
-}
-
-uint32_t vt_site_title_index(const vt_site_result *r)
-{
-    return r->stack->title < r->stack->nview ? r->stack->title : 0;
-}
-
-const char *vt_site_title(vt_analysis *a, const vt_site_result *r)
-{
-    if (r->title) return r->title;
-    const vt_sym *s = vt_site_frame(a, r, vt_site_title_index(r));
-    return s ? s->label : "(no frames)";
-}
-
-static uint64_t nonneg(double v)
-{
-    return v > 0 ? (v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v) : 0;
-}
-
-int vt_torch_line(const vt_device *dv, char *buf, size_t cap)
-{
-    char b1[32], b2[32];
-    size_t o = 0;
-    buf[0] = 0;
-    if (!dv->has_torch) return 0;
-#define PUT(...) do { int w_ = snprintf(buf + o, cap - o, __VA_ARGS__); if (w_ > 0) o = o + (size_t)w_ >= cap ? cap - 1 : o + (size_t)w_; } while (0)
-    PUT("PyTorch");
-    if (dv->has_torch & VT_TORCH_ALLOCATED) PUT(" allocated %s", vt_size_fmt(nonneg(dv->torch_allocated), b1, sizeof b1));
-    if (dv->has_torch & VT_TORCH_RESERVED)
-        PUT("%s reserved %s", dv->has_torch & VT_TORCH_ALLOCATED ? "," : "", vt_size_fmt(nonneg(dv->torch_reserved), b1, sizeof b1));
-    if ((dv->has_torch & (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED)) == (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED))
-        PUT(": %s reserved but not allocated (max %s)", vt_size_fmt(nonneg(dv->torch_reserved - dv->torch_allocated), b1, sizeof b1),
-            vt_size_fmt(nonneg(dv->torch_cached_max), b2, sizeof b2));
-    if (dv->has_torch & VT_TORCH_INACTIVE_SPLIT)
-        PUT("%s inactive split %s", (dv->has_torch & (VT_TORCH_ALLOCATED | VT_TORCH_RESERVED)) ? "," : "",
-            vt_size_fmt(nonneg(dv->torch_inactive_split), b1, sizeof b1));
-    PUT("; the driver saw %s live", vt_size_fmt(dv->live_bytes, b1, sizeof b1));
-#undef PUT
-    return 1;
-}
-
-char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap)
-{
-    static const char *const bars[8] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
-    size_t cells = n < width ? n : width, o = 0;
-    uint64_t mx = 0;
-    for (size_t i = 0; i < n; i++) if (v[i] > mx) mx = v[i];
-    buf[0] = 0;
-    for (size_t c = 0; c < cells && o + 4 < cap; c++) {
-        size_t b = c * n / cells, e = (c + 1) * n / cells;
-        uint64_t m = 0;
-        for (size_t i = b; i < e; i++) if (v[i] > m) m = v[i];
-        int lvl = mx ? (int)((double)m / (double)mx * 7.0 + 0.5) : 0;
-        memcpy(buf + o, bars[lvl], 3);
-        o += 3;
-    }
-    buf[o] = 0;
-    return buf;
-}
-
 /* max frames from the title on; frames inside the title (native frames of a
  * C extension called from Python) are summed up in one line first. */
 static void frames(FILE *f, vt_analysis *a, const vt_site_result *r, const char *indent, uint32_t max, const char *dim,
@@ -229,7 +158,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     fputc('\n', f);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
     warn_ctx wc = {f, red, off};
-    vt_host_warnings(&p->hostsig, warn_line, &wc);
+    vt_hostsig_warnings(&p->hostsig, warn_line, &wc);
 
     size_t shown = 0;
     if (pr->count[VT_LEAK]) fprintf(f, "\n%sLEAKS%s\n", red, off);

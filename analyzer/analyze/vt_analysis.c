@@ -9,7 +9,7 @@
 
 #include "vt_format.h"
 #include "vt_pyview.h"
-#include "vt_reader.h"
+#include "vt_fold.h"
 #include "vt_symbolize.h"
 #include "vt_util.h"
 
@@ -346,12 +346,6 @@ static void python_titles(vt_analysis *a, vt_proc_result *pr)
     }
     free(depth);
     free(key);
-}
-
-void vt_analyze(vt_runset *rs, long warmup, int no_dwarf, vt_analysis *out)
-{
-    vt_analyze_opts o = {.warmup = warmup, .no_dwarf = no_dwarf};
-    vt_analyze_ex(rs, &o, out);
 }
 
 void vt_analyze_ex(vt_runset *rs, const vt_analyze_opts *o, vt_analysis *out)

@@ -1,6 +1,6 @@
 /* vt_size.h — byte sizes as users write and read them.
  *
- * Parsing follows DESIGN.md "Command-line contract": SIZE accepts a plain byte
+ * Parsing: a SIZE argument of the command line accepts a plain byte
  * count ("4096"), binary units ("4KiB", "1.5GiB": KiB/MiB/GiB/TiB = 2^10..2^40)
  * and decimal units ("2MB": kB/KB/MB/GB/TB = 10^3..10^12); "B" alone is bytes;
  * case-insensitive units; no whitespace inside; fractions allowed with units.

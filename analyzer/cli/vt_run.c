@@ -99,7 +99,7 @@ static int make_outdir(vt_run_opts *o)
             return -1;
         }
         struct stat st;
-        if (stat(o->outdir, &st) < 0 || !S_ISDIR(st.st_mode)) {   /* a file of that name: said now,
+        if (stat(o->outdir, &st) < 0 || !S_ISDIR(st.st_mode)) {   /* a file of that name: said here,
                                                                     not by a latched-off preload */
             fprintf(stderr, "vramtrace: %s exists and is not a folder; the program was not started\n", o->outdir);
             return -1;

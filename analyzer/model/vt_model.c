@@ -38,6 +38,26 @@ vt_device *vt_process_device(vt_process *p, int dev)
     return d;
 }
 
+vt_rsite *vt_process_site(vt_process *p, const vt_site_key *key, vt_stack *canon)
+{
+    vt_rsite *s;
+    HASH_FIND(hh, p->sites, key, sizeof *key, s);
+    if (s) return s;
+    s = vt_xcalloc(1, sizeof *s);
+    s->key = *key;
+    s->canon = canon;
+    HASH_ADD(hh, p->sites, key, sizeof s->key, s);
+    p->nsites++;
+    return s;
+}
+
+vt_stack *vt_process_rawstack(const vt_process *p, int64_t id)
+{
+    vt_rawstack *raw;
+    HASH_FIND(hh, p->rawstacks, &id, sizeof id, raw);
+    return raw ? raw->canon : NULL;
+}
+
 void vt_process_free(vt_process *p)
 {
     if (!p) return;

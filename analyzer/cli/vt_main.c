@@ -8,7 +8,7 @@
  *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]
  *                    [--python-only] PATH...
  *
- * Exit codes (DESIGN.md): 0 pass, 1 a check failed, 2 bad usage or unreadable
+ * Exit codes: 0 pass, 1 a check failed, 2 bad usage or unreadable
  * input (the reader's "file:line: what" on stderr). `run` exits with the
  * program's status; with --check, a program that failed (non-zero status or a
  * signal) keeps its own status, otherwise the check's 0/1/2 is the result.
