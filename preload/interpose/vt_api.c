@@ -9,7 +9,6 @@
 #include "vt_core.h"
 #include "vt_hooks.h"
 #include "vt_writer.h"
-#include "vt_host.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -56,10 +55,6 @@ VT_EXPORT void vramtrace_step(void)
         VT_NOCANCEL_BEGIN;
         uint64_t step = vt_core_step();
         if (vt__config.step_every > 0 && step % (uint64_t)vt__config.step_every == 0) {
-            if (vt_writer_started()) {
-                vt_hooks_step_meminfo();
-                vt_host_uuids();
-            }
             vt_writer_kick_step();
         }
         VT_NOCANCEL_END;
@@ -74,8 +69,6 @@ VT_EXPORT int vramtrace_snapshot(const char *label)
     vt_preload_init();
     int e = errno;
     VT_NOCANCEL_BEGIN;
-    if (vt_writer_started())
-        vt_host_uuids();
     int rc = vt_writer_snapshot(VT_TRIG_MANUAL, label);
     VT_NOCANCEL_END;
     errno = e;

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include "vt_config.h"
+#include "vt_state.h"
 #include "vt_core.h"
 #include "vt_core_fast.h"
 #include "vt_driver.h"
@@ -156,7 +157,7 @@ extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
  * the compiler reuses it for the hook's own errno save after the real call). */
 #define VT_HOOK_CAPTURE(out, ep)                                                        \
     do {                                                                              \
-        int vt__d = vt__config.depth;                                                 \
+        int vt__d = vt_state_depth();                                                       \
         (out) = 0;                                                                    \
         if (vt__d > 0) {                                                              \
             int *vt__ep = (ep), vt__e = *vt__ep;                                      \
@@ -287,13 +288,6 @@ static inline __attribute__((always_inline)) void vt_hook_free_end(uint64_t tick
  * at return address ra is the CUDA runtime tearing itself down at exit (records stay
  * "unfreed at exit"), 0 if it is the program's own. */
 int vt_hook_is_runtime_teardown(void *ra);
-/* Writer callback (vt_writer_refresh): pool reserved bytes per device. */
-void vt_hooks_refresh(void);
-/* On the thread that marks a step (vramtrace_step): asks the real driver for the
- * current device's free/total memory (cuCtxGetCurrent/cuCtxGetDevice,
- * cuMemGetInfo_v2) so every step snapshot knows free memory and the analyzer can
- * tell when the device would run out. Never on a hook path; errno preserved. */
-void vt_hooks_step_meminfo(void);
 
 /* ---- shim shapes: one per `shape` of vt_hook_table.h; VT_SHIM_DEFINE expands a row ---- */
 

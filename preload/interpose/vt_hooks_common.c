@@ -10,8 +10,8 @@
  */
 #define _GNU_SOURCE
 #include "vt_hooks.h"
-#include "vt_host.h"
 #include "vt_config.h"
+#include "vt_state.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
 #include "vt_writer.h"
@@ -28,57 +28,14 @@ uint32_t vt_hook_capture_oom(void)
     return 0;
 }
 
-void vt_hooks_refresh(void)
-{
-    uint64_t devs = vt_driver_pool_devices();
-    if (!devs)
-        return;
-    int e = errno;
-    vt_guard_enter();   /* anything hooked that the driver calls back is not the program's */
-    for (int d = 0; d < 64; d++) {
-        uint64_t reserved;
-        if ((devs & (1ull << d)) && vt_driver_pool_reserved(d, &reserved) == 0)
-            vt_core_set_pool_reserved(d, reserved);
-    }
-    vt_guard_leave();
-    errno = e;
-}
-
-void vt_hooks_step_meminfo(void)
-{
-    int e = errno;
-    int oldcs;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
-    vt_guard_enter();
-    uint64_t ctx = 0, fr = 0, to = 0;
-    int dev = vt_driver_device_current(&ctx);
-    if (dev >= 0 && vt_driver_meminfo(&fr, &to) == 0)
-        vt_core_set_meminfo(dev, fr, to);
-    vt_guard_leave();
-    pthread_setcancelstate(oldcs, NULL);
-    errno = e;
-}
-
 static int vt__atexit_registered;
 int vt__started;          /* atomic: vt_hook_start has run to the end once (vt_hooks.h) */
 static int vt__fork_nostacks;   /* atomic: warn at the first allocation (fork child) */
 
 void vt_hook_fork_nostacks(void)
 {
-    vt__config.depth = 0;
+    vt_state_set_depth(0);
     __atomic_store_n(&vt__fork_nostacks, 1, __ATOMIC_RELEASE);
-}
-
-static void vt__exit_marker(void)
-{
-    /* The last moment the driver is sure to be up (the runtime's teardown handler
-     * runs after this one): a program that ended before the writer thread ever ran
-     * and marked no step still gets its UUIDs into the exit textfile. Only in a
-     * process that started its own writer (a forked child that never allocated
-     * must not call into a driver its parent initialised). */
-    if (vt_writer_started())
-        vt_host_uuids();
-    vt_writer_exit_begun();
 }
 
 void vt_hook_after_fork_child(void)
@@ -99,7 +56,7 @@ void vt_hook_start(void)
      * first call), so the marker runs before that teardown. */
     if (!__atomic_load_n(&vt__atexit_registered, __ATOMIC_ACQUIRE) &&
         !__atomic_exchange_n(&vt__atexit_registered, 1, __ATOMIC_ACQ_REL))
-        atexit(vt__exit_marker);
+        atexit(vt_writer_exit_marker);
     if (__atomic_load_n(&vt__fork_nostacks, __ATOMIC_ACQUIRE) &&
         __atomic_exchange_n(&vt__fork_nostacks, 0, __ATOMIC_ACQ_REL))
         vt_log(VT_LOG_WARN, "forked while another thread was capturing a stack (libunwind's "
@@ -151,7 +108,7 @@ void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr)
 
 int vt_hook_is_runtime_teardown(void *ra)
 {
-    if (vt_writer_is_exiting()) {
+    if (vt_state_exiting()) {
         vt_log(VT_LOG_DEBUG, "context teardown during exit: records stay unfreed at exit");
         return 1;
     }

@@ -29,6 +29,7 @@
 #include "vt_annot.h"
 #include "vt_hooks.h"
 #include "vt_config.h"
+#include "vt_state.h"
 #include "vt_core.h"
 #include "vt_host.h"
 #include "vt_log.h"
@@ -180,11 +181,10 @@ void vt_preload_init(void)
     vt_resolve_init();
     int dup = vt__other_copy_first();
     if (dup)
-        vt__config.disable = 1;   /* before vt_core_init: this copy records nothing */
+        vt_state_set_forward_only();   /* before vt_core_init: this copy records nothing */
     vt_core_init();
     if (!dup)
         vt_stack_init(1);   /* libunwind (and its pipe) are the first copy's business */
-    vt_writer_refresh = vt_hooks_refresh;
     vt__atfork_register_ours(vt__find_register_atfork());
     if (dup)
         vt_log(VT_LOG_INFO, "another copy of libvramtrace is loaded first; this one forwards everything");

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_config.h"
+#include "vt_state.h"
 #include "vt_log.h"
 
 #include <errno.h>
@@ -211,6 +212,7 @@ void vt_config_load(void)
     if (__atomic_compare_exchange_n(&vt__config_loaded, &expect, 1, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         vt_config_parse(environ, &vt__config);
+        vt_state_set_depth(vt__config.depth);
         vt__config_absolute(vt__config.output, sizeof vt__config.output, "VRAMTRACE_OUTPUT");
         if (vt__config.prometheus[0])
             vt__config_absolute(vt__config.prometheus, sizeof vt__config.prometheus,

@@ -3,7 +3,9 @@
  * Every variable is documented in preload/README.md with its default. An unknown
  * VRAMTRACE_* name or a bad value gets ONE warning line and the default; nothing here
  * ever stops the program. Read in the constructor (or lazily by the first hook) and
- * immutable afterwards, so any thread may read vt__config without a lock.
+ * never written afterwards, so any thread may read vt__config without a lock. What
+ * may change at run time (the stack depth in effect, forward-only) lives in
+ * vt_state.h, which vt_config_load starts from these settings.
  */
 #ifndef VT_CONFIG_H
 #define VT_CONFIG_H

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 #include <errno.h>
+#include <string.h>
 
 void *vt__drv_cuCtxGetCurrent;
 void *vt__drv_cuCtxGetDevice;
@@ -12,6 +13,8 @@ static void *vt__drv_cuDeviceGetDefaultMemPool;
 static void *vt__drv_cuMemPoolGetAttribute;
 static void *vt__drv_cuPointerGetAttribute;
 static void *vt__drv_cuMemGetInfo_v2;
+static void *vt__drv_cuDeviceGetCount;
+static void *vt__drv_cuDeviceGetUuid_v2;
 
 const vt_driver_fn vt__driver_fns[] = {
     {"cuCtxGetCurrent", &vt__drv_cuCtxGetCurrent},
@@ -21,6 +24,8 @@ const vt_driver_fn vt__driver_fns[] = {
     {"cuMemPoolGetAttribute", &vt__drv_cuMemPoolGetAttribute},
     {"cuPointerGetAttribute", &vt__drv_cuPointerGetAttribute},
     {"cuMemGetInfo_v2", &vt__drv_cuMemGetInfo_v2},
+    {"cuDeviceGetCount", &vt__drv_cuDeviceGetCount},
+    {"cuDeviceGetUuid_v2", &vt__drv_cuDeviceGetUuid_v2},
 };
 const size_t vt__n_driver_fns = sizeof vt__driver_fns / sizeof vt__driver_fns[0];
 
@@ -102,4 +107,30 @@ int vt_driver_still_allocated(uint64_t addr)
     if (r == CUDA_SUCCESS)
         return start == (CUdeviceptr)addr;
     return r == CUDA_ERROR_INVALID_VALUE ? 0 : -1;
+}
+
+int vt_driver_device_count(void)
+{
+    CUresult (*f)(int *) = VT_DRV(cuDeviceGetCount);
+    if (!f)
+        return -1;
+    int e = errno, n = 0;
+    CUresult r = f(&n);
+    errno = e;
+    return r == CUDA_SUCCESS ? n : -1;
+}
+
+int vt_driver_device_uuid(int device, unsigned char uuid[16])
+{
+    CUresult (*f)(CUuuid *, CUdevice) = VT_DRV(cuDeviceGetUuid_v2);
+    if (!f)
+        return -1;
+    int e = errno;
+    CUuuid u;
+    CUresult r = f(&u, device);
+    errno = e;
+    if (r != CUDA_SUCCESS)
+        return -1;
+    memcpy(uuid, u.bytes, 16);
+    return 0;
 }

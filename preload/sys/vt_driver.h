@@ -92,4 +92,11 @@ int vt_driver_primary_ctx_active(int device);
  * for an address no allocation holds): 1 yes, 0 no, -1 not known. Preserves errno. */
 int vt_driver_still_allocated(uint64_t addr);
 
+/* Number of CUDA devices the driver sees (cuDeviceGetCount), or -1 when not known.
+ * Preserves errno. */
+int vt_driver_device_count(void);
+/* The 16 bytes of device's UUID (cuDeviceGetUuid_v2, "Device Management"). 0, or -1
+ * when not known. Preserves errno. */
+int vt_driver_device_uuid(int device, unsigned char uuid[16]);
+
 #endif /* VT_DRIVER_H */

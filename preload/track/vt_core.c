@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
 #include "vt_config.h"
+#include "vt_state.h"
 #include "vt_log.h"
 
 #include <sched.h>
@@ -59,7 +60,7 @@ int vt_core_init(void)
         if (__atomic_exchange_n(&vt__core.inited, 1, __ATOMIC_ACQ_REL) == 0) {
             if (vt__config.test_fail_alloc_at > 0)
                 vt_mem_fail_at(vt__config.test_fail_alloc_at);
-            if (vt__config.disable) {
+            if (vt__config.disable || vt_state_forward_only()) {
                 __atomic_or_fetch(&vt__core_state, VT_CORE_OFF, __ATOMIC_RELEASE);
             } else {
                 vt__lock_raw();

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "vt_encode.h"
 #include "vt_config.h"
+#include "vt_state.h"
 #include "vt_fd.h"
 #include "vt_modules.h"
 #include "vt_stack.h"
@@ -117,7 +118,7 @@ void vt_encode_header(vt_buf *b, uint64_t start_ns)
     vt_buf_cstr(b, ",\"clock\":\"CLOCK_MONOTONIC\",\"mono_start_ns\":");
     vt_buf_u64(b, vt_now_ns());
     vt_buf_cstr(b, ",\"depth\":");
-    vt_buf_u64(b, (uint64_t)vt__config.depth);
+    vt_buf_u64(b, (uint64_t)vt_state_depth());
     vt_buf_cstr(b, ",\"interval_ms\":");
     vt_buf_u64(b, (uint64_t)vt__config.interval_ms);
     vt_buf_cstr(b, ",\"step_every\":");

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_host.h"
+#include "vt_driver.h"
 #include "vt_config.h"
 #include "vt_fd.h"
 #include "vt_guard.h"
@@ -296,38 +297,23 @@ static void vt__cgroup_once(void)
 }
 
 
-/* ---- the real driver: UUIDs ----
- * The only driver query of this file, kept apart: it asks the driver that is already
- * loaded (RTLD_NOLOAD), never loads one, and makes no call once exit has begun. */
-
-/* CUresult cuDeviceGetCount(int *count); CUresult cuDeviceGetUuid_v2(CUuuid *uuid,
- * CUdevice dev) — cuda.h; CUuuid is struct { char bytes[16]; }, CUresult an enum
- * whose CUDA_SUCCESS is 0. Spelled here so that vt_core needs no CUDA headers. */
-typedef int (*vt_cuDeviceGetCount_t)(int *);
-typedef int (*vt_cuDeviceGetUuid_v2_t)(unsigned char *, int);
+/* ---- device UUIDs, asked of the real driver (sys/vt_driver.h); no call once exit
+ * has begun ---- */
 
 static void vt__resolve_uuids(void)
 {
     if (__atomic_load_n(&vt__host.uuids_done, __ATOMIC_ACQUIRE) || vt_state_exiting())
         return;
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!h)
-        return;   /* not loaded (yet): try at the next tick */
-    vt_cuDeviceGetCount_t count = (vt_cuDeviceGetCount_t)dlsym(h, "cuDeviceGetCount");
-    vt_cuDeviceGetUuid_v2_t get = (vt_cuDeviceGetUuid_v2_t)dlsym(h, "cuDeviceGetUuid_v2");
-    int n = 0;
-    if (!count || !get || count(&n) != 0) {
-        dlclose(h);
-        return;
-    }
+    int n = vt_driver_device_count();
+    if (n < 0)
+        return;   /* no driver known (yet): try at the next tick */
     char u[VT_MAX_DEVICES][48];
     memset(u, 0, sizeof u);
     for (int d = 0; d < n && d < VT_MAX_DEVICES; d++) {
         unsigned char b[16];
-        if (get(b, d) == 0)
+        if (vt_driver_device_uuid(d, b) == 0)
             vt_host_format_uuid(b, u[d], sizeof u[d]);
     }
-    dlclose(h);   /* RTLD_NOLOAD took a reference: give it back */
     pthread_mutex_lock(&vt__host.lock);
     int first = !vt__host.uuids_done;
     memcpy(vt__host.uuid, u, sizeof u);

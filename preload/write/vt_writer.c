@@ -32,6 +32,8 @@
  */
 #define _GNU_SOURCE
 #include "vt_writer.h"
+#include "vt_guard.h"
+#include "vt_driver.h"
 #include "vt_annot.h"
 #include "vt_buf.h"
 #include "vt_config.h"
@@ -58,7 +60,6 @@
 
 #define VT_FRAG_MAX_LIVE 262144   /* periodic fragmentation only up to this many live */
 
-void (*vt_writer_refresh)(void);
 
 static struct {
     pthread_mutex_t start_lock;   /* serialises start / fork                            */
@@ -274,12 +275,38 @@ static void vt__on_signal(int sig)
     errno = e;
 }
 
-/* Driver-side figures (pool reserved bytes) before a snapshot, outside every lock;
- * not once exit has begun. */
+/* Driver-side figures before a snapshot, outside every lock, not once exit has begun:
+ * the reserve of the default stream-ordered pool of each device that has had
+ * stream-ordered allocations (sys/vt_driver.h). The driver calls are made under the
+ * depth guard: hooked calls it makes meanwhile are not the program's. */
 static void vt__refresh(void)
 {
-    if (vt_writer_refresh && !vt_state_exiting())
-        vt_writer_refresh();
+    uint64_t devs = vt_driver_pool_devices();
+    if (!devs || vt_state_exiting())
+        return;
+    int e = errno;
+    vt_guard_enter();
+    for (int d = 0; d < 64; d++) {
+        uint64_t reserved;
+        if ((devs & (1ull << d)) && vt_driver_pool_reserved(d, &reserved) == 0)
+            vt_core_set_pool_reserved(d, reserved);
+    }
+    vt_guard_leave();
+    errno = e;
+}
+
+/* On the thread that marks a step: the current device's free and total memory
+ * (cuMemGetInfo_v2 through sys/vt_driver.h), so that every step snapshot knows free
+ * memory and the analyzer can tell when the device would run out. Under the depth
+ * guard. */
+static void vt__step_meminfo(void)
+{
+    vt_guard_enter();
+    uint64_t ctx = 0, fr = 0, to = 0;
+    int dev = vt_driver_device_current(&ctx);
+    if (dev >= 0 && vt_driver_meminfo(&fr, &to) == 0)
+        vt_core_set_meminfo(dev, fr, to);
+    vt_guard_leave();
 }
 
 /* Counts a periodic snapshot the writer thread wrote in ns (vt_writer_periodic_stats). */
@@ -477,7 +504,12 @@ void vt_writer_kick_step(void)
      * thread would be merged with the next ones whenever steps come faster than the
      * writer wakes, and the step curve would lose points. The cost is one record
      * per VRAMTRACE_STEP_EVERY marks on the thread that marks steps; hooks on other
-     * threads wait only for the core's copy (vt_core_collect), not for the write. */
+     * threads wait only for the core's copy (vt_core_collect), not for the write.
+     * What the step record needs from the driver is asked first, on this thread. */
+    int e = errno;
+    vt__step_meminfo();
+    vt_host_uuids();
+    errno = e;
     vt__refresh();
     pthread_mutex_lock(&vt__w.out_lock);
     vt__snapshot_locked(VT_TRIG_STEP, NULL, NULL);
@@ -507,6 +539,8 @@ int vt_writer_snapshot(vt_trigger trigger, const char *label)
 {
     if (!vt_core_enabled())
         return -ECANCELED;
+    if (vt_writer_started())
+        vt_host_uuids();   /* the textfile names the devices */
     if (vt_writer_start() < 0)
         return vt_core_enabled() ? -EIO : -ECANCELED;
     pthread_mutex_lock(&vt__w.out_lock);
@@ -533,19 +567,21 @@ int vt_writer_oom(const vt_oom_info *o)
     return rc;
 }
 
-void vt_writer_exit_begun(void)
+void vt_writer_exit_marker(void)
 {
+    /* The last moment the driver is sure to be up (the runtime's teardown handler
+     * runs after the marker): a program that ended before the writer thread ever ran
+     * and marked no step still gets its UUIDs into the exit textfile. Only in a
+     * process that started its own writer (a forked child that never allocated must
+     * not call into a driver its parent initialised). */
+    if (vt_writer_started())
+        vt_host_uuids();
     vt_state_exit_begin();
-}
-
-int vt_writer_is_exiting(void)
-{
-    return vt_state_exiting();
 }
 
 void vt_writer_exit(void)
 {
-    vt_writer_exit_begun();
+    vt_state_exit_begin();
     /* Join the writer thread even when tracking latched off (the thread then left
      * its loop on its own): a thread is never left unjoined. */
     if (vt__w.thread_running) {

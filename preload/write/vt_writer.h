@@ -29,8 +29,10 @@ int  vt_writer_start(void);
 int  vt_writer_started(void);
 
 /* Writes a "step" snapshot now, on the calling thread (vramtrace_step every N marks),
- * so no step is merged with the next. Returns after the record is written (or
- * dropped: tracking off, write error latched). No-op before the file exists. */
+ * so no step is merged with the next: first asks the real driver, on this thread,
+ * for the current device's free/total memory and the device UUIDs. Returns after the
+ * record is written (or dropped: tracking off, write error latched). No-op before the
+ * file exists. Keeps errno. */
 void vt_writer_kick_step(void);
 /* Wakes the writer thread to apply the core's ring events (vt_core_drain); the
  * core's drain kick (vt_core_set_drain_kick, set when the writer starts), called by a
@@ -66,16 +68,12 @@ int  vt_writer_oom(const vt_oom_info *o);
  * frees): stops the writer thread and writes the "exit" snapshot. */
 void vt_writer_exit(void);
 
-/* Marks that process exit has begun (an atexit handler of the preload runs): the
- * writer and the host sampler make no more CUDA calls. The flag lives in vt_state.h;
- * these two are its entry points for interpose/. */
-void vt_writer_exit_begun(void);
-int  vt_writer_is_exiting(void);
-
-/* Callback run by the writer thread before periodic/step/signal snapshots, outside
- * every lock, to refresh driver-side figures (pool reserved bytes). Set by the hooks;
- * NULL in unit tests. Not called once exit has begun. */
-extern void (*vt_writer_refresh)(void);
+/* The preload's exit marker (an atexit handler registered at the first allocation,
+ * so it runs before the CUDA runtime's teardown): asks the driver for the device
+ * UUIDs one last time (only in a process that started its own writer), then marks
+ * that exit has begun (vt_state_exit_begin): from then on the writer and the host
+ * sampler make no CUDA call. */
+void vt_writer_exit_marker(void);
 
 /* Test seam: when set, every snapshot calls it with its trigger's name first
  * thing while it holds the writer's output lock, on the thread writing it. The unit
