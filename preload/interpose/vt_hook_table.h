@@ -71,6 +71,9 @@
       (ptr, size), (ptr, size, 0), "")                                                                \
     X(cudaHostAlloc, RT, HOST_PINNED, ALLOC, FRONT, cudaError_t,                                       \
       (void **pHost, size_t size, unsigned int flags), (pHost, size, flags), (pHost, size, 0), "")    \
+    X(cudaHostRegister, RT, HOST_PINNED, ALLOC, NOFRONT, cudaError_t,                                  \
+      (void *ptr, size_t size, unsigned int flags), (ptr, size, flags), (&ptr, size, 0),              \
+      "registered host memory; freed by unregister")                                                  \
     X(cudaMallocAsync, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                         \
       (void **devPtr, size_t size, cudaStream_t stream), (devPtr, size, stream),                      \
       (devPtr, size, stream), "")                                                                     \
@@ -86,6 +89,8 @@
     /* ---- runtime: free ---- */                                                                    \
     X(cudaFree, RT, DEVICE, FREE, FRONT, cudaError_t, (void *devPtr), (devPtr), (devPtr), "")         \
     X(cudaFreeHost, RT, HOST_PINNED, FREE, FRONT, cudaError_t, (void *ptr), (ptr), (ptr), "")         \
+    X(cudaHostUnregister, RT, HOST_PINNED, FREE, NOFRONT, cudaError_t, (void *ptr), (ptr), (ptr),      \
+      "registered host memory; freed by unregister")                                                  \
     X(cudaFreeAsync, RT, ASYNC, FREE, NOFRONT, cudaError_t, (void *devPtr, cudaStream_t stream),      \
       (devPtr, stream), (devPtr), "")                                                                 \
     X(cudaFreeAsync_ptsz, RT, ASYNC, FREE, NOFRONT, cudaError_t, (void *devPtr, cudaStream_t stream), \
@@ -125,6 +130,9 @@
       (pp, bytesize), (pp, bytesize, 0), "")                                                          \
     X(cuMemHostAlloc, DRV, HOST_PINNED, ALLOC, FRONT, CUresult,                                        \
       (void **pp, size_t bytesize, unsigned int flags), (pp, bytesize, flags), (pp, bytesize, 0), "") \
+    X(cuMemHostRegister_v2, DRV, HOST_PINNED, ALLOC, NOFRONT, CUresult,                                \
+      (void *p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags), (&p, bytesize, 0),        \
+      "registered host memory; freed by unregister")                                                  \
     X(cuMemAllocAsync, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                                           \
       (CUdeviceptr *dptr, size_t bytesize, CUstream stream), (dptr, bytesize, stream),                \
       (dptr, bytesize, stream), "")                                                                   \
@@ -140,6 +148,8 @@
     /* ---- driver: free ---- */                                                                     \
     X(cuMemFree_v2, DRV, DEVICE, FREE, FRONT, CUresult, (CUdeviceptr dptr), (dptr), (dptr), "")       \
     X(cuMemFreeHost, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p), "")              \
+    X(cuMemHostUnregister, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p),             \
+      "registered host memory; freed by unregister")                                                  \
     X(cuMemFreeAsync, DRV, ASYNC, FREE, NOFRONT, CUresult, (CUdeviceptr dptr, CUstream stream),       \
       (dptr, stream), (dptr), "")                                                                     \
     X(cuMemFreeAsync_ptsz, DRV, ASYNC, FREE, NOFRONT, CUresult, (CUdeviceptr dptr, CUstream stream),  \

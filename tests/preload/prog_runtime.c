@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap.
+ * heldsnap hostreg.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -338,6 +338,95 @@ static void scenario_entry(void)
     EXPECT_LIVE(0);
 }
 
+/* Registered host memory: two malloc'd buffers through cudaHostRegister, one through
+ * the driver's cuMemHostRegister (cuda.h maps the name to cuMemHostRegister_v2). Each
+ * registered range is `size` bytes of host_pinned memory from register to unregister,
+ * whichever API unregisters it; a second registration of a registered range and the
+ * unregistration of a pointer that starts no registered range fail and change
+ * nothing; errno is the program's across every call. Every result is printed, so a
+ * run without the preload can be compared with one under it. */
+#define HOSTREG_ERRNO 4242
+#define HOSTREG(label, call, want) do {                                                     \
+        errno = HOSTREG_ERRNO;                                                              \
+        int r_ = (int)(call), e_ = errno;                                                   \
+        printf("%s %d errno %d\n", label, r_, e_);                                          \
+        if (r_ != (int)(want)) {                                                            \
+            fprintf(stderr, "%s:%d: %s = %d, expected %d\n", __FILE__, __LINE__, #call, r_, \
+                    (int)(want));                                                           \
+            failures++;                                                                     \
+        }                                                                                   \
+        CHECK(e_ == HOSTREG_ERRNO);                                                         \
+    } while (0)
+
+static void scenario_hostreg(void)
+{
+    const size_t sa = 10000, sb = 3000, sc = (1u << 20) + 123;
+    char *a = malloc(sa), *b = malloc(sb), *c = malloc(sc), *u = malloc(64);
+    CHECK(a && b && c && u);
+    if (!(a && b && c && u))
+        return;
+    OK(cudaFree(NULL));             /* the primary context, current for the driver calls */
+    EXPECT_LIVE(0);
+
+    HOSTREG("register_a", cudaHostRegister(a, sa, cudaHostRegisterDefault), cudaSuccess);
+    EXPECT_LIVE(sa);
+    HOSTREG("register_b", cudaHostRegister(b, sb, cudaHostRegisterPortable), cudaSuccess);
+    EXPECT_LIVE(sa + sb);
+    HOSTREG("register_c_drv", cuMemHostRegister(c, sc, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+    EXPECT_LIVE(sa + sb + sc);
+    memset(a, 1, sa);               /* still the program's memory */
+    memset(c, 2, sc);
+
+    /* registered again: the same range, a range inside one, through either API */
+    HOSTREG("again_a", cudaHostRegister(a, sa, cudaHostRegisterDefault), cudaErrorHostMemoryAlreadyRegistered);
+    CHECK(cudaGetLastError() == cudaErrorHostMemoryAlreadyRegistered);
+    EXPECT_LIVE(sa + sb + sc);
+    HOSTREG("again_c_drv", cuMemHostRegister(c, sc, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    HOSTREG("again_inside_b", cudaHostRegister(b + 100, 50, 0), cudaErrorHostMemoryAlreadyRegistered);
+    cudaGetLastError();
+    EXPECT_LIVE(sa + sb + sc);
+
+    /* invalid arguments: no pointer, no bytes */
+    HOSTREG("register_null", cudaHostRegister(NULL, 100, 0), cudaErrorInvalidValue);
+    HOSTREG("register_empty", cudaHostRegister(u, 0, 0), cudaErrorInvalidValue);
+    HOSTREG("register_empty_drv", cuMemHostRegister(u, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    HOSTREG("unregister_null_drv", cuMemHostUnregister(NULL), CUDA_ERROR_INVALID_VALUE);
+    cudaGetLastError();
+    EXPECT_LIVE(sa + sb + sc);
+
+    /* unregister what starts no registered range: unknown memory, the inside of one */
+    HOSTREG("unregister_unknown", cudaHostUnregister(u), cudaErrorHostMemoryNotRegistered);
+    CHECK(cudaGetLastError() == cudaErrorHostMemoryNotRegistered);
+    HOSTREG("unregister_inside_a", cudaHostUnregister(a + 16), cudaErrorHostMemoryNotRegistered);
+    HOSTREG("unregister_unknown_drv", cuMemHostUnregister(u), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    cudaGetLastError();
+    EXPECT_LIVE(sa + sb + sc);
+
+    /* unregister, each range by its start; b through the other API */
+    HOSTREG("unregister_a", cudaHostUnregister(a), cudaSuccess);
+    EXPECT_LIVE(sb + sc);
+    HOSTREG("unregister_a_again", cudaHostUnregister(a), cudaErrorHostMemoryNotRegistered);
+    cudaGetLastError();
+    EXPECT_LIVE(sb + sc);
+    HOSTREG("unregister_c_drv", cuMemHostUnregister(c), CUDA_SUCCESS);
+    EXPECT_LIVE(sb);
+    HOSTREG("unregister_b_drv", cuMemHostUnregister(b), CUDA_SUCCESS);
+    EXPECT_LIVE(0);
+
+    /* the same address registered again is a new record */
+    HOSTREG("reregister_a", cudaHostRegister(a, 512, cudaHostRegisterDefault), cudaSuccess);
+    EXPECT_LIVE(512);
+    HOSTREG("unregister_a_last", cudaHostUnregister(a), cudaSuccess);
+    EXPECT_LIVE(0);
+    if (tracked)
+        CHECK(vramtrace_peak_bytes(-1) == sa + sb + sc);
+    CHECK(a[sa - 1] == 1 && c[sc - 1] == 2);
+    free(a);
+    free(b);
+    free(c);
+    free(u);
+}
+
 static volatile sig_atomic_t dummy;
 
 /* Every snapshot trigger once; the test script checks the file. */
@@ -573,8 +662,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "loop")) scenario_loop();
     else if (!strcmp(s, "vmm")) scenario_vmm();
     else if (!strcmp(s, "heldsnap")) scenario_heldsnap();
+    else if (!strcmp(s, "hostreg")) scenario_hostreg();
     else {
-        fprintf(stderr, "usage: %s kinds|churn|leak|reset|pool|threads|errors|entry|snap|exit|fork|loop\n", argv[0]);
+        fprintf(stderr, "usage: %s kinds|churn|leak|reset|pool|threads|errors|hugeoom|entry|snap|exit|fork|loop|vmm|heldsnap|hostreg\n", argv[0]);
         return 2;
     }
     if (failures)

@@ -15,7 +15,10 @@
  *     chunks are extents in it, placed first-fit by sim_arena;
  *   - VMM physical memory (cuMemCreate) is a memfd per handle; it counts against
  *     capacity via `vmm_bytes` but is not placed in the arena;
- *   - pinned host memory is anonymous mmap, tracked but not charged to a device.
+ *   - pinned host memory is anonymous mmap, tracked but not charged to a device;
+ *   - registered host memory (cuMemHostRegister_v2) is the program's own range,
+ *     tracked like pinned host memory (kind SIM_KIND_REGISTERED) but never
+ *     mapped or unmapped by the driver.
  */
 #ifndef SIMCUDA_DRV_INTERNAL_H
 #define SIMCUDA_DRV_INTERNAL_H
@@ -89,7 +92,10 @@ struct CUmemPoolHandle_st {
     struct CUmemPoolHandle_st *next;   /* sim_drv.pools (created pools) */
 };
 
-enum sim_alloc_kind { SIM_KIND_DEVICE = 1, SIM_KIND_MANAGED, SIM_KIND_HOST, SIM_KIND_POOL };
+enum sim_alloc_kind { SIM_KIND_DEVICE = 1, SIM_KIND_MANAGED, SIM_KIND_HOST, SIM_KIND_POOL,
+                      SIM_KIND_REGISTERED };
+/* Page-locked host memory: allocated by the driver (HOST) or registered (REGISTERED). */
+#define SIM_KIND_IS_HOST(k) ((k) == SIM_KIND_HOST || (k) == SIM_KIND_REGISTERED)
 
 /* One live allocation, keyed by its start address. */
 typedef struct sim_alloc {
@@ -97,8 +103,8 @@ typedef struct sim_alloc {
     size_t    size;       /* requested bytes */
     size_t    span;       /* bytes placed (rounded) */
     int       kind;
-    int       device;     /* -1 for pinned host */
-    unsigned  flags;      /* host alloc flags / managed attach flags */
+    int       device;     /* -1 for pinned host and registered host */
+    unsigned  flags;      /* host alloc / host register flags, managed attach flags */
     struct CUctx_st *ctx; /* owning context (not for POOL) */
     struct CUmemPoolHandle_st *pool; /* POOL only */
     sim_chunk *chunk;     /* POOL only */

@@ -11,6 +11,10 @@
  * where overhead is the fixed context overhead min(64 MiB, capacity/8).
  * Pinned host memory (cuMemAllocHost_v2, cuMemHostAlloc) is an anonymous mmap per
  * allocation; it is not charged to any device but is owned by the context.
+ * Registered host memory (cuMemHostRegister_v2) is a range of the program's own
+ * memory, recorded the same way (kind SIM_KIND_REGISTERED) and owned by the context,
+ * but never mapped, unmapped or charged by the driver; cuMemHostUnregister (or the
+ * context's teardown) only forgets it.
  */
 #define _GNU_SOURCE
 #include "drv_internal.h"
@@ -80,6 +84,8 @@ void sim_alloc_release_locked(sim_alloc *a)
     case SIM_KIND_HOST:
         munmap((void *)a->addr, a->span);
         break;
+    case SIM_KIND_REGISTERED:
+        break; /* the program's memory: only the record goes */
     case SIM_KIND_POOL:
         sim_pool_free_locked(a); /* frees nothing of `a` itself */
         break;
@@ -199,7 +205,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
         uintptr_t p = (uintptr_t)dptr;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &p, sizeof p, a);
-        if (!a || a->kind == SIM_KIND_HOST)
+        if (!a || SIM_KIND_IS_HOST(a->kind))
             r = CUDA_ERROR_INVALID_VALUE;
         else
             sim_alloc_release_locked(a);
@@ -276,6 +282,104 @@ CUresult cuMemFreeHost(void *p)
     return r;
 }
 
+/* 1 if [p, p + len) meets memory the driver owns: a device range or a VMM
+ * reservation (not host memory a program may register). Lock held. */
+static int meets_driver_range_locked(uintptr_t p, size_t len)
+{
+    for (int i = 0; i < sim_drv.ndev; i++)
+        if (p < sim_drv.dev[i].base + sim_drv.dev[i].arena_size && sim_drv.dev[i].base < p + len)
+            return 1;
+    sim_reserve *v, *tmp;
+    HASH_ITER(hh, sim_drv.reserves, v, tmp)
+        if (p < v->base + v->size && v->base < p + len)
+            return 1;
+    return 0;
+}
+
+/* cuMemHostRegister_v2 (cuda.h maps cuMemHostRegister to it; the resolver hands it
+ * out for "cuMemHostRegister" from 6050): records [p, p + bytesize) as page-locked
+ * host memory of the current context. NULL p, size 0, unknown flags, a range that
+ * wraps or meets a device range or VMM reservation: CUDA_ERROR_INVALID_VALUE;
+ * CU_MEMHOSTREGISTER_READ_ONLY: CUDA_ERROR_NOT_SUPPORTED (the device reports
+ * CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED 0); a range that overlaps
+ * registered or pinned host memory: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED. A
+ * call that passes these checks counts for SIMCUDA_FAIL_AT. The memory itself is
+ * not touched. */
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    SIM_REQUIRE_INIT();
+    const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                           CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+    uintptr_t lo = (uintptr_t)p;
+    if (!p || bytesize == 0 || (Flags & ~known) || bytesize > UINTPTR_MAX - lo)
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    struct CUctx_st *c;
+    CUresult r = sim_ctx_require_locked(&c);
+    if (r != CUDA_SUCCESS)
+        goto out;
+    if (Flags & CU_MEMHOSTREGISTER_READ_ONLY) {
+        r = CUDA_ERROR_NOT_SUPPORTED;
+        goto out;
+    }
+    if (meets_driver_range_locked(lo, bytesize)) {
+        r = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    sim_alloc *a, *tmp;
+    HASH_ITER(hh, sim_drv.allocs, a, tmp) {
+        if (SIM_KIND_IS_HOST(a->kind) && lo < a->addr + a->size && a->addr < lo + bytesize) {
+            r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+            goto out;
+        }
+    }
+    if (sim_fail_next_locked()) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    a = calloc(1, sizeof *a);
+    if (!a) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    a->addr = lo;
+    a->size = bytesize;
+    a->span = bytesize;
+    a->kind = SIM_KIND_REGISTERED;
+    a->device = -1;
+    a->flags = Flags;
+    a->ctx = c;
+    HASH_ADD(hh, sim_drv.allocs, addr, sizeof a->addr, a);
+out:
+    SIM_UNLOCK();
+    return r;
+}
+
+/* cuMemHostUnregister: forgets the registered range that starts at p (any context may
+ * unregister it). NULL: CUDA_ERROR_INVALID_VALUE; p that does not start a registered
+ * range (inside one, pinned memory of cuMemHostAlloc, anything else):
+ * CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED. */
+CUresult cuMemHostUnregister(void *p)
+{
+    SIM_REQUIRE_INIT();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    struct CUctx_st *c;
+    CUresult r = sim_ctx_require_locked(&c);
+    if (r == CUDA_SUCCESS) {
+        uintptr_t k = (uintptr_t)p;
+        sim_alloc *a;
+        HASH_FIND(hh, sim_drv.allocs, &k, sizeof k, a);
+        if (!a || a->kind != SIM_KIND_REGISTERED)
+            r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+        else
+            sim_alloc_release_locked(a);
+    }
+    SIM_UNLOCK();
+    return r;
+}
+
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
     SIM_REQUIRE_INIT();
@@ -283,7 +387,7 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int 
         return CUDA_ERROR_INVALID_VALUE;
     SIM_LOCK();
     sim_alloc *a = sim_alloc_find_locked((uintptr_t)p, 1);
-    CUresult r = (a && a->kind == SIM_KIND_HOST) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    CUresult r = (a && SIM_KIND_IS_HOST(a->kind)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
         *pdptr = (CUdeviceptr)(uintptr_t)p; /* unified addressing: same address */
     SIM_UNLOCK();
@@ -313,7 +417,7 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     SIM_LOCK();
     sim_alloc *a = sim_alloc_find_locked((uintptr_t)dptr, 1);
     CUresult r = CUDA_ERROR_NOT_FOUND;
-    if (a && a->kind != SIM_KIND_HOST) {
+    if (a && !SIM_KIND_IS_HOST(a->kind)) {
         if (pbase)
             *pbase = (CUdeviceptr)a->addr;
         if (psize)
@@ -344,13 +448,13 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
         *(CUcontext *)data = a && a->kind != SIM_KIND_POOL ? a->ctx : NULL;
         break;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-        *(unsigned *)data = a && a->kind == SIM_KIND_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        *(unsigned *)data = a && SIM_KIND_IS_HOST(a->kind) ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
         break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
         *(CUdeviceptr *)data = ptr;
         break;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-        if (a && (a->kind == SIM_KIND_HOST || a->kind == SIM_KIND_MANAGED))
+        if (a && (SIM_KIND_IS_HOST(a->kind) || a->kind == SIM_KIND_MANAGED))
             *(void **)data = (void *)p;
         else
             r = CUDA_ERROR_INVALID_VALUE;

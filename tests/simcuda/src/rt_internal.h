@@ -52,6 +52,8 @@
     X(cuMemAllocManaged, "cuMemAllocManaged", 6000, RT_DEFAULT, PFN_cuMemAllocManaged_v6000) \
     X(cuMemHostAlloc, "cuMemHostAlloc", 2020, RT_DEFAULT, PFN_cuMemHostAlloc_v2020) \
     X(cuMemFreeHost, "cuMemFreeHost", 2000, RT_DEFAULT, PFN_cuMemFreeHost_v2000) \
+    X(cuMemHostRegister, "cuMemHostRegister", 6050, RT_DEFAULT, PFN_cuMemHostRegister_v6050) \
+    X(cuMemHostUnregister, "cuMemHostUnregister", 4000, RT_DEFAULT, PFN_cuMemHostUnregister_v4000) \
     X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer", 3020, RT_DEFAULT, PFN_cuMemHostGetDevicePointer_v3020) \
     X(cuPointerGetAttribute, "cuPointerGetAttribute", 4000, RT_DEFAULT, PFN_cuPointerGetAttribute_v4000) \
     X(cuMemcpy, "cuMemcpy", 4000, RT_DEFAULT, PFN_cuMemcpy_v4000) \

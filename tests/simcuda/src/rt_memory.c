@@ -8,6 +8,7 @@
  *   cudaMallocManaged     -> cuMemAllocManaged
  *   cudaMallocHost        -> cuMemHostAlloc(flags 0) cudaFreeHost -> cuMemFreeHost
  *   cudaHostAlloc         -> cuMemHostAlloc(flags)
+ *   cudaHostRegister      -> cuMemHostRegister_v2   cudaHostUnregister -> cuMemHostUnregister
  * Copies pick the typed driver copy by cudaMemcpyKind, so a device pointer that
  * is not live memory fails with cudaErrorInvalidValue. Units are bytes.
  */
@@ -118,6 +119,23 @@ cudaError_t cudaFreeHost(void *ptr)
     if (!ptr)
         return cudaSuccess;
     return rt_ret_cu(rt_drv.cuMemFreeHost(ptr));
+}
+
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+    if (!ptr || size == 0)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    /* cudaHostRegister{Portable,Mapped,IoMemory,ReadOnly} == CU_MEMHOSTREGISTER_* values */
+    return rt_ret_cu(rt_drv.cuMemHostRegister(ptr, size, flags));
+}
+
+cudaError_t cudaHostUnregister(void *ptr)
+{
+    if (!ptr)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    return rt_ret_cu(rt_drv.cuMemHostUnregister(ptr));
 }
 
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
