@@ -12,21 +12,28 @@
 #define VT_REPORT_NAME    "vramtrace-report"
 #define VT_REPORT_VERSION 1
 
-/* Allocation kinds (docs/snapshot-format.md, "Kinds"). */
-typedef enum vt_kind {
-    VT_KIND_DEVICE = 0,   /* cudaMalloc*, cuMemAlloc*, pitch, 3D */
-    VT_KIND_MANAGED,      /* cudaMallocManaged, cuMemAllocManaged */
-    VT_KIND_HOST_PINNED,  /* cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2, cuMemHostAlloc */
-    VT_KIND_ASYNC,        /* stream-ordered: cudaMallocAsync, cuMemAllocAsync, ...FromPool */
-    VT_KIND_VMM,          /* cuMemCreate physical allocations */
-    VT_KIND_COUNT
-} vt_kind;
+/* Allocation kinds (docs/snapshot-format.md, "Kinds"): X(ENUM, "name"), in the order
+ * of their numbers. python/vramtrace/snapshots.py KINDS follows this list (test
+ * python_vocabulary). */
+#define VT_KINDS(X)                   \
+    X(DEVICE, "device")               \
+    X(MANAGED, "managed")             \
+    X(HOST_PINNED, "host_pinned")     \
+    X(ASYNC, "async")                 \
+    X(VMM, "vmm")
+/* device: cudaMalloc*, cuMemAlloc*, pitch, 3D; managed: cudaMallocManaged,
+ * cuMemAllocManaged; host_pinned: cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2,
+ * cuMemHostAlloc, host registration; async: stream-ordered (cudaMallocAsync,
+ * cuMemAllocAsync, ...FromPool); vmm: cuMemCreate physical allocations. */
+#define VT__KIND_ENUM(e, name) VT_KIND_##e,
+typedef enum vt_kind { VT_KINDS(VT__KIND_ENUM) VT_KIND_COUNT } vt_kind;
 
 /* Returns the format's name of a kind ("device", ...), or "unknown". */
 static inline const char *vt_kind_name(int k)
 {
-    static const char *const names[VT_KIND_COUNT] = {
-        "device", "managed", "host_pinned", "async", "vmm"};
+#define VT__KIND_NAME(e, name) name,
+    static const char *const names[VT_KIND_COUNT] = {VT_KINDS(VT__KIND_NAME)};
+#undef VT__KIND_NAME
     return (k >= 0 && k < VT_KIND_COUNT) ? names[k] : "unknown";
 }
 
@@ -80,14 +87,28 @@ static inline const char *vt_trigger_name(int t)
     return (t >= 0 && t < VT_TRIG_COUNT) ? names[t] : "unknown";
 }
 
-/* Column order of a row of "sites" in version 2 (version 1 wrote objects with
+/* Columns of a row of "sites" in version 2, in order (version 1 wrote objects with
  * these names as keys; version 3 keys rows by site id and reorders the counters,
- * VT_SITE3_ORDER below): [stack, "kind", device, live_bytes, live_count,
- * interval_peak_bytes, alloc_total, alloc_bytes_total, free_total,
- * growth_steps, growth_bytes]. */
-enum { VT_SITE_STACK = 0, VT_SITE_KIND, VT_SITE_DEVICE, VT_SITE_LIVE_BYTES, VT_SITE_LIVE_COUNT,
-       VT_SITE_INTERVAL_PEAK_BYTES, VT_SITE_ALLOC_TOTAL, VT_SITE_ALLOC_BYTES_TOTAL,
-       VT_SITE_FREE_TOTAL, VT_SITE_GROWTH_STEPS, VT_SITE_GROWTH_BYTES, VT_SITE_NCOLS };
+ * VT_SITE3_ORDER below): X(ENUM, "name"). python/vramtrace/snapshots.py SITE_COLUMNS
+ * follows this list. */
+#define VT_SITE_COLUMNS(X)                                   \
+    X(STACK, "stack")                                        \
+    X(KIND, "kind")                                          \
+    X(DEVICE, "device")                                      \
+    X(LIVE_BYTES, "live_bytes")                              \
+    X(LIVE_COUNT, "live_count")                              \
+    X(INTERVAL_PEAK_BYTES, "interval_peak_bytes")            \
+    X(ALLOC_TOTAL, "alloc_total")                            \
+    X(ALLOC_BYTES_TOTAL, "alloc_bytes_total")                \
+    X(FREE_TOTAL, "free_total")                              \
+    X(GROWTH_STEPS, "growth_steps")                          \
+    X(GROWTH_BYTES, "growth_bytes")
+#define VT__SITE_ENUM(e, name) VT_SITE_##e,
+enum { VT_SITE_COLUMNS(VT__SITE_ENUM) VT_SITE_NCOLS };
+#undef VT__SITE_ENUM
+#define VT__SITE_NAME(e, name) name,
+/* VT_SITE_COLUMN_NAMES: an initializer of the VT_SITE_NCOLS names, in column order. */
+#define VT_SITE_COLUMN_NAMES {VT_SITE_COLUMNS(VT__SITE_NAME)}
 
 /* Key of a snapshot whose "sites" lists only the rows that changed since the
  * previous snapshot of the stream (version 2; docs/snapshot-format.md). */
@@ -103,13 +124,25 @@ enum { VT_SITE_STACK = 0, VT_SITE_KIND, VT_SITE_DEVICE, VT_SITE_LIVE_BYTES, VT_S
  * 9 columns); complete records write all 9, absolute. */
 #define VT_FORMAT_DELTA_ROWS 3
 #define VT_SITE3_NCOLS 9
-/* VT_SITE3_ORDER[i]: the version 2 column (VT_SITE_*) written as version 3 column 1 + i. */
+/* VT_SITE3_ORDER[i]: the version 2 column (VT_SITE_*) written as version 3 column 1 + i
+ * (column 0 is the site id). python/vramtrace/snapshots.py SITE_COLUMNS_V3 follows it. */
 #define VT_SITE3_ORDER { VT_SITE_ALLOC_TOTAL, VT_SITE_ALLOC_BYTES_TOTAL, VT_SITE_FREE_TOTAL, \
                          VT_SITE_LIVE_BYTES, VT_SITE_LIVE_COUNT, VT_SITE_INTERVAL_PEAK_BYTES, \
                          VT_SITE_GROWTH_STEPS, VT_SITE_GROWTH_BYTES }
 
-/* Column order of a row of "allocations". */
-enum { VT_ALLOC_ADDR = 0, VT_ALLOC_SIZE, VT_ALLOC_KIND, VT_ALLOC_DEVICE, VT_ALLOC_STACK,
-       VT_ALLOC_STEP, VT_ALLOC_BIRTH_NS, VT_ALLOC_TID, VT_ALLOC_STREAM, VT_ALLOC_NCOLS };
+/* Columns of a row of "allocations", in order: X(ENUM, "name") (docs/snapshot-format.md). */
+#define VT_ALLOC_COLUMNS(X)      \
+    X(ADDR, "address")           \
+    X(SIZE, "size")              \
+    X(KIND, "kind")              \
+    X(DEVICE, "device")          \
+    X(STACK, "stack")            \
+    X(STEP, "step")              \
+    X(BIRTH_NS, "birth_ns")      \
+    X(TID, "tid")                \
+    X(STREAM, "stream")
+#define VT__ALLOC_ENUM(e, name) VT_ALLOC_##e,
+enum { VT_ALLOC_COLUMNS(VT__ALLOC_ENUM) VT_ALLOC_NCOLS };
+#undef VT__ALLOC_ENUM
 
 #endif /* VT_FORMAT_H */

@@ -1,4 +1,5 @@
 /* vt_analysis.c — per-process site merging, verdicts and ordering (vt_analysis.h). */
+#include "vt_frames.h"
 #include "vt_analysis.h"
 #include "vt_display.h"
 
@@ -222,7 +223,7 @@ static void trim_static_runtime(vt_symbolizer *sym, vt_process *p)
     for (size_t k = 0; k < p->nstacks; k++) {
         vt_stack *st = p->stacks[k];
         uint32_t n = 0;
-        while (n + 1 < st->nframes && vt_is_cuda_function(vt_sym_frame(sym, &st->frames[n])->function))
+        while (n + 1 < st->nframes && vt_frames_cuda_function(vt_sym_frame(sym, &st->frames[n])->function))
             n++;
         if (!n) continue;
         for (uint32_t i = 0; i < n; i++) free(st->frames[i].function);

@@ -13,32 +13,13 @@
 
 #include "vt_display.h"
 #include "vt_format.h"
+#include "vt_frames.h"
 #include "vt_oom.h"
 #include "vt_util.h"
 
-/* Frames whose module basename starts with one of these are CUDA's or ours. */
-static const char *const trim_modules[] = {"libvramtrace", "libcudart", "libcuda.", "libcuda-"};
-
 static int trimmed_module(const vt_module *m)
 {
-    if (!m) return 0;
-    const char *b = vt_basename(m->path);
-    for (size_t i = 0; i < sizeof trim_modules / sizeof trim_modules[0]; i++)
-        if (strncmp(b, trim_modules[i], strlen(trim_modules[i])) == 0) return 1;
-    return 0;
-}
-
-/* CUDA runtime/driver API names, for a statically linked runtime (frames in the
- * program's own module): cuda[A-Z]*, cu[A-Z]*, __cudart*, and the static runtime's own
- * local symbols, libcudart_static_<hash> (seen on a real H200, docs/gpu-validation.md). */
-int vt_is_cuda_function(const char *fn)
-{
-    if (!fn) return 0;
-    if (strncmp(fn, "libcudart_static_", 17) == 0) return 1;
-    if (strncmp(fn, "__cudart", 8) == 0) return 1;
-    if (strncmp(fn, "cuda", 4) == 0 && fn[4] >= 'A' && fn[4] <= 'Z') return 1;
-    if (strncmp(fn, "cu", 2) == 0 && fn[2] >= 'A' && fn[2] <= 'Z') return 1;
-    return 0;
+    return m && vt_frames_module_trimmed(m->path);
 }
 
 /* Appends n bytes to a growing key buffer. */
@@ -61,7 +42,7 @@ void vt_fold_stack(vt_process *p, int64_t id, vt_frame *fr, size_t nfr, vt_pyfra
     for (size_t i = 0; i < nfr; i++) {
         pos[i] = -1;
         if (trimmed_module(fr[i].mod)) continue;
-        if (leading && vt_is_cuda_function(fr[i].function)) continue;
+        if (leading && vt_frames_cuda_function(fr[i].function)) continue;
         leading = 0;
         pos[i] = (int32_t)keep;
         tf[keep++] = fr[i];

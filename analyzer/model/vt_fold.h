@@ -17,13 +17,8 @@
 
 #include "vt_record.h"
 
-/* 1 when fn names a CUDA runtime/driver function or an internal symbol of the static
- * runtime (cuda[A-Z]*, cu[A-Z]*, __cudart*, libcudart_static_*): such frames, in a leading
- * run, are trimmed so the first frame shown is the program's call. NULL -> 0. */
-int vt_is_cuda_function(const char *fn);
-
 /* Stack record id of the file: trims fr (frames of libvramtrace/libcudart/libcuda
- * anywhere, then a leading run of CUDA API functions; all kept if nothing is
+ * anywhere, then a leading run of CUDA API functions: common/vt_frames.h; all kept if nothing is
  * left), moves each Python frame's native_index with the trimming, interns the
  * result by (module, offset) of each frame and the Python frames, and maps id to
  * it (vt_process.rawstacks). Takes ownership of fr (nfr entries; functions are

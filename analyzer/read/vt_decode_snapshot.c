@@ -34,12 +34,14 @@ static int unused_counter(const char *k)
 }
 
 /* Column names of a version 2 and of a version 3 site row, for messages. */
-static const char *const site_cols[VT_SITE_NCOLS] = {
-    "stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
-    "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes"};
-static const char *const site_cols3[VT_SITE3_NCOLS] = {
-    "site", "alloc_total", "alloc_bytes_total", "free_total", "live_bytes", "live_count",
-    "interval_peak_bytes", "growth_steps", "growth_bytes"};
+static const char *const site_cols[VT_SITE_NCOLS] = VT_SITE_COLUMN_NAMES;
+
+/* Name of column c of a version 3 site row (0: the site id). */
+static const char *site_col3(size_t c)
+{
+    static const int order3[VT_SITE3_NCOLS - 1] = VT_SITE3_ORDER;
+    return c == 0 ? "site" : c < VT_SITE3_NCOLS ? site_cols[order3[c - 1]] : "?";
+}
 
 /* One version 2 site row: [stack, "kind", device, 8 non-negative integers]. */
 static int rd_site_row(vt_rd *r, const json_t *a, size_t i, vt_rec_site *e)
@@ -122,7 +124,7 @@ static int rd_site_row3(vt_rd *r, const json_t *a, size_t i, vt_rec_site *e, int
         } else {
             bad = vt_ju64(json_array_get(a, (size_t)k), dst, r->e, sizeof r->e);
         }
-        if (bad) return vt_rd_fail(r, "sites[%zu][%d] (%s): %s", i, k, site_cols3[k], r->e);
+        if (bad) return vt_rd_fail(r, "sites[%zu][%d] (%s): %s", i, k, site_col3((size_t)k), r->e);
     }
     e->live = e->row[VT_SITE_LIVE_BYTES - VT_SITE_LIVE_BYTES];
     e->ipeak = e->row[VT_SITE_INTERVAL_PEAK_BYTES - VT_SITE_LIVE_BYTES];
@@ -389,7 +391,7 @@ static int add_previous_row(vt_rd *r, size_t i, vt_rec_site *e, const vt_rsite *
         int below = d < 0 && (uint64_t)0 - (uint64_t)d > base;
         if (below || v > (uint64_t)INT64_MAX)
             return vt_rd_fail(r, "sites[%zu][%d] (%s): the difference %lld %s (the previous snapshot's row has %llu)",
-                           i, j + 1, site_cols3[j + 1], (long long)d,
+                           i, j + 1, site_col3((size_t)j + 1), (long long)d,
                            below ? "takes the value below 0" : "takes the value above 2^63-1",
                            (unsigned long long)base);
         e->row[k] = v;

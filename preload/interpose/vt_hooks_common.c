@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_hooks.h"
+#include "vt_frames.h"
 #include "vt_config.h"
 #include "vt_state.h"
 #include "vt_resolve.h"
@@ -114,7 +115,7 @@ int vt_hook_is_runtime_teardown(void *ra)
     }
     Dl_info di;
     int e = errno;
-    int in_cudart = ra && dladdr(ra, &di) && di.dli_fname && strstr(di.dli_fname, "libcudart");
+    int in_cudart = ra && dladdr(ra, &di) && vt_frames_module_is_runtime(di.dli_fname);
     errno = e;
     if (in_cudart)
         vt_log(VT_LOG_DEBUG, "context teardown by the runtime itself: records stay unfreed at exit");

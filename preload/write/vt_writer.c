@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_writer.h"
+#include "vt_frames.h"
 #include "vt_guard.h"
 #include "vt_driver.h"
 #include "vt_annot.h"
@@ -152,7 +153,7 @@ static void vt__warn_new_leaks(const vt_collect *c)
         if (vt_stack_get(s->stack, &pcs, &n) == 0) {
             for (int f = 0; f < n; f++) {
                 vt_module *m = vt_modules_find(pcs[f] - 1);
-                if (m && (strstr(m->path, "libcudart") || strstr(m->path, "libcuda.so")))
+                if (m && vt_frames_module_trimmed(m->path))
                     continue;
                 const char *fn = vt_modules_symbol(pcs[f] - 1);
                 if (fn) {

@@ -28,7 +28,7 @@ FORMAT_NAME = "vramtrace-snapshot"
 FORMAT_VERSION = 3            # written by the preload
 FORMAT_VERSIONS = (1, 2, 3)   # read here
 DELTA_ROWS_VERSION = 3        # first version whose delta rows are differences
-# Column order of a version 2 site row (common/vt_format.h VT_SITE_*).
+# Column order of a version 2 site row (common/vt_format.h VT_SITE_COLUMNS).
 SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
                 "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes")
 # Column order of a version 3 site row (VT_SITE3_ORDER): a site id (defined by a
@@ -37,15 +37,28 @@ SITE_COLUMNS_V3 = ("site", "alloc_total", "alloc_bytes_total", "free_total", "li
                    "interval_peak_bytes", "growth_steps", "growth_bytes")
 
 _FILE_RE = re.compile(r"^vt\.(.+)\.([0-9]+)\.([0-9]+)\.jsonl$")
-_CUDA_API_RE = re.compile(r"^(cuda[A-Z]|cu[A-Z]|__cudart)")
-_TRIM_PREFIXES = ("libvramtrace", "libcudart", "libcuda.", "libcuda-")
+# The rule "this frame is CUDA's or vramtrace's own" (common/vt_frames.h): module
+# file-name prefixes, and CUDA API function-name prefixes with whether the next
+# character must be an upper-case letter.
+TRIMMED_MODULES = ("libvramtrace", "libcudart", "libcuda.", "libcuda-")
+CUDA_FUNCTIONS = (("libcudart_static_", False), ("__cudart", False), ("cuda", True), ("cu", True))
+
+
+def is_cuda_function(name):
+    """True when name is a CUDA API function by common/vt_frames.h's rule."""
+    for prefix, upper in CUDA_FUNCTIONS:
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            if not upper or (rest != "" and "A" <= rest[0] <= "Z"):
+                return True
+    return False
 
 
 class SnapshotError(Exception):
     """A malformed stream: the message is ``file:line: what``."""
 
 
-KINDS = ("device", "managed", "host_pinned", "async", "vmm")   # docs/snapshot-format.md "Kinds"
+KINDS = ("device", "managed", "host_pinned", "async", "vmm")   # common/vt_format.h VT_KINDS
 INT64_MAX = (1 << 63) - 1
 
 
@@ -372,9 +385,9 @@ class Stream:
         stack when nothing would be left."""
         frames = self.frames(stack_id)
         kept = [f for f in frames
-                if not os.path.basename(f["module"] or "").startswith(_TRIM_PREFIXES)]
+                if not os.path.basename(f["module"] or "").startswith(TRIMMED_MODULES)]
         i = 0
-        while i < len(kept) and kept[i]["function"] and _CUDA_API_RE.match(kept[i]["function"]):
+        while i < len(kept) and kept[i]["function"] and is_cuda_function(kept[i]["function"]):
             i += 1
         kept = kept[i:]
         return kept if kept else frames
