@@ -499,7 +499,7 @@ static int cmd_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+:o:h", lo, NULL)) != -1) {
         if (c == 'o') ro.outdir = optarg;
         else if (c == O_INTERVAL || c == O_DEPTH) {
-            /* the preload's own ranges (preload/vt_config.c: VRAMTRACE_INTERVAL_MS,
+            /* the preload's own ranges (preload/sys/vt_config.c: VRAMTRACE_INTERVAL_MS,
              * VRAMTRACE_DEPTH), refused here rather than warned about there */
             char *e;
             errno = 0;

@@ -1,4 +1,4 @@
-"""SIZE strings, as the vramtrace command reads them (analyzer/vt_size.c).
+"""SIZE strings, as the vramtrace command reads them (analyzer/base/vt_size.c).
 
 Grammar: a non-negative number with an optional fraction, then an optional unit,
 case-insensitive, optional blanks between: ``4096``, ``4096B``, ``1MiB``,

@@ -436,7 +436,7 @@ def t_malformed(exe, testdir):
 def t_display_safety(exe):
     """Names a traced program chose (argv, host, frame names, Python file and
     function names, an OOM's API, the snapshot file's own name) reach the text
-    outputs as their display form (analyzer/vt_display.h): no byte a terminal acts
+    outputs as their display form (analyzer/base/vt_display.h): no byte a terminal acts
     on, no forged line. JSON, HTML and the exports carry the same form."""
     tmp = tempfile.mkdtemp()
     try:

@@ -1,4 +1,4 @@
-/* test_frag.c — vt_fragmentation (preload/track/vt_core.c) sorts its ranges with a radix
+/* test_frag.c — vt_fragmentation (preload/track/vt_collect.h, vt_frag.c) sorts its ranges with a radix
  * sort; this checks it against a qsort reference on random and edge-case inputs:
  * small (qsort path) and large sets, aligned and unaligned starts, equal starts,
  * starts spanning the whole 64-bit range, overlapping ranges. Then the same through
