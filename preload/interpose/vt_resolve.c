@@ -60,6 +60,30 @@ static void vt__set(void **slot, void *p)
         __atomic_store_n(slot, p, __ATOMIC_RELEASE);
 }
 
+/* 1 when p lies in a copy of libvramtrace (ours or another one: an object that
+ * defines vramtrace_enabled itself). A driver function vramtrace calls for its own use
+ * must be the driver's: another copy's hook for it would call back into ours. */
+static int vt__in_a_vramtrace(void *p)
+{
+    Dl_info a, b;
+    if (!dladdr(p, &a) || !a.dli_fname)
+        return 0;
+    void *h = dlopen(a.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    void *api = vt__real_dlsym(h, "vramtrace_enabled");
+    int in = api && dladdr(api, &b) && b.dli_fbase == a.dli_fbase;
+    dlclose(h);
+    return in;
+}
+
+/* A driver query's slot (sys/vt_driver.h): the driver's function only. */
+static void vt__set_driver_fn(void **slot, void *p)
+{
+    if (p && !__atomic_load_n(slot, __ATOMIC_ACQUIRE) && !vt__in_a_vramtrace(p))
+        __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+}
+
 /* A hook's real function, and its front's nested-call target (the real function
  * from now on instead of the hook's body). */
 static void vt__set_hook(const vt_hook_entry *h, void *p)
@@ -78,7 +102,7 @@ static void vt__fill_from(void *handle)
             vt__set_hook(&vt__hooks[i], vt__real_dlsym(handle, vt__hooks[i].name));
     for (size_t i = 0; i < vt__n_driver_fns; i++)
         if (!__atomic_load_n(vt__driver_fns[i].slot, __ATOMIC_ACQUIRE))
-            vt__set(vt__driver_fns[i].slot, vt__real_dlsym(handle, vt__driver_fns[i].name));
+            vt__set_driver_fn(vt__driver_fns[i].slot, vt__real_dlsym(handle, vt__driver_fns[i].name));
     dlerror();  /* our failed look-ups must not show in the program's dlerror() */
 }
 
@@ -220,6 +244,16 @@ static void *vt__match(void *p, int *is_hook, int *missing)
     return NULL;
 }
 
+/* 1 when one of the driver functions vramtrace asks for itself (sys/vt_driver.h) is
+ * still unknown. */
+static int vt__driver_missing(void)
+{
+    for (size_t i = 0; i < vt__n_driver_fns; i++)
+        if (!__atomic_load_n(vt__driver_fns[i].slot, __ATOMIC_ACQUIRE))
+            return 1;
+    return 0;
+}
+
 void *vt_resolve_swap(void *p)
 {
     if (!p)
@@ -227,7 +261,11 @@ void *vt_resolve_swap(void *p)
     int e = errno;
     int is_hook, missing;
     void *h = vt__match(p, &is_hook, &missing);
-    if (!h && !is_hook && missing) {
+    /* An object we have not scanned, while a hook or a driver query still lacks its
+     * function: a driver loaded after start-up (the runtime's own dlopen), also when
+     * every hook found a real function elsewhere (another interposer, or a second
+     * copy of libvramtrace, behind us). Each object is scanned once. */
+    if (!h && !is_hook && (missing || vt__driver_missing())) {
         vt__fill_from_object_of(p);
         h = vt__match(p, &is_hook, &missing);
     }

@@ -650,6 +650,33 @@ def check_twocopies(c):
     print("twocopies ok")
 
 
+def check_twocopies_rtonly(c):
+    """Two copies in LD_PRELOAD and a program linked with the runtime only (the runtime
+    dlopens the driver after start-up, and every hook of the first copy found the
+    second copy's as its real function): the first copy still finds the driver for its
+    own queries, so the allocation has its device, the step snapshot the device's free
+    memory, and the driver's functions are never the other copy's hooks (a loop)."""
+    copy = os.path.join(c.tmp, "copy_rt", "libvramtrace.so")
+    os.makedirs(os.path.dirname(copy))
+    with open(c.lib, "rb") as src, open(copy, "wb") as dst:
+        dst.write(src.read())
+    d = c.outdir("two_rtonly")
+    e = c.env(True, VRAMTRACE_OUTPUT=d, VRAMTRACE_LOG="debug")
+    e["LD_PRELOAD"] = c.preload(c.lib, copy, sep=" ")
+    p = subprocess.run([c.prog("prog_rtonly")], env=e, capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0 and "malloc rc=0" in p.stdout, "two copies, runtime only: %d %r %r"
+           % (p.returncode, p.stdout, p.stderr[-2000:]))
+    recs = read_records(one_file(d))
+    st = snaps(recs, "step")
+    expect(len(st) == 1, "two copies, runtime only: step snapshots %d" % len(st))
+    devs = {dv["device"]: dv for dv in st[0].get("devices", [])}
+    expect(0 in devs and devs[0].get("free_bytes") is not None,
+           "two copies, runtime only: step devices %r" % st[0].get("devices"))
+    expect("device UUIDs of 1 CUDA device(s) known" in p.stderr,
+           "two copies, runtime only: device UUIDs never known: %r" % p.stderr[-2000:])
+    print("twocopies_rtonly ok")
+
+
 def check_longpath(c):
     """A snapshot file name longer than PATH_MAX: one warning, nothing created under a
     truncated name. Needs a long host name (unshare --uts); without one, checks that a
