@@ -216,13 +216,13 @@ void vt_hook_fork_nostacks(void);
 
 /* After a successful allocating real call on the outermost level with tracking on:
  * records addr as size bytes of kind with the captured stack (an event in the core's
- * ring, vt_core_post_alloc). device VT_DEVICE_CURRENT: the current context's device (asked of the
- * real driver, cached per thread); stream: the CUstream of a stream-ordered
- * allocation, else 0. Inline in every allocation hook: the common path makes no call. The caller
- * restores errno (every allocation hook saves it after the real call and puts it back
- * before returning). Nothing here is a cancellation point (the ring event,
- * arithmetic, the driver's context query); the writer start (first allocation only)
- * turns cancellation off itself. */
+ * ring, vt_core_post_alloc_at). device VT_DEVICE_CURRENT: the current context's
+ * device (asked of the real driver, cached per thread); stream: the CUstream of a
+ * stream-ordered allocation, else 0. Inline in every allocation hook: the common path
+ * makes no call. The caller restores errno (every allocation hook saves it after the
+ * real call and puts it back before returning). Nothing here is a cancellation point
+ * (the ring event, arithmetic, the driver's context query); the writer start (first
+ * allocation only) turns cancellation off itself. */
 static inline __attribute__((always_inline)) void vt_hook_alloc_ok(uint32_t stack, int kind,
                                                                     uint64_t addr, uint64_t size,
                                                                     uint64_t stream, int device)
