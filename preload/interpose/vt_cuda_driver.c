@@ -107,6 +107,27 @@ CUresult vt__h_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 }
 VT_EXPORT_ALIAS(cuMemRetainAllocationHandle);
 
+/* ---- stream-ordered pools the program destroys ---- */
+
+/* Not a shape: the pool leaves the writer's samples BEFORE the real call (the writer
+ * must never ask the driver about a destroyed pool) and comes back if the call fails. */
+CUresult vt__h_cuMemPoolDestroy(CUmemoryPool pool)
+{
+    VT_REAL_OR_RETURN_DRV(cuMemPoolDestroy);
+    VT_NESTED_FORWARD(1, real_cuMemPoolDestroy(pool));
+    vt_call c;
+    vt_call_begin(&c, 0);
+    int dev = vt_driver_pool_forget((uint64_t)(uintptr_t)pool);
+    CUresult r = real_cuMemPoolDestroy(pool);
+    int e = errno;
+    if (r != CUDA_SUCCESS && dev >= 0)
+        vt_driver_pool_note((uint64_t)(uintptr_t)pool, dev);
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMemPoolDestroy);
+
 /* ---- implicit frees: context teardown ---- */
 
 /* One context teardown call (cuCtxDestroy_v2, cuDevicePrimaryCtxReset_v2, the last

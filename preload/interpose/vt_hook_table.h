@@ -82,10 +82,12 @@
       (devPtr, size, stream), "per-thread default stream")                                            \
     X(cudaMallocFromPoolAsync, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                 \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
-      (ptr, size, stream), "")                                                                        \
+      (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
+      "the pool's reserve is sampled from then on")                                                   \
     X(cudaMallocFromPoolAsync_ptsz, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                            \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
-      (ptr, size, stream), "per-thread default stream")                                               \
+      (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
+      "per-thread default stream; the pool's reserve is sampled from then on")                        \
     /* ---- runtime: free ---- */                                                                    \
     X(cudaFree, RT, DEVICE, FREE, FRONT, cudaError_t, (void *devPtr), (devPtr), (devPtr), "")         \
     X(cudaFreeHost, RT, HOST_PINNED, FREE, FRONT, cudaError_t, (void *ptr), (ptr), (ptr), "")         \
@@ -98,6 +100,14 @@
     /* ---- runtime: pools, reset ---- */                                                            \
     X(cudaMemPoolTrimTo, RT, NONE, PASS, NOFRONT, cudaError_t, (cudaMemPool_t pool, size_t minBytesToKeep), \
       (pool, minBytesToKeep), ((void)0), "pool reserve changes; the writer re-reads it")              \
+    X(cudaMemPoolCreate, RT, NONE, PASS, NOFRONT, cudaError_t,                                         \
+      (cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps), (memPool, poolProps),       \
+      (vt_driver_pool_note((uint64_t)(uintptr_t)*memPool,                                             \
+                           poolProps->location.type == cudaMemLocationTypeDevice                      \
+                               ? poolProps->location.id : -1)),                                       \
+      "the pool's reserve is sampled from then on")                                                   \
+    X(cudaMemPoolDestroy, RT, NONE, HAND, NOFRONT, cudaError_t, (cudaMemPool_t memPool), (memPool),   \
+      (), "the pool is no longer sampled (taken out before the real call)")                          \
     X(cudaDeviceReset, RT, NONE, HAND, NOFRONT, cudaError_t, (void), (), (),                           \
       "frees every ordinary allocation of the device's primary context")                              \
     /* ---- runtime: driver entry points ---- */                                                     \
@@ -141,10 +151,22 @@
       (dptr, bytesize, stream), "per-thread default stream")                                          \
     X(cuMemAllocFromPoolAsync, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                                   \
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
-      (dptr, bytesize, pool, stream), (dptr, bytesize, stream), "")                                   \
+      (dptr, bytesize, pool, stream),                                                                 \
+      (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
+      "the pool's reserve is sampled from then on")                                                   \
     X(cuMemAllocFromPoolAsync_ptsz, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                              \
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
-      (dptr, bytesize, pool, stream), (dptr, bytesize, stream), "per-thread default stream")          \
+      (dptr, bytesize, pool, stream),                                                                 \
+      (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
+      "per-thread default stream; the pool's reserve is sampled from then on")                        \
+    X(cuMemPoolCreate, DRV, NONE, PASS, NOFRONT, CUresult,                                             \
+      (CUmemoryPool *pool, const CUmemPoolProps *poolProps), (pool, poolProps),                       \
+      (vt_driver_pool_note((uint64_t)(uintptr_t)*pool,                                                \
+                           poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE                     \
+                               ? poolProps->location.id : -1)),                                       \
+      "the pool's reserve is sampled from then on")                                                   \
+    X(cuMemPoolDestroy, DRV, NONE, HAND, NOFRONT, CUresult, (CUmemoryPool pool), (pool), (),          \
+      "the pool is no longer sampled (taken out before the real call)")                              \
     /* ---- driver: free ---- */                                                                     \
     X(cuMemFree_v2, DRV, DEVICE, FREE, FRONT, CUresult, (CUdeviceptr dptr), (dptr), (dptr), "")       \
     X(cuMemFreeHost, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p), "")              \

@@ -237,6 +237,11 @@ static inline __attribute__((always_inline)) void vt_hook_alloc_ok(uint32_t stac
         vt_driver_pool_seen(device);
     vt_core_post_alloc_at(addr, size, kind == VT_KIND_ASYNC ? stream : ctx, device, kind, stack);
 }
+/* After an allocation from pool (a *MallocFromPoolAsync on the outermost level that
+ * succeeded): notes the pool on the current context's device, so that the writer
+ * samples its reserve (sys/vt_driver.h vt_driver_pool_note). Keeps errno. */
+void vt_hook_pool_used(uint64_t pool);
+
 /* After a failed allocating real call on the outermost level: counts the failure;
  * out-of-memory results (oom) write an "oom" snapshot for the first failure of each
  * size class (result: the CUDA error code, api: the hooked function's name). The
@@ -305,17 +310,18 @@ int vt_hook_is_runtime_teardown(void *ra);
     VT_SHIM_##shape(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)
 #define VT_SHIM_HAND(...)
 
-/* ALLOC, SHAPE_ARGS (out, size, stream): forwards the call unchanged, then, when this
- * is the outermost hooked call with tracking on, records *(out) as `size` bytes of
- * kind on the current context's device (vt_hook_alloc_done: a failure is counted, an
- * out-of-memory failure may write an "oom" snapshot). size is evaluated after the
- * call (it may read r and the call's outputs). Result and errno are the real call's. */
+/* ALLOC, SHAPE_ARGS (out, size, stream[, after]): forwards the call unchanged, then,
+ * when this is the outermost hooked call with tracking on, records *(out) as `size`
+ * bytes of kind on the current context's device (vt_hook_alloc_done: a failure is
+ * counted, an out-of-memory failure may write an "oom" snapshot) and, when the call
+ * succeeded, runs the statement `after` (optional). size is evaluated after the call
+ * (it may read r and the call's outputs). Result and errno are the real call's. */
 #define VT_SHIM_ALLOC(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)                 \
     VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
     {                                                                                     \
         VT__APPLY(VT_SHIM_ALLOC_BODY, name, fam, kind, ret_t, ARGS, VT__UNPAREN SARGS)    \
     }
-#define VT_SHIM_ALLOC_BODY(name, fam, kind, ret_t, ARGS, out, size, stream)               \
+#define VT_SHIM_ALLOC_BODY(name, fam, kind, ret_t, ARGS, out, size, stream, ...)          \
     VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                           \
     vt_call c;                                                                            \
     vt_call_begin(&c, 1);                                                                 \
@@ -326,6 +332,9 @@ int vt_hook_is_runtime_teardown(void *ra);
         vt_hook_alloc_done(&c, #name, VT_KIND_##kind, vt__ok, (int)r, r == VT_OOM_##fam,  \
                            vt__ok ? (uint64_t)(uintptr_t)*(out) : 0, (size),              \
                            (uint64_t)(uintptr_t)(stream), VT_DEVICE_CURRENT);             \
+        if (vt__ok) {                                                                     \
+            __VA_ARGS__;                                                                  \
+        }                                                                                 \
         *vt__ep = vt__e;                                                                  \
     }                                                                                     \
     vt_call_end(&c);                                                                      \

@@ -121,3 +121,9 @@ int vt_hook_is_runtime_teardown(void *ra)
         vt_log(VT_LOG_DEBUG, "context teardown by the runtime itself: records stay unfreed at exit");
     return in_cudart;
 }
+
+void vt_hook_pool_used(uint64_t pool)
+{
+    uint64_t ctx;
+    vt_driver_pool_note(pool, vt_driver_device_current(&ctx));
+}

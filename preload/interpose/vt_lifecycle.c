@@ -31,6 +31,7 @@
 #include "vt_config.h"
 #include "vt_state.h"
 #include "vt_core.h"
+#include "vt_driver.h"
 #include "vt_host.h"
 #include "vt_log.h"
 #include "vt_prom.h"
@@ -79,6 +80,7 @@ static void vt__fork_child(void)
     vt_hooks_cancel_fork_child();
     vt_stack_fork_child();
     vt_guard_after_fork_child();
+    vt_driver_after_fork_child();
     vt_core_after_fork_child();
     vt_writer_fork_child();
     vt_hook_after_fork_child();

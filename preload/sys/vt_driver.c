@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 void *vt__drv_cuCtxGetCurrent;
@@ -64,21 +65,126 @@ uint64_t vt_driver_pool_devices(void)
     return __atomic_load_n(&vt__pool_devs, __ATOMIC_RELAXED);
 }
 
+/* The noted pools. A slot is free when pool == 0 and busy == 0. note and forget
+ * change slots under vt__pools_lock (a spin lock: a few loads and stores); the
+ * writer's sample marks the slots it reads busy under it, asks the driver without
+ * it, then unmarks them. */
+static struct {
+    uint64_t pool;     /* atomic: the handle, 0 = free */
+    int      device;
+    int      busy;     /* samples in flight (under vt__pools_lock) */
+} vt__pools[VT_DRIVER_POOLS];
+static int vt__pools_lock;   /* atomic spin lock */
+
+static void vt__pools_enter(void)
+{
+    while (__atomic_exchange_n(&vt__pools_lock, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void vt__pools_leave(void)
+{
+    __atomic_store_n(&vt__pools_lock, 0, __ATOMIC_RELEASE);
+}
+
+void vt_driver_pool_note(uint64_t pool, int device)
+{
+    if (!pool || device < 0 || device >= 64)
+        return;
+    vt_driver_pool_seen(device);
+    for (int i = 0; i < VT_DRIVER_POOLS; i++)
+        if (__atomic_load_n(&vt__pools[i].pool, __ATOMIC_ACQUIRE) == pool)
+            return;
+    vt__pools_enter();
+    int free_slot = -1, known = 0;
+    for (int i = 0; i < VT_DRIVER_POOLS && !known; i++) {
+        if (vt__pools[i].pool == pool)
+            known = 1;
+        else if (free_slot < 0 && vt__pools[i].pool == 0 && vt__pools[i].busy == 0)
+            free_slot = i;
+    }
+    if (!known && free_slot >= 0) {
+        vt__pools[free_slot].device = device;
+        __atomic_store_n(&vt__pools[free_slot].pool, pool, __ATOMIC_RELEASE);
+    }
+    vt__pools_leave();
+}
+
+int vt_driver_pool_forget(uint64_t pool)
+{
+    if (!pool)
+        return -1;
+    int slot = -1, device = -1;
+    vt__pools_enter();
+    for (int i = 0; i < VT_DRIVER_POOLS && slot < 0; i++)
+        if (vt__pools[i].pool == pool) {
+            slot = i;
+            device = vt__pools[i].device;
+            __atomic_store_n(&vt__pools[i].pool, 0, __ATOMIC_RELEASE);
+        }
+    vt__pools_leave();
+    if (slot < 0)
+        return -1;
+    /* a sample that read the handle before it went: at most one driver query */
+    for (;;) {
+        vt__pools_enter();
+        int busy = vt__pools[slot].busy;
+        vt__pools_leave();
+        if (!busy)
+            break;
+        sched_yield();
+    }
+    return device;
+}
+
+void vt_driver_after_fork_child(void)
+{
+    memset(vt__pools, 0, sizeof vt__pools);
+    __atomic_store_n(&vt__pools_lock, 0, __ATOMIC_RELEASE);
+}
+
 int vt_driver_pool_reserved(int device, uint64_t *reserved)
 {
     CUresult (*getpool)(CUmemoryPool *, CUdevice) = VT_DRV(cuDeviceGetDefaultMemPool);
     CUresult (*getattr)(CUmemoryPool, CUmemPool_attribute, void *) = VT_DRV(cuMemPoolGetAttribute);
-    if (!getpool || !getattr)
+    if (!getattr)
         return -1;
-    int e = errno;
-    CUmemoryPool pool = NULL;
+    int e = errno, known = 0;
+    uint64_t total = 0;
+    CUmemoryPool def = NULL;
     cuuint64_t v = 0;
-    int ok = getpool(&pool, device) == CUDA_SUCCESS && pool &&
-             getattr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) == CUDA_SUCCESS;
+    if (getpool && getpool(&def, device) == CUDA_SUCCESS && def &&
+        getattr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) == CUDA_SUCCESS) {
+        total += (uint64_t)v;
+        known = 1;
+    }
+    int slots[VT_DRIVER_POOLS], n = 0;
+    uint64_t handles[VT_DRIVER_POOLS];
+    vt__pools_enter();
+    for (int i = 0; i < VT_DRIVER_POOLS; i++)
+        if (vt__pools[i].pool && vt__pools[i].device == device &&
+            vt__pools[i].pool != (uint64_t)(uintptr_t)def) {
+            vt__pools[i].busy++;
+            slots[n] = i;
+            handles[n++] = vt__pools[i].pool;
+        }
+    vt__pools_leave();
+    for (int k = 0; k < n; k++) {
+        v = 0;
+        if (getattr((CUmemoryPool)(uintptr_t)handles[k], CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) ==
+            CUDA_SUCCESS) {
+            total += (uint64_t)v;
+            known = 1;
+        }
+    }
+    vt__pools_enter();
+    for (int k = 0; k < n; k++)
+        vt__pools[slots[k]].busy--;
+    vt__pools_leave();
     errno = e;
-    if (!ok)
+    if (!known)
         return -1;
-    *reserved = (uint64_t)v;
+    *reserved = total;
     return 0;
 }
 

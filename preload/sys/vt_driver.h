@@ -78,10 +78,28 @@ int vt_driver_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
 void vt_driver_pool_seen(int device);
 /* Bit d set: device d has had stream-ordered allocations. */
 uint64_t vt_driver_pool_devices(void);
-/* Bytes the device's default stream-ordered pool has reserved
- * (cuDeviceGetDefaultMemPool, cuMemPoolGetAttribute RESERVED_MEM_CURRENT). 0, or -1
- * when not known. Preserves errno. */
+/* Bytes the stream-ordered pools of device have reserved: its default pool
+ * (cuDeviceGetDefaultMemPool) and every pool noted with vt_driver_pool_note, each
+ * asked with cuMemPoolGetAttribute RESERVED_MEM_CURRENT. 0 when at least one answer
+ * came, or -1 when none did. Preserves errno. Called by the writer only; it holds no
+ * lock of ours across the driver calls. */
 int vt_driver_pool_reserved(int device, uint64_t *reserved);
+
+/* The pools the program creates or allocates from (cudaMemPoolCreate, cuMemPoolCreate,
+ * *MallocFromPoolAsync): at most VT_DRIVER_POOLS at once; more are not sampled.
+ * vt_driver_pool_note(pool, device) notes pool (a CUmemoryPool / cudaMemPool_t) on
+ * device (0..63; anything else: ignored) and marks the device for vt__refresh; a pool
+ * already noted is left as it is. Cheap when the pool is already noted (lock-free
+ * scan). vt_driver_pool_forget(pool), BEFORE the real destroy: takes it out and waits
+ * until no sample of it is in flight, so the writer never asks the driver about a
+ * destroyed pool; returns the device it was noted on, or -1 when it was not noted
+ * (re-note it with that device if the destroy fails). Thread-safe; neither calls the
+ * driver. */
+#define VT_DRIVER_POOLS 64
+void vt_driver_pool_note(uint64_t pool, int device);
+int  vt_driver_pool_forget(uint64_t pool);
+/* Fork child (one thread): the parent's pools mean nothing here; forgets them all. */
+void vt_driver_after_fork_child(void);
 
 /* Whether device's primary context is still active (cuDevicePrimaryCtxGetState):
  * 1 active, 0 not (the last release destroyed it), -1 not known. Preserves errno. */

@@ -650,6 +650,22 @@ def check_twocopies(c):
     print("twocopies ok")
 
 
+def check_privpool(c):
+    """A pool the program creates is sampled like the default pool: its reserve counts
+    in pool_reserved_bytes while it lives, and not after cudaMemPoolDestroy."""
+    d = c.outdir("privpool")
+    p = c.run([c.prog("prog_runtime"), "privpool"], VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0, "privpool failed: %d %s" % (p.returncode, p.stderr))
+    st = snaps(read_records(one_file(d)), "step")
+    expect(len(st) == 2, "privpool: %d step snapshots" % len(st))
+    res = [{dv["device"]: dv.get("pool_reserved_bytes") for dv in s["devices"]}.get(0) for s in st]
+    expect(res[0] is not None and res[0] >= 8 << 20,
+           "privpool: the created pool's reserve is not counted: %r" % res)
+    expect(res[1] is not None and res[1] < 8 << 20,
+           "privpool: the destroyed pool is still counted: %r" % res)
+    print("privpool ok (%d, then %d bytes reserved)" % (res[0], res[1]))
+
+
 def check_twocopies_rtonly(c):
     """Two copies in LD_PRELOAD and a program linked with the runtime only (the runtime
     dlopens the driver after start-up, and every hook of the first copy found the

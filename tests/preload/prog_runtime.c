@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg.
+ * heldsnap hostreg privpool.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -184,6 +184,33 @@ static void scenario_pool(void)
     for (int i = 1; i < 8; i += 2)
         OK(cudaFreeAsync(a[i], 0));
     EXPECT_LIVE(0);
+}
+
+/* A pool the program creates (cudaMemPoolCreate on device 0, release threshold
+ * 64 MiB so that freed memory stays reserved): 8 MiB from it, freed, the stream
+ * synchronised, a step mark; the pool destroyed, a second mark. The check
+ * (check_preload.py privpool) reads the two step snapshots: the first counts the
+ * pool's reserve in device 0's pool_reserved_bytes, the second does not. */
+static void scenario_privpool(void)
+{
+    struct cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    cudaMemPool_t pool;
+    OK(cudaMemPoolCreate(&pool, &props));
+    uint64_t threshold = 64u << 20;
+    OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    void *p;
+    OK(cudaMallocFromPoolAsync(&p, 8u << 20, pool, 0));
+    EXPECT_LIVE(8u << 20);
+    OK(cudaFreeAsync(p, 0));
+    OK(cudaStreamSynchronize(0));
+    EXPECT_LIVE(0);
+    vramtrace_step();
+    OK(cudaMemPoolDestroy(pool));
+    vramtrace_step();
 }
 
 #define NTHREADS 8
@@ -649,6 +676,7 @@ int main(int argc, char **argv)
     const char *s = argc > 1 ? argv[1] : "";
     if (!strcmp(s, "kinds")) scenario_kinds();
     else if (!strcmp(s, "churn")) scenario_churn();
+    else if (!strcmp(s, "privpool")) scenario_privpool();
     else if (!strcmp(s, "leak")) scenario_leak();
     else if (!strcmp(s, "reset")) scenario_reset();
     else if (!strcmp(s, "pool")) scenario_pool();
