@@ -18,9 +18,10 @@
  *   kind        the VT_KIND_ an ALLOC row records (common/vt_format.h); for other
  *               rows the kind the call frees or maps, NONE when it has none.
  *   shape       ALLOC   records *(out) as `size` bytes after a successful call;
- *                       SHAPE_ARGS = (out, size, stream): size may use the result r
- *                       and the call's outputs; stream is the CUstream of a
- *                       stream-ordered allocation, else 0.
+ *                       SHAPE_ARGS = (out, size, stream[, after]): size may use the
+ *                       result r and the call's outputs; stream is the CUstream of a
+ *                       stream-ordered allocation, else 0; after, optional, is a
+ *                       statement run once the success is recorded.
  *               FREE    takes the record at addr before the real call and puts it
  *                       back if the call fails; SHAPE_ARGS = (addr).
  *               PASS    forwards under the depth guard and, on success as the
