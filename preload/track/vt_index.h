@@ -1,8 +1,7 @@
 /* vt_index.h — the live-allocation index: allocation address -> record id.
  *
  * Why not uthash here: uthash's handle is 56 bytes per item and its delete walks the
- * app-order list (two more cache lines; docs/performance.md "Figure 4" has the
- * measurements). This index stores 8 bytes per slot — (32-bit hash tag << 32) | (record id + 1) —
+ * app-order list (two more cache lines per free). This index stores 8 bytes per slot — (32-bit hash tag << 32) | (record id + 1) —
  * in one open-addressing array (linear probing, load factor at most 3/4, deletion by
  * backward shift, so there are no tombstones and a probe never gets longer with
  * churn). Every other table of the core (sites, VMM handles, mappings, stacks) stays

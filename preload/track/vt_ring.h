@@ -1,5 +1,5 @@
 /* vt_ring.h — the event ring: allocations and frees that the hooks hand to the core
- * without taking its lock (docs/performance.md "Figure 1" has the measurements).
+ * without taking its lock.
  *
  * Design: a bounded multi-producer, single-consumer queue in ONE global order (the
  * producer side of D. Vyukov's bounded MPMC queue, 1024cores.net, "Bounded MPMC
