@@ -107,27 +107,6 @@ CUresult vt__h_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 }
 VT_EXPORT_ALIAS(cuMemRetainAllocationHandle);
 
-/* ---- stream-ordered pools the program destroys ---- */
-
-/* Not a shape: the pool leaves the writer's samples BEFORE the real call (the writer
- * must never ask the driver about a destroyed pool) and comes back if the call fails. */
-CUresult vt__h_cuMemPoolDestroy(CUmemoryPool pool)
-{
-    VT_REAL_OR_RETURN_DRV(cuMemPoolDestroy);
-    VT_NESTED_FORWARD(1, real_cuMemPoolDestroy(pool));
-    vt_call c;
-    vt_call_begin(&c, 0);
-    int dev = vt_driver_pool_forget((uint64_t)(uintptr_t)pool);
-    CUresult r = real_cuMemPoolDestroy(pool);
-    int e = errno;
-    if (r != CUDA_SUCCESS && dev >= 0)
-        vt_driver_pool_note((uint64_t)(uintptr_t)pool, dev);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cuMemPoolDestroy);
-
 /* ---- implicit frees: context teardown ---- */
 
 /* One context teardown call (cuCtxDestroy_v2, cuDevicePrimaryCtxReset_v2, the last
@@ -160,47 +139,39 @@ static void vt__teardown_end(vt__teardown *t, int destroyed, int device, uint64_
     vt_call_end(&t->c);
 }
 
+/* The body of a teardown shim: CALL between vt__teardown_begin (with the hook's own
+ * return address: a macro, so that it is the hook's) and vt__teardown_end; DESTROYED,
+ * evaluated after the call with r its result, says whether the context is gone.
+ * Result and errno are CALL's. */
+#define VT__TEARDOWN_BODY(CALL, DESTROYED, device, ctx)                  \
+    vt__teardown t;                                                      \
+    vt__teardown_begin(&t, __builtin_return_address(0));                 \
+    CUresult r = CALL;                                                   \
+    int e = errno;                                                       \
+    vt__teardown_end(&t, (DESTROYED), device, ctx);                      \
+    errno = e;                                                           \
+    return r
+
 CUresult vt__h_cuCtxDestroy_v2(CUcontext ctx)
 {
     VT_REAL_OR_RETURN_DRV(cuCtxDestroy_v2);
-    vt__teardown t;
-    vt__teardown_begin(&t, __builtin_return_address(0));
-    CUresult r = real_cuCtxDestroy_v2(ctx);
-    int e = errno;
-    vt__teardown_end(&t, r == CUDA_SUCCESS && ctx, -1, (uint64_t)(uintptr_t)ctx);
-    errno = e;
-    return r;
+    VT__TEARDOWN_BODY(real_cuCtxDestroy_v2(ctx), r == CUDA_SUCCESS && ctx, -1, (uint64_t)(uintptr_t)ctx);
 }
 VT_EXPORT_ALIAS(cuCtxDestroy_v2);
 
 CUresult vt__h_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     VT_REAL_OR_RETURN_DRV(cuDevicePrimaryCtxReset_v2);
-    vt__teardown t;
-    vt__teardown_begin(&t, __builtin_return_address(0));
-    CUresult r = real_cuDevicePrimaryCtxReset_v2(dev);
-    int e = errno;
-    vt__teardown_end(&t, r == CUDA_SUCCESS, dev, 0);
-    errno = e;
-    return r;
+    VT__TEARDOWN_BODY(real_cuDevicePrimaryCtxReset_v2(dev), r == CUDA_SUCCESS, dev, 0);
 }
 VT_EXPORT_ALIAS(cuDevicePrimaryCtxReset_v2);
 
+/* Only the LAST release destroys the primary context: the driver is asked after it. */
 CUresult vt__h_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     VT_REAL_OR_RETURN_DRV(cuDevicePrimaryCtxRelease_v2);
-    vt__teardown t;
-    vt__teardown_begin(&t, __builtin_return_address(0));
-    CUresult r = real_cuDevicePrimaryCtxRelease_v2(dev);
-    int e = errno;
-    int destroyed = 0;
-    if (r == CUDA_SUCCESS) {
-        /* Only the LAST release destroys the primary context: ask the driver. */
-        destroyed = vt_driver_primary_ctx_active(dev) == 0;
-    }
-    vt__teardown_end(&t, destroyed, dev, 0);
-    errno = e;
-    return r;
+    VT__TEARDOWN_BODY(real_cuDevicePrimaryCtxRelease_v2(dev),
+                      r == CUDA_SUCCESS && vt_driver_primary_ctx_active(dev) == 0, dev, 0);
 }
 VT_EXPORT_ALIAS(cuDevicePrimaryCtxRelease_v2);
 

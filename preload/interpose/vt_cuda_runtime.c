@@ -33,21 +33,3 @@ cudaError_t vt__h_cudaDeviceReset(void)
 }
 VT_EXPORT_ALIAS(cudaDeviceReset);
 
-/* The pool leaves the writer's samples BEFORE the real call (the writer must never
- * ask the driver about a destroyed pool) and comes back if the call fails. */
-cudaError_t vt__h_cudaMemPoolDestroy(cudaMemPool_t memPool)
-{
-    VT_REAL_OR_RETURN(cudaMemPoolDestroy, VT_NOTREADY_RT);
-    VT_NESTED_FORWARD(1, real_cudaMemPoolDestroy(memPool));
-    vt_call c;
-    vt_call_begin(&c, 0);
-    int dev = vt_driver_pool_forget((uint64_t)(uintptr_t)memPool);
-    cudaError_t r = real_cudaMemPoolDestroy(memPool);
-    int e = errno;
-    if (r != cudaSuccess && dev >= 0)
-        vt_driver_pool_note((uint64_t)(uintptr_t)memPool, dev);
-    vt_call_end(&c);
-    errno = e;
-    return r;
-}
-VT_EXPORT_ALIAS(cudaMemPoolDestroy);

@@ -26,6 +26,9 @@
  *                       back if the call fails; SHAPE_ARGS = (addr).
  *               PASS    forwards under the depth guard and, on success as the
  *                       outermost call, runs SHAPE_ARGS = (statement).
+ *               POOL_DESTROY  a stream-ordered pool's destroy: the pool leaves the
+ *                       writer's samples before the real call and comes back if it
+ *                       fails; SHAPE_ARGS = (pool).
  *               RESOLVE a resolver: the real call first, then a returned function
  *                       pointer that is a real function we hook is replaced by its
  *                       hook (vt_resolve_swap); SHAPE_ARGS = (pointer out-parameter).
@@ -107,8 +110,8 @@
                            poolProps->location.type == cudaMemLocationTypeDevice                      \
                                ? poolProps->location.id : -1)),                                       \
       "the pool's reserve is sampled from then on")                                                   \
-    X(cudaMemPoolDestroy, RT, NONE, HAND, NOFRONT, cudaError_t, (cudaMemPool_t memPool), (memPool),   \
-      (), "the pool is no longer sampled (taken out before the real call)")                          \
+    X(cudaMemPoolDestroy, RT, NONE, POOL_DESTROY, NOFRONT, cudaError_t, (cudaMemPool_t memPool),      \
+      (memPool), (memPool), "the pool is no longer sampled (taken out before the real call)")        \
     X(cudaDeviceReset, RT, NONE, HAND, NOFRONT, cudaError_t, (void), (), (),                           \
       "frees every ordinary allocation of the device's primary context")                              \
     /* ---- runtime: driver entry points ---- */                                                     \
@@ -166,8 +169,8 @@
                            poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE                     \
                                ? poolProps->location.id : -1)),                                       \
       "the pool's reserve is sampled from then on")                                                   \
-    X(cuMemPoolDestroy, DRV, NONE, HAND, NOFRONT, CUresult, (CUmemoryPool pool), (pool), (),          \
-      "the pool is no longer sampled (taken out before the real call)")                              \
+    X(cuMemPoolDestroy, DRV, NONE, POOL_DESTROY, NOFRONT, CUresult, (CUmemoryPool pool), (pool),      \
+      (pool), "the pool is no longer sampled (taken out before the real call)")                      \
     /* ---- driver: free ---- */                                                                     \
     X(cuMemFree_v2, DRV, DEVICE, FREE, FRONT, CUresult, (CUdeviceptr dptr), (dptr), (dptr), "")       \
     X(cuMemFreeHost, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p), "")              \

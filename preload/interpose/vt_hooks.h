@@ -356,6 +356,28 @@ int vt_hook_is_runtime_teardown(void *ra);
         VT_PASS_BODY(ret_t, VT_OK_##fam, real_##name ARGS, VT__UNPAREN SARGS);            \
     }
 
+/* POOL_DESTROY, SHAPE_ARGS (pool): the pool leaves the writer's samples BEFORE the real
+ * call, so the writer never asks the driver about a destroyed pool
+ * (vt_driver_pool_forget waits for a sample in flight), and comes back when the call
+ * fails. Result and errno are the real call's. */
+#define VT_SHIM_POOL_DESTROY(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)          \
+    VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
+    {                                                                                     \
+        VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                       \
+        VT_NESTED_FORWARD(1, real_##name ARGS);                                           \
+        uint64_t vt__pool = (uint64_t)(uintptr_t)(VT__UNPAREN SARGS);                      \
+        vt_call c;                                                                        \
+        vt_call_begin(&c, 0);                                                             \
+        int vt__dev = vt_driver_pool_forget(vt__pool);                                    \
+        ret_t r = real_##name ARGS;                                                       \
+        int e = errno;                                                                    \
+        if (r != VT_OK_##fam && vt__dev >= 0)                                             \
+            vt_driver_pool_note(vt__pool, vt__dev);                                       \
+        vt_call_end(&c);                                                                  \
+        errno = e;                                                                        \
+        return r;                                                                         \
+    }
+
 /* RESOLVE, SHAPE_ARGS (pfn): the real resolver first; NULL results and errors are
  * kept; a returned pointer that is a real function we hook becomes its hook
  * (vt_resolve_swap). No depth guard: a resolver records nothing. */

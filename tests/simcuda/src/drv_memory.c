@@ -263,9 +263,10 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
     return host_alloc(pp, bytesize, Flags);
 }
 
-CUresult cuMemFreeHost(void *p)
+/* Releases the host allocation of kind that starts at p (a current context required);
+ * notfound when p starts none of that kind. */
+static CUresult host_release(void *p, int kind, CUresult notfound)
 {
-    SIM_REQUIRE_INIT();
     SIM_LOCK();
     struct CUctx_st *c;
     CUresult r = sim_ctx_require_locked(&c);
@@ -273,13 +274,19 @@ CUresult cuMemFreeHost(void *p)
         uintptr_t k = (uintptr_t)p;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &k, sizeof k, a);
-        if (!a || a->kind != SIM_KIND_HOST)
-            r = CUDA_ERROR_INVALID_VALUE;
+        if (!a || a->kind != kind)
+            r = notfound;
         else
             sim_alloc_release_locked(a);
     }
     SIM_UNLOCK();
     return r;
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+    SIM_REQUIRE_INIT();
+    return host_release(p, SIM_KIND_HOST, CUDA_ERROR_INVALID_VALUE);
 }
 
 /* 1 if [p, p + len) meets memory the driver owns: a device range or a VMM
@@ -364,20 +371,7 @@ CUresult cuMemHostUnregister(void *p)
     SIM_REQUIRE_INIT();
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    SIM_LOCK();
-    struct CUctx_st *c;
-    CUresult r = sim_ctx_require_locked(&c);
-    if (r == CUDA_SUCCESS) {
-        uintptr_t k = (uintptr_t)p;
-        sim_alloc *a;
-        HASH_FIND(hh, sim_drv.allocs, &k, sizeof k, a);
-        if (!a || a->kind != SIM_KIND_REGISTERED)
-            r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-        else
-            sim_alloc_release_locked(a);
-    }
-    SIM_UNLOCK();
-    return r;
+    return host_release(p, SIM_KIND_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
