@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t xr(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
@@ -385,11 +386,32 @@ static void through_journal(void)
 }
 
 static int stop_threads;
+static int journal_seen;   /* atomic: a collection took its fragmentation from the journal */
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* 300,000 events at full speed; then, until a collection has used the journal (at
+ * most 10 s), more events with a pause every 256: flat out, two posters can overflow
+ * the journal between every keep and collect on an idle machine, and the journal path
+ * would never be taken. */
 static void *poster(void *arg)
 {
     uint64_t base = (uint64_t)(uintptr_t)arg << 32, x = (uint64_t)(uintptr_t)arg * 77 + 1;
-    for (uint64_t k = 0; k < 300000; k++) {
+    double deadline = now_s() + 10;
+    for (uint64_t k = 0;; k++) {
+        if (k >= 300000) {
+            if (__atomic_load_n(&journal_seen, __ATOMIC_ACQUIRE) || now_s() > deadline)
+                break;
+            if (k % 256 == 0) {
+                struct timespec pause = {0, 200000};
+                nanosleep(&pause, NULL);
+            }
+        }
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         uint64_t a = base + (x % 50000) * 4096;
         if (x & 1) {
@@ -424,6 +446,8 @@ static void *collector(void *arg)
         vt_collect c;
         if (vt_core_collect(&c, VT_COLLECT_FRAG | VT_COLLECT_APPLIED, 10) == 0) {
             *journal += c.frag_from_journal;
+            if (c.frag_from_journal)
+                __atomic_store_n(&journal_seen, 1, __ATOMIC_RELEASE);
             vt_collect_free(&c);
         }
     }
