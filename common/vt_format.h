@@ -20,13 +20,46 @@
     X(MANAGED, "managed")             \
     X(HOST_PINNED, "host_pinned")     \
     X(ASYNC, "async")                 \
-    X(VMM, "vmm")
+    X(VMM, "vmm")                     \
+    X(ARRAY, "array")                 \
+    X(GRAPH, "graph")                 \
+    X(IPC_IMPORT, "ipc_import")
 /* device: cudaMalloc*, cuMemAlloc*, pitch, 3D; managed: cudaMallocManaged,
  * cuMemAllocManaged; host_pinned: cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2,
- * cuMemHostAlloc, host registration; async: stream-ordered (cudaMallocAsync,
- * cuMemAllocAsync, ...FromPool); vmm: cuMemCreate physical allocations. */
+ * cuMemHostAlloc, host registration (flag "registered"); async: stream-ordered
+ * (cudaMallocAsync, cuMemAllocAsync, ...FromPool); vmm: cuMemCreate physical
+ * allocations (flag "multicast": a multicast object's); array: CUDA arrays and
+ * mipmapped arrays (cudaMallocArray, cuArrayCreate_v2, ...); graph: graph memory
+ * nodes, live from the launch that maps them to their free; ipc_import: memory
+ * another process owns, mapped here (legacy IPC, pool pointer import, VMM shareable
+ * handles, external memory): counted in its kind and sites, never in the device's
+ * or the process's live bytes. Kinds below VT_KIND_LIMIT (16) fit the 4 bits a
+ * packed kind gives them (VT_KIND_PACK). */
 #define VT__KIND_ENUM(e, name) VT_KIND_##e,
 typedef enum vt_kind { VT_KINDS(VT__KIND_ENUM) VT_KIND_COUNT } vt_kind;
+
+#define VT_KIND_LIMIT 16
+
+/* Flags of a site (docs/snapshot-format.md "site"): X(ENUM, bit, "name"). A site is
+ * one (stack, kind, flags, device); a record's flags are its site's.
+ *   registered    host_pinned memory the program allocated itself and registered
+ *                 (cudaHostRegister, cuMemHostRegister_v2)
+ *   multicast     vmm memory of a multicast object (cuMulticastCreate)
+ *   logical_size  an array whose driver gave no memory requirements: the size is
+ *                 the logical one (width x height x depth x element bytes, levels
+ *                 summed), not the driver's */
+#define VT_SITE_FLAGS(X)                    \
+    X(REGISTERED, 1, "registered")          \
+    X(MULTICAST, 2, "multicast")            \
+    X(LOGICAL_SIZE, 4, "logical_size")
+#define VT__FLAG_ENUM(e, bit, name) VT_FLAG_##e = bit,
+enum { VT_SITE_FLAGS(VT__FLAG_ENUM) VT_FLAG_ALL = 15 };
+#undef VT__FLAG_ENUM
+/* A kind with its flags in one small integer (ring events, site keys): kind in the
+ * low 4 bits, flags above. */
+#define VT_KIND_PACK(kind, flags) ((int)(kind) | ((int)(flags) << 4))
+#define VT_KIND_OF(packed)  ((int)(packed) & 15)
+#define VT_FLAGS_OF(packed) (((int)(packed) >> 4) & VT_FLAG_ALL)
 
 /* Returns the format's name of a kind ("device", ...), or "unknown". */
 static inline const char *vt_kind_name(int k)
@@ -35,6 +68,36 @@ static inline const char *vt_kind_name(int k)
     static const char *const names[VT_KIND_COUNT] = {VT_KINDS(VT__KIND_NAME)};
 #undef VT__KIND_NAME
     return (k >= 0 && k < VT_KIND_COUNT) ? names[k] : "unknown";
+}
+
+/* Returns the flag bit named s (VT_SITE_FLAGS), or 0. */
+static inline int vt_flag_from_name(const char *s)
+{
+#define VT__FLAG_MATCH(e, bit, name)                       \
+    {                                                      \
+        const char *a = s, *b = name;                      \
+        while (*a && *a == *b) { a++; b++; }               \
+        if (*a == 0 && *b == 0) return bit;                \
+    }
+    VT_SITE_FLAGS(VT__FLAG_MATCH)
+#undef VT__FLAG_MATCH
+    return 0;
+}
+
+/* Writes the names of flags to buf (cap bytes, NUL-terminated), each after sep, e.g.
+ * " registered"; "" when none. Returns buf. */
+static inline char *vt_flags_text(int flags, const char *sep, char *buf, unsigned cap)
+{
+    unsigned n = 0;
+    if (cap) buf[0] = 0;
+#define VT__FLAG_TEXT(e, bit, name)                                          \
+    if (flags & (bit))                                                       \
+        for (const char *p = sep, *q = name; n + 1 < cap && (*p || *q);)     \
+            buf[n++] = *p ? *p++ : *q++;
+    VT_SITE_FLAGS(VT__FLAG_TEXT)
+#undef VT__FLAG_TEXT
+    if (cap) buf[n < cap ? n : cap - 1] = 0;
+    return buf;
 }
 
 /* Returns the kind named s, or -1. */

@@ -97,6 +97,9 @@ def markdown(cuda, libc):
              "| function | family | kind | shape | notes |", "|---|---|---|---|---|"]
     for r in cuda:
         kind = "" if r["kind"] == "NONE" else r["kind"].lower()
+        for flag in ("registered", "multicast", "logical_size"):   # vt_hooks.h packed kinds
+            if kind.endswith("_" + flag):
+                kind = "%s (%s)" % (kind[:-len(flag) - 1], flag)
         shape = r["shape"].lower() + (", front" if r["front"] == "FRONT" else "")
         lines.append("| `%s` | %s | %s | %s | %s |" % (r["name"], FAMILY.get(r["family"], r["family"]),
                                                     kind, shape, r["note"]))

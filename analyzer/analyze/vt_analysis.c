@@ -19,6 +19,7 @@ static int cmp_rsite(const void *a, const void *b)
     const vt_rsite *x = *(vt_rsite *const *)a, *y = *(vt_rsite *const *)b;
     if (x->canon->group->index != y->canon->group->index) return x->canon->group->index < y->canon->group->index ? -1 : 1;
     if (x->key.kind != y->key.kind) return x->key.kind < y->key.kind ? -1 : 1;
+    if (x->key.flags != y->key.flags) return x->key.flags < y->key.flags ? -1 : 1;
     if (x->key.device != y->key.device) return x->key.device < y->key.device ? -1 : 1;
     return 0;
 }
@@ -125,6 +126,7 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         vt_site_result *r = &pr->sites[pr->nsites];
         r->stack = all[i]->canon->group;
         r->kind = all[i]->key.kind;
+        r->flags = all[i]->key.flags;
         r->device = all[i]->key.device;
         r->exhaustion_step = -1;
         if (j - i == 1) {

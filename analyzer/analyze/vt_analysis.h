@@ -21,6 +21,7 @@
 typedef struct vt_site_result {
     vt_stack *stack;            /* trimmed frames (with python_only: the Python-only group stack) */
     int kind, device;
+    int flags;                  /* VT_FLAG_* of the site */
     vt_site_stats st;
     uint64_t peak_bytes;        /* max live bytes (incl. within steps and at exit) */
     uint64_t unfreed_exit;      /* live in the exit record, bytes */

@@ -99,6 +99,7 @@ typedef struct vt_site_key {
     int64_t stack;              /* raw stack id of the file */
     int32_t kind;               /* vt_kind */
     int32_t device;
+    int32_t flags;              /* VT_FLAG_* (version 3 "site" records; 0 before) */
 } vt_site_key;
 
 /* A site as the file names it: (stack id, kind, device). */
@@ -205,6 +206,7 @@ typedef struct vt_alloc {
     uint64_t stream;            /* 0: none */
     int64_t stack;              /* raw stack id of the file; INT64_MIN: none */
     int32_t kind, device;
+    int32_t flags;              /* VT_FLAG_* (the row's optional last column) */
 } vt_alloc;
 
 /* A record that carried the full live list (triggers exit, oom, signal, manual),

@@ -88,6 +88,24 @@ int vt_rd_kind(vt_rd *r, const json_t *v, const char *f, int32_t *out)
     return 0;
 }
 
+int vt_rd_flags(vt_rd *r, const json_t *v, const char *f, int32_t *out)
+{
+    char where[128];
+    size_t i;
+    json_t *e;
+    if (!json_is_array(v)) return vt_rd_fail(r, "%s: expected an array of flag names, got %s", f, vt_jtype(v));
+    *out = 0;
+    json_array_foreach(v, i, e) {
+        snprintf(where, sizeof where, "%s[%zu]", f, i);
+        const char *s = vt_rd_str(r, e, where, 31);
+        if (!s) return -1;
+        int bit = vt_flag_from_name(s);
+        if (!bit) return vt_rd_fail(r, "%s: unknown flag \"%s\"", where, s);
+        *out |= bit;
+    }
+    return 0;
+}
+
 const char *vt_rd_field(char *buf, size_t cap, const char *arr, size_t i, const char *key)
 {
     snprintf(buf, cap, "%s[%zu]%s%.40s", arr, i, key[0] ? "." : "", key);
@@ -333,7 +351,8 @@ static void free_site_defs(vt_rd *r)
     r->sdef_last = NULL;
 }
 
-/* Version 3 "site" record: {"t":"site","id":N,"stack":S,"kind":"...","device":D}.
+/* Version 3 "site" record: {"t":"site","id":N,"stack":S,"kind":"...","device":D
+ * [,"flags":["registered",...]]}.
  * The stack must be defined before it; an id defined again must name the same
  * (stack, kind, device) (a writer that lost track of its definitions repeats them). */
 static int rd_site(vt_rd *r, json_t *o)
@@ -355,12 +374,15 @@ static int rd_site(vt_rd *r, json_t *o)
     if (vt_rd_i64(r, v, "site.device", &device) < 0) return -1;
     if (device < VT_DEVICE_MIN || device > VT_DEVICE_MAX)
         return vt_rd_fail(r, "site.device: device %lld out of range", (long long)device);
+    int32_t flags = 0;
+    if ((v = json_object_get(o, "flags")) && vt_rd_flags(r, v, "site.flags", &flags) < 0) return -1;
     vt_stack *canon;
     if (vt_rd_stack_of(r, stack, "site.stack", &canon) < 0) return -1;
     vt_site_def *d;
     HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
     if (d) {
-        if (d->key.stack != stack || d->key.kind != kind || d->key.device != (int32_t)device)
+        if (d->key.stack != stack || d->key.kind != kind || d->key.device != (int32_t)device ||
+            d->key.flags != flags)
             return vt_rd_fail(r, "site %lld is defined twice, as (stack %lld, kind %s, device %d) and (stack %lld, kind "
                            "%s, device %lld)", (long long)id, (long long)d->key.stack, vt_kind_name(d->key.kind),
                            (int)d->key.device, (long long)stack, ks, (long long)device);
@@ -371,6 +393,7 @@ static int rd_site(vt_rd *r, json_t *o)
     d->key.stack = stack;
     d->key.kind = kind;
     d->key.device = (int32_t)device;
+    d->key.flags = flags;
     d->canon = canon;
     HASH_ADD(hh, r->sdefs, id, sizeof d->id, d);
     return 0;

@@ -72,6 +72,8 @@ int vt_rd_device_ok(vt_rd *r, int64_t x, const char *f);
 int vt_rd_device(vt_rd *r, const json_t *v, const char *f, int32_t *out);
 /* A kind name (vt_format.h) as its VT_KIND_* value. */
 int vt_rd_kind(vt_rd *r, const json_t *v, const char *f, int32_t *out);
+/* An array of flag names (VT_SITE_FLAGS) as their bits; an unknown name fails. */
+int vt_rd_flags(vt_rd *r, const json_t *v, const char *f, int32_t *out);
 /* "<array>[<i>].<key>" into buf; returns buf. */
 const char *vt_rd_field(char *buf, size_t cap, const char *arr, size_t i, const char *key);
 /* The canonical stack of stack id, or -1 after vt_rd_fail("<where>: stack N is not defined ..."). */

@@ -283,6 +283,10 @@ static int rd_allocations(vt_rd *r, const json_t *arr, int *present)
         if (!json_is_array(row)) return vt_rd_fail(r, "%s: expected an array, got %s", where, vt_jtype(row));
         size_t ncol = json_array_size(row), c;
         if (ncol < VT_ALLOC_STACK + 1) return vt_rd_fail(r, "%s: a row needs at least %d columns", where, VT_ALLOC_STACK + 1);
+        if (ncol > VT_ALLOC_NCOLS) {   /* the optional flags column; later ones are ignored */
+            snprintf(f, sizeof f, "%s[%d]", where, VT_ALLOC_NCOLS);
+            if (vt_rd_flags(r, json_array_get(row, VT_ALLOC_NCOLS), f, &a.flags) < 0) return -1;
+        }
         for (c = 0; c < ncol && c < VT_ALLOC_NCOLS; c++) {
             json_t *v = json_array_get(row, c);
             snprintf(f, sizeof f, "%s[%zu]", where, c);

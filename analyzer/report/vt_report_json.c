@@ -111,6 +111,13 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "id", json_string(r->id));
     json_object_set_new(s, "verdict", json_string(vt_verdict_name(r->st.verdict)));
     json_object_set_new(s, "kind", json_string(vt_kind_name(r->kind)));
+    if (r->flags) {
+        json_t *fl = json_array();
+#define VT__FLAG_JSON(e, bit, name) if (r->flags & (bit)) json_array_append_new(fl, json_string(name));
+        VT_SITE_FLAGS(VT__FLAG_JSON)
+#undef VT__FLAG_JSON
+        json_object_set_new(s, "flags", fl);
+    }
     json_object_set_new(s, "device", json_integer(r->device));
     json_object_set_new(s, "growth_bytes_per_step", json_real(isfinite(r->st.slope) ? r->st.slope : 0));
     json_object_set_new(s, "leaked_bytes", ju(r->st.leaked_bytes));

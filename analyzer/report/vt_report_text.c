@@ -173,7 +173,9 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         vt_size_fmt_signed(r->st.slope, rate, sizeof rate);
         fprintf(f, "  %s%s/step%s  leaked %s", red, rate, off, vt_size_fmt(r->st.leaked_bytes, b1, sizeof b1));
         if (r->st.has_first_growth) fprintf(f, ", growing since step %" PRIu64, r->st.first_growth_step);
-        fprintf(f, "  (%s, device %d)\n", vt_kind_name(r->kind), r->device);
+        char fl[64];
+        fprintf(f, "  (%s%s, device %d)\n", vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl),
+                r->device);
         /* the curve spans every step; the two numbers are the floor right after
          * warm-up (what "leaked" counts from) and the live bytes at the last step */
         size_t w = r->st.warmup < p->nsteps ? r->st.warmup : p->nsteps - 1;

@@ -75,7 +75,7 @@
       (ptr, size), (ptr, size, 0), "")                                                                \
     X(cudaHostAlloc, RT, HOST_PINNED, ALLOC, FRONT, cudaError_t,                                       \
       (void **pHost, size_t size, unsigned int flags), (pHost, size, flags), (pHost, size, 0), "")    \
-    X(cudaHostRegister, RT, HOST_PINNED, ALLOC, NOFRONT, cudaError_t,                                  \
+    X(cudaHostRegister, RT, HOST_PINNED_REGISTERED, ALLOC, NOFRONT, cudaError_t,                       \
       (void *ptr, size_t size, unsigned int flags), (ptr, size, flags), (&ptr, size, 0),              \
       "registered host memory; freed by unregister")                                                  \
     X(cudaMallocAsync, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                         \
@@ -144,7 +144,7 @@
       (pp, bytesize), (pp, bytesize, 0), "")                                                          \
     X(cuMemHostAlloc, DRV, HOST_PINNED, ALLOC, FRONT, CUresult,                                        \
       (void **pp, size_t bytesize, unsigned int flags), (pp, bytesize, flags), (pp, bytesize, 0), "") \
-    X(cuMemHostRegister_v2, DRV, HOST_PINNED, ALLOC, NOFRONT, CUresult,                                \
+    X(cuMemHostRegister_v2, DRV, HOST_PINNED_REGISTERED, ALLOC, NOFRONT, CUresult,                     \
       (void *p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags), (&p, bytesize, 0),        \
       "registered host memory; freed by unregister")                                                  \
     X(cuMemAllocAsync, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                                           \

@@ -39,6 +39,11 @@
  * device" (host memory that is not tied to one). */
 #define VT_DEVICE_CURRENT (-2)
 
+/* Kinds with flags, for the kind column of vt_hook_table.h (VT_KIND_<kind>): packed
+ * as VT_KIND_PACK (common/vt_format.h); scripts/hook_table.py shows them as
+ * "<kind> (<flag>)". */
+#define VT_KIND_HOST_PINNED_REGISTERED VT_KIND_PACK(VT_KIND_HOST_PINNED, VT_FLAG_REGISTERED)
+
 /* Makes sure the hook's real_<name> pointer is set (lazy: a hook can run before our
  * constructor, e.g. from another library's constructor); returns err (the family's
  * "not initialised" code, VT_NOTREADY_RT / _DRV) from the hook when the real function

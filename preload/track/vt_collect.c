@@ -117,7 +117,7 @@ static void vt__ranges_free(vt__ranges *g)
 
 static inline void vt__range_add(vt__ranges *g, uint64_t addr, uint64_t size, int kind, int slot)
 {
-    if (kind == VT_KIND_HOST_PINNED || !addr)
+    if (!vt__frag_counts(kind, addr))
         return;
     g->r[g->n][0] = addr;
     g->r[g->n][1] = vt_frag_size_tag(size, kind == VT_KIND_VMM);
@@ -130,6 +130,7 @@ static void vt__row_of_rec(vt_alloc_row *a, const vt_rec *r)
     a->addr = r->addr;
     a->size = r->size;
     a->kind = r->site->kind;
+    a->flags = r->site->flags;
     a->device = r->site->device;
     a->stack = r->site->stack;
     a->step = r->step;
@@ -143,6 +144,7 @@ static void vt__row_of_vmm(vt_alloc_row *a, const vt_vmm *v)
     a->addr = v->va;
     a->size = v->size;
     a->kind = VT_KIND_VMM;
+    a->flags = v->site->flags;
     a->device = v->site->device;
     a->stack = v->site->stack;
     a->step = v->step;

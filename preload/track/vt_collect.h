@@ -35,6 +35,7 @@ typedef struct vt_site_row {
     uint32_t id;                           /* the site's id: 1, 2, ... per process, never reused */
     uint32_t stack;
     int      kind, device;
+    int      flags;                        /* VT_FLAG_* of the site                */
     uint64_t live_bytes, live_count, interval_peak_bytes;
     uint64_t alloc_total, alloc_bytes_total, free_total;
     uint32_t growth_steps;
@@ -46,6 +47,7 @@ typedef struct vt_site_row {
 typedef struct vt_alloc_row {              /* docs/snapshot-format.md "allocations" */
     uint64_t addr, size;
     int      kind, device;
+    int      flags;                        /* VT_FLAG_* of its site                */
     uint32_t stack;
     uint64_t step, birth_ns;
     int      tid;

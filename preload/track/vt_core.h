@@ -35,7 +35,7 @@ typedef struct vt_alloc_info {
     uint64_t stream;    /* CUstream/cudaStream_t for stream-ordered kinds, else 0   */
     uint64_t ctx;       /* CUcontext current at the call (0 unknown)                */
     int      device;    /* CUDA ordinal or -1                                       */
-    int      kind;      /* vt_kind                                                  */
+    int      kind;      /* vt_kind, with the site's flags: VT_KIND_PACK(kind, VT_FLAG_*) */
     uint32_t stack;     /* vt_stack id (0 = none)                                   */
 } vt_alloc_info;
 

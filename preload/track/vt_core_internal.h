@@ -48,11 +48,12 @@ extern int vt__hash_oom;  /* set by uthash on a failed internal allocation (unde
 #define VT_SLAB 1024
 
 typedef struct vt_site {
-    uint64_t key;                 /* stack<<16 | kind<<8 | (device+1)              */
+    uint64_t key;                 /* stack<<16 | packed kind<<8 | device slot      */
     uint32_t id;                  /* 1, 2, ... in creation order; never reused     */
     uint32_t stack;
-    int16_t  kind, device;
+    int16_t  kind, device;        /* kind: vt_kind, without its flags              */
     int16_t  slot;                /* device slot (vt__slot(device))                */
+    uint8_t  flags;               /* VT_FLAG_* (common/vt_format.h)                 */
     uint64_t live_bytes, live_count;
     uint64_t interval_peak;       /* max live since the previous collection        */
     uint64_t step_min;            /* min live since the previous step boundary     */
@@ -255,14 +256,21 @@ static inline void vt__bump_changes(void)
     __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
 }
 
+/* 1 when memory of kind at addr is part of the device's fragmentation (vt_frag.h):
+ * device memory the process owns. Not pinned host memory, not another process's
+ * memory mapped here (ipc_import), not address 0 (an unmapped VMM allocation). */
+static inline int vt__frag_counts(int kind, uint64_t addr)
+{
+    return addr && kind != VT_KIND_HOST_PINNED && kind != VT_KIND_IPC_IMPORT;
+}
+
 /* Under lock: the range [addr, addr+size) of device slot came (gone = 0) or went
  * (gone = 1), for the kept fragmentation set (vt_frag.h; a VMM mapping is its own
- * key). Ranges that do not count for fragmentation (pinned host memory, address 0)
- * are not noted. A full journal stops it: the next periodic collection copies the
+ * key). Ranges that do not count (vt__frag_counts) are not noted. A full journal stops it: the next periodic collection copies the
  * live list again (vt_core_collect). */
 static inline void vt__fj_note(uint64_t addr, uint64_t size, int kind, int slot, int gone)
 {
-    if (!vt__core.fj_on || kind == VT_KIND_HOST_PINNED || !addr)
+    if (!vt__core.fj_on || !vt__frag_counts(kind, addr))
         return;
     if (vt__core.fj_n == vt__core.fj_cap) {
         vt__core.fj_on = 0;
@@ -299,12 +307,13 @@ void vt__table_after_fork(void);
 
 /* ---- vt_sites.c ---- */
 
-/* Under lock: the site of key (stack<<16 | kind<<8 | device slot), created on first
+/* Under lock: the site of key (stack<<16 | packed kind<<8 | device slot), created on first
  * use and stored in the cache entry *c; NULL out of memory. */
 vt_site *vt__site_lookup(uint64_t key, vt_site **c);
 
 /* Under lock: the site of (stack, kind, device), created on first use; NULL out of
- * memory. Inline part: the direct-mapped cache. */
+ * memory. kind is packed with its flags (VT_KIND_PACK). Inline part: the
+ * direct-mapped cache. */
 static inline vt_site *vt__site_get(uint32_t stack, int kind, int device)
 {
     int slot = vt__slot(device);

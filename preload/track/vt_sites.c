@@ -1,7 +1,7 @@
 /* vt_sites.c — the site table and the online leak detector.
  *
- * A site is the totals of one (stack id, kind, device): uthash vt__core.sites keyed by
- * stack<<16 | kind<<8 | device slot, with a 64-entry direct-mapped cache in front
+ * A site is the totals of one (stack id, kind with its flags, device): uthash
+ * vt__core.sites keyed by stack<<16 | packed kind (VT_KIND_PACK)<<8 | device slot, with a 64-entry direct-mapped cache in front
  * (vt__site_get, vt_core_internal.h: a program allocates from few sites at a time).
  * Sites are never removed (a fork child starts over); ids are 1, 2, ... in creation
  * order.
@@ -30,7 +30,8 @@ vt_site *vt__site_lookup(uint64_t key, vt_site **c)
             return NULL;
         s->key = key;
         s->stack = stack;
-        s->kind = (int16_t)kind;
+        s->kind = (int16_t)VT_KIND_OF(kind);
+        s->flags = (uint8_t)VT_FLAGS_OF(kind);
         s->slot = (int16_t)slot;
         s->device = (int16_t)vt__dev_of_slot(slot);
         HASH_ADD(hh, vt__core.sites, key, sizeof s->key, s);
@@ -70,6 +71,7 @@ static void vt__site_row(vt_site_row *row, const vt_site *s, int warn)
     row->id = s->id;
     row->stack = s->stack;
     row->kind = s->kind;
+    row->flags = s->flags;
     row->device = s->device;
     row->live_bytes = s->live_bytes;
     row->live_count = s->live_count;

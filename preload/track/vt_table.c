@@ -196,6 +196,13 @@ static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int a
     __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
 }
 
+/* The bytes of site s's size-byte record that are the process's own: none of an
+ * ipc_import (another process owns that memory: counted in its kind and site only). */
+static inline uint64_t vt__own_bytes(const vt_site *s, uint64_t size)
+{
+    return s->kind == VT_KIND_IPC_IMPORT ? 0 : size;
+}
+
 /* Accounts size bytes becoming live at site s. restore: the bytes come back after a
  * failed free (undo the free counter instead of counting a new allocation). The
  * per device x kind count/total columns are sums of the sites' (vt_core_collect). */
@@ -219,7 +226,7 @@ static inline __attribute__((always_inline)) void vt__acct_add_inl(vt_site *s, u
         s->alloc_bytes_total += size;
     }
     s->dirty = 1;
-    vt__acct_process(s->slot, size, seq, 1);
+    vt__acct_process(s->slot, vt__own_bytes(s, size), seq, 1);
 }
 
 /* Out of line for the cold callers (restore, context drops, VMM); applying an event
@@ -241,7 +248,7 @@ static inline __attribute__((always_inline)) void vt__acct_sub_inl(vt_site *s, u
     if (sl < s->step_min)
         s->step_min = sl;
     s->dirty = 1;
-    vt__acct_process(s->slot, size, seq, 0);
+    vt__acct_process(s->slot, vt__own_bytes(s, size), seq, 0);
 }
 
 __attribute__((noinline)) void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq)
@@ -259,8 +266,9 @@ static inline __attribute__((always_inline)) int vt__apply_alloc(const vt_alloc_
 {
     if (!vt_core_enabled())
         return -1;
-    int kind = (a->kind >= 0 && a->kind < VT_KIND_COUNT) ? a->kind : VT_KIND_DEVICE;
-    vt_site *s = vt__site_get(a->stack, kind, a->device);
+    int kind = VT_KIND_OF(a->kind) < VT_KIND_COUNT && a->kind >= 0 ? VT_KIND_OF(a->kind)
+                                                                   : VT_KIND_DEVICE;
+    vt_site *s = vt__site_get(a->stack, VT_KIND_PACK(kind, VT_FLAGS_OF(a->kind)), a->device);
     uint32_t id = s ? vt__rec_new() : VT_NO_ID;
     if (id == VT_NO_ID) {
         vt__oom_latch();
@@ -526,6 +534,7 @@ void vt__post_lost(void)
 
 void vt_core_alloc_failed(int device, int kind, int oom)
 {
+    kind = kind < 0 ? -1 : VT_KIND_OF(kind);
     if (!vt_core_enabled() || kind < 0 || kind >= VT_KIND_COUNT)
         return;
     vt__lock();

@@ -257,15 +257,37 @@ static void vt__kind_device(vt_buf *b, int kind, int device, int keyed)
     vt_buf_i64(b, device);
 }
 
-/* {"stack":N,"kind":"...","device":D  — the key of a site row (left open). */
+/* A site's flags (VT_SITE_FLAGS), written only when it has any: keyed,
+ * `,"flags":["registered",...]` (objects); not keyed, `,["registered",...]` (the
+ * optional last column of a positional row). */
+static void vt__flags(vt_buf *b, int flags, int keyed)
+{
+    if (!flags)
+        return;
+    vt_buf_cstr(b, keyed ? ",\"flags\":[" : ",[");
+    int n = 0;
+#define VT__FLAG_NAME(e, bit, name)            \
+    if (flags & (bit)) {                       \
+        vt_buf_cstr(b, n++ ? ",\"" : "\"");     \
+        vt_buf_cstr(b, name "\"");             \
+    }
+    VT_SITE_FLAGS(VT__FLAG_NAME)
+#undef VT__FLAG_NAME
+    vt_buf_put(b, "]", 1);
+}
+
+/* {"stack":N,"kind":"...","device":D[,"flags":[...]]  — the key of a site row (left
+ * open). */
 static void vt__site_key(vt_buf *b, const vt_site_row *s)
 {
     vt__kv_u64(b, "{\"stack\":", s->stack);
     vt__kind_device(b, s->kind, s->device, 1);
+    vt__flags(b, s->flags, 1);
 }
 
 /* Site definitions (format version 3): {"t":"site","id":N,"stack":S,"kind":"...",
- * "device":D}, written once per file before the first row that uses site N. */
+ * "device":D[,"flags":[...]]}, written once per file before the first row that uses
+ * site N. */
 void vt_encode_site_def(vt_buf *b, vt_encode_defs *d, const vt_site_row *s)
 {
     if (vt__idset_has(&d->sites, s->id))
@@ -273,6 +295,7 @@ void vt_encode_site_def(vt_buf *b, vt_encode_defs *d, const vt_site_row *s)
     vt__kv_u64(b, "{\"t\":\"site\",\"id\":", s->id);
     vt__kv_u64(b, ",\"stack\":", s->stack);
     vt__kind_device(b, s->kind, s->device, 1);
+    vt__flags(b, s->flags, 1);
     vt_buf_cstr(b, "}\n");
     vt__idset_add(&d->sites, s->id);
 }
@@ -418,6 +441,7 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
             vt_buf_put(b, ",", 1);
             vt_buf_i64(b, a->tid);
             vt__kv_u64(b, ",", a->stream);
+            vt__flags(b, a->flags, 0);
             vt_buf_put(b, "]", 1);
         }
         vt_buf_put(b, "]", 1);

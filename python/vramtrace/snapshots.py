@@ -58,7 +58,8 @@ class SnapshotError(Exception):
     """A malformed stream: the message is ``file:line: what``."""
 
 
-KINDS = ("device", "managed", "host_pinned", "async", "vmm")   # common/vt_format.h VT_KINDS
+KINDS = ("device", "managed", "host_pinned", "async", "vmm", "array", "graph", "ipc_import")   # common/vt_format.h VT_KINDS
+SITE_FLAGS = ("registered", "multicast", "logical_size")   # common/vt_format.h VT_SITE_FLAGS
 INT64_MAX = (1 << 63) - 1
 
 
@@ -93,8 +94,9 @@ def _check_step(rec, last, where):
 def add_site(sites, rec, stacks, where):
     """Checks a version 3 "site" record `rec` and adds it to `sites` ({id: record}):
     id an integer 1..2^32-1, stack an integer id of `stacks` (the stack records
-    seen so far; None: not checked), kind one of KINDS, device -1..65535. The same
-    id again must name the same stack, kind and device. Raises SnapshotError("<where>: what")."""
+    seen so far; None: not checked), kind one of KINDS, device -1..65535, optional
+    flags a list of SITE_FLAGS names. The same id again must name the same stack,
+    kind, device and flags. Raises SnapshotError("<where>: what")."""
     sid, stack, kind, dev = rec.get("id"), rec.get("stack"), rec.get("kind"), rec.get("device")
     if not _is_int(sid) or not 1 <= sid <= 0xFFFFFFFF:
         raise SnapshotError("%s: site.id: expected an integer from 1 to 4294967295, got %r" % (where, sid))
@@ -104,10 +106,15 @@ def add_site(sites, rec, stacks, where):
         raise SnapshotError("%s: site.kind: unknown kind %r" % (where, kind))
     if not _is_int(dev) or not -1 <= dev <= 65535:
         raise SnapshotError("%s: site.device: %r is not a device from -1 to 65535" % (where, dev))
+    flags = rec.get("flags", [])
+    if not isinstance(flags, list) or any(f not in SITE_FLAGS for f in flags):
+        raise SnapshotError("%s: site.flags: expected a list of %s, got %r" % (where, "/".join(SITE_FLAGS), flags))
     old = sites.get(sid)
-    if old is not None and (old["stack"], old["kind"], old["device"]) != (stack, kind, dev):
+    if old is not None and (old["stack"], old["kind"], old["device"], sorted(old.get("flags", []))) != \
+            (stack, kind, dev, sorted(flags)):
         raise SnapshotError("%s: site %d is defined twice, as %r and %r" %
-                            (where, sid, (old["stack"], old["kind"], old["device"]), (stack, kind, dev)))
+                            (where, sid, (old["stack"], old["kind"], old["device"], old.get("flags", [])),
+                             (stack, kind, dev, flags)))
     sites[sid] = rec
 
 

@@ -33,6 +33,7 @@ def main(argv):
         with open(frames_path) as fh:
             frames = fh.read()
         kinds = tuple(unquote(r[1]) for r in xlist(fmt, "VT_KINDS", fmt_path))
+        flags = tuple(unquote(r[2]) for r in xlist(fmt, "VT_SITE_FLAGS", fmt_path))
         site_rows = xlist(fmt, "VT_SITE_COLUMNS", fmt_path)
         site_cols = tuple(unquote(r[1]) for r in site_rows)
         enum_of = {"VT_SITE_" + r[0]: unquote(r[1]) for r in site_rows}
@@ -53,6 +54,7 @@ def main(argv):
     for what, c, p in (("format name", name, py.FORMAT_NAME),
                        ("format version", version, py.FORMAT_VERSION),
                        ("kinds", kinds, tuple(py.KINDS)),
+                       ("site flags", flags, tuple(py.SITE_FLAGS)),
                        ("site columns (version 2)", site_cols, tuple(py.SITE_COLUMNS)),
                        ("site columns (version 3)", v3, tuple(py.SITE_COLUMNS_V3)),
                        ("trimmed modules", trimmed, tuple(py.TRIMMED_MODULES)),
