@@ -666,6 +666,32 @@ def check_privpool(c):
     print("privpool ok (%d, then %d bytes reserved)" % (res[0], res[1]))
 
 
+def check_hostregflag(c):
+    """Registered host memory is host_pinned with the flag "registered" (its site record
+    and its exit row say so); allocated pinned memory has no flag; the report shows
+    the flag beside the kind."""
+    d = c.outdir("hostregflag")
+    p = c.run([c.prog("prog_runtime"), "hostregflag"], VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0, "hostregflag failed: %d %s" % (p.returncode, p.stderr))
+    recs = read_records(one_file(d))
+    sites = [r for r in recs if r.get("t") == "site" and r.get("kind") == "host_pinned"]
+    flags = sorted(tuple(s.get("flags", [])) for s in sites)
+    expect(flags == [(), ("registered",)], "hostregflag: host_pinned site flags %r" % flags)
+    ex = snaps(recs, "exit")
+    expect(len(ex) == 1, "hostregflag: %d exit snapshots" % len(ex))
+    rows = sorted((a[1], tuple(a[9]) if len(a) > 9 else ()) for a in ex[0]["allocations"]
+                  if a[2] == "host_pinned")
+    expect(rows == [(3000, ()), (10000, ("registered",))], "hostregflag: exit rows %r" % rows)
+    r = subprocess.run([os.path.join(c.bin, "vramtrace"), "report", "--format", "json", d],
+                       capture_output=True, text=True, timeout=60)
+    expect(r.returncode in (0, 1), "hostregflag: report failed %d %s" % (r.returncode, r.stderr))
+    rep = json.loads(r.stdout)
+    got = sorted((s["unfreed_at_exit_bytes"], tuple(s.get("flags", [])))
+                 for proc in rep["processes"] for s in proc["sites"] if s["kind"] == "host_pinned")
+    expect(got == [(3000, ()), (10000, ("registered",))], "hostregflag: report sites %r" % got)
+    print("hostregflag ok")
+
+
 def check_twocopies_rtonly(c):
     """Two copies in LD_PRELOAD and a program linked with the runtime only (the runtime
     dlopens the driver after start-up, and every hook of the first copy found the

@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg privpool.
+ * heldsnap hostreg privpool hostregflag.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -454,6 +454,18 @@ static void scenario_hostreg(void)
     free(u);
 }
 
+/* Registered and allocated pinned host memory left live at exit: 10000 bytes
+ * registered through cudaHostRegister, 3000 allocated by cudaMallocHost
+ * (check_preload.py hostregflag reads the flags in the exit snapshot). */
+static void scenario_hostregflag(void)
+{
+    static char buf[10000];
+    void *h = NULL;
+    OK(cudaHostRegister(buf, sizeof buf, cudaHostRegisterDefault));
+    OK(cudaMallocHost(&h, 3000));
+    EXPECT_LIVE(sizeof buf + 3000);
+}
+
 static volatile sig_atomic_t dummy;
 
 /* Every snapshot trigger once; the test script checks the file. */
@@ -677,6 +689,7 @@ int main(int argc, char **argv)
     if (!strcmp(s, "kinds")) scenario_kinds();
     else if (!strcmp(s, "churn")) scenario_churn();
     else if (!strcmp(s, "privpool")) scenario_privpool();
+    else if (!strcmp(s, "hostregflag")) scenario_hostregflag();
     else if (!strcmp(s, "leak")) scenario_leak();
     else if (!strcmp(s, "reset")) scenario_reset();
     else if (!strcmp(s, "pool")) scenario_pool();
