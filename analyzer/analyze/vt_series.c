@@ -150,7 +150,7 @@ void vt_classify(const vt_series *s, long warmup, vt_site_stats *out)
         free(y);
     }
     size_t tail = m / 4 > 1 ? m / 4 : 1;
-    int leak = m >= 4 && out->rises >= 3 && out->slope > 0 && (n - 1 - last_rise) <= tail;
+    int leak = m >= VT_JUDGE_MIN_STEPS && out->rises >= 3 && out->slope > 0 && (n - 1 - last_rise) <= tail;
     if (leak) {
         out->verdict = VT_LEAK;
         out->leaked_bytes = out->floor_end - out->floor_start;

@@ -25,6 +25,9 @@ const char *vt_verdict_name(vt_verdict v);
 
 /* Automatic warm-up for n steps: round(n/10) clamped to [1, 100]; 0 when n < 4. */
 size_t vt_auto_warmup(size_t n);
+/* The fewest steps after warm-up with which a site can be called a leak
+ * (vt_classify): a process with fewer judges nothing ("too few steps to judge"). */
+#define VT_JUDGE_MIN_STEPS 4
 
 /* floor[i] = min(v[i..n-1]) — the suffix minimum, non-decreasing. */
 void vt_suffix_min(const uint64_t *v, size_t n, uint64_t *floor);

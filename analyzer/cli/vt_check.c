@@ -1,11 +1,22 @@
-/* vt_check.c — CI limits over an analysis (contract in vt_check.h). */
+/* vt_check.c — CI gates over an analysis (contract in vt_check.h).
+ *
+ * Each gate of each process is judged into one vt_gate (pass, fail or
+ * inconclusive, with its text); the text output and the JUnit file are two
+ * printings of that one list.
+ */
+#define _GNU_SOURCE
 #include "vt_check.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "vt_format.h"
+#include "vt_junit.h"
 #include "vt_report.h"
+#include "vt_series.h"
 #include "vt_size.h"
+#include "vt_util.h"
 
 /* Three frames from the site's title on (vt_site_title_index). */
 static void site_frames(FILE *out, vt_analysis *a, const vt_site_result *r)
@@ -29,46 +40,141 @@ static const vt_proc_result *baseline_for(vt_analysis *a, vt_analysis *base, siz
     return NULL;
 }
 
-int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *out)
+/* The gates judged so far (room for every gate is made before the first). */
+typedef struct gates {
+    vt_gate *v;
+    size_t n;
+} gates;
+
+static vt_gate *gate_add(gates *g, const char *title, const char *name)
 {
-    size_t fails = 0;
+    vt_gate *gt = &g->v[g->n++];
+    memset(gt, 0, sizeof *gt);
+    snprintf(gt->process, sizeof gt->process, "%s", title);
+    gt->name = name;
+    return gt;
+}
+
+/* Starts gt's text with state; write to the stream, then gate_end. */
+static FILE *gate_say(vt_gate *gt, int state)
+{
+    gt->state = state;
+    FILE *f = open_memstream(&gt->text, &gt->len);
+    if (!f) {
+        fputs("vramtrace: out of memory\n", stderr);
+        exit(2);
+    }
+    return f;
+}
+
+static void gate_end(FILE *f)
+{
+    if (fclose(f) != 0) {
+        fputs("vramtrace: out of memory\n", stderr);
+        exit(2);
+    }
+}
+
+/* Live bytes of p's last step snapshot (0 when it wrote none). */
+static uint64_t last_live(const vt_process *p)
+{
+    return p->nsteps && p->step_total ? p->step_total[p->nsteps - 1] : 0;
+}
+
+static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opts *o)
+{
     char t[200], b1[32], b2[32], b3[32];
-    for (size_t i = 0; i < a->n; i++) {
-        vt_proc_result *pr = &a->procs[i];
-        vt_process *p = pr->p;
-        vt_process_title(p, t, sizeof t);
-        /* A process whose every allocation call failed traced nothing: no GPU, or no
-         * CUDA runtime on the library path. Passing it would let a CI job without a
-         * device pass silently. */
-        uint64_t ok_calls = 0, failed_calls = 0;
-        for (size_t d = 0; d < p->ndevices; d++) {
-            ok_calls += p->devices[d].alloc_calls;
-            failed_calls += p->devices[d].failed_calls;
+    vt_proc_result *pr = &a->procs[i];
+    vt_process *p = pr->p;
+    vt_process_title(p, t, sizeof t);
+    FILE *f;
+
+    /* traced: a process whose every allocation call failed traced nothing: no GPU, or
+     * no CUDA runtime on the library path. Passing it would let a CI job without a
+     * device pass silently. */
+    uint64_t ok_calls = 0, failed_calls = 0, oom_calls = 0;
+    for (size_t d = 0; d < p->ndevices; d++) {
+        ok_calls += p->devices[d].alloc_calls;
+        failed_calls += p->devices[d].failed_calls;
+        oom_calls += p->devices[d].oom_calls;
+    }
+    vt_gate *gt = gate_add(g, t, "traced");
+    if (failed_calls && !ok_calls) {
+        f = gate_say(gt, VT_GATE_FAIL);
+        fprintf(f, "nothing was traced: every allocation call failed (%" PRIu64
+                " failed, none succeeded); is there a GPU, and a CUDA runtime on the library path?\n",
+                failed_calls);
+        gate_end(f);
+    }
+
+    /* complete: no exit record means the process was killed, called _exit, or
+     * crashed; what it held then is unknown to every other gate */
+    gt = gate_add(g, t, "complete");
+    if (!p->exited && !o->allow_incomplete) {
+        f = gate_say(gt, VT_GATE_FAIL);
+        fprintf(f, "pid %" PRIu64 " ended without an exit record (killed or `_exit`); its last snapshot held %s "
+                "live%s (--allow-incomplete passes it)\n", p->pid, vt_size_fmt(last_live(p), b1, sizeof b1),
+                p->nsnapshots ? "" : " (it wrote no snapshot at all)");
+        gate_end(f);
+    }
+
+    /* oom */
+    gt = gate_add(g, t, "oom");
+    uint64_t ooms = oom_calls > p->nooms ? oom_calls : p->nooms;
+    if (ooms && !o->allow_oom) {
+        f = gate_say(gt, VT_GATE_FAIL);
+        fprintf(f, "%" PRIu64 " allocation%s failed with out-of-memory", ooms, ooms == 1 ? "" : "s");
+        if (p->nooms) {
+            const vt_oom *m = &p->ooms[0];
+            fprintf(f, "; the first: %s of %s at step %" PRIu64 " (%s, device %d)", m->api,
+                    vt_size_fmt(m->requested_bytes, b1, sizeof b1), m->step, vt_kind_name(m->kind), m->device);
         }
-        if (!p->nsnapshots && !p->exited)   /* a header, then nothing: it died at once */
-            fprintf(out, "note %s: wrote no snapshot and no exit record (killed or crashed right after "
-                    "its first CUDA allocation?): nothing of it was judged\n", t);
-        if (failed_calls && !ok_calls) {
-            fails++;
-            fprintf(out, "FAIL %s: nothing was traced: every allocation call failed (%" PRIu64
-                    " failed, none succeeded); is there a GPU, and a CUDA runtime on the library path?\n",
-                    t, failed_calls);
-        }
-        for (size_t s = 0; s < pr->nsites; s++) {
-            vt_site_result *r = &pr->sites[s];
-            if (r->st.verdict != VT_LEAK || !(r->st.slope > (double)o->max_growth)) continue;
-            fails++;
-            size_t w = r->st.warmup < p->nsteps ? r->st.warmup : (p->nsteps ? p->nsteps - 1 : 0);
-            fprintf(out, "FAIL %s: leak %s/step (limit %s/step), leaked %s since step %" PRIu64
-                    " (the end of warm-up; growing since step %" PRIu64 ") (%s, device %d)\n    at ",
-                    t, vt_size_fmt_signed(r->st.slope, b1, sizeof b1), vt_size_fmt(o->max_growth, b2, sizeof b2),
-                    vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), p->nsteps ? p->steps[w] : 0,
-                    r->st.first_growth_step, vt_kind_name(r->kind), r->device);
-            site_frames(out, a, r);
-        }
-        if (o->has_max_unfreed && p->unfreed_exit_bytes > o->max_unfreed) {
-            fails++;
-            fprintf(out, "FAIL %s: unfreed at exit %s (limit %s) in %zu site%s\n", t,
+        fputs(" (--allow-oom passes it)\n", f);
+        gate_end(f);
+    }
+
+    /* steps: with too few steps after warm-up, no site can be called a leak; that
+     * matters unless the process ended with everything given back */
+    gt = gate_add(g, t, "steps");
+    size_t judged = p->nsteps > pr->warmup ? p->nsteps - pr->warmup : 0;
+    int all_back = p->exited && !p->unfreed_exit_bytes;
+    if (judged < VT_JUDGE_MIN_STEPS && !all_back && !o->allow_short) {
+        f = gate_say(gt, VT_GATE_INCONCLUSIVE);
+        fprintf(f, "too few steps to judge: %zu step%s after warm-up (%zu in all), a leak needs at least %d, "
+                "and %s; ", judged, judged == 1 ? "" : "s", p->nsteps, VT_JUDGE_MIN_STEPS,
+                p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
+        char b4[32];
+        if (p->exited) fprintf(f, "%s stayed unfreed; ", vt_size_fmt(p->unfreed_exit_bytes, b4, sizeof b4));
+        fputs("mark steps (vramtrace_step(), or a framework's step hook), or snapshot more often "
+              "(vramtrace run --interval MS), or run longer (--allow-short passes it)\n", f);
+        gate_end(f);
+    }
+
+    /* leak */
+    gt = gate_add(g, t, "leak");
+    f = NULL;
+    for (size_t s = 0; s < pr->nsites; s++) {
+        vt_site_result *r = &pr->sites[s];
+        if (r->st.verdict != VT_LEAK || !(r->st.slope > (double)o->max_growth)) continue;
+        if (!f) f = gate_say(gt, VT_GATE_FAIL);
+        size_t w = r->st.warmup < p->nsteps ? r->st.warmup : (p->nsteps ? p->nsteps - 1 : 0);
+        char fl[64];
+        fprintf(f, "leak %s/step (limit %s/step), leaked %s since step %" PRIu64
+                " (the end of warm-up; growing since step %" PRIu64 ") (%s%s, device %d)\n    at ",
+                vt_size_fmt_signed(r->st.slope, b1, sizeof b1), vt_size_fmt(o->max_growth, b2, sizeof b2),
+                vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), p->nsteps ? p->steps[w] : 0,
+                r->st.first_growth_step, vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl),
+                r->device);
+        site_frames(f, a, r);
+    }
+    if (f) gate_end(f);
+
+    /* unfreed */
+    if (o->has_max_unfreed) {
+        gt = gate_add(g, t, "unfreed");
+        if (p->unfreed_exit_bytes > o->max_unfreed) {
+            f = gate_say(gt, VT_GATE_FAIL);
+            fprintf(f, "unfreed at exit %s (limit %s) in %zu site%s\n",
                     vt_size_fmt(p->unfreed_exit_bytes, b1, sizeof b1), vt_size_fmt(o->max_unfreed, b2, sizeof b2),
                     pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
             size_t shown = 0;
@@ -76,17 +182,21 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
                 vt_site_result *r = &pr->sites[s];
                 if (!r->unfreed_exit) continue;
                 shown++;
-                fprintf(out, "    %s at ", vt_size_fmt(r->unfreed_exit, b1, sizeof b1));
-                site_frames(out, a, r);
+                fprintf(f, "    %s at ", vt_size_fmt(r->unfreed_exit, b1, sizeof b1));
+                site_frames(f, a, r);
             }
+            gate_end(f);
         }
-        if (o->has_max_peak && p->peak_bytes > o->max_peak) {
-            fails++;
-            fprintf(out, "FAIL %s: peak %s (limit %s); largest sites by their own peak, not "
-                    "necessarily held at once:\n", t, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
-                    vt_size_fmt(o->max_peak, b2, sizeof b2));
-            /* the three largest sites by peak */
-            size_t top[3];
+    }
+
+    /* peak */
+    if (o->has_max_peak) {
+        gt = gate_add(g, t, "peak");
+        if (p->peak_bytes > o->max_peak) {
+            f = gate_say(gt, VT_GATE_FAIL);
+            fprintf(f, "peak %s (limit %s); largest sites by their own peak, not necessarily held at once:\n",
+                    vt_size_fmt(p->peak_bytes, b1, sizeof b1), vt_size_fmt(o->max_peak, b2, sizeof b2));
+            size_t top[3];   /* the three largest sites by peak */
             int ntop = 0;
             for (size_t k = 0; k < pr->nsites; k++) {
                 if (!pr->sites[k].peak_bytes) continue;
@@ -98,44 +208,82 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
                 if (pos < 3) top[pos] = k;
             }
             for (int k = 0; k < ntop; k++) {
-                fprintf(out, "    %s at ", vt_size_fmt(pr->sites[top[k]].peak_bytes, b1, sizeof b1));
-                site_frames(out, a, &pr->sites[top[k]]);
+                fprintf(f, "    %s at ", vt_size_fmt(pr->sites[top[k]].peak_bytes, b1, sizeof b1));
+                site_frames(f, a, &pr->sites[top[k]]);
             }
+            gate_end(f);
         }
     }
-    if (base && o->has_max_peak_increase) {
-        int matched = 0;
-        for (size_t i = 0; i < a->n; i++) {
-            const vt_proc_result *bp = baseline_for(a, base, i);
-            if (!bp) continue;
-            matched = 1;
-            uint64_t now = a->procs[i].p->peak_bytes, was = bp->p->peak_bytes;
-            double pct = was ? ((double)now - (double)was) * 100.0 / (double)was : (now ? 1e300 : 0);
-            if (pct > o->max_peak_increase) {
-                fails++;
-                fprintf(out, "FAIL %s: peak %s is %.1f%% above the baseline's %s (limit %.1f%%)\n",
-                        vt_process_title(a->procs[i].p, t, sizeof t), vt_size_fmt(now, b1, sizeof b1), pct,
-                        vt_size_fmt(was, b2, sizeof b2), o->max_peak_increase);
-            }
-        }
-        if (!matched) {
-            uint64_t now = 0, was = 0;
-            for (size_t i = 0; i < a->n; i++) if (a->procs[i].p->peak_bytes > now) now = a->procs[i].p->peak_bytes;
-            for (size_t i = 0; i < base->n; i++) if (base->procs[i].p->peak_bytes > was) was = base->procs[i].p->peak_bytes;
-            double pct = was ? ((double)now - (double)was) * 100.0 / (double)was : (now ? 1e300 : 0);
-            if (pct > o->max_peak_increase) {
-                fails++;
-                fprintf(out, "FAIL largest peak %s is %.1f%% above the baseline's %s (limit %.1f%%)\n",
-                        vt_size_fmt(now, b1, sizeof b1), pct, vt_size_fmt(was, b2, sizeof b2), o->max_peak_increase);
-            }
+}
+
+static void judge_baseline(gates *g, vt_analysis *a, vt_analysis *base, const vt_check_opts *o)
+{
+    char t[200], b1[32], b2[32];
+    int matched = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const vt_proc_result *bp = baseline_for(a, base, i);
+        if (!bp) continue;
+        matched = 1;
+        vt_gate *gt = gate_add(g, vt_process_title(a->procs[i].p, t, sizeof t), "peak_increase");
+        uint64_t now = a->procs[i].p->peak_bytes, was = bp->p->peak_bytes;
+        double pct = was ? ((double)now - (double)was) * 100.0 / (double)was : (now ? 1e300 : 0);
+        if (pct > o->max_peak_increase) {
+            FILE *f = gate_say(gt, VT_GATE_FAIL);
+            fprintf(f, "peak %s is %.1f%% above the baseline's %s (limit %.1f%%)\n", vt_size_fmt(now, b1, sizeof b1),
+                    pct, vt_size_fmt(was, b2, sizeof b2), o->max_peak_increase);
+            gate_end(f);
         }
     }
-    if (fails) {
-        fprintf(out, "vramtrace check: %zu problem%s\n", fails, fails == 1 ? "" : "s");
-        return 1;
+    if (matched) return;
+    uint64_t now = 0, was = 0;
+    for (size_t i = 0; i < a->n; i++) if (a->procs[i].p->peak_bytes > now) now = a->procs[i].p->peak_bytes;
+    for (size_t i = 0; i < base->n; i++) if (base->procs[i].p->peak_bytes > was) was = base->procs[i].p->peak_bytes;
+    double pct = was ? ((double)now - (double)was) * 100.0 / (double)was : (now ? 1e300 : 0);
+    vt_gate *gt = gate_add(g, "all processes", "peak_increase");
+    if (pct > o->max_peak_increase) {
+        FILE *f = gate_say(gt, VT_GATE_FAIL);
+        fprintf(f, "largest peak %s is %.1f%% above the baseline's %s (limit %.1f%%)\n",
+                vt_size_fmt(now, b1, sizeof b1), pct, vt_size_fmt(was, b2, sizeof b2), o->max_peak_increase);
+        gate_end(f);
     }
+}
+
+int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *out)
+{
+    gates g = {vt_xcalloc(a->n * VT_GATES_PER_PROCESS + 1, sizeof *g.v), 0};
+    for (size_t i = 0; i < a->n; i++) judge_process(&g, a, i, o);
+    if (base && o->has_max_peak_increase) judge_baseline(&g, a, base, o);
+
+    size_t fails = 0, unsure = 0;
+    for (size_t k = 0; k < g.n; k++) {
+        const vt_gate *gt = &g.v[k];
+        if (gt->state == VT_GATE_PASS) continue;
+        if (gt->state == VT_GATE_FAIL) fails++;
+        else unsure++;
+        /* "FAIL <process>: <text>": a leak gate with several sites repeats the prefix */
+        const char *s = gt->text;
+        const char *tag = gt->state == VT_GATE_FAIL ? "FAIL" : "INCONCLUSIVE";
+        while (*s) {
+            const char *nl = strchr(s, '\n');
+            size_t len = nl ? (size_t)(nl - s) + 1 : strlen(s);
+            if (strncmp(s, "    ", 4) != 0) fprintf(out, "%s %s: ", tag, gt->process);
+            fwrite(s, 1, len, out);
+            s += len;
+        }
+    }
+    int rc = fails ? VT_CHECK_FAILED : unsure ? VT_CHECK_INCONCLUSIVE : VT_CHECK_PASS;
     size_t steps = 0;
     for (size_t i = 0; i < a->n; i++) steps += a->procs[i].p->nsteps;
-    fprintf(out, "vramtrace check: passed (%zu process%s, %zu steps)\n", a->n, a->n == 1 ? "" : "es", steps);
-    return 0;
+    if (fails)
+        fprintf(out, "vramtrace check: %zu problem%s%s\n", fails, fails == 1 ? "" : "s",
+                unsure ? ", and some processes could not be judged" : "");
+    else if (unsure)
+        fprintf(out, "vramtrace check: inconclusive (%zu process%s, %zu steps): %zu could not be judged\n", a->n,
+                a->n == 1 ? "" : "es", steps, unsure);
+    else
+        fprintf(out, "vramtrace check: passed (%zu process%s, %zu steps)\n", a->n, a->n == 1 ? "" : "es", steps);
+    if (o->junit && vt_junit_write(o->junit, o->junit_path, g.v, g.n) < 0) rc = VT_CHECK_ERROR;
+    for (size_t k = 0; k < g.n; k++) free(g.v[k].text);
+    free(g.v);
+    return rc;
 }

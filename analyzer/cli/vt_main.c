@@ -3,15 +3,17 @@
  *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]
  *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] PATH...
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
- *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT] PATH...
+ *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
+ *                   [--allow-incomplete] [--allow-oom] [--allow-short] [--junit FILE [--force]] PATH...
  *   vramtrace diff [--warmup STEPS] BASE NEW
  *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]
  *                    [--python-only] PATH...
  *
  * Exit codes: 0 pass, 1 a check failed, 2 bad usage or unreadable
- * input (the reader's "file:line: what" on stderr). `run` exits with the
- * program's status; with --check, a program that failed (non-zero status or a
- * signal) keeps its own status, otherwise the check's 0/1/2 is the result.
+ * input (the reader's "file:line: what" on stderr), 3 inconclusive (check: too few
+ * steps to judge, vt_check.h). `run` exits with the program's status; with --check,
+ * a program that failed (non-zero status or a signal) keeps its own status,
+ * otherwise the check's 0/1/2/3 is the result.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,14 +44,20 @@ static void usage(FILE *f)
           "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
           "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] PATH...\n"
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
-          "                  [--baseline PATH --max-peak-increase PCT] PATH...\n"
+          "                  [--baseline PATH --max-peak-increase PCT] [--allow-incomplete] [--allow-oom]\n"
+          "                  [--allow-short] [--junit FILE [--force]] PATH...\n"
           "  vramtrace diff [--warmup STEPS] BASE NEW          (also: vramtrace compare)\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] PATH...\n"
           "  vramtrace --version\n"
           "--python-only: show only the Python frames of Python call stacks, one site per Python call site\n"
           "PATH: a snapshot folder or snapshot files (*.jsonl). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
-          "exit status: 0 pass, 1 a check failed, 2 bad usage or unreadable input\n",
+          "check: a process fails when it leaks (above --max-growth), ended without an exit record\n"
+          "  (killed or _exit; --allow-incomplete), had an out-of-memory failure (--allow-oom), traced\n"
+          "  nothing, or passes a --max-* limit; a process with too few steps to judge is inconclusive\n"
+          "  (--allow-short). --junit FILE: also a JUnit XML file, one test case per process and gate.\n"
+          "exit status: 0 pass, 1 a check failed, 2 bad usage or unreadable input,\n"
+          "  3 inconclusive (check: too few steps to judge)\n",
           f);
 }
 
@@ -245,12 +253,13 @@ static FILE *open_out(const char *out, int force, char *const *inputs, int n_inp
 }
 
 enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE,
-       O_PYONLY };
+       O_PYONLY, O_ALLOW_INC, O_ALLOW_OOM, O_ALLOW_SHORT, O_JUNIT };
 
 typedef struct check_args {
     vt_check_opts o;
     long warmup;
     const char *baseline;
+    int force;                  /* --force: --junit may replace an existing file */
 } check_args;
 
 /* Handles a check option; 1 handled, 0 not a check option, -1 bad value. */
@@ -262,6 +271,11 @@ static int check_option(int c, const char *arg, check_args *ca)
     case O_MAXP: ca->o.has_max_peak = 1; return parse_size("--max-peak", arg, &ca->o.max_peak) < 0 ? -1 : 1;
     case O_WARMUP: return parse_steps(arg, &ca->warmup) < 0 ? -1 : 1;
     case O_BASE: ca->baseline = arg; return 1;
+    case O_ALLOW_INC: ca->o.allow_incomplete = 1; return 1;
+    case O_ALLOW_OOM: ca->o.allow_oom = 1; return 1;
+    case O_ALLOW_SHORT: ca->o.allow_short = 1; return 1;
+    case O_JUNIT: ca->o.junit_path = arg; return 1;
+    case O_FORCE: ca->force = 1; return 1;
     case O_MAXPI: {
         char *e;
         double v = strtod(arg, &e);
@@ -289,6 +303,15 @@ static int run_check(char *const *paths, int n, check_args *ca, int verbose)
     vt_analysis a, b;
     int rc = load(paths, n, ca->warmup, verbose, &rs, &a);
     if (rc) return rc;
+    if (ca->o.junit_path) {
+        int regular;
+        ca->o.junit = open_out(ca->o.junit_path, ca->force, paths, n, &regular);
+        if (!ca->o.junit) {
+            vt_analysis_free(&a);
+            vt_runset_free(&rs);
+            return 2;
+        }
+    }
     if (ca->baseline) {
         char *bp[1] = {(char *)ca->baseline};
         rc = load(bp, 1, ca->warmup, verbose, &brs, &b);
@@ -313,6 +336,9 @@ static const struct option check_longopts[] = {
     {"max-growth", required_argument, 0, O_MAXG}, {"max-unfreed", required_argument, 0, O_MAXU},
     {"max-peak", required_argument, 0, O_MAXP}, {"warmup", required_argument, 0, O_WARMUP},
     {"baseline", required_argument, 0, O_BASE}, {"max-peak-increase", required_argument, 0, O_MAXPI},
+    {"allow-incomplete", no_argument, 0, O_ALLOW_INC}, {"allow-oom", no_argument, 0, O_ALLOW_OOM},
+    {"allow-short", no_argument, 0, O_ALLOW_SHORT}, {"junit", required_argument, 0, O_JUNIT},
+    {"force", no_argument, 0, O_FORCE},
     {"verbose", no_argument, 0, O_VERBOSE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 
 static int cmd_check(int argc, char **argv)
@@ -491,6 +517,9 @@ static int cmd_run(int argc, char **argv)
         {"max-growth", required_argument, 0, O_MAXG}, {"max-unfreed", required_argument, 0, O_MAXU},
         {"max-peak", required_argument, 0, O_MAXP}, {"warmup", required_argument, 0, O_WARMUP},
         {"baseline", required_argument, 0, O_BASE}, {"max-peak-increase", required_argument, 0, O_MAXPI},
+        {"allow-incomplete", no_argument, 0, O_ALLOW_INC}, {"allow-oom", no_argument, 0, O_ALLOW_OOM},
+        {"allow-short", no_argument, 0, O_ALLOW_SHORT}, {"junit", required_argument, 0, O_JUNIT},
+        {"force", no_argument, 0, O_FORCE},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     vt_run_opts ro;
     memset(&ro, 0, sizeof ro);

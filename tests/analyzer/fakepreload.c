@@ -1,7 +1,8 @@
 /* fakepreload.c — a stand-in for libvramtrace.so in the `vramtrace run` test.
  * Its constructor writes, into $VRAMTRACE_OUTPUT, one snapshot stream whose
  * header carries VRAMTRACE_INTERVAL_MS and VRAMTRACE_DEPTH, with 20 steps of a
- * site that grows 1 MiB a step when FAKE_LEAK is set (stable otherwise), plus
+ * site that grows 1 MiB a step when FAKE_LEAK is set (stable otherwise), then the
+ * exit record (none when FAKE_KILLED is set: a process killed or ended by _exit), plus
  * env.txt holding LD_PRELOAD as the program saw it. Only in the process whose
  * command is named by FAKE_TARGET (so a shell's children do not write too). */
 #define _GNU_SOURCE
@@ -41,5 +42,10 @@ __attribute__((constructor)) static void fake_init(void)
         fprintf(f, "{\"t\":\"snapshot\",\"seq\":%d,\"trigger\":\"step\",\"step\":%d,\"step_marked\":true,\"sites\":"
                    "[{\"stack\":1,\"kind\":\"device\",\"device\":0,\"live_bytes\":%d,\"interval_peak_bytes\":%d}]}\n",
                 s + 1, s, (leak ? s + 1 : 1) << 20, (leak ? s + 1 : 1) << 20);
+    if (!getenv("FAKE_KILLED"))
+        fprintf(f, "{\"t\":\"snapshot\",\"seq\":21,\"trigger\":\"exit\",\"step\":19,\"step_marked\":true,"
+                   "\"sites\":[{\"stack\":1,\"kind\":\"device\",\"device\":0,\"live_bytes\":%d,"
+                   "\"interval_peak_bytes\":%d}],\"unfreed_at_exit\":true}\n",
+                (leak ? 20 : 1) << 20, (leak ? 20 : 1) << 20);
     fclose(f);
 }

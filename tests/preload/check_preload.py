@@ -692,6 +692,26 @@ def check_hostregflag(c):
     print("hostregflag ok")
 
 
+def check_exitworkers(c):
+    """Workers that end with _exit holding 3 MiB each write no exit record: `vramtrace
+    check` fails the run naming each worker's pid and its last live bytes (not
+    "passed"), the parent passes that gate, and --allow-incomplete passes the run."""
+    d = c.outdir("exitworkers")
+    p = c.run([c.prog("prog_runtime"), "exitworkers"], VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0, "exitworkers failed: %d %s" % (p.returncode, p.stderr))
+    files = sorted(glob.glob(os.path.join(d, "*.jsonl")))
+    expect(len(files) == 3, "exitworkers: %d snapshot files" % len(files))
+    exe = os.path.join(c.bin, "vramtrace")
+    r = subprocess.run([exe, "check", d], capture_output=True, text=True, timeout=60)
+    msg = "ended without an exit record (killed or `_exit`); its last snapshot held 3 MiB live"
+    expect(r.returncode == 1 and r.stdout.count(msg) == 2 and "passed" not in r.stdout,
+           "exitworkers: check %d %r" % (r.returncode, r.stdout))
+    r = subprocess.run([exe, "check", "--allow-incomplete", d], capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "passed (3 processes" in r.stdout,
+           "exitworkers: check --allow-incomplete %d %r" % (r.returncode, r.stdout))
+    print("exitworkers ok")
+
+
 def check_twocopies_rtonly(c):
     """Two copies in LD_PRELOAD and a program linked with the runtime only (the runtime
     dlopens the driver after start-up, and every hook of the first copy found the

@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg privpool hostregflag.
+ * heldsnap hostreg privpool hostregflag exitworkers.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -581,6 +581,41 @@ static void scenario_fork(void)
     EXPECT_LIVE(1 << 20);
 }
 
+/* Workers that end with _exit holding memory, as Python multiprocessing and pool
+ * workers do: two children started by exec (CUDA is not used across fork), each
+ * takes 3 MiB, marks 5 steps and calls _exit(0) (no exit record). The parent frees
+ * what it took and exits normally (check_preload.py exitworkers). */
+static void scenario_exitworkers(const char *self)
+{
+    void *p;
+    OK(cudaMalloc(&p, 1 << 20));
+    pid_t w[2];
+    for (int i = 0; i < 2; i++) {
+        w[i] = fork();
+        if (w[i] == 0) {
+            execl(self, self, "exitworker_child", (char *)NULL);
+            _exit(127);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        int status = 0;
+        CHECK(w[i] > 0 && waitpid(w[i], &status, 0) == w[i] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    OK(cudaFree(p));
+    EXPECT_LIVE(0);
+}
+
+static void scenario_exitworker_child(void)
+{
+    void *p;
+    OK(cudaMalloc(&p, 3 << 20));
+    for (int s = 0; s < 5; s++)
+        vramtrace_step();
+    EXPECT_LIVE(3 << 20);
+    fflush(stdout);
+    _exit(failures ? 1 : 0);
+}
+
 /* Runs until killed: churn and steps (the SIGKILL test). */
 static void scenario_loop(void)
 {
@@ -690,6 +725,8 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "churn")) scenario_churn();
     else if (!strcmp(s, "privpool")) scenario_privpool();
     else if (!strcmp(s, "hostregflag")) scenario_hostregflag();
+    else if (!strcmp(s, "exitworkers")) scenario_exitworkers(argv[0]);
+    else if (!strcmp(s, "exitworker_child")) scenario_exitworker_child();
     else if (!strcmp(s, "leak")) scenario_leak();
     else if (!strcmp(s, "reset")) scenario_reset();
     else if (!strcmp(s, "pool")) scenario_pool();

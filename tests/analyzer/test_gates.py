@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""test_gates.py VRAMTRACE GOLDEN_DIR — the gates of `vramtrace check` that must not
+pass silently, and its JUnit file read back by an existing consumer (Debian's
+python3-junitparser; without it the test says so and exits 77, counted as skipped).
+
+  - a leak: exit 1; the JUnit file has exactly one failing case, "leak", whose text
+    names the leaking site;
+  - an out-of-memory run: exit 1 with the first OOM named; --allow-oom passes it;
+  - a run too short to judge (3 periodic steps, 45 MiB unfreed at exit): exit 3,
+    "too few steps to judge", an <error> case in the JUnit file; --allow-short passes;
+  - --junit never overwrites an existing file without --force (exit 2, file kept).
+Every check asserts exact values; exit 1 on the first mismatch."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    from junitparser import JUnitXml, Failure, Error
+except ImportError:
+    print("SKIP: python3-junitparser is not installed (scripts/setup.sh installs it); the JUnit file "
+          "cannot be read back by a real consumer here")
+    sys.exit(77)
+
+MiB = 1 << 20
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(args):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+def cases(path):
+    """(classname, name, [result kinds]) of every test case of a JUnit file."""
+    out = []
+    for suite in JUnitXml.fromfile(path):
+        for case in suite:
+            out.append((case.classname, case.name, case.result))
+    return out
+
+
+def short_stream(path):
+    """3 periodic steps, then an exit record with 45 MiB unfreed."""
+    recs = [{"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": 42, "host": "h", "start_ns": 1},
+            {"t": "module", "id": 1, "path": "/opt/app/app", "build_id": "", "bias": 0},
+            {"t": "stack", "id": 1, "frames": [[1, 4096, "load_cache"]]}]
+    for s in range(3):
+        recs.append({"t": "snapshot", "seq": s + 1, "trigger": "periodic", "step": s + 1,
+                     "sites": [{"stack": 1, "kind": "device", "device": 0, "live_bytes": 45 * MiB}]})
+    recs.append({"t": "snapshot", "seq": 4, "trigger": "exit", "step": 3, "unfreed_at_exit": True,
+                 "sites": [{"stack": 1, "kind": "device", "device": 0, "live_bytes": 45 * MiB}]})
+    with open(path, "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def main(argv):
+    exe, golden = argv[1], argv[2]
+    tmp = tempfile.mkdtemp()
+    # a leak: one failing case, naming the site
+    leak = os.path.join(golden, "leak_churn-step")
+    j = os.path.join(tmp, "leak.xml")
+    r = run([exe, "check", "--junit", j, leak])
+    if r.returncode != 1:
+        fail("leak: check exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    got = cases(j)
+    bad = [(c, n, res) for c, n, res in got if res]
+    if len(bad) != 1 or bad[0][1] != "leak" or not isinstance(bad[0][2][0], Failure):
+        fail("leak: failing cases %r" % [(c, n) for c, n, _ in bad])
+    text = bad[0][2][0].text or ""
+    if "record_history" not in text or "leak +3 MiB/step" not in bad[0][2][0].message:
+        fail("leak: the failure does not name the site and rate: %r %r" % (bad[0][2][0].message, text))
+    names = sorted(n for _, n, _ in got)
+    if names != ["complete", "leak", "oom", "steps", "traced"]:
+        fail("leak: test cases %r" % names)
+    # an out-of-memory run
+    oom = os.path.join(golden, "oom_flush-step")
+    r = run([exe, "check", oom])
+    if r.returncode != 1 or "allocations failed with out-of-memory; the first: cudaMalloc of 64 MiB" not in r.stdout:
+        fail("oom: check exit %d %r" % (r.returncode, r.stdout))
+    r = run([exe, "check", "--allow-oom", oom])
+    if r.returncode != 0 or "passed" not in r.stdout:
+        fail("oom --allow-oom: check exit %d %r" % (r.returncode, r.stdout))
+    # a run too short to judge, with memory unfreed
+    short = os.path.join(tmp, "short.jsonl")
+    short_stream(short)
+    j = os.path.join(tmp, "short.xml")
+    r = run([exe, "check", "--junit", j, short])
+    want = "INCONCLUSIVE pid 42 on h: too few steps to judge"
+    if r.returncode != 3 or want not in r.stdout or "45 MiB stayed unfreed" not in r.stdout or "passed" in r.stdout:
+        fail("short: check exit %d %r" % (r.returncode, r.stdout))
+    bad = [(n, res) for _, n, res in cases(j) if res]
+    if len(bad) != 1 or bad[0][0] != "steps" or not isinstance(bad[0][1][0], Error):
+        fail("short: JUnit cases %r" % bad)
+    r = run([exe, "check", "--allow-short", short])
+    if r.returncode != 0:
+        fail("short --allow-short: check exit %d %r" % (r.returncode, r.stdout))
+    # --junit keeps an existing file unless --force
+    with open(j, "w") as f:
+        f.write("mine")
+    r = run([exe, "check", "--junit", j, leak])
+    if r.returncode != 2 or open(j).read() != "mine" or "already exists" not in r.stderr:
+        fail("--junit over an existing file: exit %d %r" % (r.returncode, r.stderr))
+    r = run([exe, "check", "--junit", j, "--force", leak])
+    if r.returncode != 1 or not cases(j):
+        fail("--junit --force: exit %d" % r.returncode)
+    print("gates ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
