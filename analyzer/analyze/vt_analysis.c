@@ -30,7 +30,9 @@ static int rank_of(vt_verdict v)
     case VT_LEAK: return 0;
     case VT_CHURN: return 1;
     case VT_PLATEAU: return 2;
-    default: return 3;
+    case VT_TOO_FEW: return 3;
+    case VT_TRANSIENT: return 4;
+    default: return 5;
     }
 }
 

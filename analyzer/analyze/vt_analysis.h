@@ -44,7 +44,7 @@ typedef struct vt_proc_result {
     size_t warmup;              /* steps skipped */
     vt_site_result *sites;
     size_t nsites;
-    size_t count[4];            /* by vt_verdict */
+    size_t count[VT_NVERDICTS]; /* by vt_verdict */
     size_t unfreed_sites;       /* sites with unfreed_exit > 0 */
 } vt_proc_result;
 

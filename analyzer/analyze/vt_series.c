@@ -22,6 +22,8 @@ const char *vt_verdict_name(vt_verdict v)
     case VT_LEAK: return "leak";
     case VT_PLATEAU: return "plateau";
     case VT_CHURN: return "churn";
+    case VT_TRANSIENT: return "transient";
+    case VT_TOO_FEW: return "too_few_steps";
     default: return "stable";
     }
 }
@@ -151,11 +153,34 @@ void vt_classify(const vt_series *s, long warmup, vt_site_stats *out)
     }
     size_t tail = m / 4 > 1 ? m / 4 : 1;
     int leak = m >= VT_JUDGE_MIN_STEPS && out->rises >= 3 && out->slope > 0 && (n - 1 - last_rise) <= tail;
+    /* a late leak: the floor rose at each of the last VT_LATE_LEAK_STEPS steps */
+    size_t late = 0;
+    while (late < m - 1 && F[n - 1 - late] > F[n - 2 - late]) late++;
+    if (!leak && late >= VT_LATE_LEAK_STEPS) {
+        size_t k = late + 1;   /* the rising tail and the step it rose from */
+        double *x = vt_xmalloc(k * sizeof *x), *y = vt_xmalloc(k * sizeof *y);
+        for (size_t i = 0; i < k; i++) {
+            x[i] = (double)s->step[n - k + i];
+            y[i] = (double)F[n - k + i];
+        }
+        out->slope = vt_theil_sen(x, y, k);
+        free(x);
+        free(y);
+        leak = out->slope > 0;
+    }
+    /* held in few steps, and given back by the last one */
+    size_t held = 0;
+    for (size_t i = 0; i < n; i++) held += s->live[i] || (s->peak && s->peak[i]);
+    int transient = held && held <= VT_TRANSIENT_STEPS && !s->live[n - 1];
     if (leak) {
         out->verdict = VT_LEAK;
         out->leaked_bytes = out->floor_end - out->floor_start;
     } else if (out->churn_events >= 2) {
         out->verdict = VT_CHURN;
+    } else if (transient) {
+        out->verdict = VT_TRANSIENT;
+    } else if (m < VT_JUDGE_MIN_STEPS && held) {
+        out->verdict = VT_TOO_FEW;
     } else {
         /* plateau: live bytes rose again in a later step than the site's first one */
         size_t a = 0;

@@ -13,14 +13,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The exact rules are in docs/metrics.md "Verdicts" and vt_classify. */
 typedef enum vt_verdict {
     VT_STABLE = 0,   /* constant after its first step */
     VT_PLATEAU,      /* floor grew, then stopped (warm-up, caches) */
     VT_CHURN,        /* memory given back and taken again (temporaries, sawtooth, batched frees) */
-    VT_LEAK          /* floor keeps rising through the steady phase */
+    VT_LEAK,         /* floor keeps rising through the steady phase, or through its last
+                        VT_LATE_LEAK_STEPS steps (a leak that starts late) */
+    VT_TRANSIENT,    /* held only inside at most VT_TRANSIENT_STEPS steps, then given back */
+    VT_TOO_FEW,      /* too few steps after warm-up to tell leak, plateau and stable apart */
+    VT_NVERDICTS
 } vt_verdict;
 
-/* "stable", "plateau", "churn", "leak". */
+/* A site whose floor rose at each of its last VT_LATE_LEAK_STEPS steps (and so is
+ * still rising at the last one) is a leak, whatever part of the run that covers. */
+#define VT_LATE_LEAK_STEPS 8
+/* A site whose memory was held (live or peak above 0) in at most this many steps
+ * and is given back by the last one is transient. */
+#define VT_TRANSIENT_STEPS 2
+
+/* "stable", "plateau", "churn", "leak", "transient", "too_few_steps". */
 const char *vt_verdict_name(vt_verdict v);
 
 /* Automatic warm-up for n steps: round(n/10) clamped to [1, 100]; 0 when n < 4. */

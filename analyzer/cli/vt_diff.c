@@ -31,7 +31,8 @@ typedef struct dset {
 
 static int worse(vt_verdict a, vt_verdict b)
 {
-    static const int rank[] = {[VT_STABLE] = 0, [VT_PLATEAU] = 1, [VT_CHURN] = 2, [VT_LEAK] = 3};
+    static const int rank[] = {[VT_TRANSIENT] = 0, [VT_STABLE] = 1, [VT_TOO_FEW] = 2, [VT_PLATEAU] = 3,
+                               [VT_CHURN] = 4, [VT_LEAK] = 5};
     return rank[a] > rank[b];
 }
 

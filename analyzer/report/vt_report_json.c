@@ -291,7 +291,7 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "torn_tail", json_boolean(p->torn_tail));
     json_object_set_new(j, "dropped_records", ju(p->dropped_records));
     json_t *counts = json_object();
-    for (int v = 0; v < 4; v++) json_object_set_new(counts, vt_verdict_name((vt_verdict)v), ju(pr->count[v]));
+    for (int v = 0; v < VT_NVERDICTS; v++) json_object_set_new(counts, vt_verdict_name((vt_verdict)v), ju(pr->count[v]));
     json_object_set_new(j, "verdict_counts", counts);
     json_t *devs = json_array();
     for (size_t d = 0; d < p->ndevices; d++) {

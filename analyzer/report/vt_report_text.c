@@ -154,6 +154,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         failed_only += pr->sites[i].st.verdict == VT_STABLE && !pr->sites[i].peak_bytes && !pr->sites[i].unfreed_exit;
     fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable", pr->count[VT_LEAK], pr->count[VT_CHURN],
             pr->count[VT_PLATEAU], pr->count[VT_STABLE] - failed_only);
+    if (pr->count[VT_TRANSIENT]) fprintf(f, ", %zu transient", pr->count[VT_TRANSIENT]);
+    if (pr->count[VT_TOO_FEW]) fprintf(f, ", %zu with too few steps to judge", pr->count[VT_TOO_FEW]);
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
@@ -251,8 +253,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     static const struct { vt_verdict v; const char *title; } rest[] = {
         {VT_CHURN, "CHURN (given back and taken again; not a leak)"},
         {VT_PLATEAU, "PLATEAU (grew, then stopped; not a leak)"},
+        {VT_TOO_FEW, "TOO FEW STEPS TO JUDGE (leak, plateau or stable: mark steps, or snapshot more often)"},
+        {VT_TRANSIENT, "TRANSIENT (held inside a step or two, then given back)"},
         {VT_STABLE, "STABLE"}};
-    for (size_t g = 0; g < 3; g++) {
+    for (size_t g = 0; g < sizeof rest / sizeof rest[0]; g++) {
         if (!pr->count[rest[g].v]) continue;
         fprintf(f, "\n%s%s%s\n", bold, rest[g].title, off);
         shown = 0;

@@ -58,6 +58,24 @@ def short_stream(path):
         f.write("".join(json.dumps(r) + "\n" for r in recs))
 
 
+def series_stream(path, live, peak=None, fn="grow_cache"):
+    """Marked steps of one site with the given live (and peak) bytes, then an exit
+    record with the last live bytes unfreed."""
+    recs = [{"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": 43, "host": "h", "start_ns": 1},
+            {"t": "module", "id": 1, "path": "/opt/app/app", "build_id": "", "bias": 0},
+            {"t": "stack", "id": 1, "frames": [[1, 4096, fn]]}]
+    for s, v in enumerate(live):
+        pk = max(v, peak[s] if peak else 0)
+        recs.append({"t": "snapshot", "seq": s + 1, "trigger": "step", "step": s, "step_marked": True,
+                     "sites": [{"stack": 1, "kind": "device", "device": 0, "live_bytes": v,
+                                "interval_peak_bytes": pk, "free_total": 1 if pk > v else 0}]})
+    recs.append({"t": "snapshot", "seq": len(live) + 1, "trigger": "exit", "step": len(live) - 1,
+                 "step_marked": True, "unfreed_at_exit": True,
+                 "sites": [{"stack": 1, "kind": "device", "device": 0, "live_bytes": live[-1]}]})
+    with open(path, "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in recs))
+
+
 def main(argv):
     exe, golden = argv[1], argv[2]
     tmp = tempfile.mkdtemp()
@@ -108,6 +126,21 @@ def main(argv):
     r = run([exe, "check", "--junit", j, "--force", leak])
     if r.returncode != 1 or not cases(j):
         fail("--junit --force: exit %d" % r.returncode)
+    # a leak that starts in the last 20 % of the run and still rises at the end: a leak
+    late = os.path.join(tmp, "late.jsonl")
+    series_stream(late, [100 * MiB] * 48 + [(100 + k) * MiB for k in range(1, 13)])
+    r = run([exe, "check", late])
+    if r.returncode != 1 or "leak +1 MiB/step" not in r.stdout or "grow_cache" not in r.stdout:
+        fail("late leak: check exit %d %r" % (r.returncode, r.stdout))
+    # a buffer taken once and given back inside one step: transient
+    brief = os.path.join(tmp, "brief.jsonl")
+    pk = [0] * 60
+    pk[30] = 256 * MiB
+    series_stream(brief, [0] * 60, pk, fn="scratch_once")
+    r = run([exe, "report", "--format", "json", brief])
+    verdicts = [s["verdict"] for p in json.loads(r.stdout)["processes"] for s in p["sites"]] if r.returncode == 0 else r
+    if verdicts != ["transient"]:
+        fail("brief buffer: verdicts %r" % (verdicts,))
     print("gates ok")
     return 0
 

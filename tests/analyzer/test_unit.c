@@ -523,6 +523,40 @@ static void test_display(void)
     CHECK(!strcmp(t4, "abc") && !strcmp(t5, "\xe2\x82\xac"), "trim ascii / whole 3-byte");
 }
 
+/* Verdicts that say what the data says (docs/metrics.md "Verdicts"). */
+static void test_verdicts_truth(void)
+{
+    vt_site_stats s;
+    /* a leak that starts in the last 20 % of the run and is still rising at the end:
+     * 100 MiB flat for 48 steps, then +1 MiB at each of the last 12 */
+    reset();
+    for (int i = 0; i < N; i++) lv[i] = (uint64_t)(100 + (i < 48 ? 0 : i - 47)) * MiB;
+    CHECK(classify(N, -1, &s) == VT_LEAK, "late leak: %s (slope %g)", vt_verdict_name(s.verdict), s.slope);
+    CHECK(fabs(s.slope - MiB) < 1, "late leak slope %g, expected 1 MiB/step", s.slope);
+    CHECK(s.leaked_bytes == 12 * MiB, "late leak leaked %llu", (unsigned long long)s.leaked_bytes);
+    /* the same growth stopped 3 steps before the end: not rising at the end, a plateau */
+    for (int i = N - 3; i < N; i++) lv[i] = pk[i] = lv[N - 4];
+    CHECK(classify(N, -1, &s) == VT_PLATEAU, "late growth that stopped: %s", vt_verdict_name(s.verdict));
+    /* a buffer taken once and given back inside one step: transient, not stable */
+    reset();
+    pk[30] = 256 * MiB;
+    nf[30] = 1;
+    CHECK(classify(N, -1, &s) == VT_TRANSIENT, "brief buffer: %s", vt_verdict_name(s.verdict));
+    /* ... and one held across two steps' snapshots */
+    reset();
+    lv[30] = lv[31] = 8 * MiB;
+    nf[32] = 1;
+    CHECK(classify(N, -1, &s) == VT_TRANSIENT, "buffer over two steps: %s", vt_verdict_name(s.verdict));
+    /* 3 steps of 10 MiB held: too few steps to judge, never "stable" */
+    reset();
+    for (int i = 0; i < 3; i++) lv[i] = 10 * MiB;
+    CHECK(classify(3, -1, &s) == VT_TOO_FEW, "3 steps: %s", vt_verdict_name(s.verdict));
+    CHECK(!strcmp(vt_verdict_name(VT_TOO_FEW), "too_few_steps"), "name %s", vt_verdict_name(VT_TOO_FEW));
+    /* a site that never held memory (its calls all failed) stays stable */
+    reset();
+    CHECK(classify(3, -1, &s) == VT_STABLE, "nothing held, 3 steps: %s", vt_verdict_name(s.verdict));
+}
+
 int main(int argc, char **argv)
 {
     test_display();
@@ -536,6 +570,7 @@ int main(int argc, char **argv)
     test_demangle();
     test_floor_theil_sen();
     test_verdicts();
+    test_verdicts_truth();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }
