@@ -14,6 +14,7 @@
 #include "vt_config.h"
 #include "vt_fd.h"
 #include "vt_log.h"
+#include "vt_core.h"   /* vt_now_ns */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct {
@@ -29,6 +31,7 @@ static struct {
     int             failed;     /* under lock: given up after a write error        */
     int             dirty;      /* under lock: snap not on disk yet                */
     vt_prom_snap    snap;       /* under lock: latest figures                      */
+    uint64_t        written_ns; /* under lock: CLOCK_MONOTONIC of the last write    */
     vt_buf          buf;        /* under lock                                       */
 } vt__prom = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -173,6 +176,18 @@ void vt_prom_render(vt_buf *b, const vt_prom_snap *s)
     vt__family(b, "vramtrace_up", "gauge", "1 while the process runs, 0 after it exited.");
     vt__labels(b, "vramtrace_up", s, NULL, -1);
     vt__u(b, (uint64_t)(s->up ? 1 : 0));
+    vt__family(b, "vramtrace_last_snapshot_timestamp_seconds", "gauge",
+               "Unix time (CLOCK_REALTIME) these figures were written: after each snapshot, and at least once "
+               "per snapshot interval while the process runs (a stale one: killed).");
+    vt__labels(b, "vramtrace_last_snapshot_timestamp_seconds", s, NULL, -1);
+    vt_buf_fixed6(b, (double)s->written_unix_ms / 1000.0);
+    vt_buf_put(b, "\n", 1);
+    vt__family(b, "vramtrace_snapshot_interval_seconds", "gauge",
+               "VRAMTRACE_INTERVAL_MS in seconds (0: periodic snapshots off; the file is then written at snapshots "
+               "and exit only).");
+    vt__labels(b, "vramtrace_snapshot_interval_seconds", s, NULL, -1);
+    vt_buf_fixed6(b, (double)vt__config.interval_ms / 1000.0);
+    vt_buf_put(b, "\n", 1);
     vt__family(b, "vramtrace_step", "gauge",
                "Step number (vramtrace_step() marks, else periodic snapshots).");
     vt__labels(b, "vramtrace_step", s, NULL, -1);
@@ -345,6 +360,10 @@ static void vt__write_locked(void)
     }
     vt_buf *b = &vt__prom.buf;
     vt_buf_reset(b);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    vt__prom.snap.written_unix_ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    vt__prom.written_ns = vt_now_ns();
     vt_prom_render(b, &vt__prom.snap);
     if (b->oom) {
         vt__give_up("format", path, ENOMEM);
@@ -406,7 +425,11 @@ void vt_prom_flush(void)
     if (!vt_prom_enabled())
         return;
     pthread_mutex_lock(&vt__prom.lock);
-    if (vt__prom.dirty && vt__prom.snap.pid == (int)getpid())
+    /* a running process's file is rewritten at least once per interval, so that its
+     * timestamp tells a live process from a killed one */
+    uint64_t iv = (uint64_t)vt__config.interval_ms * 1000000ull;
+    int stale = iv && vt__prom.snap.up && vt_now_ns() - vt__prom.written_ns >= iv;
+    if ((vt__prom.dirty || stale) && vt__prom.snap.pid == (int)getpid())
         vt__write_locked();
     pthread_mutex_unlock(&vt__prom.lock);
 }

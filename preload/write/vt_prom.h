@@ -60,6 +60,7 @@ typedef struct vt_prom_snap {
     int         up;                        /* 0 on the exit write                   */
     int         at_exit;                   /* unfreed bytes are written             */
     uint64_t    step;
+    uint64_t    written_unix_ms;           /* CLOCK_REALTIME of the write (set by it) */
     int         n_devs;
     vt_prom_dev devs[VT_DEV_SLOTS];
 } vt_prom_snap;

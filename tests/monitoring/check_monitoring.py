@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 MIB = 1 << 20
 SIM_UUID0 = "GPU-73696d63-7564-612d-6465-760000000000"   # simcuda: "simcuda-dev" + ordinal
@@ -129,6 +130,7 @@ def promtool_metrics(a, path):
 
 def test_prom(a):
     prom_dir = os.path.join(a.work, "prom")
+    started = time.time()
     p = run_prog(a, ["prom"], {"VRAMTRACE_PROMETHEUS": prom_dir})
     m = re.search(r"pid (\d+)", p.stdout)
     if not check(m, "prog_monitor printed no pid"):
@@ -138,7 +140,7 @@ def test_prom(a):
     running = os.path.join(prom_dir, "running.prom")
     check(os.path.exists(final), f"{final} missing after exit (it is kept)")
     check(os.path.exists(running), "no textfile while the program ran")
-    left = [f for f in os.listdir(prom_dir) if f not in (os.path.basename(final), "running.prom")]
+    left = [f for f in os.listdir(prom_dir) if f not in (os.path.basename(final), "running.prom", "running2.prom")]
     check(not left, f"leftover files in the textfile folder: {left}")
     if not (os.path.exists(final) and os.path.exists(running)):
         return
@@ -149,6 +151,17 @@ def test_prom(a):
     for pr in problems:
         check(False, pr)
     check(value(s, "vramtrace_up", pid=pid) == 1, "running: vramtrace_up != 1")
+    # the write's time, and the interval it is kept fresh within
+    ts = value(s, "vramtrace_last_snapshot_timestamp_seconds", pid=pid)
+    check(ts is not None and started - 1 <= ts <= time.time() + 1,
+          f"running: vramtrace_last_snapshot_timestamp_seconds {ts} outside the run [{started}, {time.time()}]")
+    check(value(s, "vramtrace_snapshot_interval_seconds", pid=pid) == 0.1,
+          "running: vramtrace_snapshot_interval_seconds != 0.1")
+    # 450 ms later, idle (nothing allocated, no step), the file was rewritten
+    s2, _ = parse_prom(os.path.join(prom_dir, "running2.prom"))
+    ts2 = value(s2, "vramtrace_last_snapshot_timestamp_seconds", pid=pid)
+    check(ts is not None and ts2 is not None and ts2 - ts >= 0.3,
+          f"idle: the textfile's timestamp went from {ts} to {ts2} in 450 ms (not rewritten each interval)")
     check(value(s, "vramtrace_step", pid=pid) == 5, "running: vramtrace_step != 5")
     want = {("vramtrace_live_bytes", "device"): 5 * MIB,
             ("vramtrace_live_bytes", "managed"): 2 * MIB,

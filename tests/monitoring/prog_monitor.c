@@ -92,6 +92,13 @@ static int run_prom(void)
         fprintf(stderr, "no textfile %s while running\n", from);
         failures++;
     }
+    /* idle: no allocation, no step; the file is still rewritten each interval */
+    sleep_ms(450);
+    snprintf(to, sizeof to, "%s/running2.prom", dir);
+    if (copy_file(from, to) < 0) {
+        fprintf(stderr, "no textfile %s while running (idle)\n", from);
+        failures++;
+    }
     OK(cudaFree(managed));
     printf("pid %d\n", (int)getpid());
     return failures ? 1 : 0;
