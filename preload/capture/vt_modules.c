@@ -124,7 +124,11 @@ vt_module *vt_modules_find(uintptr_t pc)
 const char *vt_modules_symbol(uintptr_t pc)
 {
     Dl_info di;
-    if (dladdr((void *)pc, &di) && di.dli_sname && di.dli_saddr)
+    const ElfW(Sym) *sym = NULL;
+    /* dladdr answers with the nearest exported symbol below pc, even one that ends
+     * before it (a static function after it): only a symbol whose size covers pc */
+    if (dladdr1((void *)pc, &di, (void **)&sym, RTLD_DL_SYMENT) && di.dli_sname && di.dli_saddr && sym &&
+        pc - (uintptr_t)di.dli_saddr < (sym->st_size ? sym->st_size : 1))
         return di.dli_sname;
     return NULL;
 }

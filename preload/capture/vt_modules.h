@@ -24,8 +24,9 @@ typedef struct vt_module {
  * Returns NULL when no loaded object holds it (JIT code, unloaded library). */
 vt_module *vt_modules_find(uintptr_t pc);
 
-/* Function name dladdr reports for pc (pointer into the loader's string table, valid
- * while the object stays loaded), or NULL. */
+/* Function name dladdr reports for pc when that exported symbol's size covers pc
+ * (pointer into the loader's string table, valid while the object stays loaded), or
+ * NULL. */
 const char *vt_modules_symbol(uintptr_t pc);
 
 /* [*lo, *hi): the addresses the PT_LOAD segments of a dl_iterate_phdr entry cover

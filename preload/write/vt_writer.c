@@ -44,6 +44,7 @@
 #include "vt_format.h"
 #include "vt_host.h"
 #include "vt_log.h"
+#include "vt_elfsym.h"
 #include "vt_modules.h"
 #include "vt_prom.h"
 #include "vt_sitediff.h"
@@ -139,8 +140,10 @@ static int vt__flush(void)
 }
 
 /* Logs one line per site that crossed the leak threshold in this snapshot (once per
- * site): the first frame that is not CUDA's own (its function, else module+offset),
- * or the innermost Python frame when the stack has one. */
+ * site): the first frame that is not CUDA's own, as "function (module)" (the
+ * function from the module's ELF symbol tables, static functions included, else
+ * from dladdr), else "module+0xoffset"; or the innermost Python frame when the stack
+ * has one. */
 static void vt__warn_new_leaks(const vt_collect *c)
 {
     for (size_t i = 0; i < c->n_sites; i++) {
@@ -155,9 +158,15 @@ static void vt__warn_new_leaks(const vt_collect *c)
                 vt_module *m = vt_modules_find(pcs[f] - 1);
                 if (m && vt_frames_module_trimmed(m->path))
                     continue;
-                const char *fn = vt_modules_symbol(pcs[f] - 1);
+                const char *fn = m ? vt_elfsym_lookup(m->path, (uint64_t)(pcs[f] - 1 - m->bias)) : NULL;
+                if (!fn)
+                    fn = vt_modules_symbol(pcs[f] - 1);
                 if (fn) {
-                    strncpy(where, fn, sizeof where - 1);
+                    const char *base = m ? strrchr(m->path, '/') : NULL;
+                    if (m && m->path[0])
+                        snprintf(where, sizeof where, "%.300s (%.180s)", fn, base ? base + 1 : m->path);
+                    else
+                        snprintf(where, sizeof where, "%.480s", fn);
                 } else if (m) {
                     const char *base = strrchr(m->path, '/');
                     vt_buf tmp;

@@ -306,7 +306,7 @@ def check_leakwarn(c):
     expect(p.returncode == 0, "leak failed: " + p.stderr)
     lines = [l for l in p.stderr.splitlines() if l.startswith("vramtrace: possible leak:")]
     expect(len(lines) == 1, "one leak warning expected, got %r" % p.stderr)
-    expect("leaky_step growing 1048576 bytes/step" in lines[0], "warning text: " + lines[0])
+    expect("leaky_step (prog_runtime) growing 1048576 bytes/step" in lines[0], "warning text: " + lines[0])
     recs = read_records(one_file(d), allow_torn=False)
     warned = [s for s in snaps(recs) if s["leak_warnings"]]
     expect(warned, "no snapshot records the leak warning")
@@ -316,6 +316,19 @@ def check_leakwarn(c):
     steps = snaps(recs, "step")
     expect(len(steps) >= 15, "step snapshots: %d" % len(steps))
     print("leakwarn ok")
+
+
+def check_leakstatic(c):
+    """The online leak warning names a static function (no dynamic symbol: dladdr
+    alone gives a wrong name or none) from the binary's .symtab, with its module."""
+    d = c.outdir("leakstatic")
+    p = c.run([c.prog("prog_runtime"), "leakstatic"], VRAMTRACE_OUTPUT=d, VRAMTRACE_LEAK_STEPS=5)
+    expect(p.returncode == 0, "leakstatic failed: " + p.stderr)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("vramtrace: possible leak:")]
+    expect(len(lines) == 1 and lines[0].startswith(
+        "vramtrace: possible leak: grow_static_cache (prog_runtime) growing 1048576 bytes/step"),
+        "leakstatic: warning %r" % lines)
+    print("leakstatic ok")
 
 
 def check_nocuda(c):

@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg privpool hostregflag exitworkers.
+ * heldsnap hostreg privpool hostregflag exitworkers leakstatic.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -115,6 +115,24 @@ __attribute__((noinline, visibility("default"))) void leaky_step(void **out)
     OK(cudaMalloc(out, 1 << 20));   /* leaked */
     OK(cudaMalloc(&tmp, 4 << 20));  /* temporary */
     OK(cudaFree(tmp));
+}
+
+/* A static function (in .symtab only, not exported): the online leak warning names
+ * it from the binary's symbol table (check_preload.py leakstatic). */
+static __attribute__((noinline)) void grow_static_cache(void **out)
+{
+    OK(cudaMalloc(out, 1 << 20));   /* leaked */
+    __asm__ volatile("" ::: "memory");
+}
+
+static void scenario_leakstatic(void)
+{
+    void *leaked[12];
+    for (int s = 0; s < 12; s++) {
+        grow_static_cache(&leaked[s]);
+        vramtrace_step();
+    }
+    EXPECT_LIVE(12ull << 20);
 }
 
 static void scenario_leak(void)
@@ -728,6 +746,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "exitworkers")) scenario_exitworkers(argv[0]);
     else if (!strcmp(s, "exitworker_child")) scenario_exitworker_child();
     else if (!strcmp(s, "leak")) scenario_leak();
+    else if (!strcmp(s, "leakstatic")) scenario_leakstatic();
     else if (!strcmp(s, "reset")) scenario_reset();
     else if (!strcmp(s, "pool")) scenario_pool();
     else if (!strcmp(s, "threads")) scenario_threads();
