@@ -218,17 +218,38 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
     free(tf);
 }
 
-/* A statically linked CUDA runtime lives inside the program's own module, where the
- * preload could not name its (local) functions; once symbolized offline, drop the
- * leading run of CUDA runtime frames so the first frame is the program's call. Keeps
- * at least one frame. */
+/* 1 when every logical frame of f (its inlined calls and its own function) is a
+ * CUDA function. */
+static int all_cuda(vt_symbolizer *sym, const vt_frame *f)
+{
+    uint32_t n = vt_sym_frame_depth(sym, f);
+    for (uint32_t d = 0; d < n; d++)
+        if (!vt_frames_cuda_function(vt_sym_frame_at(sym, f, d)->function)) return 0;
+    return 1;
+}
+
+/* CUDA's own frames inside the program's module — a statically linked runtime, where
+ * the preload could not name its (local) functions, or a CUDA header's inline wrapper
+ * (the cudaMalloc(T **, size_t) template of cuda_runtime.h) inlined into the program's
+ * code — are trimmed once symbolized offline, one logical frame at a time: the
+ * leading physical frames whose logical frames are all CUDA's are dropped; in the
+ * first one left, its leading CUDA logical frames are left out of the view
+ * (st->inline_skip), so the program's inlined caller in the same physical frame
+ * stays. Keeps at least one frame. */
 static void trim_static_runtime(vt_symbolizer *sym, vt_process *p)
 {
     for (size_t k = 0; k < p->nstacks; k++) {
         vt_stack *st = p->stacks[k];
         uint32_t n = 0;
-        while (n + 1 < st->nframes && vt_frames_cuda_function(vt_sym_frame(sym, &st->frames[n])->function))
+        while (n + 1 < st->nframes && all_cuda(sym, &st->frames[n]))
             n++;
+        st->inline_skip = 0;
+        if (st->nframes > n) {
+            uint32_t depth = vt_sym_frame_depth(sym, &st->frames[n]);
+            while (st->inline_skip + 1 < depth &&
+                   vt_frames_cuda_function(vt_sym_frame_at(sym, &st->frames[n], st->inline_skip)->function))
+                st->inline_skip++;
+        }
         if (!n) continue;
         for (uint32_t i = 0; i < n; i++) free(st->frames[i].function);
         memmove(st->frames, st->frames + n, (st->nframes - n) * sizeof *st->frames);
@@ -240,12 +261,13 @@ static void trim_static_runtime(vt_symbolizer *sym, vt_process *p)
 }
 
 /* Views (vt_pyview.h) and, with python_only, the grouping by Python frames. */
-static void prepare_stacks(vt_process *p, int python_only)
+static void prepare_stacks(vt_process *p, int python_only, vt_symbolizer *sym)
 {
     size_t n = p->nstacks;   /* vt_python_only_stack appends */
     for (size_t k = 0; k < n; k++) {
         vt_stack *st = p->stacks[k];
         vt_stack_view(st);
+        vt_stack_view_inline(st, sym);
         st->group = python_only ? vt_python_only_stack(p, st) : st;
     }
 }
@@ -362,7 +384,7 @@ void vt_analyze_ex(vt_runset *rs, const vt_analyze_opts *o, vt_analysis *out)
     out->sym = vt_sym_new(o->no_dwarf);
     for (size_t i = 0; i < rs->n; i++) {
         trim_static_runtime(out->sym, rs->procs[i]);
-        prepare_stacks(rs->procs[i], o->python_only);
+        prepare_stacks(rs->procs[i], o->python_only, out->sym);
     }
     out->procs = vt_xcalloc(rs->n ? rs->n : 1, sizeof *out->procs);
     for (size_t i = 0; i < rs->n; i++) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_symbolize.h"
 #include "vt_util.h"
 
 int vt_pyframe_is_own(const vt_pyframe *f)
@@ -113,6 +114,31 @@ void vt_stack_view(vt_stack *st)
             st->title = j;
             break;
         }
+}
+
+void vt_stack_view_inline(vt_stack *st, vt_symbolizer *sym)
+{
+    size_t cap = 0;
+    for (uint32_t j = 0; j < st->nview; j++)
+        cap += st->view[j] >= 0 ? vt_sym_frame_depth(sym, &st->frames[st->view[j]]) : 1;
+    if (cap == st->nview && !st->inline_skip) return;   /* nothing inlined */
+    int32_t *v = vt_xmalloc((cap ? cap : 1) * sizeof *v);
+    uint32_t n = 0, title = st->nview;
+    for (uint32_t j = 0; j < st->nview; j++) {
+        if (j == st->title) title = n;
+        int32_t e = st->view[j];
+        if (e < 0) {
+            v[n++] = e;
+            continue;
+        }
+        uint32_t depth = vt_sym_frame_depth(sym, &st->frames[e]);
+        uint32_t from = e == 0 && st->inline_skip < depth ? st->inline_skip : 0;
+        for (uint32_t d = from; d < depth && d < 128; d++) v[n++] = VT_VIEW_MAKE(e, d);
+    }
+    free(st->view);
+    st->view = v;
+    st->nview = n;
+    st->title = title < n ? title : 0;
 }
 
 vt_stack *vt_python_only_stack(vt_process *p, vt_stack *st)

@@ -31,6 +31,13 @@
  * described above (replacing an earlier view). Exits on OOM; cannot fail. */
 void vt_stack_view(vt_stack *st);
 
+/* Expands every native entry of st->view into its logical frames (inlined calls
+ * first, vt_symbolize.h vt_sym_frame_at), leaving out the first st->inline_skip
+ * logical frames of frames[0]; st->title follows its frame. Call after
+ * vt_stack_view. Exits on OOM; cannot fail. */
+struct vt_symbolizer;
+void vt_stack_view_inline(vt_stack *st, struct vt_symbolizer *sym);
+
 /* The stack the sites of st are grouped under with --python-only: st itself
  * when it has no Python frames; otherwise the process's stack made of st's Python
  * frames alone (file, function and line; native_index -1; no native frames),

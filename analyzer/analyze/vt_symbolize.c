@@ -38,9 +38,21 @@ typedef struct sym_key {
 
 typedef struct sym_ent {
     sym_key key;
-    vt_sym sym;
+    vt_sym sym;             /* depth 0: the innermost logical frame */
+    vt_sym *outer;          /* depths 1 .. nlogical-1: the functions it is inlined into,
+                               innermost first, the last the physical frame's own */
+    uint32_t nlogical;      /* >= 1 */
     UT_hash_handle hh;
 } sym_ent;
+
+/* One logical frame of a physical frame, as read from DWARF. */
+typedef struct lframe {
+    const char *name;       /* linkage name (mangled) or qualified DWARF name; owned when qualified */
+    char *qualified;        /* the owned one, or NULL */
+    const char *file;       /* libdw's string */
+    int line;
+} lframe;
+#define VT_MAX_INLINE 64
 
 struct vt_symbolizer {
     int disable_dwarf;
@@ -79,6 +91,13 @@ void vt_sym_free(vt_symbolizer *s)
         free((char *)e->sym.signature);
         free((char *)e->sym.file);
         free((char *)e->sym.label);
+        for (uint32_t d = 0; d + 1 < e->nlogical; d++) {
+            free((char *)e->outer[d].function);
+            free((char *)e->outer[d].signature);
+            free((char *)e->outer[d].file);
+            free((char *)e->outer[d].label);
+        }
+        free(e->outer);
         free(e);
     }
     free(s);
@@ -150,101 +169,144 @@ static mod_ent *module_for(vt_symbolizer *s, const vt_module *vm)
     return m;
 }
 
-/* The name of the innermost function (inlined or not) containing addr, from
- * DWARF: its linkage name (DW_AT_linkage_name, mangled for C++, demangled by the
- * caller) where it has one, else DW_AT_name; NULL if none. */
-static const char *dwarf_function(Dwfl_Module *mod, GElf_Addr addr)
+/* The DIE a function DIE takes its name from: itself, or through
+ * DW_AT_abstract_origin / DW_AT_specification the declaration that has one. */
+static Dwarf_Die named_origin(Dwarf_Die d)
+{
+    Dwarf_Attribute a;
+    Dwarf_Die spec;
+    for (int k = 0; k < 4 && !dwarf_hasattr(&d, DW_AT_name); k++) {
+        if (dwarf_attr(&d, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &spec)) d = spec;
+        else if (dwarf_attr(&d, DW_AT_specification, &a) && dwarf_formref_die(&a, &spec)) d = spec;
+        else break;
+    }
+    return d;
+}
+
+/* The name of function DIE d qualified by the scopes that enclose its declaration,
+ * as the demangler writes them: namespaces ("(anonymous namespace)" for an unnamed
+ * one), classes, structures and unions ("{unnamed type}"), enclosing functions; for
+ * a DIE without a linkage name (GCC gives none to functions of an anonymous
+ * namespace). Owned by the caller; NULL when d has no name. */
+static char *qualified_name(Dwarf_Die *d)
+{
+    Dwarf_Die origin = named_origin(*d);
+    const char *base = dwarf_diename(&origin);
+    if (!base) return NULL;
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes_die(&origin, &scopes);   /* origin first, then its parents */
+    size_t cap = strlen(base) + 1, len = 0;
+    for (int i = 1; i < n; i++) cap += (dwarf_diename(&scopes[i]) ? strlen(dwarf_diename(&scopes[i])) : 24) + 2;
+    char *out = vt_xmalloc(cap);
+    out[0] = 0;
+    for (int i = n - 1; i >= 1; i--) {
+        int tag = dwarf_tag(&scopes[i]);
+        const char *nm = dwarf_diename(&scopes[i]);
+        const char *part = NULL;
+        if (tag == DW_TAG_namespace) part = nm ? nm : "(anonymous namespace)";
+        else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
+            part = nm ? nm : "{unnamed type}";
+        else if (tag == DW_TAG_subprogram && nm) part = nm;
+        if (!part) continue;
+        len += (size_t)snprintf(out + len, cap - len, "%s::", part);
+    }
+    snprintf(out + len, cap - len, "%s", base);
+    free(scopes);
+    return out;
+}
+
+/* The logical frames at addr, innermost first (addr2line -i): the inlined
+ * subroutines whose ranges hold addr, then the subprogram they are inlined into.
+ * Frame 0's file and line are addr's; frame k's (k >= 1) are the call site of frame
+ * k-1 (its DW_AT_call_file / DW_AT_call_line). Names: the linkage name where the DIE
+ * has one (mangled C++, demangled by the caller), else the qualified DWARF name.
+ * Returns the count (0: no DWARF for addr). */
+static int dwarf_chain(Dwfl_Module *mod, GElf_Addr addr, lframe *out, int max)
 {
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-    if (!cu) return NULL;
-    Dwarf_Die *scopes = NULL;
-    int n = dwarf_getscopes(cu, addr - bias, &scopes);
-    const char *name = NULL;
-    for (int i = 0; i < n && !name; i++) {
+    if (!cu) return 0;
+    Dwarf_Die *at = NULL, *scopes = NULL;
+    int na = dwarf_getscopes(cu, addr - bias, &at);
+    /* dwarf_getscopes follows an inlined instance into its abstract definition's
+     * scopes; the callers are the concrete parents of the innermost function DIE
+     * (dwarf_getscopes_die), as eu-addr2line -i walks them */
+    int first = 0;
+    while (first < na && dwarf_tag(&at[first]) != DW_TAG_subprogram &&
+           dwarf_tag(&at[first]) != DW_TAG_inlined_subroutine)
+        first++;
+    int ns = first < na ? dwarf_getscopes_die(&at[first], &scopes) : 0;
+    free(at);
+    if (ns < 0) ns = 0;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = NULL;
+    int n = 0;
+    const char *call_file = NULL;
+    int call_line = 0, have_call = 0;
+    for (int i = 0; i < ns && n < max; i++) {
         int tag = dwarf_tag(&scopes[i]);
         if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+        lframe *lf = &out[n];
+        memset(lf, 0, sizeof *lf);
         Dwarf_Attribute a;
-        Dwarf_Die origin = scopes[i], spec;
-        /* follow abstract_origin / specification to the declaration that has the name */
-        for (int k = 0; k < 4 && !dwarf_hasattr(&origin, DW_AT_name); k++) {
-            if (dwarf_attr(&origin, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &spec)) origin = spec;
-            else if (dwarf_attr(&origin, DW_AT_specification, &a) && dwarf_formref_die(&a, &spec)) origin = spec;
-            else break;
-        }
         if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a) ||
             dwarf_attr_integrate(&scopes[i], DW_AT_MIPS_linkage_name, &a))
-            name = dwarf_formstring(&a);
-        if (!name) name = dwarf_diename(&origin);
+            lf->name = dwarf_formstring(&a);
+        if (!lf->name) lf->name = lf->qualified = qualified_name(&scopes[i]);
+        if (have_call) {
+            lf->file = call_file;
+            lf->line = call_line;
+        }
+        n++;
+        have_call = 0;
+        if (tag == DW_TAG_subprogram) break;   /* the physical function: the chain ends */
+        /* this inlined subroutine's call site is where its caller's frame is */
+        Dwarf_Word w;
+        if (files && dwarf_attr(&scopes[i], DW_AT_call_file, &a) && dwarf_formudata(&a, &w) == 0)
+            call_file = dwarf_filesrc(files, (size_t)w, NULL, NULL);
+        else
+            call_file = NULL;
+        call_line = dwarf_attr(&scopes[i], DW_AT_call_line, &a) && dwarf_formudata(&a, &w) == 0 ? (int)w : 0;
+        have_call = 1;
     }
     free(scopes);
-    return name;
+    return n;
 }
 
-const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
+/* Fills sym from a function name (or NULL), file and line: demangled function and
+ * signature, display forms, the one-line label. */
+static void fill_sym(vt_sym *sym, const vt_frame *f, const char *fn, const char *file, int line)
 {
-    sym_key k;
-    memset(&k, 0, sizeof k);
-    k.mod = f->mod;
-    k.offset = f->offset;
-    k.fallback = f->function;
-    sym_ent *e;
-    HASH_FIND(hh, s->syms, &k, sizeof k, e);
-    if (e) return &e->sym;
-    e = vt_xcalloc(1, sizeof *e);
-    e->key = k;
-    e->sym.offset = f->offset;
-    e->sym.module = f->mod ? f->mod->shown : NULL;
-    const char *fn = NULL, *file = NULL;
-    int line = 0;
-    if (f->mod) {
-        mod_ent *m = module_for(s, f->mod);
-        if (m->mod) {
-            /* every frame is a return address: the call is the byte before it */
-            GElf_Addr addr = f->offset ? f->offset - 1 : 0;
-            GElf_Off off;
-            GElf_Sym sym;
-            fn = dwarf_function(m->mod, addr);
-            if (!fn) fn = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
-            Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
-            if (dl) {
-                int ln = 0;
-                const char *src = dwfl_lineinfo(dl, NULL, &ln, NULL, NULL, NULL);
-                if (src) {
-                    file = src;
-                    line = ln;
-                }
-            }
-        }
-    }
-    if (!fn) fn = f->function;
+    sym->offset = f->offset;
+    sym->module = f->mod ? f->mod->shown : NULL;
     if (fn) {
         /* ELF symbol versions ("__libc_start_main@@GLIBC_2.34") are not part of the name */
         char *plain = vt_xstrndup(fn, strcspn(fn, "@"));
         char *sig = vt_demangle(plain);
         if (sig) {
-            e->sym.function = vt_demangled_name(sig);
-            e->sym.signature = sig;
+            sym->function = vt_demangled_name(sig);
+            sym->signature = sig;
             free(plain);
         } else {
-            e->sym.function = plain;
-            e->sym.signature = vt_xstrdup(plain);
+            sym->function = plain;
+            sym->signature = vt_xstrdup(plain);
         }
         /* names a program chose: their display form (vt_display.h) */
-        if (!vt_display_clean(e->sym.function)) {
-            char *d = vt_xdisplay(e->sym.function);
-            free((char *)e->sym.function);
-            e->sym.function = d;
+        if (!vt_display_clean(sym->function)) {
+            char *d = vt_xdisplay(sym->function);
+            free((char *)sym->function);
+            sym->function = d;
         }
-        if (!vt_display_clean(e->sym.signature)) {
-            char *d = vt_xdisplay(e->sym.signature);
-            free((char *)e->sym.signature);
-            e->sym.signature = d;
+        if (!vt_display_clean(sym->signature)) {
+            char *d = vt_xdisplay(sym->signature);
+            free((char *)sym->signature);
+            sym->signature = d;
         }
-        fn = e->sym.signature;   /* labels show the signature */
+        fn = sym->signature;   /* labels show the signature */
     }
-    e->sym.file = file ? vt_xdisplay(file) : NULL;
-    e->sym.line = line;
+    sym->file = file ? vt_xdisplay(file) : NULL;
+    sym->line = line;
     char buf[8192];
     const char *mb = f->mod ? vt_basename(f->mod->shown) : NULL;
     if (fn && file)
@@ -258,9 +320,76 @@ const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
     else
         snprintf(buf, sizeof buf, "0x%" PRIx64, f->offset);
     vt_utf8_trim(buf);   /* a name cut at the buffer's end keeps whole characters */
-    e->sym.label = vt_xdisplay(buf);
+    sym->label = vt_xdisplay(buf);
+}
+
+static sym_ent *frame_entry(vt_symbolizer *s, const vt_frame *f)
+{
+    sym_key k;
+    memset(&k, 0, sizeof k);
+    k.mod = f->mod;
+    k.offset = f->offset;
+    k.fallback = f->function;
+    sym_ent *e;
+    HASH_FIND(hh, s->syms, &k, sizeof k, e);
+    if (e) return e;
+    e = vt_xcalloc(1, sizeof *e);
+    e->key = k;
+    e->nlogical = 1;
+    lframe chain[VT_MAX_INLINE];
+    int nchain = 0;
+    const char *fn = NULL, *file = NULL;
+    int line = 0;
+    if (f->mod) {
+        mod_ent *m = module_for(s, f->mod);
+        if (m->mod) {
+            /* every frame is a return address: the call is the byte before it */
+            GElf_Addr addr = f->offset ? f->offset - 1 : 0;
+            GElf_Off off;
+            GElf_Sym sym;
+            nchain = dwarf_chain(m->mod, addr, chain, VT_MAX_INLINE);
+            if (nchain) fn = chain[0].name;
+            if (!fn) fn = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+            Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
+            if (dl) {
+                int ln = 0;
+                const char *src = dwfl_lineinfo(dl, NULL, &ln, NULL, NULL, NULL);
+                if (src) {
+                    file = src;
+                    line = ln;
+                }
+            }
+        }
+    }
+    if (!fn) fn = f->function;
+    fill_sym(&e->sym, f, fn, file, line);
+    if (nchain > 1) {
+        e->nlogical = (uint32_t)nchain;
+        e->outer = vt_xcalloc((size_t)nchain - 1, sizeof *e->outer);
+        for (int d = 1; d < nchain; d++) fill_sym(&e->outer[d - 1], f, chain[d].name, chain[d].file, chain[d].line);
+        e->sym.inlined = 1;
+        for (int d = 1; d + 1 < nchain; d++) e->outer[d - 1].inlined = 1;
+    }
+    for (int d = 0; d < nchain; d++) free(chain[d].qualified);
     HASH_ADD(hh, s->syms, key, sizeof e->key, e);
-    return &e->sym;
+    return e;
+}
+
+const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f)
+{
+    return &frame_entry(s, f)->sym;
+}
+
+uint32_t vt_sym_frame_depth(vt_symbolizer *s, const vt_frame *f)
+{
+    return frame_entry(s, f)->nlogical;
+}
+
+const vt_sym *vt_sym_frame_at(vt_symbolizer *s, const vt_frame *f, uint32_t depth)
+{
+    sym_ent *e = frame_entry(s, f);
+    if (depth == 0 || depth >= e->nlogical) return &e->sym;
+    return &e->outer[depth - 1];
 }
 
 const vt_sym *vt_sym_pyframe(vt_symbolizer *s, const vt_pyframe *f)

@@ -10,7 +10,10 @@
  * innermost included, is a return address (docs/snapshot-format.md "stack"),
  * so offset-1, a byte of the call instruction, is looked up.
  *
- * Fallbacks, in order: the DWARF/ELF answer; the function name the preload wrote;
+ * Inlined calls (DW_TAG_inlined_subroutine) make one physical frame several logical
+ * frames (vt_sym_frame_at); a function DIE without a linkage name is named from its
+ * enclosing scopes (namespaces, anonymous namespaces, classes) as the demangler
+ * would. Fallbacks, in order: the DWARF/ELF answer; the function name the preload wrote;
  * "module+0xoffset". C++ names (Itanium ABI "_Z...") are demangled
  * (vt_demangle.h) into a signature and a name without parameters. A build-id mismatch (the file changed since the run) or an
  * unreadable module skips libdw for that module.
@@ -38,6 +41,7 @@ typedef struct vt_sym {
     const char *label;      /* one-line text: "sig (file.c:42)", "sig (libx.so+0x1f2)", "libx.so+0x1f2";
                                Python: "train.py:95 in remember_batch" */
     int python;             /* 1: a Python frame (vt_sym_pyframe): module is "python", offset 0 */
+    int inlined;            /* 1: inlined into the next logical frame of the same physical frame */
 } vt_sym;
 
 /* Creates a symbolizer; never NULL (exits on OOM). disable_dwarf: use only
@@ -45,8 +49,17 @@ typedef struct vt_sym {
 vt_symbolizer *vt_sym_new(int disable_dwarf);
 void vt_sym_free(vt_symbolizer *s);
 
-/* Symbolizes frame f. Never fails. */
+/* Symbolizes frame f: its innermost logical frame (an inlined function's, where the
+ * call was inlined). Never fails. */
 const vt_sym *vt_sym_frame(vt_symbolizer *s, const vt_frame *f);
+/* The logical frames of physical frame f (addr2line -i, perf, heaptrack): 1 + the
+ * number of inlined calls at its address (DW_TAG_inlined_subroutine chain). >= 1. */
+uint32_t vt_sym_frame_depth(vt_symbolizer *s, const vt_frame *f);
+/* Logical frame depth of f, innermost (0) first: depth k >= 1 is the function the
+ * logical frame k-1 was inlined into, with the file and line of that call
+ * (DW_AT_call_file / DW_AT_call_line); the last is the physical frame's own
+ * function. depth >= vt_sym_frame_depth: frame 0. Never fails. */
+const vt_sym *vt_sym_frame_at(vt_symbolizer *s, const vt_frame *f, uint32_t depth);
 
 /* The same record for a Python frame: function and signature are the
  * written function, file the written file (both NULL when written as "?"), line

@@ -85,7 +85,8 @@ static void frames(tctx *t, const vt_stack *st)
     vt_pk_mark(&t->pk);
     for (uint32_t i = 0; i < st->nview; i++) {   /* innermost first, Python frames interleaved (vt_pyview.h) */
         int32_t v = st->view[i];
-        const vt_sym *s = v >= 0 ? vt_sym_frame(t->a->sym, &st->frames[v]) : vt_sym_pyframe(t->a->sym, &st->py[-1 - v]);
+        const vt_sym *s = v >= 0 ? vt_sym_frame_at(t->a->sym, &st->frames[VT_VIEW_NATIVE(v)], VT_VIEW_DEPTH(v))
+                                 : vt_sym_pyframe(t->a->sym, &st->py[-1 - v]);
         vt_pk_dict(&t->pk);
         vt_pk_mark(&t->pk);
         vt_pk_kv_str(&t->pk, "filename", s->file ? s->file : s->python ? "??" : s->module ? s->module : "??");

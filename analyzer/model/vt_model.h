@@ -71,14 +71,22 @@ typedef struct vt_stack {
     char *key;                  /* (module ptr, offset) bytes, then the Python frames: the interning key */
     size_t keylen;
     /* analysis: set by vt_analyze_ex through vt_pyview.h */
-    int32_t *view;              /* frames as shown, innermost first: >= 0 a native frame index,
-                                   < 0 the Python frame -1-v; owned */
+    int32_t *view;              /* frames as shown, innermost first: >= 0 a logical native frame
+                                   (VT_VIEW_NATIVE: frame index, VT_VIEW_DEPTH: inline depth,
+                                   vt_symbolize.h vt_sym_frame_at), < 0 the Python frame -1-v; owned */
     uint32_t nview;
     uint32_t title;             /* index into view of the frame that names the site (nview: none) */
+    uint32_t inline_skip;       /* analysis: leading logical frames of frames[0] left out of the
+                                   view (CUDA's inline wrappers, vt_analysis.c) */
     struct vt_stack *group;     /* the stack whose sites this stack's sites merge into: itself, or
                                    with --python-only its Python frames' stack */
     UT_hash_handle hh;          /* vt_process.stack_by_key (or pyonly_by_key) */
 } vt_stack;
+
+/* A native entry of vt_stack.view: frame index i (< 2^24) and inline depth d (< 128). */
+#define VT_VIEW_MAKE(i, d) ((int32_t)((uint32_t)(i) | ((uint32_t)(d) << 24)))
+#define VT_VIEW_NATIVE(v) ((uint32_t)(v) & 0xFFFFFFu)
+#define VT_VIEW_DEPTH(v) (((uint32_t)(v) >> 24) & 0x7Fu)
 
 /* Maps a stack id of the file to its canonical stack. */
 typedef struct vt_rawstack {

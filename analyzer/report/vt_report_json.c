@@ -56,6 +56,7 @@ static json_t *native_json(const vt_sym *s)
     json_object_set_new(fr, "line", s->line ? json_integer(s->line) : json_null());
     json_object_set_new(fr, "module", s->module ? jstr(s->module) : json_null());
     json_object_set_new(fr, "offset", ju(s->offset));
+    if (s->inlined) json_object_set_new(fr, "inlined", json_true());   /* into the next frame */
     return fr;
 }
 

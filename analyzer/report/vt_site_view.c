@@ -11,7 +11,8 @@ const vt_sym *vt_site_frame(vt_analysis *a, const vt_site_result *r, uint32_t i)
     const vt_stack *st = r->stack;
     if (i >= st->nview) return NULL;
     int32_t v = st->view[i];
-    return v >= 0 ? vt_sym_frame(a->sym, &st->frames[v]) : vt_sym_pyframe(a->sym, &st->py[-1 - v]);
+    return v >= 0 ? vt_sym_frame_at(a->sym, &st->frames[VT_VIEW_NATIVE(v)], VT_VIEW_DEPTH(v))
+                  : vt_sym_pyframe(a->sym, &st->py[-1 - v]);
 }
 
 uint32_t vt_site_nframes(const vt_site_result *r)
