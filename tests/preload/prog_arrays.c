@@ -110,6 +110,12 @@ static void scenario_runtime(void)
     want += counted(2u << 20, 1920000);
     EXPECT_LIVE(want);
     expect_req("a3d", a3d, 2u << 20);
+    struct cudaChannelFormatDesc gd;
+    struct cudaExtent ge;
+    unsigned gf = 0;
+    CALL("info_3d", cudaArrayGetInfo(&gd, &ge, &gf, a3d), cudaSuccess);
+    CHECK(gd.x == 32 && gd.y == 32 && gd.z == 0 && gd.f == cudaChannelFormatKindFloat);
+    CHECK(ge.width == 300 && ge.height == 200 && ge.depth == 4 && gf == cudaArrayLayered);
     CHECK(free0 - free_now() == 409600 + 1024 + (2u << 20));
 
     /* mipmapped uchar4 256 x 256, 9 levels: 392704 placed (logical 349524) */

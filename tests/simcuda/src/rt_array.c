@@ -14,6 +14,7 @@
  *   cudaMemcpy2DToArray, cudaMemcpy2DFromArray, cudaMemcpyToArray,
  *   cudaMemcpyFromArray      -> cuMemcpy2D_v2
  *   cudaMemcpy3D             -> cuMemcpy3D_v2 (array positions and extents in elements)
+ *   cudaArrayGetInfo         -> cuArray3DGetDescriptor_v2
  * Offsets and widths of the 2D and linear array copies are bytes. The pointer side's
  * memory type comes from the cudaMemcpyKind (cudaMemcpyDefault: unified); a kind that
  * cannot name it is cudaErrorInvalidMemcpyDirection. A channel descriptor the device
@@ -351,4 +352,44 @@ cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
     if ((!p->srcArray && !c.srcMemoryType) || (!p->dstArray && !c.dstMemoryType))
         return rt_ret(cudaErrorInvalidMemcpyDirection);
     return rt_ret_cu(rt_drv.cuMemcpy3D(&c));
+}
+
+/* cudaArrayGetInfo -> cuArray3DGetDescriptor_v2: the channel descriptor, extent (0
+ * for dimensions the array does not have) and flags it was created with; any
+ * out-parameter may be NULL. */
+cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags,
+                             cudaArray_t array)
+{
+    RT_CTX_OR_RETURN();
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    CUresult r = rt_drv.cuArray3DGetDescriptor(&d, (CUarray)array);
+    if (r != CUDA_SUCCESS)
+        return rt_ret_cu(r);
+    if (desc) {
+        int bits = 32;
+        enum cudaChannelFormatKind k = cudaChannelFormatKindFloat;
+        switch (d.Format) {
+        case CU_AD_FORMAT_UNSIGNED_INT8: bits = 8; k = cudaChannelFormatKindUnsigned; break;
+        case CU_AD_FORMAT_UNSIGNED_INT16: bits = 16; k = cudaChannelFormatKindUnsigned; break;
+        case CU_AD_FORMAT_UNSIGNED_INT32: bits = 32; k = cudaChannelFormatKindUnsigned; break;
+        case CU_AD_FORMAT_SIGNED_INT8: bits = 8; k = cudaChannelFormatKindSigned; break;
+        case CU_AD_FORMAT_SIGNED_INT16: bits = 16; k = cudaChannelFormatKindSigned; break;
+        case CU_AD_FORMAT_SIGNED_INT32: bits = 32; k = cudaChannelFormatKindSigned; break;
+        case CU_AD_FORMAT_HALF: bits = 16; break;
+        default: break;
+        }
+        desc->x = bits;
+        desc->y = d.NumChannels > 1 ? bits : 0;
+        desc->z = d.NumChannels > 2 ? bits : 0;
+        desc->w = d.NumChannels > 3 ? bits : 0;
+        desc->f = k;
+    }
+    if (extent) {
+        extent->width = d.Width;
+        extent->height = d.Height;
+        extent->depth = d.Depth;
+    }
+    if (flags)
+        *flags = d.Flags;
+    return cudaSuccess;
 }
