@@ -259,6 +259,15 @@ static void scenario_driver(void)
     CUDA_ARRAY3D_DESCRIPTOR g3;
     CALL("describe_3d", cuArray3DGetDescriptor(&g3, b), CUDA_SUCCESS);
     CALL("describe_3d_as_2d", cuArrayGetDescriptor(&g2, b), CUDA_ERROR_INVALID_VALUE);
+    /* 1D layered uchar 1000, 3 layers: one 1024-byte row a layer, 3072 (logical 3000) */
+    CUDA_ARRAY3D_DESCRIPTOR dl = {1000, 0, 3, CU_AD_FORMAT_UNSIGNED_INT8, 1, CUDA_ARRAY3D_LAYERED};
+    CUarray l1 = NULL;
+    CALL("create_1d_layered", cuArray3DCreate(&l1, &dl), CUDA_SUCCESS);
+    EXPECT_LIVE(want + counted(3072, 3000));
+    CALL("destroy_1d_layered", cuArrayDestroy(l1), CUDA_SUCCESS);
+    EXPECT_LIVE(want);
+    dl.Flags = 0;
+    CALL("create_1d_with_depth", cuArray3DCreate(&l1, &dl), CUDA_ERROR_INVALID_VALUE);
     /* float4 64 x 32, 100 levels asked, 7 made: 49152 (logical 43696) */
     CUDA_ARRAY3D_DESCRIPTOR dm = {64, 32, 0, CU_AD_FORMAT_FLOAT, 4, 0};
     CUmipmappedArray m = NULL;

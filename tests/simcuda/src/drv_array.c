@@ -14,7 +14,8 @@
  * (sim_span_for: 256 B below 1 MiB, 2 MiB above), and that span is the driver-chosen
  * size: cuMemGetInfo_v2's free drops by it and the memory requirements report it.
  *
- * Errors: NULL out-parameter or descriptor, Width 0, Height 0 with Depth > 0,
+ * Errors: NULL out-parameter or descriptor, Width 0, Height 0 with Depth > 0 (but for
+ * a 1D layered array),
  * channels other than 1/2/4, an unknown format or flag, a cubemap that is not
  * square with a depth of 6 (a multiple of 6 when layered): CUDA_ERROR_INVALID_VALUE;
  * CUDA_ARRAY3D_SPARSE or CUDA_ARRAY3D_DEFERRED_MAPPING: CUDA_ERROR_NOT_SUPPORTED
@@ -54,8 +55,8 @@ static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 /* Validates d; sets the element size. CUDA_SUCCESS or the error of the header. */
 static CUresult check_desc(const CUDA_ARRAY3D_DESCRIPTOR *d, size_t *elem)
 {
-    if (!d || d->Width == 0 || (d->Height == 0 && d->Depth != 0))
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!d || d->Width == 0 || (d->Height == 0 && d->Depth != 0 && !(d->Flags & CUDA_ARRAY3D_LAYERED)))
+        return CUDA_ERROR_INVALID_VALUE; /* Height 0 with a depth: only a 1D layered array */
     if (d->Flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
         return CUDA_ERROR_NOT_SUPPORTED;
     if (d->Flags & ~(unsigned)KNOWN_FLAGS)
