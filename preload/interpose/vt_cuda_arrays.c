@@ -12,7 +12,9 @@
  * width x max(height, 1) x max(depth, 1) x element bytes, mipmap levels summed
  * (each dimension halved per level down to 1, layers and cubemap faces not; levels
  * past the last 1x1x1 one are not counted, as the driver clamps them). A failed
- * call is counted with its code at the logical size it asked for.
+ * call is counted with its code at the logical size it asked for. An array created
+ * with CUDA_ARRAY3D_DEFERRED_MAPPING (cudaArrayDeferredMapping) holds no memory of its
+ * own (the VMM memory mapped into it is counted as vmm): it is recorded with 0 bytes.
  *
  * The runtime's shared library creates arrays through the driver (cudaMallocArray ->
  * cuArrayCreate_v2, ...): that nested call only forwards, so one record is made
@@ -75,13 +77,18 @@ static uint64_t vt__elem_drv(CUarray_format f, unsigned channels)
 #define VT__LAYERED(flags) (((flags) & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0)
 
 /* After the real call of an outermost array allocation (c->rec): records handle with
- * the driver's size, or logical with the flag logical_size, or counts the failure. */
+ * the driver's size, or logical with the flag logical_size (0 bytes for a
+ * deferred-mapping array: flags has CUDA_ARRAY3D_DEFERRED_MAPPING), or counts the
+ * failure. */
 static void vt__array_done(const vt_call *c, const char *api, int ok, int result, int oom, uint64_t handle,
-                           int mipmapped, uint64_t logical)
+                           int mipmapped, unsigned flags, uint64_t logical)
 {
     uint64_t size = logical, req = 0, ctx;
     int kind = VT_KIND_ARRAY_LOGICAL_SIZE;
-    if (ok && vt_driver_array_requirements(handle, mipmapped, vt_driver_device_current(&ctx), &req) == 1) {
+    if (ok && (flags & CUDA_ARRAY3D_DEFERRED_MAPPING)) {
+        size = 0;
+        kind = VT_KIND_ARRAY;
+    } else if (ok && vt_driver_array_requirements(handle, mipmapped, vt_driver_device_current(&ctx), &req) == 1) {
         size = req;
         kind = VT_KIND_ARRAY;
     }
@@ -89,9 +96,10 @@ static void vt__array_done(const vt_call *c, const char *api, int ok, int result
 }
 
 /* The body of an array allocation shim: CALL under the depth guard with the stack
- * captured in the hook's frame; HANDLE (evaluated after a successful CALL) and
- * LOGICAL (bytes) feed vt__array_done. Result and errno are CALL's. */
-#define VT__ARRAY_BODY(fam, name, ret_t, CALL, HANDLE, mipmapped, LOGICAL)                       \
+ * captured in the hook's frame; HANDLE (evaluated after a successful CALL), FLAGS
+ * (the creation flags) and LOGICAL (bytes) feed vt__array_done. Result and errno are
+ * CALL's. */
+#define VT__ARRAY_BODY(fam, name, ret_t, CALL, HANDLE, mipmapped, FLAGS, LOGICAL)                \
     VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                                  \
     VT_NESTED_FORWARD(1, CALL);                                                                  \
     vt_call c;                                                                                   \
@@ -101,7 +109,7 @@ static void vt__array_done(const vt_call *c, const char *api, int ok, int result
         int e = errno;                                                                           \
         int ok = r == VT_OK_##fam;                                                               \
         vt__array_done(&c, #name, ok, (int)r, r == VT_OOM_##fam, ok ? (HANDLE) : 0, mipmapped,   \
-                       (LOGICAL));                                                               \
+                       (FLAGS), (LOGICAL));                                                      \
         errno = e;                                                                               \
     }                                                                                            \
     vt_call_end(&c);                                                                             \
@@ -113,7 +121,8 @@ cudaError_t vt__h_cudaMallocArray(cudaArray_t *array, const struct cudaChannelFo
                                   size_t height, unsigned int flags)
 {
     VT__ARRAY_BODY(RT, cudaMallocArray, cudaError_t, real_cudaMallocArray(array, desc, width, height, flags),
-                   (uint64_t)(uintptr_t)*array, 0, vt__logical_bytes(width, height, 0, vt__elem_rt(desc), 1, 0));
+                   (uint64_t)(uintptr_t)*array, 0, flags,
+                   vt__logical_bytes(width, height, 0, vt__elem_rt(desc), 1, VT__LAYERED(flags)));
 }
 VT_EXPORT_ALIAS(cudaMallocArray);
 
@@ -121,7 +130,7 @@ cudaError_t vt__h_cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannel
                                     struct cudaExtent extent, unsigned int flags)
 {
     VT__ARRAY_BODY(RT, cudaMalloc3DArray, cudaError_t, real_cudaMalloc3DArray(array, desc, extent, flags),
-                   (uint64_t)(uintptr_t)*array, 0,
+                   (uint64_t)(uintptr_t)*array, 0, flags,
                    vt__logical_bytes(extent.width, extent.height, extent.depth, vt__elem_rt(desc), 1,
                                      VT__LAYERED(flags)));
 }
@@ -133,7 +142,7 @@ cudaError_t vt__h_cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
 {
     VT__ARRAY_BODY(RT, cudaMallocMipmappedArray, cudaError_t,
                    real_cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags),
-                   (uint64_t)(uintptr_t)*mipmappedArray, 1,
+                   (uint64_t)(uintptr_t)*mipmappedArray, 1, flags,
                    vt__logical_bytes(extent.width, extent.height, extent.depth, vt__elem_rt(desc), numLevels,
                                      VT__LAYERED(flags)));
 }
@@ -145,7 +154,7 @@ CUresult vt__h_cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *p
 {
     const CUDA_ARRAY_DESCRIPTOR *d = pAllocateArray;
     VT__ARRAY_BODY(DRV, cuArrayCreate_v2, CUresult, real_cuArrayCreate_v2(pHandle, pAllocateArray),
-                   (uint64_t)(uintptr_t)*pHandle, 0,
+                   (uint64_t)(uintptr_t)*pHandle, 0, 0,
                    d ? vt__logical_bytes(d->Width, d->Height, 0, vt__elem_drv(d->Format, d->NumChannels), 1, 0)
                      : 0);
 }
@@ -155,7 +164,7 @@ CUresult vt__h_cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTO
 {
     const CUDA_ARRAY3D_DESCRIPTOR *d = pAllocateArray;
     VT__ARRAY_BODY(DRV, cuArray3DCreate_v2, CUresult, real_cuArray3DCreate_v2(pHandle, pAllocateArray),
-                   (uint64_t)(uintptr_t)*pHandle, 0,
+                   (uint64_t)(uintptr_t)*pHandle, 0, d ? d->Flags : 0,
                    d ? vt__logical_bytes(d->Width, d->Height, d->Depth, vt__elem_drv(d->Format, d->NumChannels),
                                          1, VT__LAYERED(d->Flags))
                      : 0);
@@ -168,7 +177,7 @@ CUresult vt__h_cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRA
     const CUDA_ARRAY3D_DESCRIPTOR *d = pMipmappedArrayDesc;
     VT__ARRAY_BODY(DRV, cuMipmappedArrayCreate, CUresult,
                    real_cuMipmappedArrayCreate(pHandle, pMipmappedArrayDesc, numMipmapLevels),
-                   (uint64_t)(uintptr_t)*pHandle, 1,
+                   (uint64_t)(uintptr_t)*pHandle, 1, d ? d->Flags : 0,
                    d ? vt__logical_bytes(d->Width, d->Height, d->Depth, vt__elem_drv(d->Format, d->NumChannels),
                                          numMipmapLevels, VT__LAYERED(d->Flags))
                      : 0);

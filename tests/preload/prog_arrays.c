@@ -285,11 +285,34 @@ static void scenario_driver(void)
     CALL("req_bad_handle", cuArrayGetMemoryRequirements(&q, (CUarray)&q, 0), CUDA_ERROR_INVALID_HANDLE);
     CHECK(free0 - free_now() == 32768 + (2u << 20) + 49152);
 
+    /* deferred mapping: a layout, no memory (0 bytes counted); the driver sizes it
+     * even in strict mode, as a real one does */
+    CUDA_ARRAY3D_DESCRIPTOR dd = {64, 64, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_DEFERRED_MAPPING};
+    CUarray def = NULL;
+    CALL("create_deferred", cuArray3DCreate(&def, &dd), CUDA_SUCCESS);
+    EXPECT_LIVE(want);
+    CHECK(free0 - free_now() == 32768 + (2u << 20) + 49152);
+    memset(&q, 0, sizeof q);
+    CALL("req_deferred", cuArrayGetMemoryRequirements(&q, def, 0), CUDA_SUCCESS);
+    CHECK(q.size == 32768);
+    float row[64] = {0};
+    CUDA_MEMCPY2D cp;
+    memset(&cp, 0, sizeof cp);
+    cp.srcMemoryType = CU_MEMORYTYPE_HOST;
+    cp.srcHost = row;
+    cp.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    cp.dstArray = def;
+    cp.WidthInBytes = sizeof row;
+    cp.Height = 1;
+    CALL("copy_to_deferred", cuMemcpy2D(&cp), CUDA_ERROR_INVALID_VALUE);
+    CALL("destroy_deferred", cuArrayDestroy(def), CUDA_SUCCESS);
+    EXPECT_LIVE(want);
+
     /* failures */
     CUarray x = NULL;
     CALL("create_null_desc", cuArrayCreate(&x, NULL), CUDA_ERROR_INVALID_VALUE);
-    CUDA_ARRAY3D_DESCRIPTOR dd = {64, 64, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_DEFERRED_MAPPING};
-    CALL("create_deferred", cuArray3DCreate(&x, &dd), CUDA_ERROR_NOT_SUPPORTED);
+    CUDA_ARRAY3D_DESCRIPTOR ds = {64, 64, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SPARSE};
+    CALL("create_sparse", cuArray3DCreate(&x, &ds), CUDA_ERROR_NOT_SUPPORTED);
     CUDA_ARRAY3D_DESCRIPTOR dc = {64, 32, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP};
     CALL("create_cubemap_not_square", cuArray3DCreate(&x, &dc), CUDA_ERROR_INVALID_VALUE);
     CALL("destroy_unknown", cuArrayDestroy((CUarray)&x), CUDA_ERROR_INVALID_HANDLE);

@@ -18,16 +18,21 @@
  * a 1D layered array),
  * channels other than 1/2/4, an unknown format or flag, a cubemap that is not
  * square with a depth of 6 (a multiple of 6 when layered): CUDA_ERROR_INVALID_VALUE;
- * CUDA_ARRAY3D_SPARSE or CUDA_ARRAY3D_DEFERRED_MAPPING: CUDA_ERROR_NOT_SUPPORTED
- * (the device reports neither); no room: CUDA_ERROR_OUT_OF_MEMORY; an unknown or
+ * CUDA_ARRAY3D_SPARSE: CUDA_ERROR_NOT_SUPPORTED (the device does not report it); no room: CUDA_ERROR_OUT_OF_MEMORY; an unknown or
  * destroyed handle: CUDA_ERROR_INVALID_HANDLE; a mipmap's level array given to
  * cuArrayDestroy: CUDA_ERROR_INVALID_VALUE. Creating counts for SIMCUDA_FAIL_AT.
+ *
+ * Deferred mapping (CUDA_ARRAY3D_DEFERRED_MAPPING; the device reports
+ * CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED): the array gets its
+ * layout but no memory (addr 0, nothing placed or charged); its memory would be
+ * mapped into it with cuMemMapArrayAsync, which is not simulated, so copies to it
+ * fail with CUDA_ERROR_INVALID_VALUE.
  *
  * Memory requirements: the real driver answers only for arrays created with
  * CUDA_ARRAY3D_DEFERRED_MAPPING (CUDA_ERROR_INVALID_VALUE otherwise). The simulated
  * one answers for every array (size = span, alignment = the placement alignment),
- * unless SIMCUDA_ARRAY_REQUIREMENTS=strict, which gives the real driver's
- * CUDA_ERROR_INVALID_VALUE (every array here is an ordinary one).
+ * unless SIMCUDA_ARRAY_REQUIREMENTS=strict, which answers as the real driver does:
+ * for deferred-mapping arrays only.
  */
 #define _GNU_SOURCE
 #include "drv_internal.h"
@@ -37,7 +42,9 @@
 
 #define KNOWN_FLAGS (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_CUBEMAP | \
                      CUDA_ARRAY3D_TEXTURE_GATHER | CUDA_ARRAY3D_DEPTH_TEXTURE |              \
-                     CUDA_ARRAY3D_COLOR_ATTACHMENT | CUDA_ARRAY3D_VIDEO_ENCODE_DECODE)
+                     CUDA_ARRAY3D_COLOR_ATTACHMENT | CUDA_ARRAY3D_VIDEO_ENCODE_DECODE |      \
+                     CUDA_ARRAY3D_DEFERRED_MAPPING)
+#define DEFERRED(a) (((a)->desc.Flags & CUDA_ARRAY3D_DEFERRED_MAPPING) != 0)
 
 /* Bytes of one channel of format f, 0 for a format not simulated. */
 static size_t format_bytes(CUarray_format f)
@@ -57,7 +64,7 @@ static CUresult check_desc(const CUDA_ARRAY3D_DESCRIPTOR *d, size_t *elem)
 {
     if (!d || d->Width == 0 || (d->Height == 0 && d->Depth != 0 && !(d->Flags & CUDA_ARRAY3D_LAYERED)))
         return CUDA_ERROR_INVALID_VALUE; /* Height 0 with a depth: only a 1D layered array */
-    if (d->Flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
+    if (d->Flags & CUDA_ARRAY3D_SPARSE)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (d->Flags & ~(unsigned)KNOWN_FLAGS)
         return CUDA_ERROR_INVALID_VALUE;
@@ -125,8 +132,8 @@ sim_array *sim_array_find_locked(const void *h, int mip)
     return NULL;
 }
 
-/* Places `bytes` for a new array or mipmap on the current context's device and links
- * it. Lock held. */
+/* Places `bytes` for a new array or mipmap on the current context's device (a
+ * deferred-mapping one: only sizes them). Lock held. */
 static CUresult place_locked(sim_array *a, size_t bytes)
 {
     struct CUctx_st *c;
@@ -136,7 +143,7 @@ static CUresult place_locked(sim_array *a, size_t bytes)
     if (sim_fail_next_locked())
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->span = sim_span_for(bytes, &a->align);
-    if (sim_device_place_locked(c->device, a->span, a->align, &a->addr) != 0)
+    if (!DEFERRED(a) && sim_device_place_locked(c->device, a->span, a->align, &a->addr) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->device = c->device;
     a->ctx = c;
@@ -264,7 +271,8 @@ static void release_locked(sim_array *a)
         free(a->level[l]);
     }
     list_del_locked(a);
-    sim_device_unplace_locked(a->device, a->addr, a->span);
+    if (!DEFERRED(a))
+        sim_device_unplace_locked(a->device, a->addr, a->span);
     a->magic = 0;
     free(a->level);
     free(a);
@@ -361,7 +369,7 @@ static CUresult requirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *req, const void *h,
     SIM_LOCK();
     sim_array *a = sim_array_find_locked(h, mip);
     CUresult r = !a ? CUDA_ERROR_INVALID_HANDLE
-               : (strict && strcmp(strict, "strict") == 0) || a->parent ? CUDA_ERROR_INVALID_VALUE
+               : (strict && strcmp(strict, "strict") == 0 && !DEFERRED(a)) || a->parent ? CUDA_ERROR_INVALID_VALUE
                : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS) {
         memset(req, 0, sizeof *req);

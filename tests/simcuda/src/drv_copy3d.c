@@ -10,7 +10,7 @@
  * row by row (memmove), synchronously, after validation under the driver lock:
  * device and unified sides must be live memory over the whole walk, an array side
  * must fit the array (x + width <= Width x element bytes, y + height <= rows, z + depth
- * <= slices), a pitch below WidthInBytes (with more than one row), a height below
+ * <= slices) and have memory (not a deferred-mapping array), a pitch below WidthInBytes (with more than one row), a height below
  * Height (with more than one slice), a LOD other than 0, or an unknown memory type is
  * CUDA_ERROR_INVALID_VALUE; an array handle that is not live CUDA_ERROR_INVALID_HANDLE;
  * no current context CUDA_ERROR_INVALID_CONTEXT. A zero extent copies nothing.
@@ -39,6 +39,8 @@ static CUresult resolve_locked(const side *s, size_t w, size_t h, size_t d, walk
         const sim_array *a = sim_array_find_locked(s->array, 0);
         if (!a)
             return CUDA_ERROR_INVALID_HANDLE;
+        if (a->desc.Flags & CUDA_ARRAY3D_DEFERRED_MAPPING)
+            return CUDA_ERROR_INVALID_VALUE; /* no memory mapped into it (not simulated) */
         if (s->x > a->desc.Width * a->elem || w > a->desc.Width * a->elem - s->x || s->y > a->rows ||
             h > a->rows - s->y || s->z > a->slices || d > a->slices - s->z)
             return CUDA_ERROR_INVALID_VALUE;
