@@ -199,7 +199,8 @@ static void scenario_runtime(void)
     cudaGetLastError();
     EXPECT_LIVE(want);
 
-    /* failures: counted, nothing recorded */
+    /* failures: counted, nothing recorded; a failed free of a live array's handle
+     * (as the wrong type) leaves its record */
     cudaArray_t x = NULL;
     CALL("malloc_width0", cudaMallocArray(&x, &f1, 0, 10, 0), cudaErrorInvalidValue);
     CALL("malloc_3channels", cudaMallocArray(&x, &bad3, 10, 10, 0), cudaErrorInvalidValue);
@@ -207,6 +208,7 @@ static void scenario_runtime(void)
     CALL("malloc_oom", cudaMallocArray(&x, &f4, 1 << 20, 1 << 20, 0), cudaErrorMemoryAllocation);
     CALL("free_unknown", cudaFreeArray((cudaArray_t)&x), cudaErrorInvalidResourceHandle);
     CALL("free_array_as_mip", cudaFreeMipmappedArray((cudaMipmappedArray_t)a2d), cudaErrorInvalidResourceHandle);
+    CALL("free_mip_as_array", cudaFreeArray((cudaArray_t)mip), cudaErrorInvalidResourceHandle);
     CALL("free_level", cuArrayDestroy((CUarray)lvl), CUDA_ERROR_INVALID_VALUE);
     CALL("free_null", cudaFreeArray(NULL), cudaSuccess);
     cudaGetLastError();
