@@ -196,13 +196,15 @@ static CUmemorytype ptr_type(enum cudaMemcpyKind kind, int src)
     }
 }
 
-static void set_ptr(CUmemorytype t, const void *p, const void **host, CUdeviceptr *dev)
-{
-    if (t == CU_MEMORYTYPE_HOST)
-        *host = p;
-    else
-        *dev = (CUdeviceptr)(uintptr_t)p;
-}
+/* The pointer side of a copy descriptor: host memory in *host, anything else as a
+ * device (or unified) address in *dev. */
+#define SET_PTR(t, p, host, dev)                     \
+    do {                                             \
+        if ((t) == CU_MEMORYTYPE_HOST)               \
+            (host) = (void *)(uintptr_t)(p);         \
+        else                                         \
+            (dev) = (CUdeviceptr)(uintptr_t)(p);     \
+    } while (0)
 
 /* width x height bytes between an array (at wOffset bytes, hOffset rows) and memory
  * at p with pitch; to_array says which way. */
@@ -219,7 +221,7 @@ static cudaError_t array2d(CUarray a, size_t wOffset, size_t hOffset, const void
     c.Height = height;
     if (to_array) {
         c.srcMemoryType = t;
-        set_ptr(t, p, &c.srcHost, &c.srcDevice);
+        SET_PTR(t, p, c.srcHost, c.srcDevice);
         c.srcPitch = pitch;
         c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
         c.dstArray = a;
@@ -227,7 +229,7 @@ static cudaError_t array2d(CUarray a, size_t wOffset, size_t hOffset, const void
         c.dstY = hOffset;
     } else {
         c.dstMemoryType = t;
-        set_ptr(t, p, (const void **)&c.dstHost, &c.dstDevice);
+        SET_PTR(t, p, c.dstHost, c.dstDevice);
         c.dstPitch = pitch;
         c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
         c.srcArray = a;
@@ -329,7 +331,7 @@ cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
         c.srcXInBytes = p->srcPos.x * elem;
     } else {
         c.srcMemoryType = ptr_type(p->kind, 1);
-        set_ptr(c.srcMemoryType, p->srcPtr.ptr, &c.srcHost, &c.srcDevice);
+        SET_PTR(c.srcMemoryType, p->srcPtr.ptr, c.srcHost, c.srcDevice);
         c.srcPitch = p->srcPtr.pitch;
         c.srcHeight = p->srcPtr.ysize;
         c.srcXInBytes = p->srcPos.x;
@@ -342,7 +344,7 @@ cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
         c.dstXInBytes = p->dstPos.x * elem;
     } else {
         c.dstMemoryType = ptr_type(p->kind, 0);
-        set_ptr(c.dstMemoryType, p->dstPtr.ptr, (const void **)&c.dstHost, &c.dstDevice);
+        SET_PTR(c.dstMemoryType, p->dstPtr.ptr, c.dstHost, c.dstDevice);
         c.dstPitch = p->dstPtr.pitch;
         c.dstHeight = p->dstPtr.ysize;
         c.dstXInBytes = p->dstPos.x;
