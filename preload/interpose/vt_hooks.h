@@ -98,10 +98,10 @@
 /* The body of a free shim (after its VT_REAL_OR_RETURN): takes the record at addr out
  * before CALL (so a concurrent allocation that gets the same address is not lost)
  * and puts it back when CALL does not return ok (kind: the VT_KIND_ the row frees,
- * which says how to ask the driver whether addr is still allocated). Result and errno are CALL's: the
- * code before CALL keeps errno (vt_call_begin, vt_core_post_free) and the code after
- * it either touches nothing errno-related (the common path) or saves and restores it
- * (vt_hook_free_failed). */
+ * which says how to ask the driver whether addr is still allocated). Result and
+ * errno are CALL's: the code before CALL keeps errno (vt_call_begin,
+ * vt_core_post_free) and the code after it either touches nothing errno-related (the
+ * common path) or saves and restores it (vt_hook_free_failed). */
 #define VT_FREE_BODY(ret_t, kind, addr, ok, CALL)                                         \
     vt_call c;                                                                            \
     vt_taken t;                                                                           \
