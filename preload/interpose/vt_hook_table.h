@@ -129,6 +129,38 @@
       (const char *symbol, void **funcPtr, unsigned int ver, unsigned long long flags,                \
        enum cudaDriverEntryPointQueryResult *st), (symbol, funcPtr, ver, flags, st), (funcPtr),       \
       "per-thread default stream")                                                                    \
+    /* ---- arrays: runtime and driver (vt_cuda_arrays.c); the handle is the record's address ---- */ \
+    X(cudaMallocArray, RT, ARRAY, HAND, NOFRONT, cudaError_t,                                          \
+      (cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height,    \
+       unsigned int flags), (array, desc, width, height, flags), (),                                  \
+      "size: driver's requirements, else logical (flag logical_size); deferred: 0")                   \
+    X(cudaMalloc3DArray, RT, ARRAY, HAND, NOFRONT, cudaError_t,                                        \
+      (cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,       \
+       unsigned int flags), (array, desc, extent, flags), (),                                         \
+      "size: driver's requirements, else logical (flag logical_size); deferred: 0")                   \
+    X(cudaMallocMipmappedArray, RT, ARRAY, HAND, NOFRONT, cudaError_t,                                 \
+      (cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc,                \
+       struct cudaExtent extent, unsigned int numLevels, unsigned int flags),                         \
+      (mipmappedArray, desc, extent, numLevels, flags), (),                                           \
+      "size: driver's requirements, else logical, levels summed (logical_size); deferred: 0")         \
+    X(cudaFreeArray, RT, ARRAY, FREE, NOFRONT, cudaError_t, (cudaArray_t array), (array), (array),    \
+      "by handle")                                                                                    \
+    X(cudaFreeMipmappedArray, RT, ARRAY, FREE, NOFRONT, cudaError_t,                                   \
+      (cudaMipmappedArray_t mipmappedArray), (mipmappedArray), (mipmappedArray), "by handle")         \
+    X(cuArrayCreate_v2, DRV, ARRAY, HAND, NOFRONT, CUresult,                                           \
+      (CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray), (pHandle, pAllocateArray), (), \
+      "size: driver's requirements, else logical (flag logical_size)")                                \
+    X(cuArray3DCreate_v2, DRV, ARRAY, HAND, NOFRONT, CUresult,                                         \
+      (CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray), (pHandle, pAllocateArray),   \
+      (), "size: driver's requirements, else logical (flag logical_size); deferred: 0")               \
+    X(cuMipmappedArrayCreate, DRV, ARRAY, HAND, NOFRONT, CUresult,                                     \
+      (CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,                 \
+       unsigned int numMipmapLevels), (pHandle, pMipmappedArrayDesc, numMipmapLevels), (),            \
+      "size: driver's requirements, else logical, levels summed (logical_size); deferred: 0")         \
+    X(cuArrayDestroy, DRV, ARRAY, FREE, NOFRONT, CUresult, (CUarray hArray), (hArray), (hArray),      \
+      "by handle")                                                                                    \
+    X(cuMipmappedArrayDestroy, DRV, ARRAY, FREE, NOFRONT, CUresult,                                    \
+      (CUmipmappedArray hMipmappedArray), (hMipmappedArray), (hMipmappedArray), "by handle")          \
     /* ---- driver: allocation ---- */                                                               \
     X(cuMemAlloc_v2, DRV, DEVICE, ALLOC, FRONT, CUresult, (CUdeviceptr *dptr, size_t bytesize),       \
       (dptr, bytesize), (dptr, bytesize, 0), "")                                                      \

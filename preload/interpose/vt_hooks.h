@@ -43,6 +43,9 @@
  * as VT_KIND_PACK (common/vt_format.h); scripts/hook_table.py shows them as
  * "<kind> (<flag>)". */
 #define VT_KIND_HOST_PINNED_REGISTERED VT_KIND_PACK(VT_KIND_HOST_PINNED, VT_FLAG_REGISTERED)
+/* An array sized by its logical extent, the driver having given no size
+ * (vt_cuda_arrays.c picks it or VT_KIND_ARRAY at run time). */
+#define VT_KIND_ARRAY_LOGICAL_SIZE VT_KIND_PACK(VT_KIND_ARRAY, VT_FLAG_LOGICAL_SIZE)
 
 /* Makes sure the hook's real_<name> pointer is set (lazy: a hook can run before our
  * constructor, e.g. from another library's constructor); returns err (the family's
@@ -94,17 +97,18 @@
 
 /* The body of a free shim (after its VT_REAL_OR_RETURN): takes the record at addr out
  * before CALL (so a concurrent allocation that gets the same address is not lost)
- * and puts it back when CALL does not return ok. Result and errno are CALL's: the
- * code before CALL keeps errno (vt_call_begin, vt_core_post_free) and the code after
- * it either touches nothing errno-related (the common path) or saves and restores it
- * (vt_hook_free_failed). */
-#define VT_FREE_BODY(ret_t, addr, ok, CALL)                                               \
+ * and puts it back when CALL does not return ok (kind: the VT_KIND_ the row frees,
+ * which says how to ask the driver whether addr is still allocated). Result and
+ * errno are CALL's: the code before CALL keeps errno (vt_call_begin,
+ * vt_core_post_free) and the code after it either touches nothing errno-related (the
+ * common path) or saves and restores it (vt_hook_free_failed). */
+#define VT_FREE_BODY(ret_t, kind, addr, ok, CALL)                                         \
     vt_call c;                                                                            \
     vt_taken t;                                                                           \
     vt_call_begin(&c, 0);                                                                 \
     uint64_t tk = vt_hook_free_begin(&c, (uint64_t)(addr), &t);                           \
     ret_t r = CALL;                                                                       \
-    vt_hook_free_end(tk, &t, r == (ok), (uint64_t)(addr));   /* keeps errno */           \
+    vt_hook_free_end(tk, &t, r == (ok), (uint64_t)(addr), kind);   /* keeps errno */     \
     vt_call_end(&c);                                                                      \
     return r
 
@@ -279,19 +283,20 @@ static inline __attribute__((always_inline)) uint64_t vt_hook_free_begin(vt_call
         return 0;
     return vt_core_post_free(addr, t);
 }
-/* After a real free of addr that failed: asks the driver whether an allocation
- * still starts at addr, then puts back what the free took (by its ring ticket, or the
+/* After a real free of addr (of kind, as the row says) that failed: asks the driver
+ * whether an allocation still starts at addr (for kind array: whether addr is still
+ * a live array handle), then puts back what the free took (by its ring ticket, or the
  * synchronous take's copy in *t) unless it is gone. Preserves errno. */
-void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr);
+void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr, int kind);
 /* After the real free: when it succeeded, one store (vt_core_free_done: the event, or
  * the synchronous take, did all of the bookkeeping). Preserves errno. */
 static inline __attribute__((always_inline)) void vt_hook_free_end(uint64_t ticket, vt_taken *t,
-                                                                    int ok, uint64_t addr)
+                                                                    int ok, uint64_t addr, int kind)
 {
     if (__builtin_expect(ok, 1))
         vt_core_free_done(ticket);
     else if (ticket != 0)
-        vt_hook_free_failed(ticket, t, addr);
+        vt_hook_free_failed(ticket, t, addr, kind);
 }
 
 /* Implicit frees on context teardown: 1 if the calling context-release/reset/destroy
@@ -350,7 +355,8 @@ int vt_hook_is_runtime_teardown(void *ra);
     VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
     {                                                                                     \
         VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                       \
-        VT_FREE_BODY(ret_t, (uintptr_t)(VT__UNPAREN SARGS), VT_OK_##fam, real_##name ARGS); \
+        VT_FREE_BODY(ret_t, VT_KIND_##kind, (uintptr_t)(VT__UNPAREN SARGS), VT_OK_##fam,   \
+                     real_##name ARGS);                                                   \
     }
 
 /* PASS, SHAPE_ARGS (statement): VT_PASS_BODY around the real call. */

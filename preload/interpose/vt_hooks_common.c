@@ -95,14 +95,15 @@ void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result,
     }
 }
 
-void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr)
+void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr, int kind)
 {
     int e = errno;
     if (ticket != VT_TICKET_SYNC) {
         t->rec = NULL;
         t->ticket = ticket;
     }
-    t->alive = (int8_t)vt_driver_still_allocated(addr);
+    t->alive = (int8_t)(VT_KIND_OF(kind) == VT_KIND_ARRAY ? vt_driver_array_alive(addr)
+                                                           : vt_driver_still_allocated(addr));
     vt_core_restore(t);
     errno = e;
 }

@@ -16,6 +16,10 @@ static void *vt__drv_cuPointerGetAttribute;
 static void *vt__drv_cuMemGetInfo_v2;
 static void *vt__drv_cuDeviceGetCount;
 static void *vt__drv_cuDeviceGetUuid_v2;
+static void *vt__drv_cuArrayGetMemoryRequirements;
+static void *vt__drv_cuMipmappedArrayGetMemoryRequirements;
+static void *vt__drv_cuArray3DGetDescriptor_v2;
+static void *vt__drv_cuMipmappedArrayGetLevel;
 
 const vt_driver_fn vt__driver_fns[] = {
     {"cuCtxGetCurrent", &vt__drv_cuCtxGetCurrent},
@@ -27,6 +31,10 @@ const vt_driver_fn vt__driver_fns[] = {
     {"cuMemGetInfo_v2", &vt__drv_cuMemGetInfo_v2},
     {"cuDeviceGetCount", &vt__drv_cuDeviceGetCount},
     {"cuDeviceGetUuid_v2", &vt__drv_cuDeviceGetUuid_v2},
+    {"cuArrayGetMemoryRequirements", &vt__drv_cuArrayGetMemoryRequirements},
+    {"cuMipmappedArrayGetMemoryRequirements", &vt__drv_cuMipmappedArrayGetMemoryRequirements},
+    {"cuArray3DGetDescriptor_v2", &vt__drv_cuArray3DGetDescriptor_v2},
+    {"cuMipmappedArrayGetLevel", &vt__drv_cuMipmappedArrayGetLevel},
 };
 const size_t vt__n_driver_fns = sizeof vt__driver_fns / sizeof vt__driver_fns[0];
 
@@ -213,6 +221,43 @@ int vt_driver_still_allocated(uint64_t addr)
     if (r == CUDA_SUCCESS)
         return start == (CUdeviceptr)addr;
     return r == CUDA_ERROR_INVALID_VALUE ? 0 : -1;
+}
+
+int vt_driver_array_requirements(uint64_t handle, int mipmapped, int device, uint64_t *size)
+{
+    typedef CUresult (*req_t)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, void *, CUdevice);
+    req_t f = mipmapped ? (req_t)VT_DRV(cuMipmappedArrayGetMemoryRequirements)
+                        : (req_t)VT_DRV(cuArrayGetMemoryRequirements);
+    if (!f || !handle || device < 0)
+        return -1;
+    int e = errno;
+    CUDA_ARRAY_MEMORY_REQUIREMENTS q;
+    memset(&q, 0, sizeof q);
+    CUresult r = f(&q, (void *)(uintptr_t)handle, device);
+    errno = e;
+    if (r == CUDA_SUCCESS && q.size) {
+        *size = q.size;
+        return 1;
+    }
+    return r == CUDA_ERROR_INVALID_HANDLE ? 0 : -1;
+}
+
+int vt_driver_array_alive(uint64_t handle)
+{
+    CUresult (*desc)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray) = VT_DRV(cuArray3DGetDescriptor_v2);
+    CUresult (*level)(CUarray *, CUmipmappedArray, unsigned int) = VT_DRV(cuMipmappedArrayGetLevel);
+    if (!desc || !level)
+        return -1;
+    int e = errno;
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    CUarray l = NULL;
+    CUresult r1 = desc(&d, (CUarray)(uintptr_t)handle), r2 = CUDA_ERROR_INVALID_HANDLE;
+    if (r1 != CUDA_SUCCESS)
+        r2 = level(&l, (CUmipmappedArray)(uintptr_t)handle, 0);
+    errno = e;
+    if (r1 == CUDA_SUCCESS || r2 == CUDA_SUCCESS)
+        return 1;
+    return r1 == CUDA_ERROR_INVALID_HANDLE && r2 == CUDA_ERROR_INVALID_HANDLE ? 0 : -1;
 }
 
 int vt_driver_device_count(void)

@@ -110,6 +110,20 @@ int vt_driver_primary_ctx_active(int device);
  * for an address no allocation holds): 1 yes, 0 no, -1 not known. Preserves errno. */
 int vt_driver_still_allocated(uint64_t addr);
 
+/* The driver's own size of a CUDA array (mipmapped 0: a CUarray / cudaArray_t) or
+ * mipmapped array (mipmapped 1) on device: cuArrayGetMemoryRequirements /
+ * cuMipmappedArrayGetMemoryRequirements ("Memory Management"; a real driver answers
+ * only for arrays created with CUDA_ARRAY3D_DEFERRED_MAPPING). 1 and *size in bytes
+ * when it answered with a size, 0 when it says the handle is no live array
+ * (CUDA_ERROR_INVALID_HANDLE), -1 otherwise (not known, or no answer). Preserves
+ * errno. */
+int vt_driver_array_requirements(uint64_t handle, int mipmapped, int device, uint64_t *size);
+/* Whether handle is still a live CUDA array or mipmapped array
+ * (cuArray3DGetDescriptor_v2, else cuMipmappedArrayGetLevel of level 0): 1 yes, 0
+ * both say CUDA_ERROR_INVALID_HANDLE, -1 not known. For a failed array free only
+ * (the handle was one the driver gave). Preserves errno. */
+int vt_driver_array_alive(uint64_t handle);
+
 /* Number of CUDA devices the driver sees (cuDeviceGetCount), or -1 when not known.
  * Preserves errno. */
 int vt_driver_device_count(void);

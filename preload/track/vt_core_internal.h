@@ -257,11 +257,13 @@ static inline void vt__bump_changes(void)
 }
 
 /* 1 when memory of kind at addr is part of the device's fragmentation (vt_frag.h):
- * device memory the process owns. Not pinned host memory, not another process's
- * memory mapped here (ipc_import), not address 0 (an unmapped VMM allocation). */
+ * device memory the process owns at a device address. Not pinned host memory, not
+ * another process's memory mapped here (ipc_import), not an array (its address is
+ * its handle, not where its memory lies), not address 0 (an unmapped VMM
+ * allocation). */
 static inline int vt__frag_counts(int kind, uint64_t addr)
 {
-    return addr && kind != VT_KIND_HOST_PINNED && kind != VT_KIND_IPC_IMPORT;
+    return addr && kind != VT_KIND_HOST_PINNED && kind != VT_KIND_IPC_IMPORT && kind != VT_KIND_ARRAY;
 }
 
 /* Under lock: the range [addr, addr+size) of device slot came (gone = 0) or went

@@ -54,6 +54,8 @@ void sim_ctx_scrub_locked(struct CUctx_st *c)
         if (a->kind != SIM_KIND_POOL && a->ctx == c)
             sim_alloc_release_locked(a);
     }
+    sim_texobjs_scrub_locked(c);
+    sim_arrays_scrub_locked(c);
     struct CUstream_st **ps = &sim_drv.streams;
     while (*ps) {
         struct CUstream_st *s = *ps;

@@ -38,7 +38,8 @@
 #define SIM_CTX_OVERHEAD_MAX ((size_t)64 << 20) /* context overhead, bytes (capped at capacity/8) */
 
 enum { SIM_MAGIC_CTX = 0x43545831u, SIM_MAGIC_STREAM = 0x53545231u,
-       SIM_MAGIC_EVENT = 0x45564e31u, SIM_MAGIC_POOL = 0x504f4f31u };
+       SIM_MAGIC_EVENT = 0x45564e31u, SIM_MAGIC_POOL = 0x504f4f31u,
+       SIM_MAGIC_ARRAY = 0x41525231u, SIM_MAGIC_MIPMAP = 0x4d495031u };
 
 /* CUcontext. Primary contexts are embedded in sim_device; created ones are
  * heap-allocated, kept on sim_drv.ctxs for handle validation, and marked dead
@@ -139,6 +140,31 @@ typedef struct sim_map {
     UT_hash_handle hh;
 } sim_map;
 
+/* CUarray and CUmipmappedArray (drv_array.c). A plain array or a mipmapped array owns
+ * one extent of the device arena (`addr`, `span`: the driver-chosen size that
+ * cuArrayGetMemoryRequirements reports); a mipmap's level arrays (parent != NULL) are
+ * views into their parent's extent, freed with it. All live ones, levels included,
+ * are on sim_drv.arrays (handles are validated by a list lookup). Owned by the
+ * context current at creation, freed by its teardown. */
+typedef struct sim_array {
+    uint32_t  magic;      /* SIM_MAGIC_ARRAY (CUarray) or SIM_MAGIC_MIPMAP (CUmipmappedArray) */
+    CUDA_ARRAY3D_DESCRIPTOR desc; /* as created (a level: its own extent) */
+    unsigned  levels;     /* mipmap: number of levels; else 1 */
+    size_t    elem;       /* bytes per element (format size x channels) */
+    size_t    pitch;      /* bytes per row, padded to SIM_ARRAY_ROW_ALIGN (not for a mipmap) */
+    size_t    rows;       /* rows per slice: height, or 1 */
+    size_t    slices;     /* depth or layers (6 per cubemap), or 1 */
+    uintptr_t addr;       /* first byte (a level: inside its parent's extent) */
+    size_t    span;       /* bytes placed in the arena (a level: its own bytes) */
+    size_t    align;      /* placement alignment, bytes */
+    int       device;
+    struct CUctx_st  *ctx;
+    struct sim_array *parent;  /* a level array: its mipmap */
+    struct sim_array **level;  /* a mipmap: its `levels` level arrays */
+    struct sim_array *next;    /* sim_drv.arrays */
+} sim_array;
+#define SIM_ARRAY_ROW_ALIGN ((size_t)512) /* CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT */
+
 typedef struct sim_device {
     size_t    capacity;   /* bytes (cuDeviceTotalMem) */
     size_t    overhead;   /* fixed context overhead, bytes */
@@ -170,6 +196,9 @@ typedef struct sim_driver {
     struct CUstream_st *streams;
     struct CUevent_st *events;
     struct CUmemPoolHandle_st *pools; /* created pools */
+    sim_array  *arrays;        /* live arrays, mipmaps and their levels */
+    struct sim_texobj *texobjs;/* live texture and surface objects (drv_texture.c) */
+    uint64_t    next_texobj;   /* last texture/surface object id handed out */
 } sim_driver;
 
 extern sim_driver sim_drv;
@@ -207,6 +236,17 @@ int sim_device_of_addr(uintptr_t p);
 CUresult sim_check_device_range_locked(uintptr_t p, size_t len);
 /* Like above but also accepts plain host memory outside any simulated range. */
 CUresult sim_check_any_range_locked(uintptr_t p, size_t len);
+
+/* ---- drv_array.c ---- */
+/* The live array (mip = 0: CUarray, levels included) or mipmapped array (mip = 1)
+ * whose handle is h, or NULL. Lock held. */
+sim_array *sim_array_find_locked(const void *h, int mip);
+/* Free every array and mipmap owned by c (context teardown). Lock held. */
+void sim_arrays_scrub_locked(struct CUctx_st *c);
+/* Free the texture and surface objects of c (context teardown). Lock held. */
+void sim_texobjs_scrub_locked(struct CUctx_st *c);
+/* Forget texture and surface objects over array a (its destroy). Lock held. */
+void sim_texobjs_forget_array_locked(const sim_array *a);
 
 /* ---- drv_pool.c ---- */
 void sim_pool_init_default(struct CUmemPoolHandle_st *p, int dev);

@@ -8,6 +8,8 @@
  */
 #include "rt_internal.h"
 
+#include <cuda_profiler_api.h>
+
 #include <string.h>
 
 cudaError_t cudaDriverGetVersion(int *driverVersion)
@@ -168,4 +170,35 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->memoryPoolsSupported = attr(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d);
     prop->memoryPoolSupportedHandleTypes = (unsigned)attr(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, d);
     return cudaSuccess;
+}
+
+/* cudaSetDeviceFlags: the flags of the current device's primary context
+ * (cuDevicePrimaryCtxSetFlags_v2). Unknown bits, or more than one scheduling
+ * policy: cudaErrorInvalidValue. cudaDeviceMapHost is always in effect (unified
+ * addressing) and is accepted. */
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+    const unsigned known = cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax |
+                           cudaDeviceSyncMemops;
+    unsigned sched = flags & cudaDeviceScheduleMask;
+    if ((flags & ~known) || (sched & (sched - 1)))
+        return rt_ret(cudaErrorInvalidValue);
+    cudaError_t e = rt_begin();
+    if (e != cudaSuccess)
+        return e;
+    int dev = 0;
+    cudaGetDevice(&dev);
+    return rt_ret_cu(rt_drv.cuDevicePrimaryCtxSetFlags(dev, flags));
+}
+
+/* Profiler control (cuda_profiler_api.h): there is no profiler; both succeed once
+ * the runtime is initialised. */
+cudaError_t cudaProfilerStart(void)
+{
+    return rt_begin();
+}
+
+cudaError_t cudaProfilerStop(void)
+{
+    return rt_begin();
 }

@@ -104,7 +104,23 @@
     X(cuEventQuery, "cuEventQuery", 2000, RT_DEFAULT, PFN_cuEventQuery_v2000) \
     X(cuEventSynchronize, "cuEventSynchronize", 2000, RT_DEFAULT, PFN_cuEventSynchronize_v2000) \
     X(cuEventElapsedTime, "cuEventElapsedTime", 12080, RT_DEFAULT, PFN_cuEventElapsedTime_v12080) \
-    X(cuEventDestroy, "cuEventDestroy", 4000, RT_DEFAULT, PFN_cuEventDestroy_v4000)
+    X(cuEventDestroy, "cuEventDestroy", 4000, RT_DEFAULT, PFN_cuEventDestroy_v4000) \
+    X(cuDevicePrimaryCtxSetFlags, "cuDevicePrimaryCtxSetFlags", 11000, RT_DEFAULT, PFN_cuDevicePrimaryCtxSetFlags_v11000) \
+    X(cuArrayCreate, "cuArrayCreate", 3020, RT_DEFAULT, PFN_cuArrayCreate_v3020) \
+    X(cuArray3DCreate, "cuArray3DCreate", 3020, RT_DEFAULT, PFN_cuArray3DCreate_v3020) \
+    X(cuArray3DGetDescriptor, "cuArray3DGetDescriptor", 3020, RT_DEFAULT, PFN_cuArray3DGetDescriptor_v3020) \
+    X(cuArrayDestroy, "cuArrayDestroy", 2000, RT_DEFAULT, PFN_cuArrayDestroy_v2000) \
+    X(cuMipmappedArrayCreate, "cuMipmappedArrayCreate", 5000, RT_DEFAULT, PFN_cuMipmappedArrayCreate_v5000) \
+    X(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", 5000, RT_DEFAULT, PFN_cuMipmappedArrayDestroy_v5000) \
+    X(cuMipmappedArrayGetLevel, "cuMipmappedArrayGetLevel", 5000, RT_DEFAULT, PFN_cuMipmappedArrayGetLevel_v5000) \
+    X(cuArrayGetMemoryRequirements, "cuArrayGetMemoryRequirements", 11060, RT_DEFAULT, PFN_cuArrayGetMemoryRequirements_v11060) \
+    X(cuMipmappedArrayGetMemoryRequirements, "cuMipmappedArrayGetMemoryRequirements", 11060, RT_DEFAULT, PFN_cuMipmappedArrayGetMemoryRequirements_v11060) \
+    X(cuMemcpy2D, "cuMemcpy2D", 3020, RT_DEFAULT, PFN_cuMemcpy2D_v3020) \
+    X(cuMemcpy3D, "cuMemcpy3D", 3020, RT_DEFAULT, PFN_cuMemcpy3D_v3020) \
+    X(cuTexObjectCreate, "cuTexObjectCreate", 5000, RT_DEFAULT, PFN_cuTexObjectCreate_v5000) \
+    X(cuTexObjectDestroy, "cuTexObjectDestroy", 5000, RT_DEFAULT, PFN_cuTexObjectDestroy_v5000) \
+    X(cuSurfObjectCreate, "cuSurfObjectCreate", 5000, RT_DEFAULT, PFN_cuSurfObjectCreate_v5000) \
+    X(cuSurfObjectDestroy, "cuSurfObjectDestroy", 5000, RT_DEFAULT, PFN_cuSurfObjectDestroy_v5000)
 
 typedef struct rt_driver {
     PFN_cuInit_v2000 cuInit;
@@ -133,6 +149,12 @@ void rt_set_current_device(int dev);
 cudaError_t rt_primary(int dev, CUcontext *ctx);
 /* cudaDeviceReset support: reset `dev`'s primary context (no-op if never used). */
 cudaError_t rt_reset_device(int dev);
+
+/* ---- rt_array.c ---- */
+/* The driver's format and channel count of a runtime channel descriptor (1, 2 or 4
+ * channels of equal width; signed, unsigned or float kinds): 0, or -1 for one the
+ * simulated device does not take. */
+int rt_channel_format(const struct cudaChannelFormatDesc *d, CUarray_format *fmt, unsigned *channels);
 
 /* ---- rt_error.c ---- */
 /* CUresult -> cudaError_t, as the real runtime maps them. */
