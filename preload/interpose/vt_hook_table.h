@@ -208,6 +208,24 @@
       "the last release frees like a reset")                                                          \
     X(cuMemGetInfo_v2, DRV, NONE, HAND, NOFRONT, CUresult, (size_t *free_bytes, size_t *total_bytes), \
       (free_bytes, total_bytes), (), "free/total recorded for the current device")                    \
+    /* ---- imported memory: legacy IPC handles ---- */                                             \
+    X(cudaIpcGetMemHandle, RT, NONE, PASS, NOFRONT, cudaError_t,                                       \
+      (cudaIpcMemHandle_t *handle, void *devPtr), (handle, devPtr),                                   \
+      (vt_ipc_export_note((uint64_t)(uintptr_t)devPtr, vt_ipc_digest(handle, sizeof *handle))),       \
+      "the exporter notes the handle's digest with the allocation's address")                         \
+    X(cudaIpcOpenMemHandle, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t,                                \
+      (void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags), (devPtr, handle, flags), (),    \
+      "one record per handle and context; opens counted as the driver counts them")                   \
+    X(cudaIpcCloseMemHandle, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t, (void *devPtr), (devPtr), (), \
+      "the last close frees the record")                                                              \
+    X(cuIpcGetMemHandle, DRV, NONE, PASS, NOFRONT, CUresult, (CUipcMemHandle *pHandle, CUdeviceptr dptr), \
+      (pHandle, dptr), (vt_ipc_export_note((uint64_t)dptr, vt_ipc_digest(pHandle, sizeof *pHandle))), \
+      "the exporter notes the handle's digest with the allocation's address")                         \
+    X(cuIpcOpenMemHandle_v2, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                                 \
+      (CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags), (pdptr, handle, Flags), (),    \
+      "one record per handle and context; opens counted as the driver counts them")                   \
+    X(cuIpcCloseMemHandle, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult, (CUdeviceptr dptr), (dptr), (),   \
+      "the last close frees the record")                                                              \
     /* ---- driver: resolvers ---- */                                                                \
     X(cuGetProcAddress, DRV, NONE, RESOLVE, NOFRONT, CUresult,                                         \
       (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),                            \

@@ -24,6 +24,7 @@
 #include "vt_core_fast.h"
 #include "vt_driver.h"
 #include "vt_guard.h"
+#include "vt_ipc.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
 

@@ -110,6 +110,11 @@ int vt_driver_primary_ctx_active(int device);
  * for an address no allocation holds): 1 yes, 0 no, -1 not known. Preserves errno. */
 int vt_driver_still_allocated(uint64_t addr);
 
+/* Bytes from addr to the end of the allocation that holds it (cuMemGetAddressRange_v2,
+ * "Memory Management"): what an imported mapping the hook saw only as a pointer
+ * spans. 0 and *size, or -1 when not known. Preserves errno. */
+int vt_driver_range_size(uint64_t addr, uint64_t *size);
+
 /* Number of CUDA devices the driver sees (cuDeviceGetCount), or -1 when not known.
  * Preserves errno. */
 int vt_driver_device_count(void);

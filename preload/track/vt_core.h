@@ -173,6 +173,8 @@ void     vt_core_scope_begin(void);
 uint64_t vt_core_scope_leaked_bytes(void);
 uint64_t vt_core_changes(void);            /* bumps on every alloc/free/drop       */
 uint64_t vt_core_live_count(void);
+/* Kind (vt_kind, without flags) of the live record at addr, or -1 when none. */
+int      vt_core_live_kind(uint64_t addr);
 uint64_t vt_core_changes_applied(void);    /* the same two as last applied (the   */
 uint64_t vt_core_live_count_applied(void); /* periodic snapshot's decisions)       */
 uint64_t vt_core_dropped_records(void);    /* allocations not recorded (latched)   */

@@ -180,7 +180,7 @@ static CUresult pool_free(CUdeviceptr dptr, CUstream s)
         uintptr_t p = (uintptr_t)dptr;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &p, sizeof p, a);
-        if (!a || SIM_KIND_IS_HOST(a->kind))
+        if (!a || SIM_KIND_IS_HOST(a->kind) || a->kind == SIM_KIND_IPC)
             r = CUDA_ERROR_INVALID_VALUE;
         else
             sim_alloc_release_locked(a); /* cuMemFreeAsync also accepts cuMemAlloc memory */

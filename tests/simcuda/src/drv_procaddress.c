@@ -187,6 +187,11 @@ static const proc_entry table[] = {
     OLD("cuEventDestroy", 2000),
     E("cuEventDestroy", 4000, cuEventDestroy_v2),
     P("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
+    /* interprocess memory (drv_ipc.c) */
+    E("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
+    OLD("cuIpcOpenMemHandle", 4010),
+    E("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
+    E("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
 };
 
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

@@ -104,7 +104,14 @@
     X(cuEventQuery, "cuEventQuery", 2000, RT_DEFAULT, PFN_cuEventQuery_v2000) \
     X(cuEventSynchronize, "cuEventSynchronize", 2000, RT_DEFAULT, PFN_cuEventSynchronize_v2000) \
     X(cuEventElapsedTime, "cuEventElapsedTime", 12080, RT_DEFAULT, PFN_cuEventElapsedTime_v12080) \
-    X(cuEventDestroy, "cuEventDestroy", 4000, RT_DEFAULT, PFN_cuEventDestroy_v4000)
+    X(cuEventDestroy, "cuEventDestroy", 4000, RT_DEFAULT, PFN_cuEventDestroy_v4000) \
+    RT_DRIVER_FUNCS_IPC(X)
+
+/* interprocess memory (rt_ipc.c) */
+#define RT_DRIVER_FUNCS_IPC(X) \
+    X(cuIpcGetMemHandle, "cuIpcGetMemHandle", 4010, RT_DEFAULT, PFN_cuIpcGetMemHandle_v4010) \
+    X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle", 11000, RT_DEFAULT, PFN_cuIpcOpenMemHandle_v11000) \
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 4010, RT_DEFAULT, PFN_cuIpcCloseMemHandle_v4010)
 
 typedef struct rt_driver {
     PFN_cuInit_v2000 cuInit;

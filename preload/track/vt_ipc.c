@@ -1,0 +1,168 @@
+/* vt_ipc.c — exports, imports and their digests (vt_ipc.h). Two fixed arrays under
+ * one lock; linear scans (IPC calls are rare next to allocations). */
+#include "vt_ipc.h"
+
+#include <string.h>
+#include "vt_lock.h"
+
+typedef struct vt__import {
+    uint64_t addr, digest, size;
+    uint32_t opens;
+    uint8_t  refcounted;
+} vt__import;
+
+static vt_lock_t          vt__ipc_lock = VT_LOCK_INIT;
+static vt_ipc_export_row  vt__exports[VT_IPC_MAX];
+static size_t             vt__n_exports;
+static vt__import         vt__imports[VT_IPC_MAX];
+static size_t             vt__n_imports;
+
+static void vt__ipc_lock_take(void)
+{
+    if (!vt_lock_try(&vt__ipc_lock))
+        vt_lock_slow(&vt__ipc_lock);
+}
+
+/* FNV-1a 64 over the bytes, then a murmur3 finaliser (spreads the low bits). */
+uint64_t vt_ipc_digest(const void *bytes, size_t n)
+{
+    const unsigned char *p = bytes;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+uint64_t vt_ipc_digest_file(uint64_t st_dev, uint64_t st_ino)
+{
+    uint64_t b[2] = {st_dev, st_ino};
+    return vt_ipc_digest(b, sizeof b);
+}
+
+void vt_ipc_export_note(uint64_t addr, uint64_t digest)
+{
+    vt__ipc_lock_take();
+    size_t i;
+    for (i = 0; i < vt__n_exports; i++)
+        if (vt__exports[i].digest == digest)
+            break;
+    if (i == vt__n_exports && vt__n_exports < VT_IPC_MAX)
+        vt__n_exports++;
+    if (i < vt__n_exports) {
+        vt__exports[i].addr = addr;
+        vt__exports[i].digest = digest;
+    }
+    vt_unlock(&vt__ipc_lock);
+}
+
+static vt__import *vt__find(uint64_t addr)
+{
+    for (size_t i = 0; i < vt__n_imports; i++)
+        if (vt__imports[i].addr == addr)
+            return &vt__imports[i];
+    return NULL;
+}
+
+static void vt__remove(vt__import *m)
+{
+    *m = vt__imports[--vt__n_imports];
+}
+
+int vt_ipc_import_open(uint64_t addr, uint64_t digest, uint64_t size, int refcounted)
+{
+    int rc = 1;
+    vt__ipc_lock_take();
+    vt__import *m = vt__find(addr);
+    if (m && refcounted && m->refcounted && m->opens > 0 && m->digest == digest) {
+        m->opens++;
+        rc = 0;
+    } else {
+        /* a new import at an address an ended one had (its record is gone) */
+        if (!m && vt__n_imports < VT_IPC_MAX)
+            m = &vt__imports[vt__n_imports++];
+        if (m)
+            *m = (vt__import){addr, digest, size, 1, (uint8_t)(refcounted != 0)};
+        else
+            rc = -1;
+    }
+    vt_unlock(&vt__ipc_lock);
+    return rc;
+}
+
+int vt_ipc_import_close_begin(uint64_t addr)
+{
+    int rc = -1;
+    vt__ipc_lock_take();
+    vt__import *m = vt__find(addr);
+    if (m && m->refcounted && m->opens > 0)
+        rc = (int)--m->opens;
+    vt_unlock(&vt__ipc_lock);
+    return rc;
+}
+
+void vt_ipc_import_close_end(uint64_t addr, int ok)
+{
+    vt__ipc_lock_take();
+    vt__import *m = vt__find(addr);
+    if (m && m->refcounted) {
+        if (!ok)
+            m->opens++;
+        else if (m->opens == 0)
+            vt__remove(m);
+    }
+    vt_unlock(&vt__ipc_lock);
+}
+
+size_t vt_ipc_exports_copy(vt_ipc_export_row *out, size_t max)
+{
+    vt__ipc_lock_take();
+    size_t n = vt__n_exports < max ? vt__n_exports : max;
+    memcpy(out, vt__exports, n * sizeof *out);
+    vt_unlock(&vt__ipc_lock);
+    return n;
+}
+
+size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint64_t addr))
+{
+    /* the liveness answers come from the core, asked without our lock held */
+    vt__ipc_lock_take();
+    size_t n = vt__n_imports < max ? vt__n_imports : max;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (vt_ipc_import_row){vt__imports[i].addr, vt__imports[i].digest, vt__imports[i].size,
+                                     vt__imports[i].opens};
+    uint8_t refc[VT_IPC_MAX];
+    for (size_t i = 0; i < n; i++)
+        refc[i] = vt__imports[i].refcounted;
+    vt_unlock(&vt__ipc_lock);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out[i].opens == 0)
+            continue;
+        if (!refc[i] && live && !live(out[i].addr)) {
+            /* ended with its record (a pool pointer's free, an external memory's
+             * destroy): forget it unless a new import took the address meanwhile */
+            vt__ipc_lock_take();
+            vt__import *m = vt__find(out[i].addr);
+            if (m && !m->refcounted && m->digest == out[i].digest)
+                vt__remove(m);
+            vt_unlock(&vt__ipc_lock);
+            continue;
+        }
+        out[k++] = out[i];
+    }
+    return k;
+}
+
+void vt_ipc_after_fork_child(void)
+{
+    vt_lock_init(&vt__ipc_lock);
+    vt__n_exports = 0;
+    vt__n_imports = 0;
+}

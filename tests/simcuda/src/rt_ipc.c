@@ -1,0 +1,55 @@
+/*
+ * rt_ipc.c - interprocess memory of the simulated runtime (cuda_runtime_api.h
+ * "Memory Management": cudaIpcGetMemHandle, cudaIpcOpenMemHandle,
+ * cudaIpcCloseMemHandle, CUDA 13.0). Each forwards to the driver through the
+ * resolver's pointer (cuIpcGetMemHandle, cuIpcOpenMemHandle_v2,
+ * cuIpcCloseMemHandle) in the current device's primary context; the driver's
+ * semantics and errors apply (docs/simcuda.md "IPC"), mapped as the real runtime
+ * maps them (CUDA_ERROR_INVALID_HANDLE: cudaErrorInvalidResourceHandle,
+ * CUDA_ERROR_INVALID_CONTEXT: cudaErrorDeviceUninitialized, CUDA_ERROR_MAP_FAILED:
+ * cudaErrorMapBufferObjectFailed).
+ */
+#include "rt_internal.h"
+
+#include <string.h>
+
+#define RT_CTX_OR_RETURN()               \
+    do {                                 \
+        cudaError_t e_ = rt_ctx();       \
+        if (e_ != cudaSuccess)           \
+            return e_;                   \
+    } while (0)
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(CUipcMemHandle), "same 64 bytes");
+
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+{
+    if (!handle)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    CUipcMemHandle h;
+    CUresult r = rt_drv.cuIpcGetMemHandle(&h, (CUdeviceptr)(uintptr_t)devPtr);
+    if (r == CUDA_SUCCESS)
+        memcpy(handle, &h, sizeof h);
+    return rt_ret_cu(r);
+}
+
+cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
+{
+    if (!devPtr)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    CUipcMemHandle h;
+    memcpy(&h, &handle, sizeof h);
+    CUdeviceptr d = 0;
+    CUresult r = rt_drv.cuIpcOpenMemHandle(&d, h, flags);
+    if (r == CUDA_SUCCESS)
+        *devPtr = (void *)(uintptr_t)d;
+    return rt_ret_cu(r);
+}
+
+cudaError_t cudaIpcCloseMemHandle(void *devPtr)
+{
+    RT_CTX_OR_RETURN();
+    return rt_ret_cu(rt_drv.cuIpcCloseMemHandle((CUdeviceptr)(uintptr_t)devPtr));
+}
