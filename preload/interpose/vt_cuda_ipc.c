@@ -1,6 +1,6 @@
 /* vt_cuda_ipc.c — the shims of imported memory that fit no shape of the hook table
  * (rows of shape HAND in the "imported memory" sections of vt_hook_table.h): opening
- * and closing legacy IPC handles, runtime and driver. Follows cuda.h and
+ * and closing legacy IPC handles, importing pool pointers, runtime and driver. Follows cuda.h and
  * cuda_runtime_api.h of CUDA 13 ("Interprocess communication": a handle opened again
  * in the context that opened it returns the same pointer and counts a reference;
  * cuIpcCloseMemHandle takes one and unmaps at the last).
@@ -17,6 +17,7 @@
  * be found it returns the family's "not initialised" code and does nothing else.
  */
 #define _GNU_SOURCE
+#include <sys/stat.h>
 #include "vt_hook_table.h"
 #include "vt_hooks.h"
 
@@ -68,45 +69,64 @@ static inline __attribute__((always_inline)) void vt__close_end(vt_call *c, vt__
         vt_hook_free_end(k->ticket, &k->t, ok, addr);
 }
 
+/* The body of an open shim (after VT_REAL_OR_RETURN): forwards CALL; as the
+ * outermost recording call, a success records the import at ADDR (an expression on
+ * the call's outputs) with the digest of the n bytes at DIGEST_OF, a failure is
+ * counted. refcounted: a legacy handle. Result and errno are CALL's. */
+#define VT_IMPORT_BODY(ret_t, ok, oom, api, CALL, ADDR, DIGEST_OF, n, refcounted)        \
+    VT_NESTED_FORWARD(1, CALL);                                                           \
+    vt_call c;                                                                            \
+    vt_call_begin(&c, 1);                                                                 \
+    ret_t r = CALL;                                                                       \
+    int e = errno;                                                                        \
+    if (c.rec) {                                                                          \
+        if (r == (ok))                                                                    \
+            vt__import_ok(&c, (uint64_t)(uintptr_t)(ADDR), 0, vt_ipc_digest(DIGEST_OF, n), \
+                          refcounted);                                                    \
+        else                                                                              \
+            VT_IMPORT_FAILED(c, api, r, r == (oom));                                      \
+    }                                                                                     \
+    vt_call_end(&c);                                                                      \
+    errno = e;                                                                            \
+    return r
+
+/* ---- pools shared between processes: an imported pointer is one import, freed by the
+ * free rows (cudaFree, cuMemFree_v2, *FreeAsync); its table row goes with its record ---- */
+
+cudaError_t vt__h_cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool,
+                                           struct cudaMemPoolPtrExportData *exportData)
+{
+    VT_REAL_OR_RETURN(cudaMemPoolImportPointer, VT_NOTREADY_RT);
+    VT_IMPORT_BODY(cudaError_t, cudaSuccess, cudaErrorMemoryAllocation, "cudaMemPoolImportPointer",
+                   real_cudaMemPoolImportPointer(ptr, memPool, exportData), *ptr, exportData,
+                   sizeof *exportData, 0);
+}
+VT_EXPORT_ALIAS(cudaMemPoolImportPointer);
+
+CUresult vt__h_cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData)
+{
+    VT_REAL_OR_RETURN(cuMemPoolImportPointer, VT_NOTREADY_DRV);
+    VT_IMPORT_BODY(CUresult, CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, "cuMemPoolImportPointer",
+                   real_cuMemPoolImportPointer(ptr_out, pool, shareData), *ptr_out, shareData,
+                   sizeof *shareData, 0);
+}
+VT_EXPORT_ALIAS(cuMemPoolImportPointer);
+
 /* ---- legacy IPC handles ---- */
 
 cudaError_t vt__h_cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
 {
     VT_REAL_OR_RETURN(cudaIpcOpenMemHandle, VT_NOTREADY_RT);
-    VT_NESTED_FORWARD(1, real_cudaIpcOpenMemHandle(devPtr, handle, flags));
-    vt_call c;
-    vt_call_begin(&c, 1);
-    cudaError_t r = real_cudaIpcOpenMemHandle(devPtr, handle, flags);
-    int e = errno;
-    if (c.rec) {
-        if (r == cudaSuccess)
-            vt__import_ok(&c, (uint64_t)(uintptr_t)*devPtr, 0, vt_ipc_digest(&handle, sizeof handle), 1);
-        else
-            VT_IMPORT_FAILED(c, "cudaIpcOpenMemHandle", r, r == cudaErrorMemoryAllocation);
-    }
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_IMPORT_BODY(cudaError_t, cudaSuccess, cudaErrorMemoryAllocation, "cudaIpcOpenMemHandle",
+                   real_cudaIpcOpenMemHandle(devPtr, handle, flags), *devPtr, &handle, sizeof handle, 1);
 }
 VT_EXPORT_ALIAS(cudaIpcOpenMemHandle);
 
 CUresult vt__h_cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
 {
     VT_REAL_OR_RETURN(cuIpcOpenMemHandle_v2, VT_NOTREADY_DRV);
-    VT_NESTED_FORWARD(1, real_cuIpcOpenMemHandle_v2(pdptr, handle, Flags));
-    vt_call c;
-    vt_call_begin(&c, 1);
-    CUresult r = real_cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
-    int e = errno;
-    if (c.rec) {
-        if (r == CUDA_SUCCESS)
-            vt__import_ok(&c, (uint64_t)*pdptr, 0, vt_ipc_digest(&handle, sizeof handle), 1);
-        else
-            VT_IMPORT_FAILED(c, "cuIpcOpenMemHandle_v2", r, r == CUDA_ERROR_OUT_OF_MEMORY);
-    }
-    vt_call_end(&c);
-    errno = e;
-    return r;
+    VT_IMPORT_BODY(CUresult, CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, "cuIpcOpenMemHandle_v2",
+                   real_cuIpcOpenMemHandle_v2(pdptr, handle, Flags), *pdptr, &handle, sizeof handle, 1);
 }
 VT_EXPORT_ALIAS(cuIpcOpenMemHandle_v2);
 
@@ -143,3 +163,67 @@ CUresult vt__h_cuIpcCloseMemHandle(CUdeviceptr dptr)
     return r;
 }
 VT_EXPORT_ALIAS(cuIpcCloseMemHandle);
+
+/* ---- VMM shareable handles: an imported handle is physical memory like a
+ * cuMemCreate'd one (the core's VMM tables: mapped, retained, released and unmapped
+ * by the same hooks), of kind ipc_import; one allocation mapped at two addresses
+ * counts once, live while referenced or mapped ---- */
+
+/* Digest of a POSIX file descriptor: the (st_dev, st_ino) of the file it names.
+ * Exporter and importer hold descriptors of the same memory object (passed with
+ * SCM_RIGHTS or by pidfd_getfd), so fstat gives both the same pair. 0 and *digest,
+ * or -1. Keeps errno. */
+static int vt__fd_digest(int fd, uint64_t *digest, uint64_t *size)
+{
+    int e = errno;
+    struct stat st;
+    int rc = fstat(fd, &st);
+    errno = e;
+    if (rc != 0)
+        return -1;
+    *digest = vt_ipc_digest_file((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    if (size)
+        *size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    return 0;
+}
+
+void vt_hook_vmm_export(uint64_t handle, const void *shareable, int handle_type)
+{
+    uint64_t digest, va;
+    uint32_t maps;
+    if (!shareable || handle_type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+        vt__fd_digest(*(const int *)shareable, &digest, NULL) != 0)
+        return;
+    vt_core_vmm_state(handle, &va, &maps);
+    vt_ipc_export_note(va, digest);
+}
+
+/* The size recorded is the descriptor's file size (what the driver's object spans). */
+CUresult vt__h_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                              CUmemAllocationHandleType shHandleType)
+{
+    VT_REAL_OR_RETURN(cuMemImportFromShareableHandle, VT_NOTREADY_DRV);
+    VT_NESTED_FORWARD(1, real_cuMemImportFromShareableHandle(handle, osHandle, shHandleType));
+    vt_call c;
+    vt_call_begin(&c, 1);
+    CUresult r = real_cuMemImportFromShareableHandle(handle, osHandle, shHandleType);
+    int e = errno;
+    if (c.rec) {
+        uint64_t digest = 0, size = 0, ctx;
+        int dev = vt_driver_device_current(&ctx);
+        if (r == CUDA_SUCCESS) {
+            if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+                vt__fd_digest((int)(intptr_t)osHandle, &digest, &size) != 0)
+                digest = vt_ipc_digest(&osHandle, sizeof osHandle);   /* other handle kinds */
+            vt_hook_start();
+            vt_core_vmm_import((uint64_t)*handle, size, dev, c.stack);
+            vt_ipc_import_vmm((uint64_t)*handle, digest, size);
+        } else {
+            VT_IMPORT_FAILED(c, "cuMemImportFromShareableHandle", r, r == CUDA_ERROR_OUT_OF_MEMORY);
+        }
+    }
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMemImportFromShareableHandle);

@@ -226,6 +226,47 @@
       "one record per handle and context; opens counted as the driver counts them")                   \
     X(cuIpcCloseMemHandle, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult, (CUdeviceptr dptr), (dptr), (),   \
       "the last close frees the record")                                                              \
+    /* ---- imported memory: pools shared between processes ---- */                               \
+    X(cudaMemPoolExportToShareableHandle, RT, NONE, PASS, NOFRONT, cudaError_t,                        \
+      (void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType,     \
+       unsigned int flags), (shareableHandle, memPool, handleType, flags), ((void)0),                  \
+      "forwarded: pointers are exported one by one")                                                  \
+    X(cudaMemPoolImportFromShareableHandle, RT, NONE, PASS, NOFRONT, cudaError_t,                      \
+      (cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType,    \
+       unsigned int flags), (memPool, shareableHandle, handleType, flags), ((void)0),                  \
+      "forwarded: an imported pool holds no memory here; the pointers imported from it do")          \
+    X(cudaMemPoolExportPointer, RT, NONE, PASS, NOFRONT, cudaError_t,                                  \
+      (struct cudaMemPoolPtrExportData *exportData, void *ptr), (exportData, ptr),                    \
+      (vt_ipc_export_note((uint64_t)(uintptr_t)ptr, vt_ipc_digest(exportData, sizeof *exportData))),  \
+      "the exporter notes the export data's digest with the pointer")                                 \
+    X(cudaMemPoolImportPointer, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t,                            \
+      (void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData),               \
+      (ptr, memPool, exportData), (), "freed by cudaFree / cudaFreeAsync (their rows)")               \
+    X(cuMemPoolExportToShareableHandle, DRV, NONE, PASS, NOFRONT, CUresult,                            \
+      (void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType,                     \
+       unsigned long long flags), (handle_out, pool, handleType, flags), ((void)0),                   \
+      "forwarded: pointers are exported one by one")                                                  \
+    X(cuMemPoolImportFromShareableHandle, DRV, NONE, PASS, NOFRONT, CUresult,                          \
+      (CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType,                    \
+       unsigned long long flags), (pool_out, handle, handleType, flags), ((void)0),                   \
+      "forwarded: an imported pool holds no memory here; the pointers imported from it do")          \
+    X(cuMemPoolExportPointer, DRV, NONE, PASS, NOFRONT, CUresult,                                      \
+      (CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr), (shareData_out, ptr),                 \
+      (vt_ipc_export_note((uint64_t)ptr, vt_ipc_digest(shareData_out, sizeof *shareData_out))),       \
+      "the exporter notes the export data's digest with the pointer")                                 \
+    X(cuMemPoolImportPointer, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                                \
+      (CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData),                   \
+      (ptr_out, pool, shareData), (), "freed by cuMemFree_v2 / cuMemFreeAsync (their rows)")          \
+    /* ---- imported memory: VMM shareable handles ---- */                                         \
+    X(cuMemExportToShareableHandle, DRV, NONE, PASS, NOFRONT, CUresult,                                \
+      (void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, \
+       unsigned long long flags), (shareableHandle, handle, handleType, flags),                       \
+      (vt_hook_vmm_export((uint64_t)handle, shareableHandle, (int)handleType)),                        \
+      "the exporter notes the descriptor's digest (st_dev, st_ino) with the mapped address")          \
+    X(cuMemImportFromShareableHandle, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                        \
+      (CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType), \
+      (handle, osHandle, shHandleType), (),                                                           \
+      "keyed by handle like cuMemCreate; live while referenced or mapped; counted once")             \
     /* ---- driver: resolvers ---- */                                                                \
     X(cuGetProcAddress, DRV, NONE, RESOLVE, NOFRONT, CUresult,                                         \
       (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),                            \

@@ -128,6 +128,13 @@ void vt_core_drain(void);
  * (create and each cuMemRetainAllocationHandle give one, each cuMemRelease takes
  * one) AND every mapping is unmapped; a cuMemMap in flight keeps it live too. */
 int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack);
+/* cuMemImportFromShareableHandle: like vt_core_vmm_create, for another process's
+ * memory (kind ipc_import: counted in its kind and site, never in the device's or
+ * the process's live bytes); mapped, retained, released and unmapped as any handle. */
+int  vt_core_vmm_import(uint64_t handle, uint64_t size, int device, uint32_t stack);
+/* Whether handle's allocation is live (counted): 1 with its lowest mapped address
+ * (0 while unmapped) and its mappings, else 0. */
+int  vt_core_vmm_state(uint64_t handle, uint64_t *va, uint32_t *maps);
 /* After a successful cuMemRetainAllocationHandle: one more reference. */
 void vt_core_vmm_retain(uint64_t handle);
 /* Before cuMemRetainAllocationHandle(addr): holds live the allocation whose mapping

@@ -9,6 +9,7 @@ typedef struct vt__import {
     uint64_t addr, digest, size;
     uint32_t opens;
     uint8_t  refcounted;
+    uint8_t  vmm;         /* addr is a VMM handle (vt_ipc_import_vmm) */
 } vt__import;
 
 static vt_lock_t          vt__ipc_lock = VT_LOCK_INIT;
@@ -62,12 +63,28 @@ void vt_ipc_export_note(uint64_t addr, uint64_t digest)
     vt_unlock(&vt__ipc_lock);
 }
 
-static vt__import *vt__find(uint64_t addr)
+static vt__import *vt__find_of(uint64_t addr, int vmm)
 {
     for (size_t i = 0; i < vt__n_imports; i++)
-        if (vt__imports[i].addr == addr)
+        if (vt__imports[i].addr == addr && vt__imports[i].vmm == vmm)
             return &vt__imports[i];
     return NULL;
+}
+
+static vt__import *vt__find(uint64_t addr)
+{
+    return vt__find_of(addr, 0);
+}
+
+void vt_ipc_import_vmm(uint64_t handle, uint64_t digest, uint64_t size)
+{
+    vt__ipc_lock_take();
+    vt__import *m = vt__find_of(handle, 1);
+    if (!m && vt__n_imports < VT_IPC_MAX)
+        m = &vt__imports[vt__n_imports++];
+    if (m)
+        *m = (vt__import){handle, digest, size, 1, 0, 1};
+    vt_unlock(&vt__ipc_lock);
 }
 
 static void vt__remove(vt__import *m)
@@ -88,7 +105,7 @@ int vt_ipc_import_open(uint64_t addr, uint64_t digest, uint64_t size, int refcou
         if (!m && vt__n_imports < VT_IPC_MAX)
             m = &vt__imports[vt__n_imports++];
         if (m)
-            *m = (vt__import){addr, digest, size, 1, (uint8_t)(refcounted != 0)};
+            *m = (vt__import){addr, digest, size, 1, (uint8_t)(refcounted != 0), 0};
         else
             rc = -1;
     }
@@ -129,7 +146,8 @@ size_t vt_ipc_exports_copy(vt_ipc_export_row *out, size_t max)
     return n;
 }
 
-size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint64_t addr))
+size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint64_t addr),
+                           int (*vmm_live)(uint64_t handle, uint64_t *va, uint32_t *maps))
 {
     /* the liveness answers come from the core, asked without our lock held */
     vt__ipc_lock_take();
@@ -137,14 +155,32 @@ size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint6
     for (size_t i = 0; i < n; i++)
         out[i] = (vt_ipc_import_row){vt__imports[i].addr, vt__imports[i].digest, vt__imports[i].size,
                                      vt__imports[i].opens};
-    uint8_t refc[VT_IPC_MAX];
-    for (size_t i = 0; i < n; i++)
+    uint8_t refc[VT_IPC_MAX], vmm[VT_IPC_MAX];
+    for (size_t i = 0; i < n; i++) {
         refc[i] = vt__imports[i].refcounted;
+        vmm[i] = vt__imports[i].vmm;
+    }
     vt_unlock(&vt__ipc_lock);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (out[i].opens == 0)
             continue;
+        if (vmm[i]) {
+            uint64_t va = 0;
+            uint32_t maps = 0;
+            if (vmm_live && vmm_live(out[i].addr, &va, &maps)) {
+                out[i].addr = va;     /* listed at its lowest mapping (0: unmapped) */
+                out[i].opens = maps;  /* its mappings: one allocation, counted once */
+                out[k++] = out[i];
+                continue;
+            }
+            vt__ipc_lock_take();
+            vt__import *m = vt__find_of(out[i].addr, 1);
+            if (m && m->digest == out[i].digest)
+                vt__remove(m);
+            vt_unlock(&vt__ipc_lock);
+            continue;
+        }
         if (!refc[i] && live && !live(out[i].addr)) {
             /* ended with its record (a pool pointer's free, an external memory's
              * destroy): forget it unless a new import took the address meanwhile */

@@ -40,6 +40,11 @@ void vt_ipc_export_note(uint64_t addr, uint64_t digest);
  * when it only counts one more open of an import already recorded, -1 when the table
  * is full (record it; it is not listed). */
 int  vt_ipc_import_open(uint64_t addr, uint64_t digest, uint64_t size, int refcounted);
+/* An imported VMM handle (cuMemImportFromShareableHandle): one import keyed by the
+ * handle, listed at its lowest mapped address with its mappings as opens, for as long
+ * as the core counts the handle's memory (vt_core_vmm_state). */
+void vt_ipc_import_vmm(uint64_t handle, uint64_t digest, uint64_t size);
+
 /* Before a close of the legacy import at addr: takes one open. Returns the opens left
  * (0: this is the last close: take the record out of the core), or -1 when addr is no
  * legacy import of ours. */
@@ -50,11 +55,14 @@ void vt_ipc_import_close_end(uint64_t addr, int ok);
 
 /* What a snapshot lists: copies up to max rows of each into the caller's arrays.
  * live(addr): 1 when the core still holds a live ipc_import record at addr (imports
- * that are not refcounted and whose record ended are left out, and forgotten). */
+ * that are not refcounted and whose record ended are left out, and forgotten);
+ * vmm_live: the same for an imported VMM handle, with its address and mappings.
+ * Called without this table's lock held. */
 typedef struct vt_ipc_export_row { uint64_t addr, digest; } vt_ipc_export_row;
 typedef struct vt_ipc_import_row { uint64_t addr, digest, size; uint32_t opens; } vt_ipc_import_row;
 size_t vt_ipc_exports_copy(vt_ipc_export_row *out, size_t max);
-size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint64_t addr));
+size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint64_t addr),
+                           int (*vmm_live)(uint64_t handle, uint64_t *va, uint32_t *maps));
 
 void vt_ipc_after_fork_child(void);
 

@@ -489,7 +489,7 @@ void vt_encode_ipc(vt_buf *b)
             vt_buf_put(b, "]", 1);
     }
     if (im) {
-        size_t n = vt_ipc_imports_copy(im, VT_IPC_MAX, vt__import_live);
+        size_t n = vt_ipc_imports_copy(im, VT_IPC_MAX, vt__import_live, vt_core_vmm_state);
         if (n)
             vt_buf_cstr(b, ",\"imports\":[");
         for (size_t i = 0; i < n; i++) {

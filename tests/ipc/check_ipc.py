@@ -80,15 +80,14 @@ def same_run(c, argv, outdir):
     return a, b
 
 
-def check_legacy(c, mode):
-    outdir = os.path.join(c.tmp, "legacy_" + mode)
-    a, b = same_run(c, [os.path.join(c.a.bin, "prog_ipc_legacy"), mode], outdir)
-    for line in ("handle stable 1", "open1 ok, data 1", "open2 same pointer 1", "open3 ok, data 1",
-                 "close1 data still 1", "importer's write seen 1", "exporter done",
-                 "open own handle: 201", "open junk handle: 400", "open bad flags: 1",
-                 "close unknown: 1", "close small again: 1", "cudaFree imported: 1",
-                 "get handle of inner pointer: 1"):
-        expect(line in a.stdout.splitlines(), "%s: stdout lacks %r:\n%s" % (mode, line, a.stdout))
+def check_pair(c, name, argv, lines, want, exit_rows, n_exports, exp_kind, exp_bytes, leak_text, ipc_records):
+    """Runs argv (exporter + importer) without and with the preload and checks both
+    processes' files and the report. want: {label: (ipc_import bytes, [(size, opens)])}
+    after each of the importer's events; exit_rows: its imports at exit."""
+    outdir = os.path.join(c.tmp, name)
+    a, b = same_run(c, argv, outdir)
+    for line in lines:
+        expect(line in a.stdout.splitlines(), "%s: stdout lacks %r:\n%s" % (name, line, a.stdout))
     pids = pids_of(b.stderr)
     expect(set(pids) == {"exporter_pid", "importer_pid"}, "pids in stderr: %r" % b.stderr)
     if len(pids) != 2:
@@ -96,45 +95,39 @@ def check_legacy(c, mode):
     exp_f, imp_f = file_of(outdir, pids["exporter_pid"]), file_of(outdir, pids["importer_pid"])
     if not exp_f or not imp_f:
         return
-    BIG, SMALL = 64 * MiB, 1000
     # the importer: ipc_import bytes and rows after each event, never its own bytes
-    want = {"open1": (BIG, [(BIG, 1)]), "open2": (BIG, [(BIG, 2)]),
-            "open3": (BIG + SMALL, [(BIG, 2), (SMALL, 1)]), "close3": (BIG, [(BIG, 2)]),
-            "close1": (BIG, [(BIG, 1)]), "errors": (BIG, [(BIG, 1)])}
     snaps = [r for r in records(imp_f) if r.get("t") == "snapshot"]
     by_label = {s["label"]: s for s in snaps if s.get("label")}
     for label, (nbytes, rows) in want.items():
         s = by_label.get(label)
-        expect(s is not None, "importer snapshot %r missing" % label)
+        expect(s is not None, "%s: importer snapshot %r missing" % (name, label))
         if not s:
             continue
         expect(kind_live(s, "ipc_import") == nbytes, "%s %s: ipc_import live %d, want %d"
-               % (mode, label, kind_live(s, "ipc_import"), nbytes))
+               % (name, label, kind_live(s, "ipc_import"), nbytes))
         got = sorted(((r[2], r[3]) for r in s.get("imports", [])), reverse=True)
-        expect(got == sorted(rows, reverse=True), "%s %s: imports %r, want %r" % (mode, label, got, rows))
-        own = 4096
-        expect(sum(d["live_bytes"] for d in s["devices"]) == own,
-               "%s %s: device live bytes %r count imported memory" % (mode, label, [d["live_bytes"] for d in s["devices"]]))
-    ipc_allocs = max(s["devices"][0]["kinds"]["ipc_import"]["alloc_total"] for s in snaps)
-    expect(ipc_allocs == 2, "%s: ipc_import records %d, want 2 (BIG once, SMALL once)" % (mode, ipc_allocs))
+        expect(got == sorted(rows, reverse=True), "%s %s: imports %r, want %r" % (name, label, got, rows))
+        expect(sum(d["live_bytes"] for d in s["devices"]) == OWN,
+               "%s %s: device live bytes %r count imported memory" % (name, label, [d["live_bytes"] for d in s["devices"]]))
+    n_rec = max(sum(d["kinds"]["ipc_import"]["alloc_total"] for d in s["devices"]) for s in snaps)
+    expect(n_rec == ipc_records, "%s: ipc_import records %d, want %d" % (name, n_rec, ipc_records))
     exit_rec = [s for s in snaps if s["trigger"] == "exit"]
-    expect(len(exit_rec) == 1 and [(r[2], r[3]) for r in exit_rec[0].get("imports", [])] == [(BIG, 1)],
-           "%s: importer's exit record imports: %r" % (mode, exit_rec and exit_rec[0].get("imports")))
-    # the exporter: its two exports, its allocations unchanged by the import
+    expect(len(exit_rec) == 1 and [(r[2], r[3]) for r in exit_rec[0].get("imports", [])] == exit_rows,
+           "%s: importer's exit record imports: %r" % (name, exit_rec and exit_rec[0].get("imports")))
+    # the exporter: its exports, its allocations unchanged by the import
     esnaps = [r for r in records(exp_f) if r.get("t") == "snapshot"]
     ex = [s for s in esnaps if s.get("label") == "exported"]
-    expect(ex and len(ex[0].get("exports", [])) == 2, "%s: exporter's exports: %r" % (mode, ex and ex[0].get("exports")))
-    expect(ex and kind_live(ex[0], "device") == BIG + SMALL and kind_live(ex[0], "ipc_import") == 0,
-           "%s: exporter's device bytes after export" % mode)
-    # digests join: the importer's open import is one of the exporter's exports
+    expect(ex and len(ex[0].get("exports", [])) == n_exports, "%s: exporter's exports: %r" % (name, ex and ex[0].get("exports")))
+    expect(ex and kind_live(ex[0], exp_kind) == exp_bytes and kind_live(ex[0], "ipc_import") == 0,
+           "%s: exporter's %s bytes after export" % (name, exp_kind))
     if ex and exit_rec:
-        edig = {d for _, d in ex[0]["exports"]}
-        expect(all(r[1] in edig for r in exit_rec[0]["imports"]), "%s: import digest not exported" % mode)
+        edig = {d for _, d in ex[0].get("exports", [])}
+        expect(all(r[1] in edig for r in exit_rec[0].get("imports", [])), "%s: import digest not exported" % name)
     # the report over both processes: exporter's pid, nothing counted twice
     rep = subprocess.run([c.a.vramtrace, "report", outdir], capture_output=True, text=True)
     expect(rep.returncode in (0, 1), "report exit %d: %s" % (rep.returncode, rep.stderr))
-    line = "imported, still open at exit: 64 MiB from pid %d" % pids["exporter_pid"]
-    expect(line in rep.stdout, "%s: report lacks %r:\n%s" % (mode, line, rep.stdout))
+    line = "imported, still open at exit: %s from pid %d" % (leak_text, pids["exporter_pid"])
+    expect(line in rep.stdout, "%s: report lacks %r:\n%s" % (name, line, rep.stdout))
     js = subprocess.run([c.a.vramtrace, "report", "--format", "json", outdir], capture_output=True, text=True)
     expect(js.returncode in (0, 1), "json report exit %d: %s" % (js.returncode, js.stderr))
     try:
@@ -144,18 +137,59 @@ def check_legacy(c, mode):
         return
     procs = {p["pid"]: p for p in rj["processes"]}
     imp, exp = procs.get(pids["importer_pid"]), procs.get(pids["exporter_pid"])
-    expect(imp and imp["imports"] == [{"exporter_pid": pids["exporter_pid"], "bytes": BIG, "mappings": 1, "opens": 1}],
-           "%s: importer's JSON imports %r" % (mode, imp and imp["imports"]))
-    expect(imp and imp["imports_at_exit"] is True and imp["imported_open_bytes"] == BIG, "%s: imports_at_exit" % mode)
+    leak = sum(sz for sz, _ in exit_rows)
+    expect(imp and imp["imports"] == [{"exporter_pid": pids["exporter_pid"], "bytes": leak,
+                                       "mappings": len(exit_rows), "opens": sum(o for _, o in exit_rows)}],
+           "%s: importer's JSON imports %r" % (name, imp and imp["imports"]))
+    expect(imp and imp["imports_at_exit"] is True and imp["imported_open_bytes"] == leak, "%s: imports_at_exit" % name)
     expect(imp and imp["unfreed_at_exit_bytes"] == 0, "%s: importer's unfreed at exit %r counts imported memory"
-           % (mode, imp and imp["unfreed_at_exit_bytes"]))
-    expect(imp and all(t <= 4096 for _, t in imp["total_live_bytes_by_step"]),
-           "%s: importer's totals count imported memory: %r" % (mode, imp and imp["total_live_bytes_by_step"]))
-    expect(exp and exp["imports"] == [] and exp["unfreed_at_exit_bytes"] == 0, "%s: exporter's JSON" % mode)
+           % (name, imp and imp["unfreed_at_exit_bytes"]))
+    expect(imp and all(t <= OWN for _, t in imp["total_live_bytes_by_step"]),
+           "%s: importer's totals count imported memory: %r" % (name, imp and imp["total_live_bytes_by_step"]))
+    expect(exp and exp["imports"] == [] and exp["unfreed_at_exit_bytes"] == 0, "%s: exporter's JSON" % name)
     # the importer's file alone: the exporter is unknown
     rep1 = subprocess.run([c.a.vramtrace, "report", imp_f], capture_output=True, text=True)
-    expect("imported, still open at exit: 64 MiB from an unknown exporter" in rep1.stdout,
-           "%s: importer-only report:\n%s" % (mode, rep1.stdout))
+    expect("imported, still open at exit: %s from an unknown exporter" % leak_text in rep1.stdout,
+           "%s: importer-only report:\n%s" % (name, rep1.stdout))
+
+
+OWN = 4096
+
+
+def check_legacy(c, mode):
+    BIG, SMALL = 64 * MiB, 1000
+    check_pair(c, "legacy_" + mode, [os.path.join(c.a.bin, "prog_ipc_legacy"), mode],
+               ["handle stable 1", "open1 ok, data 1", "open2 same pointer 1", "open3 ok, data 1",
+                "close1 data still 1", "importer's write seen 1", "exporter done",
+                "open own handle: 201", "open junk handle: 400", "open bad flags: 1",
+                "close unknown: 1", "close small again: 1", "cudaFree imported: 1",
+                "get handle of inner pointer: 1"],
+               {"open1": (BIG, [(BIG, 1)]), "open2": (BIG, [(BIG, 2)]),
+                "open3": (BIG + SMALL, [(BIG, 2), (SMALL, 1)]), "close3": (BIG, [(BIG, 2)]),
+                "close1": (BIG, [(BIG, 1)]), "errors": (BIG, [(BIG, 1)])},
+               [(BIG, 1)], 2, "device", BIG + SMALL, "64 MiB", 2)
+
+
+def check_pool(c):
+    A, B = 32 * MiB, 8 * MiB
+    check_pair(c, "pool", [os.path.join(c.a.bin, "prog_ipc_pool")],
+               ["export plain pool: 1", "importA data 1", "importB data 1", "importer's write seen 1",
+                "import junk data: 1", "alloc from imported pool: 1", "import from own pool: 1",
+                "import bad fd: 1", "export own cudaMalloc pointer: 1", "exporter done"],
+               {"pool": (0, []), "importA": (A, [(A, 1)]), "importB": (A + B, [(A, 1), (B, 1)]),
+                "freeA": (B, [(B, 1)]), "errors": (B, [(B, 1)])},
+               [(B, 1)], 2, "async", A + B, "8 MiB", 2)
+
+
+def check_vmm(c):
+    P, Q = 4 * MiB, 2 * MiB
+    check_pair(c, "vmm", [os.path.join(c.a.bin, "prog_ipc_vmm")],
+               ["map1 data 1", "map2 data 1", "seen at the first mapping 1", "leak data 1", "importer's write seen 1",
+                "import bad fd: 1", "import no handle type: 1", "export plain handle: 1", "exporter done"],
+               {"import": (P, [(P, 0)]), "map1": (P, [(P, 1)]), "map2": (P, [(P, 2)]),
+                "release": (P, [(P, 2)]), "unmap1": (P, [(P, 1)]), "unmap2": (0, []),
+                "leak": (Q, [(Q, 1)]), "errors": (Q, [(Q, 1)])},
+               [(Q, 1)], 2, "vmm", P + Q, "2 MiB", 2)
 
 
 def main():
@@ -171,6 +205,10 @@ def main():
         check_legacy(c, "exec")
     elif a.check == "legacy_fork":
         check_legacy(c, "fork")
+    elif a.check == "pool":
+        check_pool(c)
+    elif a.check == "vmm":
+        check_vmm(c)
     else:
         print("unknown check", a.check, file=sys.stderr)
         return 2

@@ -89,6 +89,10 @@ struct CUmemPoolHandle_st {
     size_t    reserved, reserved_high; /* bytes of chunks held */
     size_t    used, used_high;         /* bytes of live allocations (spans) */
     sim_chunk *chunks;
+    unsigned  handle_types;            /* CUmemAllocationHandleType bits (cuMemPoolCreate) */
+    int       imported;                /* made by cuMemPoolImportFromShareableHandle */
+    int       import_fd;               /* imported: the exporter's memory object (own dup) */
+    uint64_t  import_dev, import_ino;  /* imported: its fstat st_dev, st_ino */
     struct CUmemPoolHandle_st *next;   /* sim_drv.pools (created pools) */
 };
 
@@ -96,6 +100,9 @@ enum sim_alloc_kind { SIM_KIND_DEVICE = 1, SIM_KIND_MANAGED, SIM_KIND_HOST, SIM_
                       SIM_KIND_REGISTERED, SIM_KIND_IPC };
 /* Page-locked host memory: allocated by the driver (HOST) or registered (REGISTERED). */
 #define SIM_KIND_IS_HOST(k) ((k) == SIM_KIND_HOST || (k) == SIM_KIND_REGISTERED)
+/* An opened legacy IPC handle: freed by cuIpcCloseMemHandle only (an imported pool
+ * pointer, ipc_pid -1, is freed by cuMemFree_v2 / cuMemFreeAsync). */
+#define SIM_IS_IPC_HANDLE(a) ((a)->kind == SIM_KIND_IPC && (a)->ipc_pid >= 0)
 
 /* One live allocation, keyed by its start address. */
 typedef struct sim_alloc {
@@ -126,6 +133,9 @@ typedef struct sim_phys {
     int      device;
     unsigned refs;        /* handle references (cuMemCreate, cuMemRetainAllocationHandle) */
     unsigned maps;        /* live cuMemMap mappings */
+    unsigned handle_types;/* CUmemAllocationProp.requestedHandleTypes (exportable as) */
+    int      imported;    /* cuMemImportFromShareableHandle: another process's memory,
+                             not charged to this process's device */
     UT_hash_handle hh;
 } sim_phys;
 
@@ -225,6 +235,8 @@ void sim_pool_init_default(struct CUmemPoolHandle_st *p, int dev);
 void sim_pools_settle_locked(int dev);
 /* Free a pool allocation record (used by cuMemFree_v2 and cuMemFreeAsync). */
 void sim_pool_free_locked(sim_alloc *a);
+/* Is p a pool handle that may be used (created and not destroyed, or a default)? */
+int sim_pool_valid_locked(struct CUmemPoolHandle_st *p);
 
 /* ---- drv_ipc.c ---- */
 /* An extent of device dev's arena is given back: its pages in the device's export

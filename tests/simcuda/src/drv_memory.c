@@ -209,7 +209,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
         uintptr_t p = (uintptr_t)dptr;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &p, sizeof p, a);
-        if (!a || SIM_KIND_IS_HOST(a->kind) || a->kind == SIM_KIND_IPC)
+        if (!a || SIM_KIND_IS_HOST(a->kind) || SIM_IS_IPC_HANDLE(a))
             r = CUDA_ERROR_INVALID_VALUE; /* an opened IPC handle goes by cuIpcCloseMemHandle */
         else
             sim_alloc_release_locked(a);

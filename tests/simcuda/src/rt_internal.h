@@ -111,7 +111,11 @@
 #define RT_DRIVER_FUNCS_IPC(X) \
     X(cuIpcGetMemHandle, "cuIpcGetMemHandle", 4010, RT_DEFAULT, PFN_cuIpcGetMemHandle_v4010) \
     X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle", 11000, RT_DEFAULT, PFN_cuIpcOpenMemHandle_v11000) \
-    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 4010, RT_DEFAULT, PFN_cuIpcCloseMemHandle_v4010)
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 4010, RT_DEFAULT, PFN_cuIpcCloseMemHandle_v4010) \
+    X(cuMemPoolExportToShareableHandle, "cuMemPoolExportToShareableHandle", 11020, RT_DEFAULT, PFN_cuMemPoolExportToShareableHandle_v11020) \
+    X(cuMemPoolImportFromShareableHandle, "cuMemPoolImportFromShareableHandle", 11020, RT_DEFAULT, PFN_cuMemPoolImportFromShareableHandle_v11020) \
+    X(cuMemPoolExportPointer, "cuMemPoolExportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolExportPointer_v11020) \
+    X(cuMemPoolImportPointer, "cuMemPoolImportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolImportPointer_v11020)
 
 typedef struct rt_driver {
     PFN_cuInit_v2000 cuInit;

@@ -53,3 +53,44 @@ cudaError_t cudaIpcCloseMemHandle(void *devPtr)
     RT_CTX_OR_RETURN();
     return rt_ret_cu(rt_drv.cuIpcCloseMemHandle((CUdeviceptr)(uintptr_t)devPtr));
 }
+
+/* ---- pools shared between processes (driver: drv_pool_ipc.c) ---- */
+
+cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool,
+                                               enum cudaMemAllocationHandleType handleType, unsigned int flags)
+{
+    cudaError_t e = rt_begin();
+    if (e != cudaSuccess)
+        return e;
+    return rt_ret_cu(rt_drv.cuMemPoolExportToShareableHandle(shareableHandle, memPool,
+                                                             (CUmemAllocationHandleType)handleType, flags));
+}
+
+cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle,
+                                                 enum cudaMemAllocationHandleType handleType, unsigned int flags)
+{
+    RT_CTX_OR_RETURN();
+    return rt_ret_cu(rt_drv.cuMemPoolImportFromShareableHandle(memPool, shareableHandle,
+                                                               (CUmemAllocationHandleType)handleType, flags));
+}
+
+_Static_assert(sizeof(struct cudaMemPoolPtrExportData) == sizeof(CUmemPoolPtrExportData), "same 64 bytes");
+
+cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr)
+{
+    RT_CTX_OR_RETURN();
+    return rt_ret_cu(rt_drv.cuMemPoolExportPointer((CUmemPoolPtrExportData *)exportData,
+                                                   (CUdeviceptr)(uintptr_t)ptr));
+}
+
+cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)
+{
+    if (!ptr)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    CUdeviceptr d = 0;
+    CUresult r = rt_drv.cuMemPoolImportPointer(&d, memPool, (CUmemPoolPtrExportData *)exportData);
+    if (r == CUDA_SUCCESS)
+        *ptr = (void *)(uintptr_t)d;
+    return rt_ret_cu(r);
+}
