@@ -227,3 +227,127 @@ CUresult vt__h_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *hand
     return r;
 }
 VT_EXPORT_ALIAS(cuMemImportFromShareableHandle);
+
+/* ---- external memory: the object only names the memory (its descriptor's digest,
+ * taken before the call: the driver owns the descriptor after it); each mapped buffer
+ * is one import of the buffer's size, freed by cuMemFree_v2 / cudaFree (their rows)
+ * or, with every other buffer of the object, by the object's destroy ---- */
+
+/* Digest of an import descriptor's file, or of its bytes for a handle kind that is
+ * not a descriptor. */
+static uint64_t vt__ext_digest(int is_fd, int fd, const void *desc, size_t n)
+{
+    uint64_t d;
+    if (is_fd && vt__fd_digest(fd, &d, NULL) == 0)
+        return d;
+    return vt_ipc_digest(desc, n);
+}
+
+#define VT_EXT_IMPORT_BODY(ret_t, ok, CALL, OUT, IS_FD, FD, DESC)                          \
+    VT_NESTED_FORWARD(1, CALL);                                                           \
+    vt_call c;                                                                            \
+    vt_call_begin(&c, 0);                                                                 \
+    uint64_t vt__d = c.rec && (DESC) ? vt__ext_digest(IS_FD, FD, DESC, sizeof *(DESC)) : 0; \
+    ret_t r = CALL;                                                                       \
+    int e = errno;                                                                        \
+    if (c.rec && r == (ok))                                                               \
+        vt_ipc_ext_note((uint64_t)(uintptr_t)*(OUT), vt__d);                              \
+    vt_call_end(&c);                                                                      \
+    errno = e;                                                                            \
+    return r
+
+cudaError_t vt__h_cudaImportExternalMemory(cudaExternalMemory_t *extMem_out,
+                                           const struct cudaExternalMemoryHandleDesc *memHandleDesc)
+{
+    VT_REAL_OR_RETURN(cudaImportExternalMemory, VT_NOTREADY_RT);
+    VT_EXT_IMPORT_BODY(cudaError_t, cudaSuccess, real_cudaImportExternalMemory(extMem_out, memHandleDesc),
+                       extMem_out, memHandleDesc && memHandleDesc->type == cudaExternalMemoryHandleTypeOpaqueFd,
+                       memHandleDesc ? memHandleDesc->handle.fd : -1, memHandleDesc);
+}
+VT_EXPORT_ALIAS(cudaImportExternalMemory);
+
+CUresult vt__h_cuImportExternalMemory(CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *memHandleDesc)
+{
+    VT_REAL_OR_RETURN(cuImportExternalMemory, VT_NOTREADY_DRV);
+    VT_EXT_IMPORT_BODY(CUresult, CUDA_SUCCESS, real_cuImportExternalMemory(extMem_out, memHandleDesc),
+                       extMem_out, memHandleDesc && memHandleDesc->type == CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
+                       memHandleDesc ? memHandleDesc->handle.fd : -1, memHandleDesc);
+}
+VT_EXPORT_ALIAS(cuImportExternalMemory);
+
+#define VT_EXT_BUFFER_BODY(ret_t, ok, oom, api, CALL, ADDR, EXT, SIZE)                    \
+    VT_NESTED_FORWARD(1, CALL);                                                           \
+    vt_call c;                                                                            \
+    vt_call_begin(&c, 1);                                                                 \
+    ret_t r = CALL;                                                                       \
+    int e = errno;                                                                        \
+    if (c.rec) {                                                                          \
+        if (r == (ok)) {                                                                  \
+            uint64_t vt__a = (uint64_t)(uintptr_t)(ADDR), vt__n = (SIZE);                 \
+            if (vt_ipc_import_ext(vt__a, (uint64_t)(uintptr_t)(EXT), vt__n) != 0)         \
+                vt_hook_alloc_ok(c.stack, VT_KIND_IPC_IMPORT, vt__a, vt__n, 0, VT_DEVICE_CURRENT); \
+        } else {                                                                          \
+            VT_IMPORT_FAILED(c, api, r, r == (oom));                                      \
+        }                                                                                 \
+    }                                                                                     \
+    vt_call_end(&c);                                                                      \
+    errno = e;                                                                            \
+    return r
+
+cudaError_t vt__h_cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem,
+                                                    const struct cudaExternalMemoryBufferDesc *bufferDesc)
+{
+    VT_REAL_OR_RETURN(cudaExternalMemoryGetMappedBuffer, VT_NOTREADY_RT);
+    VT_EXT_BUFFER_BODY(cudaError_t, cudaSuccess, cudaErrorMemoryAllocation, "cudaExternalMemoryGetMappedBuffer",
+                       real_cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc), *devPtr, extMem,
+                       bufferDesc->size);
+}
+VT_EXPORT_ALIAS(cudaExternalMemoryGetMappedBuffer);
+
+CUresult vt__h_cuExternalMemoryGetMappedBuffer(CUdeviceptr *devPtr, CUexternalMemory extMem,
+                                               const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *bufferDesc)
+{
+    VT_REAL_OR_RETURN(cuExternalMemoryGetMappedBuffer, VT_NOTREADY_DRV);
+    VT_EXT_BUFFER_BODY(CUresult, CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, "cuExternalMemoryGetMappedBuffer",
+                       real_cuExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc), *devPtr, extMem,
+                       bufferDesc->size);
+}
+VT_EXPORT_ALIAS(cuExternalMemoryGetMappedBuffer);
+
+/* After a successful destroy of ext: the records of its buffers end. */
+static void vt__ext_destroyed(uint64_t ext)
+{
+    uint64_t addrs[256];
+    size_t n = vt_ipc_ext_destroy(ext, addrs, sizeof addrs / sizeof addrs[0]);
+    for (size_t i = 0; i < n; i++) {
+        vt_taken t;
+        if (vt_core_take(addrs[i], 1u << VT_KIND_IPC_IMPORT, &t))
+            vt_core_commit(&t);
+    }
+}
+
+#define VT_EXT_DESTROY_BODY(ret_t, ok, CALL, EXT)                                         \
+    VT_NESTED_FORWARD(1, CALL);                                                           \
+    vt_call c;                                                                            \
+    vt_call_begin(&c, 0);                                                                 \
+    ret_t r = CALL;                                                                       \
+    int e = errno;                                                                        \
+    if (c.rec && r == (ok))                                                               \
+        vt__ext_destroyed((uint64_t)(uintptr_t)(EXT));                                    \
+    vt_call_end(&c);                                                                      \
+    errno = e;                                                                            \
+    return r
+
+cudaError_t vt__h_cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
+{
+    VT_REAL_OR_RETURN(cudaDestroyExternalMemory, VT_NOTREADY_RT);
+    VT_EXT_DESTROY_BODY(cudaError_t, cudaSuccess, real_cudaDestroyExternalMemory(extMem), extMem);
+}
+VT_EXPORT_ALIAS(cudaDestroyExternalMemory);
+
+CUresult vt__h_cuDestroyExternalMemory(CUexternalMemory extMem)
+{
+    VT_REAL_OR_RETURN(cuDestroyExternalMemory, VT_NOTREADY_DRV);
+    VT_EXT_DESTROY_BODY(CUresult, CUDA_SUCCESS, real_cuDestroyExternalMemory(extMem), extMem);
+}
+VT_EXPORT_ALIAS(cuDestroyExternalMemory);

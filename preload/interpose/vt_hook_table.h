@@ -267,6 +267,23 @@
       (CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType), \
       (handle, osHandle, shHandleType), (),                                                           \
       "keyed by handle like cuMemCreate; live while referenced or mapped; counted once")             \
+    /* ---- imported memory: external memory (another API's, by an opaque descriptor) ---- */      \
+    X(cudaImportExternalMemory, RT, NONE, HAND, NOFRONT, cudaError_t,                                  \
+      (cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc),   \
+      (extMem_out, memHandleDesc), (), "the object's descriptor digest is noted; its buffers hold the bytes") \
+    X(cudaExternalMemoryGetMappedBuffer, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t,                   \
+      (void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc), \
+      (devPtr, extMem, bufferDesc), (), "size: the buffer's; freed by cudaFree or the object's destroy") \
+    X(cudaDestroyExternalMemory, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t, (cudaExternalMemory_t extMem), \
+      (extMem), (), "frees the records of the object's buffers")                                      \
+    X(cuImportExternalMemory, DRV, NONE, HAND, NOFRONT, CUresult,                                      \
+      (CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *memHandleDesc),          \
+      (extMem_out, memHandleDesc), (), "the object's descriptor digest is noted; its buffers hold the bytes") \
+    X(cuExternalMemoryGetMappedBuffer, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                       \
+      (CUdeviceptr *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *bufferDesc), \
+      (devPtr, extMem, bufferDesc), (), "size: the buffer's; freed by cuMemFree_v2 or the object's destroy") \
+    X(cuDestroyExternalMemory, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult, (CUexternalMemory extMem),    \
+      (extMem), (), "frees the records of the object's buffers")                                      \
     /* ---- driver: resolvers ---- */                                                                \
     X(cuGetProcAddress, DRV, NONE, RESOLVE, NOFRONT, CUresult,                                         \
       (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),                            \

@@ -10,13 +10,18 @@ typedef struct vt__import {
     uint32_t opens;
     uint8_t  refcounted;
     uint8_t  vmm;         /* addr is a VMM handle (vt_ipc_import_vmm) */
+    uint64_t ext;         /* a buffer of this external memory object, else 0 */
 } vt__import;
+
+typedef struct vt__extobj { uint64_t ext, digest; } vt__extobj;
 
 static vt_lock_t          vt__ipc_lock = VT_LOCK_INIT;
 static vt_ipc_export_row  vt__exports[VT_IPC_MAX];
 static size_t             vt__n_exports;
 static vt__import         vt__imports[VT_IPC_MAX];
 static size_t             vt__n_imports;
+static vt__extobj         vt__extobjs[VT_IPC_MAX];
+static size_t             vt__n_extobjs;
 
 static void vt__ipc_lock_take(void)
 {
@@ -83,7 +88,7 @@ void vt_ipc_import_vmm(uint64_t handle, uint64_t digest, uint64_t size)
     if (!m && vt__n_imports < VT_IPC_MAX)
         m = &vt__imports[vt__n_imports++];
     if (m)
-        *m = (vt__import){handle, digest, size, 1, 0, 1};
+        *m = (vt__import){handle, digest, size, 1, 0, 1, 0};
     vt_unlock(&vt__ipc_lock);
 }
 
@@ -105,12 +110,64 @@ int vt_ipc_import_open(uint64_t addr, uint64_t digest, uint64_t size, int refcou
         if (!m && vt__n_imports < VT_IPC_MAX)
             m = &vt__imports[vt__n_imports++];
         if (m)
-            *m = (vt__import){addr, digest, size, 1, (uint8_t)(refcounted != 0), 0};
+            *m = (vt__import){addr, digest, size, 1, (uint8_t)(refcounted != 0), 0, 0};
         else
             rc = -1;
     }
     vt_unlock(&vt__ipc_lock);
     return rc;
+}
+
+void vt_ipc_ext_note(uint64_t ext, uint64_t digest)
+{
+    vt__ipc_lock_take();
+    size_t i = 0;
+    while (i < vt__n_extobjs && vt__extobjs[i].ext != ext)
+        i++;
+    if (i == vt__n_extobjs && vt__n_extobjs < VT_IPC_MAX)
+        vt__n_extobjs++;
+    if (i < vt__n_extobjs)
+        vt__extobjs[i] = (vt__extobj){ext, digest};
+    vt_unlock(&vt__ipc_lock);
+}
+
+int vt_ipc_import_ext(uint64_t addr, uint64_t ext, uint64_t size)
+{
+    uint64_t digest = 0;
+    vt__ipc_lock_take();
+    for (size_t i = 0; i < vt__n_extobjs; i++)
+        if (vt__extobjs[i].ext == ext)
+            digest = vt__extobjs[i].digest;
+    vt_unlock(&vt__ipc_lock);
+    int rc = vt_ipc_import_open(addr, digest, size, 0);
+    vt__ipc_lock_take();
+    vt__import *m = vt__find(addr);
+    if (m)
+        m->ext = ext;
+    vt_unlock(&vt__ipc_lock);
+    return rc;
+}
+
+size_t vt_ipc_ext_destroy(uint64_t ext, uint64_t *addrs, size_t max)
+{
+    size_t n = 0;
+    vt__ipc_lock_take();
+    for (size_t i = 0; i < vt__n_extobjs; i++)
+        if (vt__extobjs[i].ext == ext) {
+            vt__extobjs[i] = vt__extobjs[--vt__n_extobjs];
+            break;
+        }
+    for (size_t i = 0; i < vt__n_imports;) {
+        if (vt__imports[i].ext == ext && !vt__imports[i].vmm) {
+            if (n < max)
+                addrs[n++] = vt__imports[i].addr;
+            vt__remove(&vt__imports[i]);
+        } else {
+            i++;
+        }
+    }
+    vt_unlock(&vt__ipc_lock);
+    return n;
 }
 
 int vt_ipc_import_close_begin(uint64_t addr)
@@ -201,4 +258,5 @@ void vt_ipc_after_fork_child(void)
     vt_lock_init(&vt__ipc_lock);
     vt__n_exports = 0;
     vt__n_imports = 0;
+    vt__n_extobjs = 0;
 }

@@ -45,6 +45,18 @@ int  vt_ipc_import_open(uint64_t addr, uint64_t digest, uint64_t size, int refco
  * as the core counts the handle's memory (vt_core_vmm_state). */
 void vt_ipc_import_vmm(uint64_t handle, uint64_t digest, uint64_t size);
 
+/* External memory (cuImportExternalMemory): the object ext was imported from a
+ * descriptor whose digest is digest (it holds no bytes here; its mapped buffers do). */
+void vt_ipc_ext_note(uint64_t ext, uint64_t digest);
+/* A buffer of ext mapped at addr (cuExternalMemoryGetMappedBuffer): one import with
+ * the object's digest, opens 1, until its record ends (cuMemFree) or the object is
+ * destroyed. Returns what vt_ipc_import_open does. */
+int  vt_ipc_import_ext(uint64_t addr, uint64_t ext, uint64_t size);
+/* cuDestroyExternalMemory of ext succeeded: forgets the object and its buffers;
+ * writes up to max of the buffers' addresses (their records end with the object) and
+ * returns how many. */
+size_t vt_ipc_ext_destroy(uint64_t ext, uint64_t *addrs, size_t max);
+
 /* Before a close of the legacy import at addr: takes one open. Returns the opens left
  * (0: this is the last close: take the record out of the core), or -1 when addr is no
  * legacy import of ours. */

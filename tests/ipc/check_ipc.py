@@ -192,6 +192,40 @@ def check_vmm(c):
                [(Q, 1)], 2, "vmm", P + Q, "2 MiB", 2)
 
 
+def check_ext(c):
+    """One process: external memory has no exporter among the snapshots."""
+    name = "ext"
+    outdir = os.path.join(c.tmp, name)
+    a, b = same_run(c, [os.path.join(c.a.bin, "prog_ipc_ext")], outdir)
+    for line in ("buf1 data 1", "free buffer after destroy: 0", "buffer beyond the object: 1",
+                 "buffer of a destroyed object: 400", "destroy twice: 400", "import bad fd: 1",
+                 "import win32: 801"):
+        expect(line in a.stdout.splitlines(), "%s: stdout lacks %r:\n%s" % (name, line, a.stdout))
+    files = glob.glob(os.path.join(outdir, "*.jsonl"))
+    expect(len(files) == 1, "%s: one snapshot file: %r" % (name, files))
+    if len(files) != 1:
+        return
+    K = 1024
+    want = {"import": (0, []), "buf1": (1024 * K, [(1024 * K, 1)]),
+            "buf2": (1280 * K, [(1024 * K, 1), (256 * K, 1)]), "free1": (256 * K, [(256 * K, 1)]),
+            "destroy": (0, []), "leak": (512 * K, [(512 * K, 1)]), "errors": (512 * K, [(512 * K, 1)])}
+    snaps = [r for r in records(files[0]) if r.get("t") == "snapshot"]
+    by_label = {s["label"]: s for s in snaps if s.get("label")}
+    for label, (nbytes, rows) in want.items():
+        s = by_label.get(label)
+        expect(s is not None, "%s: snapshot %r missing" % (name, label))
+        if not s:
+            continue
+        expect(kind_live(s, "ipc_import") == nbytes, "%s %s: ipc_import live %d, want %d"
+               % (name, label, kind_live(s, "ipc_import"), nbytes))
+        got = sorted(((r[2], r[3]) for r in s.get("imports", [])), reverse=True)
+        expect(got == sorted(rows, reverse=True), "%s %s: imports %r, want %r" % (name, label, got, rows))
+        expect(sum(d["live_bytes"] for d in s["devices"]) == OWN, "%s %s: device live bytes" % (name, label))
+    rep = subprocess.run([c.a.vramtrace, "report", files[0]], capture_output=True, text=True)
+    expect("imported, still open at exit: 512 KiB from an unknown exporter" in rep.stdout,
+           "%s: report:\n%s" % (name, rep.stdout))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check")
@@ -209,6 +243,8 @@ def main():
         check_pool(c)
     elif a.check == "vmm":
         check_vmm(c)
+    elif a.check == "ext":
+        check_ext(c)
     else:
         print("unknown check", a.check, file=sys.stderr)
         return 2

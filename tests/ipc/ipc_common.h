@@ -23,14 +23,14 @@ static int tracked, failures;
     if (tracked && got_ != want_) { fprintf(stderr, "%s:%d: live bytes %llu, expected %llu\n", __FILE__, __LINE__, got_, want_); failures++; } } while (0)
 #define SNAP(label) CHECK(vramtrace_snapshot(label) == 0 || !tracked)
 
-static void ipc_tracked_init(void)
+static inline void ipc_tracked_init(void)
 {
     tracked = getenv("VT_EXPECT_TRACKED") && atoi(getenv("VT_EXPECT_TRACKED"));
     setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
 /* Sends n bytes and, when fd >= 0, the descriptor fd. 0, or -1. */
-static int sock_send(int s, const void *buf, size_t n, int fd)
+static inline int sock_send(int s, const void *buf, size_t n, int fd)
 {
     struct iovec iov = {(void *)buf, n};
     char ctl[CMSG_SPACE(sizeof(int))];
@@ -51,7 +51,7 @@ static int sock_send(int s, const void *buf, size_t n, int fd)
 }
 
 /* Receives exactly n bytes and the descriptor sent with them (*fd, -1 if none). */
-static int sock_recv(int s, void *buf, size_t n, int *fd)
+static inline int sock_recv(int s, void *buf, size_t n, int *fd)
 {
     struct iovec iov = {buf, n};
     char ctl[CMSG_SPACE(sizeof(int))];

@@ -200,6 +200,10 @@ static const proc_entry table[] = {
     /* VMM shareable handles (drv_vmm.c) */
     E("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle),
     E("cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle),
+    /* external memory (drv_extmem.c) */
+    E("cuImportExternalMemory", 10000, cuImportExternalMemory),
+    E("cuExternalMemoryGetMappedBuffer", 10000, cuExternalMemoryGetMappedBuffer),
+    E("cuDestroyExternalMemory", 10000, cuDestroyExternalMemory),
 };
 
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

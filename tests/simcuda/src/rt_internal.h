@@ -115,7 +115,10 @@
     X(cuMemPoolExportToShareableHandle, "cuMemPoolExportToShareableHandle", 11020, RT_DEFAULT, PFN_cuMemPoolExportToShareableHandle_v11020) \
     X(cuMemPoolImportFromShareableHandle, "cuMemPoolImportFromShareableHandle", 11020, RT_DEFAULT, PFN_cuMemPoolImportFromShareableHandle_v11020) \
     X(cuMemPoolExportPointer, "cuMemPoolExportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolExportPointer_v11020) \
-    X(cuMemPoolImportPointer, "cuMemPoolImportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolImportPointer_v11020)
+    X(cuMemPoolImportPointer, "cuMemPoolImportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolImportPointer_v11020) \
+    X(cuImportExternalMemory, "cuImportExternalMemory", 10000, RT_DEFAULT, PFN_cuImportExternalMemory_v10000) \
+    X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer", 10000, RT_DEFAULT, PFN_cuExternalMemoryGetMappedBuffer_v10000) \
+    X(cuDestroyExternalMemory, "cuDestroyExternalMemory", 10000, RT_DEFAULT, PFN_cuDestroyExternalMemory_v10000)
 
 typedef struct rt_driver {
     PFN_cuInit_v2000 cuInit;

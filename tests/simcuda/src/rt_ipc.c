@@ -94,3 +94,53 @@ cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct c
         *ptr = (void *)(uintptr_t)d;
     return rt_ret_cu(r);
 }
+
+/* ---- external memory (driver: drv_extmem.c); the runtime's structs are copied
+ * field by field into the driver's ---- */
+
+cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)
+{
+    if (!extMem_out || !memHandleDesc)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC d;
+    memset(&d, 0, sizeof d);
+    d.type = (CUexternalMemoryHandleType)memHandleDesc->type;
+    if (memHandleDesc->type == cudaExternalMemoryHandleTypeOpaqueFd)
+        d.handle.fd = memHandleDesc->handle.fd;
+    else
+        d.handle.win32.handle = memHandleDesc->handle.win32.handle;
+    d.size = memHandleDesc->size;
+    d.flags = memHandleDesc->flags;
+    CUexternalMemory e = NULL;
+    CUresult r = rt_drv.cuImportExternalMemory(&e, &d);
+    if (r == CUDA_SUCCESS)
+        *extMem_out = (cudaExternalMemory_t)e;
+    return rt_ret_cu(r);
+}
+
+cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem,
+                                              const struct cudaExternalMemoryBufferDesc *bufferDesc)
+{
+    if (!devPtr || !bufferDesc)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC d;
+    memset(&d, 0, sizeof d);
+    d.offset = bufferDesc->offset;
+    d.size = bufferDesc->size;
+    d.flags = bufferDesc->flags;
+    CUdeviceptr p = 0;
+    CUresult r = rt_drv.cuExternalMemoryGetMappedBuffer(&p, (CUexternalMemory)extMem, &d);
+    if (r == CUDA_SUCCESS)
+        *devPtr = (void *)(uintptr_t)p;
+    return rt_ret_cu(r);
+}
+
+cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
+{
+    cudaError_t e = rt_begin();
+    if (e != cudaSuccess)
+        return e;
+    return rt_ret_cu(rt_drv.cuDestroyExternalMemory((CUexternalMemory)extMem));
+}
