@@ -225,7 +225,13 @@ size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint6
         if (vmm[i]) {
             uint64_t va = 0;
             uint32_t maps = 0;
-            if (vmm_live && vmm_live(out[i].addr, &va, &maps)) {
+            int state = vmm_live ? vmm_live(out[i].addr, &va, &maps) : -1;
+            if (state < 0) {      /* not known now: listed unmapped, kept */
+                out[i].addr = 0;
+                out[k++] = out[i];
+                continue;
+            }
+            if (state > 0) {
                 out[i].addr = va;     /* listed at its lowest mapping (0: unmapped) */
                 out[i].opens = maps;  /* its mappings: one allocation, counted once */
                 out[k++] = out[i];
@@ -238,7 +244,8 @@ size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint6
             vt_unlock(&vt__ipc_lock);
             continue;
         }
-        if (!refc[i] && live && !live(out[i].addr)) {
+        int alive = live ? live(out[i].addr) : -1;
+        if (!refc[i] && alive == 0) {
             /* ended with its record (a pool pointer's free, an external memory's
              * destroy): forget it unless a new import took the address meanwhile */
             vt__ipc_lock_take();

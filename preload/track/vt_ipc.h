@@ -66,9 +66,10 @@ int  vt_ipc_import_close_begin(uint64_t addr);
 void vt_ipc_import_close_end(uint64_t addr, int ok);
 
 /* What a snapshot lists: copies up to max rows of each into the caller's arrays.
- * live(addr): 1 when the core still holds a live ipc_import record at addr (imports
- * that are not refcounted and whose record ended are left out, and forgotten);
- * vmm_live: the same for an imported VMM handle, with its address and mappings.
+ * live(addr): 1 when the core still holds a live ipc_import record at addr, 0 when
+ * not (imports that are not refcounted and whose record ended are left out, and
+ * forgotten), -1 not known (kept); vmm_live: the same for an imported VMM handle,
+ * with its address and mappings.
  * Called without this table's lock held. */
 typedef struct vt_ipc_export_row { uint64_t addr, digest; } vt_ipc_export_row;
 typedef struct vt_ipc_import_row { uint64_t addr, digest, size; uint32_t opens; } vt_ipc_import_row;

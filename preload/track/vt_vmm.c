@@ -123,8 +123,10 @@ int vt_core_vmm_state(uint64_t handle, uint64_t *va, uint32_t *maps)
     int live = 0;
     *va = 0;
     *maps = 0;
-    if (!vt_core_enabled() || vt__no_lock_here())
+    if (!vt_core_enabled())
         return 0;
+    if (vt__no_lock_here())
+        return -1;
     vt__lock();
     vt_vmm *v;
     HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);

@@ -455,9 +455,11 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
 
 /* ---- memory shared with other processes ---- */
 
+/* 1 live, 0 ended, -1 not known (a snapshot written from inside the core). */
 static int vt__import_live(uint64_t addr)
 {
-    return vt_core_live_kind(addr) == VT_KIND_IPC_IMPORT;
+    int kind = vt_core_live_kind(addr);
+    return kind == -2 ? -1 : kind == VT_KIND_IPC_IMPORT;
 }
 
 static void vt__hex64(vt_buf *b, uint64_t v)
