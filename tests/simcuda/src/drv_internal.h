@@ -90,6 +90,7 @@ struct CUmemPoolHandle_st {
     size_t    used, used_high;         /* bytes of live allocations (spans) */
     sim_chunk *chunks;
     unsigned  handle_types;            /* CUmemAllocationHandleType bits (cuMemPoolCreate) */
+    uint64_t  peer_access;             /* bit d: device d may read and write (cuMemPoolSetAccess) */
     int       imported;                /* made by cuMemPoolImportFromShareableHandle */
     int       import_fd;               /* imported: the exporter's memory object (own dup) */
     uint64_t  import_dev, import_ino;  /* imported: its fstat st_dev, st_ino */

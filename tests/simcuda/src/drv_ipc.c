@@ -284,3 +284,57 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     SIM_UNLOCK();
     return r;
 }
+
+/* ---- interprocess events (cuIpcGetEventHandle, cuIpcOpenEventHandle) ----
+ * Work is synchronous on this device, so an event is always complete: the handle
+ * only names the exporter (magic, pid, event) and an opened event is a new event of
+ * the current context, created CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING, freed
+ * by cuEventDestroy. An event created without both flags: CUDA_ERROR_INVALID_VALUE;
+ * an unknown one: CUDA_ERROR_INVALID_HANDLE; a handle that is not simcuda's:
+ * CUDA_ERROR_INVALID_HANDLE; one of the calling process: CUDA_ERROR_INVALID_CONTEXT. */
+
+#define SIM_IPC_EVENT_MAGIC 0x54564553u   /* "SEVT" */
+
+struct sim_ipc_event {
+    uint32_t magic, pid;
+    uint64_t event;
+};
+
+CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+    SIM_REQUIRE_INIT();
+    if (!pHandle)
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    for (struct CUevent_st *e = sim_drv.events; e; e = e->next) {
+        if (e != event)
+            continue;
+        const unsigned need = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+        if ((e->flags & need) != need) {
+            r = CUDA_ERROR_INVALID_VALUE;
+        } else {
+            struct sim_ipc_event h = {SIM_IPC_EVENT_MAGIC, (uint32_t)getpid(), (uint64_t)(uintptr_t)e};
+            memset(pHandle, 0, sizeof *pHandle);
+            memcpy(pHandle, &h, sizeof h);
+            r = CUDA_SUCCESS;
+        }
+        break;
+    }
+    SIM_UNLOCK();
+    return r;
+}
+
+CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+    SIM_REQUIRE_INIT();
+    if (!phEvent)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_ipc_event h;
+    memcpy(&h, &handle, sizeof h);
+    if (h.magic != SIM_IPC_EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (h.pid == (uint32_t)getpid())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return cuEventCreate(phEvent, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING);
+}

@@ -173,3 +173,51 @@ out:
     SIM_UNLOCK();
     return r;
 }
+
+/* ---- access of other devices to a pool (cuMemPoolSetAccess, cuMemPoolGetAccess):
+ * the pool's own device always reads and writes; another device as set last
+ * (CU_MEM_ACCESS_FLAGS_PROT_READ counts as read-write). A location that is not a
+ * device: CUDA_ERROR_INVALID_VALUE; a device out of range: CUDA_ERROR_INVALID_DEVICE;
+ * an unknown pool: CUDA_ERROR_INVALID_VALUE. ---- */
+
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
+{
+    SIM_REQUIRE_INIT();
+    if (!map && count)
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    CUresult r = sim_pool_valid_locked(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++) {
+        if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || map[i].flags > CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+            r = CUDA_ERROR_INVALID_VALUE;
+        else if (map[i].location.id < 0 || map[i].location.id >= sim_drv.ndev)
+            r = CUDA_ERROR_INVALID_DEVICE;
+    }
+    for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++) {
+        uint64_t bit = (uint64_t)1 << map[i].location.id;
+        if (map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_NONE)
+            pool->peer_access &= ~bit;
+        else
+            pool->peer_access |= bit;
+    }
+    SIM_UNLOCK();
+    return r;
+}
+
+CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location)
+{
+    SIM_REQUIRE_INIT();
+    if (!flags || !location || location->type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    CUresult r = CUDA_SUCCESS;
+    if (!sim_pool_valid_locked(memPool))
+        r = CUDA_ERROR_INVALID_VALUE;
+    else if (location->id < 0 || location->id >= sim_drv.ndev)
+        r = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *flags = location->id == memPool->device || (memPool->peer_access >> location->id & 1)
+                     ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    SIM_UNLOCK();
+    return r;
+}

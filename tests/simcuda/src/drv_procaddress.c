@@ -192,11 +192,15 @@ static const proc_entry table[] = {
     OLD("cuIpcOpenMemHandle", 4010),
     E("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
     E("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
+    E("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
+    E("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
     /* pools shared between processes (drv_pool_ipc.c) */
     E("cuMemPoolExportToShareableHandle", 11020, cuMemPoolExportToShareableHandle),
     E("cuMemPoolImportFromShareableHandle", 11020, cuMemPoolImportFromShareableHandle),
     E("cuMemPoolExportPointer", 11020, cuMemPoolExportPointer),
     E("cuMemPoolImportPointer", 11020, cuMemPoolImportPointer),
+    E("cuMemPoolSetAccess", 11020, cuMemPoolSetAccess),
+    E("cuMemPoolGetAccess", 11020, cuMemPoolGetAccess),
     /* VMM shareable handles (drv_vmm.c) */
     E("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle),
     E("cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle),

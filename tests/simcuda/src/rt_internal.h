@@ -118,7 +118,11 @@
     X(cuMemPoolImportPointer, "cuMemPoolImportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolImportPointer_v11020) \
     X(cuImportExternalMemory, "cuImportExternalMemory", 10000, RT_DEFAULT, PFN_cuImportExternalMemory_v10000) \
     X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer", 10000, RT_DEFAULT, PFN_cuExternalMemoryGetMappedBuffer_v10000) \
-    X(cuDestroyExternalMemory, "cuDestroyExternalMemory", 10000, RT_DEFAULT, PFN_cuDestroyExternalMemory_v10000)
+    X(cuDestroyExternalMemory, "cuDestroyExternalMemory", 10000, RT_DEFAULT, PFN_cuDestroyExternalMemory_v10000) \
+    X(cuIpcGetEventHandle, "cuIpcGetEventHandle", 4010, RT_DEFAULT, PFN_cuIpcGetEventHandle_v4010) \
+    X(cuIpcOpenEventHandle, "cuIpcOpenEventHandle", 4010, RT_DEFAULT, PFN_cuIpcOpenEventHandle_v4010) \
+    X(cuMemPoolSetAccess, "cuMemPoolSetAccess", 11020, RT_DEFAULT, PFN_cuMemPoolSetAccess_v11020) \
+    X(cuMemPoolGetAccess, "cuMemPoolGetAccess", 11020, RT_DEFAULT, PFN_cuMemPoolGetAccess_v11020)
 
 typedef struct rt_driver {
     PFN_cuInit_v2000 cuInit;

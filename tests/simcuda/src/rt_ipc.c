@@ -144,3 +144,60 @@ cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
         return e;
     return rt_ret_cu(rt_drv.cuDestroyExternalMemory((CUexternalMemory)extMem));
 }
+
+/* ---- interprocess events and pool access (driver: drv_ipc.c, drv_pool_ipc.c) ---- */
+
+_Static_assert(sizeof(cudaIpcEventHandle_t) == sizeof(CUipcEventHandle), "same 64 bytes");
+
+cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
+{
+    if (!handle)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    CUipcEventHandle h;
+    CUresult r = rt_drv.cuIpcGetEventHandle(&h, (CUevent)event);
+    if (r == CUDA_SUCCESS)
+        memcpy(handle, &h, sizeof h);
+    return rt_ret_cu(r);
+}
+
+cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
+{
+    if (!event)
+        return rt_ret(cudaErrorInvalidValue);
+    RT_CTX_OR_RETURN();
+    CUipcEventHandle h;
+    memcpy(&h, &handle, sizeof h);
+    CUevent e = NULL;
+    CUresult r = rt_drv.cuIpcOpenEventHandle(&e, h);
+    if (r == CUDA_SUCCESS)
+        *event = (cudaEvent_t)e;
+    return rt_ret_cu(r);
+}
+
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)
+{
+    cudaError_t e = rt_begin();
+    if (e != cudaSuccess)
+        return e;
+    _Static_assert(sizeof(struct cudaMemAccessDesc) == sizeof(CUmemAccessDesc), "same layout");
+    return rt_ret_cu(rt_drv.cuMemPoolSetAccess((CUmemoryPool)memPool, (const CUmemAccessDesc *)descList, count));
+}
+
+cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location)
+{
+    if (!flags || !location)
+        return rt_ret(cudaErrorInvalidValue);
+    cudaError_t e = rt_begin();
+    if (e != cudaSuccess)
+        return e;
+    CUmemLocation loc;
+    memset(&loc, 0, sizeof loc);
+    loc.type = (CUmemLocationType)location->type;
+    loc.id = location->id;
+    CUmemAccess_flags f = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    CUresult r = rt_drv.cuMemPoolGetAccess(&f, (CUmemoryPool)memPool, &loc);
+    if (r == CUDA_SUCCESS)
+        *flags = (enum cudaMemAccessFlags)f;
+    return rt_ret_cu(r);
+}
