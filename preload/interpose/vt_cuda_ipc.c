@@ -30,7 +30,13 @@ static inline __attribute__((always_inline)) void vt__import_ok(const vt_call *c
 {
     if (!size && vt_driver_range_size(addr, &size) != 0)
         size = 0;
-    if (vt_ipc_import_open(addr, digest, size, refcounted) != 0)
+    int first = vt_ipc_import_open(addr, digest, size, refcounted);
+    if (first == 0 && vt_core_live_kind(addr) == -1) {
+        /* counted as a second open, but the record is gone (context teardown) */
+        vt_ipc_import_restart(addr, digest, size);
+        first = 1;
+    }
+    if (first != 0)
         vt_hook_alloc_ok(c->stack, VT_KIND_IPC_IMPORT, addr, size, 0, VT_DEVICE_CURRENT);
 }
 

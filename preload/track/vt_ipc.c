@@ -170,6 +170,15 @@ size_t vt_ipc_ext_destroy(uint64_t ext, uint64_t *addrs, size_t max)
     return n;
 }
 
+void vt_ipc_import_restart(uint64_t addr, uint64_t digest, uint64_t size)
+{
+    vt__ipc_lock_take();
+    vt__import *m = vt__find(addr);
+    if (m)
+        *m = (vt__import){addr, digest, size, 1, m->refcounted, 0, m->ext};
+    vt_unlock(&vt__ipc_lock);
+}
+
 int vt_ipc_import_close_begin(uint64_t addr)
 {
     int rc = -1;
@@ -245,12 +254,13 @@ size_t vt_ipc_imports_copy(vt_ipc_import_row *out, size_t max, int (*live)(uint6
             continue;
         }
         int alive = live ? live(out[i].addr) : -1;
-        if (!refc[i] && alive == 0) {
+        if (alive == 0) {
             /* ended with its record (a pool pointer's free, an external memory's
-             * destroy): forget it unless a new import took the address meanwhile */
+             * destroy, the teardown of the context that opened a legacy handle):
+             * forget it unless a new import took the address meanwhile */
             vt__ipc_lock_take();
             vt__import *m = vt__find(out[i].addr);
-            if (m && !m->refcounted && m->digest == out[i].digest)
+            if (m && m->refcounted == refc[i] && m->digest == out[i].digest)
                 vt__remove(m);
             vt_unlock(&vt__ipc_lock);
             continue;

@@ -40,6 +40,11 @@ void vt_ipc_export_note(uint64_t addr, uint64_t digest);
  * when it only counts one more open of an import already recorded, -1 when the table
  * is full (record it; it is not listed). */
 int  vt_ipc_import_open(uint64_t addr, uint64_t digest, uint64_t size, int refcounted);
+/* vt_ipc_import_open counted an open of an import whose record the core no longer
+ * holds (the context that opened it was torn down, which unmaps it): the import at
+ * addr starts again with opens 1 (the caller records it). */
+void vt_ipc_import_restart(uint64_t addr, uint64_t digest, uint64_t size);
+
 /* An imported VMM handle (cuMemImportFromShareableHandle): one import keyed by the
  * handle, listed at its lowest mapped address with its mappings as opens, for as long
  * as the core counts the handle's memory (vt_core_vmm_state). */
@@ -67,8 +72,7 @@ void vt_ipc_import_close_end(uint64_t addr, int ok);
 
 /* What a snapshot lists: copies up to max rows of each into the caller's arrays.
  * live(addr): 1 when the core still holds a live ipc_import record at addr, 0 when
- * not (imports that are not refcounted and whose record ended are left out, and
- * forgotten), -1 not known (kept); vmm_live: the same for an imported VMM handle,
+ * not (imports whose record ended are left out, and forgotten), -1 not known (kept); vmm_live: the same for an imported VMM handle,
  * with its address and mappings.
  * Called without this table's lock held. */
 typedef struct vt_ipc_export_row { uint64_t addr, digest; } vt_ipc_export_row;

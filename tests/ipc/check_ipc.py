@@ -163,11 +163,12 @@ def check_legacy(c, mode):
                 "close1 data still 1", "importer's write seen 1", "exporter done",
                 "open own handle: 201", "open junk handle: 400", "open bad flags: 1",
                 "close unknown: 1", "close small again: 1", "cudaFree imported: 1",
-                "get handle of inner pointer: 1"],
+                "get handle of inner pointer: 1", "close after the context went: 1"],
                {"open1": (BIG, [(BIG, 1)]), "open2": (BIG, [(BIG, 2)]),
                 "open3": (BIG + SMALL, [(BIG, 2), (SMALL, 1)]), "close3": (BIG, [(BIG, 2)]),
-                "close1": (BIG, [(BIG, 1)]), "errors": (BIG, [(BIG, 1)])},
-               [(BIG, 1)], 2, "device", BIG + SMALL, "64 MiB", 2)
+                "close1": (BIG, [(BIG, 1)]), "ctxopen": (BIG + SMALL, [(BIG, 1), (SMALL, 1)]),
+                "ctxdestroy": (BIG, [(BIG, 1)]), "errors": (BIG, [(BIG, 1)])},
+               [(BIG, 1)], 2, "device", BIG + SMALL, "64 MiB", 3)
 
 
 def check_pool(c):

@@ -14,6 +14,8 @@
  *   open3  SMALL opened (driver)           imported open: BIG + SMALL
  *   close3 SMALL closed (driver)           imported open: BIG
  *   close1 BIG closed once (runtime)       imported open: BIG, opens 1
+ *   ctxopen SMALL opened in a new context  imported open: BIG + SMALL
+ *   ctxdestroy that context destroyed      imported open: BIG
  * then the error cases, and exits with BIG still open (the planted leak). Its own
  * allocation OWN (4096 bytes) is the only memory of its own (vramtrace_live_bytes).
  * Exporter: its live bytes stay BIG + SMALL throughout; it frees both after the
@@ -105,6 +107,16 @@ static int importer(const char *big_hex, const char *small_hex)
     OK(cudaIpcCloseMemHandle(big));
     printf("close1 data still %d\n", first_bytes_are(big, 0xab, BIG));
     SNAP("close1");
+    /* SMALL opened in a context of its own, which is then destroyed: the teardown
+     * unmaps it (and ends its record) */
+    CUcontext cx;
+    CUdeviceptr small2 = 0;
+    OK(cuCtxCreate(&cx, NULL, 0, 0));   /* pushed: current */
+    OK(cuIpcOpenMemHandle_v2(&small2, hsmall, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    SNAP("ctxopen");
+    OK(cuCtxDestroy(cx));               /* popped: the primary context is current again */
+    SNAP("ctxdestroy");
+    printf("close after the context went: %d\n", (int)cuIpcCloseMemHandle(small2));
 
     /* errors: same codes with and without the preload */
     cudaIpcMemHandle_t mine, junk;
