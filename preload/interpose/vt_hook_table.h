@@ -32,7 +32,8 @@
  *               RESOLVE a resolver: the real call first, then a returned function
  *                       pointer that is a real function we hook is replaced by its
  *                       hook (vt_resolve_swap); SHAPE_ARGS = (pointer out-parameter).
- *               HAND    written by hand in vt_cuda_runtime.c / vt_cuda_driver.c,
+ *               HAND    written by hand in vt_cuda_runtime.c / vt_cuda_driver.c
+ *                       (imported memory: vt_cuda_ipc.c),
  *                       because it fits no shape; SHAPE_ARGS = ().
  *   front       FRONT: the exported symbol is a front that sends a nested call
  *               (one hooked call made inside another on the same thread) straight
@@ -44,8 +45,8 @@
  *
  * Contract: a name appears once. A row of a new shape needs nothing but the row; a
  * HAND row needs its function vt__h_<name> (with VT_EXPORT_ALIAS(name)) in the
- * family's hand-written file. Includes both CUDA headers (types only: nothing links
- * the real libraries).
+ * family's hand-written file (or, for imported memory, vt_cuda_ipc.c). Includes both
+ * CUDA headers (types only: nothing links the real libraries).
  */
 #ifndef VT_HOOK_TABLE_H
 #define VT_HOOK_TABLE_H
