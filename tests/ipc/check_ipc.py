@@ -128,6 +128,9 @@ def check_pair(c, name, argv, lines, want, exit_rows, n_exports, exp_kind, exp_b
     expect(rep.returncode in (0, 1), "report exit %d: %s" % (rep.returncode, rep.stderr))
     line = "imported, still open at exit: %s from pid %d" % (leak_text, pids["exporter_pid"])
     expect(line in rep.stdout, "%s: report lacks %r:\n%s" % (name, line, rep.stdout))
+    html = subprocess.run([c.a.vramtrace, "report", "--format", "html", outdir], capture_output=True, text=True)
+    expect("<h3>Imported, still open at exit</h3>" in html.stdout and
+           "<td>pid %d</td>" % pids["exporter_pid"] in html.stdout, "%s: HTML report lacks the imports" % name)
     js = subprocess.run([c.a.vramtrace, "report", "--format", "json", outdir], capture_output=True, text=True)
     expect(js.returncode in (0, 1), "json report exit %d: %s" % (js.returncode, js.stderr))
     try:
