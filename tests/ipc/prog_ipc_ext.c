@@ -19,6 +19,7 @@
 #include "ipc_common.h"
 
 #include <cuda.h>
+#include <errno.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -67,7 +68,9 @@ int main(void)
     SNAP("buf2");
     OK(cudaFree(b1));
     SNAP("free1");
+    errno = 4321;
     OK(cudaDestroyExternalMemory(x));
+    printf("errno after a destroy: %d\n", errno);
     EXPECT_LIVE(OWN);
     SNAP("destroy");
     printf("free buffer after destroy: %d\n", (int)cudaFree(b2));   /* cuda.h: must still be freed */

@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <errno.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,6 +125,15 @@ static int importer(const char *big_hex, const char *small_hex)
     OK(cudaIpcGetMemHandle(&mine, own));
     void *x = NULL;
     printf("open own handle: %d\n", (int)cudaIpcOpenMemHandle(&x, mine, cudaIpcMemLazyEnablePeerAccess));
+    /* errno as the program left it, or as CUDA set it: the same with the preload */
+    errno = 4321;
+    OK(cudaIpcOpenMemHandle(&big2, hbig, cudaIpcMemLazyEnablePeerAccess));
+    OK(cudaIpcCloseMemHandle(big2));
+    printf("errno after open and close: %d\n", errno);
+    errno = 4321;
+    (void)cuIpcOpenMemHandle_v2(&small, hsmall, 0x20);
+    (void)cudaIpcCloseMemHandle(own);
+    printf("errno after failed calls: %d\n", errno);
     printf("open junk handle: %d\n", (int)cudaIpcOpenMemHandle(&x, junk, cudaIpcMemLazyEnablePeerAccess));
     printf("open bad flags: %d\n", (int)cudaIpcOpenMemHandle(&x, hbig, 0x10));
     printf("close unknown: %d\n", (int)cudaIpcCloseMemHandle(own));

@@ -22,6 +22,7 @@
 #include "ipc_common.h"
 
 #include <cuda.h>
+#include <errno.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -74,7 +75,9 @@ static int importer(int s)
     struct cudaMemPoolPtrExportData junk;
     memset(&junk, 0x7f, sizeof junk);
     void *x = NULL;
+    errno = 4321;
     printf("import junk data: %d\n", (int)cudaMemPoolImportPointer(&x, pool, &junk));
+    printf("errno after a failed import: %d\n", errno);
     printf("alloc from imported pool: %d\n", (int)cudaMallocFromPoolAsync(&x, 4096, pool, 0));
     printf("import from own pool: %d\n", (int)cudaMemPoolImportPointer(&x, NULL, &da));
     printf("import bad fd: %d\n", (int)cudaMemPoolImportFromShareableHandle(&pool, (void *)(uintptr_t)999,

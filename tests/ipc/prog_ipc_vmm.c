@@ -22,6 +22,7 @@
 #include "ipc_common.h"
 
 #include <cuda.h>
+#include <errno.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -98,7 +99,9 @@ static int importer(int s)
     OK(cuMemUnmap(va2, P_SIZE));
     OK(cuMemAddressFree(va2, P_SIZE));
     SNAP("unmap2");
+    errno = 4321;
     OK(cuMemImportFromShareableHandle(&hq, (void *)(uintptr_t)fq, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    printf("errno after an import: %d\n", errno);
     close(fq);
     CUdeviceptr va3 = map_rw(hq, Q_SIZE);
     printf("leak data %d\n", bytes_are(va3, 0x55, 64));
