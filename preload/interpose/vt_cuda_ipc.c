@@ -1,16 +1,19 @@
 /* vt_cuda_ipc.c — the shims of imported memory that fit no shape of the hook table
- * (rows of shape HAND in the "imported memory" sections of vt_hook_table.h): opening
- * and closing legacy IPC handles, importing pool pointers, runtime and driver. Follows cuda.h and
- * cuda_runtime_api.h of CUDA 13 ("Interprocess communication": a handle opened again
- * in the context that opened it returns the same pointer and counts a reference;
- * cuIpcCloseMemHandle takes one and unmaps at the last).
+ * (rows of shape HAND in the "imported memory" sections of vt_hook_table.h), runtime
+ * and driver: opening and closing legacy IPC handles, importing pool pointers,
+ * importing VMM shareable handles, external memory; and the exporter's note for
+ * cuMemExportToShareableHandle (a PASS row). Follows cuda.h and cuda_runtime_api.h of
+ * CUDA 13 ("Interprocess communication": a handle opened again in the context that
+ * opened it returns the same pointer and counts a reference; cuIpcCloseMemHandle
+ * takes one and unmaps at the last).
  *
- * What is recorded: the first open of a handle in a context records its bytes
+ * What is recorded: the first open of a legacy handle in a context records its bytes
  * (asked of the driver, cuMemGetAddressRange_v2) as kind ipc_import with the opener's
  * stack; later opens of it only count (track/vt_ipc.h); the last close frees the
- * record. The core keeps ipc_import bytes out of the device's and the process's live
- * bytes (another process owns them). A failed open is counted as a failed allocation
- * of kind ipc_import with its code.
+ * record. A pool pointer or an external memory buffer is one record each; an imported
+ * VMM handle is physical memory in the core's VMM tables. The core keeps ipc_import
+ * bytes out of the device's and the process's live bytes (another process owns them).
+ * A failed import is counted as a failed allocation of kind ipc_import with its code.
  *
  * Every shim returns the real result unchanged and preserves errno; a nested call
  * (the runtime's call into the driver) only forwards; when the real function cannot
