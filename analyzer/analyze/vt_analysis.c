@@ -441,3 +441,43 @@ char *vt_process_title(const vt_process *p, char *buf, size_t cap)
     vt_utf8_trim(buf);   /* a long host name cut at cap keeps whole characters */
     return buf;
 }
+
+/* ---- imported memory joined to its exporter ---- */
+
+static uint64_t exporter_of(const vt_analysis *a, const vt_process *p, uint64_t digest)
+{
+    for (size_t j = 0; j < a->n; j++) {
+        const vt_process *q = a->procs[j].p;
+        if (q == p || (q->pid == p->pid && q->host && p->host && !strcmp(q->host, p->host)))
+            continue;
+        for (size_t k = 0; k < q->nexports; k++)
+            if (q->exports[k].digest == digest)
+                return q->pid;
+    }
+    return 0;
+}
+
+static int group_cmp(const void *x, const void *y)
+{
+    const vt_import_group *a = x, *b = y;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    return a->exporter_pid < b->exporter_pid ? -1 : a->exporter_pid > b->exporter_pid;
+}
+
+size_t vt_imports_by_exporter(const vt_analysis *a, const vt_process *p, vt_import_group **out)
+{
+    vt_import_group *g = vt_xmalloc((p->nimports ? p->nimports : 1) * sizeof *g);
+    size_t n = 0;
+    for (size_t i = 0; i < p->nimports; i++) {
+        uint64_t pid = exporter_of(a, p, p->imports[i].digest);
+        size_t k = 0;
+        while (k < n && g[k].exporter_pid != pid) k++;
+        if (k == n) g[n++] = (vt_import_group){pid, 0, 0, 0};
+        g[k].bytes = vt_sat_add(g[k].bytes, p->imports[i].size);
+        g[k].mappings++;
+        g[k].opens += p->imports[i].opens;
+    }
+    qsort(g, n, sizeof *g, group_cmp);
+    *out = g;
+    return n;
+}

@@ -70,6 +70,18 @@ typedef struct vt_analyze_opts {
 void vt_analyze_ex(vt_runset *rs, const vt_analyze_opts *o, vt_analysis *out);
 void vt_analysis_free(vt_analysis *a);
 
+/* A process's imported memory still open (vt_process.imports), grouped by the
+ * process that exported it: the process of the analysis whose exports hold the
+ * import's digest (another process than p), exporter_pid 0 when none does (its
+ * snapshots are not in the report). */
+typedef struct vt_import_group {
+    uint64_t exporter_pid;      /* 0: unknown */
+    uint64_t bytes;             /* sum of the mappings' sizes */
+    uint64_t mappings, opens;   /* mappings, and opens over them (the driver's counts) */
+} vt_import_group;
+/* Groups of p, biggest first: how many (at most p->nimports); *out is malloc'ed (free it). */
+size_t vt_imports_by_exporter(const vt_analysis *a, const vt_process *p, vt_import_group **out);
+
 /* Sum of leak slopes on device dev (bytes/step) and the step at which its last
  * known free memory is used up (-1 unknown). */
 double vt_device_leak_rate(const vt_proc_result *pr, int dev);

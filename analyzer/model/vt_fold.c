@@ -209,6 +209,25 @@ static void apply_annotations(vt_process *p, const vt_snaprec *rec, uint64_t ste
     }
 }
 
+/* The latest exports and imports replace the previous ones (each record lists all). */
+static void apply_ipc(vt_process *p, const vt_snaprec *rec)
+{
+    free(p->exports);
+    free(p->imports);
+    p->exports = p->imports = NULL;
+    p->nexports = rec->nex;
+    p->nimports = rec->nix;
+    if (rec->nex) {
+        p->exports = vt_xmalloc(rec->nex * sizeof *p->exports);
+        memcpy(p->exports, rec->ex, rec->nex * sizeof *p->exports);
+    }
+    if (rec->nix) {
+        p->imports = vt_xmalloc(rec->nix * sizeof *p->imports);
+        memcpy(p->imports, rec->ix, rec->nix * sizeof *p->imports);
+    }
+    p->imports_at_exit = rec->is_exit;
+}
+
 void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
 {
     uint64_t step = rec->step, seq = rec->seq, time_ns = rec->time_ns;
@@ -217,6 +236,7 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     uint64_t dropped = rec->dropped;
     int step_marked = rec->step_marked;
     apply_annotations(p, rec, step);
+    apply_ipc(p, rec);
     if (dropped > p->dropped_records) p->dropped_records = dropped;
     if (step_marked) p->step_marked = 1;
     for (size_t i = 0; i < rec->nde; i++) {
@@ -265,8 +285,11 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         p->unfreed_exit_bytes = 0;
         for (size_t i = 0; i < rec->nse; i++) {
             vt_rsite *s2 = rec->se[i].site ? rec->se[i].site : vt_process_site(p, &rec->se[i].key, rec->se[i].canon);
-            s2->unfreed_exit = vt_sat_add(s2->unfreed_exit, rec->se[i].live);
-            p->unfreed_exit_bytes = vt_sat_add(p->unfreed_exit_bytes, rec->se[i].live);
+            /* imported memory is another process's: listed as imports, never as ours */
+            if (s2->key.kind != VT_KIND_IPC_IMPORT) {
+                s2->unfreed_exit = vt_sat_add(s2->unfreed_exit, rec->se[i].live);
+                p->unfreed_exit_bytes = vt_sat_add(p->unfreed_exit_bytes, rec->se[i].live);
+            }
             s2->peak_bytes = vt_u64max(s2->peak_bytes, vt_u64max(rec->se[i].live, rec->se[i].ipeak));
         }
         p->exited = 1;
@@ -299,7 +322,8 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         s->snap_live = vt_sat_add(s->snap_live, e->live);
         s->snap_peak = vt_sat_add(s->snap_peak, e->ipeak);
         s->snap_free_total = vt_sat_add(s->snap_free_total, e->free_total);
-        total = vt_sat_add(total, e->live);
+        if (s->key.kind != VT_KIND_IPC_IMPORT)   /* another process's memory */
+            total = vt_sat_add(total, e->live);
     }
     for (size_t i = 0; i < nsnap; i++) {
         vt_rsite *s = rec->se[i].site;
@@ -335,7 +359,7 @@ void vt_fold_finish(vt_process *p)
 
 void vt_snaprec_clear(vt_snaprec *rec)
 {
-    rec->nse = rec->nde = rec->nae = rec->nan = 0;
+    rec->nse = rec->nde = rec->nae = rec->nan = rec->nex = rec->nix = 0;
     rec->step = rec->seq = rec->time_ns = rec->dropped = 0;
     rec->trigger[0] = 0;
     rec->step_marked = rec->is_exit = rec->have_allocs = 0;
@@ -348,6 +372,8 @@ void vt_snaprec_free(vt_snaprec *rec)
     free(rec->de);
     free(rec->ae);
     free(rec->an);
+    free(rec->ex);
+    free(rec->ix);
     uint64_t mark = rec->mark;
     memset(rec, 0, sizeof *rec);
     rec->mark = mark;

@@ -86,6 +86,8 @@ void vt_process_free(vt_process *p)
         free(s);
     }
     free(p->annots);
+    free(p->exports);
+    free(p->imports);
     free(p->hostsig.gpus);
     free(p->stacks);
     vt_rawstack *r, *rt;

@@ -217,6 +217,16 @@ typedef struct vt_alloc {
     int32_t flags;              /* VT_FLAG_* (the row's optional last column) */
 } vt_alloc;
 
+/* Memory shared with another process (docs/snapshot-format.md "exports", "imports"):
+ * an export is (addr, digest); an import is (addr, digest, size, opens). digest: the
+ * 64-bit digest of the handle both processes saw, what joins an import to its
+ * exporter. */
+typedef struct vt_ipc_row {
+    uint64_t addr, digest;
+    uint64_t size;              /* imports: bytes mapped; exports: 0 */
+    uint64_t opens;             /* imports: opens of the mapping (the driver's count); exports: 0 */
+} vt_ipc_row;
+
 /* A record that carried the full live list (triggers exit, oom, signal, manual),
  * kept only when vt_runset.keep_allocs is set (for `vramtrace export`). */
 typedef struct vt_alloc_list {
@@ -293,6 +303,9 @@ typedef struct vt_process {
     uint64_t nsnapshots;        /* series snapshots (not exit) */
     uint64_t dropped_records;   /* max dropped_records written */
     int exited;                 /* an exit record was read */
+    vt_ipc_row *exports; size_t nexports;   /* the last snapshot's exports (owned) */
+    vt_ipc_row *imports; size_t nimports;   /* the last snapshot's open imports (owned) */
+    int imports_at_exit;        /* that snapshot was the exit record */
     uint64_t unfreed_exit_bytes;
     uint64_t peak_bytes;        /* sum over devices of peak_max */
     int torn_tail;              /* a torn last line was ignored */

@@ -66,6 +66,8 @@ typedef struct vt_snaprec {
     vt_rec_dev *de; size_t nde, capde;      /* devices */
     vt_alloc *ae; size_t nae, capae;        /* live list (reordered by vt_oom_build) */
     vt_rec_annot *an; size_t nan, capan;    /* annotations */
+    vt_ipc_row *ex; size_t nex, capex;      /* exports (absent: none) */
+    vt_ipc_row *ix; size_t nix, capix;      /* imports still open (absent: none) */
     uint64_t mark;              /* last vt_rsite.scratch_mark handed out (vt_oom.c) */
 } vt_snaprec;
 

@@ -378,6 +378,36 @@ static int rd_annotations(vt_rd *r, const json_t *o)
     return 0;
 }
 
+/* "exports":[[addr,"digest"],...] / "imports":[[addr,"digest",size,opens],...]
+ * (docs/snapshot-format.md): absent or null is none; digest is 16 hex digits. */
+static int rd_ipc(vt_rd *r, const json_t *a, const char *key, int imports)
+{
+    if (!a || json_is_null(a)) return 0;
+    if (!json_is_array(a)) return vt_rd_fail(r, "snapshot.%s: expected an array, got %s", key, vt_jtype(a));
+    size_t i;
+    json_t *row;
+    char f[96];
+    json_array_foreach(a, i, row) {
+        vt_ipc_row e = {0};
+        size_t want = imports ? 4 : 2;
+        snprintf(f, sizeof f, "%s[%zu]", key, i);
+        if (!json_is_array(row) || json_array_size(row) < want)
+            return vt_rd_fail(r, "%s: expected an array of %zu values", f, want);
+        if (vt_rd_u64(r, json_array_get(row, 0), f, &e.addr) < 0) return -1;
+        const char *hex = vt_rd_str(r, json_array_get(row, 1), f, 16);
+        if (!hex) return -1;
+        char *end = NULL;
+        e.digest = strtoull(hex, &end, 16);
+        if (!*hex || *end) return vt_rd_fail(r, "%s: digest \"%s\" is not hex digits", f, hex);
+        if (imports && (vt_rd_u64(r, json_array_get(row, 2), f, &e.size) < 0 ||
+                        vt_rd_u64(r, json_array_get(row, 3), f, &e.opens) < 0))
+            return -1;
+        if (imports) VT_PUSH(r->rec.ix, r->rec.nix, r->rec.capix, e);
+        else VT_PUSH(r->rec.ex, r->rec.nex, r->rec.capex, e);
+    }
+    return 0;
+}
+
 /* ---- format versions 2 and 3: completion of delta records ---- */
 
 /* Version 3 delta record: e's columns are differences; adds the site's row in the
@@ -486,6 +516,9 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     if (rd_oom(r, json_object_get(o, "oom"), &rec->oom) < 0) return -1;
     if (rd_allocations(r, json_object_get(o, "allocations"), &rec->have_allocs) < 0) return -1;
     if (rd_annotations(r, json_object_get(o, "annotations")) < 0) return -1;
+    if (rd_ipc(r, json_object_get(o, "exports"), "exports", 0) < 0 ||
+        rd_ipc(r, json_object_get(o, "imports"), "imports", 1) < 0)
+        return -1;
     rec->is_exit = unfreed || strcmp(rec->trigger, VT_TRIGGER_EXIT) == 0;
     if (!rec->is_exit && p->nsteps && rec->step < p->steps[p->nsteps - 1])
         return vt_rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",

@@ -4,12 +4,13 @@
  * the file opens anywhere (and in headless Chromium for the test). Per process:
  * a step-curve plot of the total live bytes and of each leaking site (bucket
  * maxima, at most PLOT_POINTS points per curve), the leak table with stacks,
- * OOM forensics, unfreed at exit, the other sites, devices.
+ * OOM forensics, unfreed at exit, imported memory still open, the other sites, devices.
  */
 #include "vt_report.h"
 #include "vt_display.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vt_format.h"
@@ -207,6 +208,23 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
             fputs("</td></tr>\n", f);
         }
         fputs("</table>\n", f);
+    }
+    if (p->nimports) {
+        vt_import_group *g;
+        size_t ng = vt_imports_by_exporter(a, p, &g);
+        fprintf(f, "<h3>Imported, still open at %s</h3><p>memory other processes own; not in this process's bytes</p>"
+                "<table><tr><th>bytes</th><th>from</th><th>mappings</th><th>opens</th></tr>\n",
+                p->imports_at_exit ? "exit" : "the last snapshot");
+        for (size_t k = 0; k < ng; k++) {
+            fprintf(f, "<tr><td>%s</td><td>", vt_size_fmt(g[k].bytes, b1, sizeof b1));
+            if (g[k].exporter_pid)
+                fprintf(f, "pid %" PRIu64, g[k].exporter_pid);
+            else
+                fputs("an unknown exporter", f);
+            fprintf(f, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n", g[k].mappings, g[k].opens);
+        }
+        fputs("</table>\n", f);
+        free(g);
     }
     fputs("<h3>All sites</h3><table><tr><th>verdict</th><th>peak</th><th>floor at end</th><th>unfreed at exit</th>"
           "<th>kind</th><th>stack</th></tr>\n", f);

@@ -277,6 +277,23 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     for (size_t i = 0; i < p->nooms; i++) json_array_append_new(ooms, oom_json(a, pr, &p->ooms[i]));
     json_object_set_new(j, "ooms", ooms);
     /* extras */
+    json_t *imports = json_array();
+    uint64_t imported = 0;
+    vt_import_group *g;
+    size_t ng = vt_imports_by_exporter(a, p, &g);
+    for (size_t k = 0; k < ng; k++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "exporter_pid", g[k].exporter_pid ? ju(g[k].exporter_pid) : json_null());
+        json_object_set_new(o, "bytes", ju(g[k].bytes));
+        json_object_set_new(o, "mappings", ju(g[k].mappings));
+        json_object_set_new(o, "opens", ju(g[k].opens));
+        json_array_append_new(imports, o);
+        imported += g[k].bytes;
+    }
+    free(g);
+    json_object_set_new(j, "imported_open_bytes", ju(imported));
+    json_object_set_new(j, "imports_at_exit", json_boolean(p->nimports && p->imports_at_exit));
+    json_object_set_new(j, "imports", imports);
     char *file_shown = vt_xdisplay(p->file);   /* the snapshot path, as every output shows it */
     json_object_set_new(j, "file", jstr(file_shown));
     free(file_shown);

@@ -250,6 +250,23 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         free(done);
     }
 
+    if (p->nimports) {
+        vt_import_group *g;
+        size_t ng = vt_imports_by_exporter(a, p, &g);
+        fprintf(f, "\n%sIMPORTED%s (memory other processes own; not in this process's bytes)\n", bold, off);
+        for (size_t k = 0; k < ng; k++) {
+            fprintf(f, "  imported, still open at %s: %s from ", p->imports_at_exit ? "exit" : "the last snapshot",
+                    vt_size_fmt(g[k].bytes, b1, sizeof b1));
+            if (g[k].exporter_pid)
+                fprintf(f, "pid %" PRIu64, g[k].exporter_pid);
+            else
+                fprintf(f, "an unknown exporter (not in these snapshots)");
+            fprintf(f, "  (%" PRIu64 " mapping%s, %" PRIu64 " open%s)\n", g[k].mappings, g[k].mappings == 1 ? "" : "s",
+                    g[k].opens, g[k].opens == 1 ? "" : "s");
+        }
+        free(g);
+    }
+
     static const struct { vt_verdict v; const char *title; } rest[] = {
         {VT_CHURN, "CHURN (given back and taken again; not a leak)"},
         {VT_PLATEAU, "PLATEAU (grew, then stopped; not a leak)"},

@@ -32,7 +32,8 @@
  *               RESOLVE a resolver: the real call first, then a returned function
  *                       pointer that is a real function we hook is replaced by its
  *                       hook (vt_resolve_swap); SHAPE_ARGS = (pointer out-parameter).
- *               HAND    written by hand in vt_cuda_runtime.c / vt_cuda_driver.c,
+ *               HAND    written by hand in vt_cuda_runtime.c / vt_cuda_driver.c
+ *                       (imported memory: vt_cuda_ipc.c),
  *                       because it fits no shape; SHAPE_ARGS = ().
  *   front       FRONT: the exported symbol is a front that sends a nested call
  *               (one hooked call made inside another on the same thread) straight
@@ -44,8 +45,8 @@
  *
  * Contract: a name appears once. A row of a new shape needs nothing but the row; a
  * HAND row needs its function vt__h_<name> (with VT_EXPORT_ALIAS(name)) in the
- * family's hand-written file. Includes both CUDA headers (types only: nothing links
- * the real libraries).
+ * family's hand-written file (or, for imported memory, vt_cuda_ipc.c). Includes both
+ * CUDA headers (types only: nothing links the real libraries).
  */
 #ifndef VT_HOOK_TABLE_H
 #define VT_HOOK_TABLE_H
@@ -240,6 +241,82 @@
       "the last release frees like a reset")                                                          \
     X(cuMemGetInfo_v2, DRV, NONE, HAND, NOFRONT, CUresult, (size_t *free_bytes, size_t *total_bytes), \
       (free_bytes, total_bytes), (), "free/total recorded for the current device")                    \
+    /* ---- imported memory: legacy IPC handles ---- */                                             \
+    X(cudaIpcGetMemHandle, RT, NONE, PASS, NOFRONT, cudaError_t,                                       \
+      (cudaIpcMemHandle_t *handle, void *devPtr), (handle, devPtr),                                   \
+      (vt_ipc_export_note((uint64_t)(uintptr_t)devPtr, vt_ipc_digest(handle, sizeof *handle))),       \
+      "the exporter notes the handle's digest with the allocation's address")                         \
+    X(cudaIpcOpenMemHandle, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t,                                \
+      (void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags), (devPtr, handle, flags), (),    \
+      "one record per handle and context; opens counted as the driver counts them")                   \
+    X(cudaIpcCloseMemHandle, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t, (void *devPtr), (devPtr), (), \
+      "the last close frees the record")                                                              \
+    X(cuIpcGetMemHandle, DRV, NONE, PASS, NOFRONT, CUresult, (CUipcMemHandle *pHandle, CUdeviceptr dptr), \
+      (pHandle, dptr), (vt_ipc_export_note((uint64_t)dptr, vt_ipc_digest(pHandle, sizeof *pHandle))), \
+      "the exporter notes the handle's digest with the allocation's address")                         \
+    X(cuIpcOpenMemHandle_v2, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                                 \
+      (CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags), (pdptr, handle, Flags), (),    \
+      "one record per handle and context; opens counted as the driver counts them")                   \
+    X(cuIpcCloseMemHandle, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult, (CUdeviceptr dptr), (dptr), (),   \
+      "the last close frees the record")                                                              \
+    /* ---- imported memory: pools shared between processes ---- */                               \
+    X(cudaMemPoolExportToShareableHandle, RT, NONE, PASS, NOFRONT, cudaError_t,                        \
+      (void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType,     \
+       unsigned int flags), (shareableHandle, memPool, handleType, flags), ((void)0),                  \
+      "forwarded: pointers are exported one by one")                                                  \
+    X(cudaMemPoolImportFromShareableHandle, RT, NONE, PASS, NOFRONT, cudaError_t,                      \
+      (cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType,    \
+       unsigned int flags), (memPool, shareableHandle, handleType, flags), ((void)0),                  \
+      "forwarded: an imported pool holds no memory here; the pointers imported from it do")          \
+    X(cudaMemPoolExportPointer, RT, NONE, PASS, NOFRONT, cudaError_t,                                  \
+      (struct cudaMemPoolPtrExportData *exportData, void *ptr), (exportData, ptr),                    \
+      (vt_ipc_export_note((uint64_t)(uintptr_t)ptr, vt_ipc_digest(exportData, sizeof *exportData))),  \
+      "the exporter notes the export data's digest with the pointer")                                 \
+    X(cudaMemPoolImportPointer, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t,                            \
+      (void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData),               \
+      (ptr, memPool, exportData), (), "freed by cudaFree / cudaFreeAsync (their rows)")               \
+    X(cuMemPoolExportToShareableHandle, DRV, NONE, PASS, NOFRONT, CUresult,                            \
+      (void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType,                     \
+       unsigned long long flags), (handle_out, pool, handleType, flags), ((void)0),                   \
+      "forwarded: pointers are exported one by one")                                                  \
+    X(cuMemPoolImportFromShareableHandle, DRV, NONE, PASS, NOFRONT, CUresult,                          \
+      (CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType,                    \
+       unsigned long long flags), (pool_out, handle, handleType, flags), ((void)0),                   \
+      "forwarded: an imported pool holds no memory here; the pointers imported from it do")          \
+    X(cuMemPoolExportPointer, DRV, NONE, PASS, NOFRONT, CUresult,                                      \
+      (CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr), (shareData_out, ptr),                 \
+      (vt_ipc_export_note((uint64_t)ptr, vt_ipc_digest(shareData_out, sizeof *shareData_out))),       \
+      "the exporter notes the export data's digest with the pointer")                                 \
+    X(cuMemPoolImportPointer, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                                \
+      (CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData),                   \
+      (ptr_out, pool, shareData), (), "freed by cuMemFree_v2 / cuMemFreeAsync (their rows)")          \
+    /* ---- imported memory: VMM shareable handles ---- */                                         \
+    X(cuMemExportToShareableHandle, DRV, NONE, PASS, NOFRONT, CUresult,                                \
+      (void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, \
+       unsigned long long flags), (shareableHandle, handle, handleType, flags),                       \
+      (vt_hook_vmm_export((uint64_t)handle, shareableHandle, (int)handleType)),                        \
+      "the exporter notes the descriptor's digest (st_dev, st_ino) with the mapped address")          \
+    X(cuMemImportFromShareableHandle, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                        \
+      (CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType), \
+      (handle, osHandle, shHandleType), (),                                                           \
+      "keyed by handle like cuMemCreate; live while referenced or mapped; counted once")             \
+    /* ---- imported memory: external memory (another API's, by an opaque descriptor) ---- */      \
+    X(cudaImportExternalMemory, RT, NONE, HAND, NOFRONT, cudaError_t,                                  \
+      (cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc),   \
+      (extMem_out, memHandleDesc), (), "the object's descriptor digest is noted; its buffers hold the bytes") \
+    X(cudaExternalMemoryGetMappedBuffer, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t,                   \
+      (void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc), \
+      (devPtr, extMem, bufferDesc), (), "size: the buffer's; freed by cudaFree or the object's destroy") \
+    X(cudaDestroyExternalMemory, RT, IPC_IMPORT, HAND, NOFRONT, cudaError_t, (cudaExternalMemory_t extMem), \
+      (extMem), (), "frees the records of the object's buffers")                                      \
+    X(cuImportExternalMemory, DRV, NONE, HAND, NOFRONT, CUresult,                                      \
+      (CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *memHandleDesc),          \
+      (extMem_out, memHandleDesc), (), "the object's descriptor digest is noted; its buffers hold the bytes") \
+    X(cuExternalMemoryGetMappedBuffer, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult,                       \
+      (CUdeviceptr *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *bufferDesc), \
+      (devPtr, extMem, bufferDesc), (), "size: the buffer's; freed by cuMemFree_v2 or the object's destroy") \
+    X(cuDestroyExternalMemory, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult, (CUexternalMemory extMem),    \
+      (extMem), (), "frees the records of the object's buffers")                                      \
     /* ---- driver: resolvers ---- */                                                                \
     X(cuGetProcAddress, DRV, NONE, RESOLVE, NOFRONT, CUresult,                                         \
       (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),                            \

@@ -24,6 +24,7 @@
 #include "vt_core_fast.h"
 #include "vt_driver.h"
 #include "vt_guard.h"
+#include "vt_ipc.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
 
@@ -298,6 +299,11 @@ static inline __attribute__((always_inline)) void vt_hook_free_end(uint64_t tick
     else if (ticket != 0)
         vt_hook_free_failed(ticket, t, addr, kind);
 }
+
+/* After a successful cuMemExportToShareableHandle of handle (vt_cuda_ipc.c): for a
+ * POSIX file descriptor, notes the export (vt_ipc_export_note) with the digest of the
+ * descriptor's (st_dev, st_ino) and the handle's lowest mapped address. Keeps errno. */
+void vt_hook_vmm_export(uint64_t handle, const void *shareable, int handle_type);
 
 /* Implicit frees on context teardown: 1 if the calling context-release/reset/destroy
  * at return address ra is the CUDA runtime tearing itself down at exit (records stay

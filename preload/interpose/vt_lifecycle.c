@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_annot.h"
+#include "vt_ipc.h"
 #include "vt_hooks.h"
 #include "vt_config.h"
 #include "vt_state.h"
@@ -85,6 +86,7 @@ static void vt__fork_child(void)
     vt_writer_fork_child();
     vt_hook_after_fork_child();
     vt_annot_reset();
+    vt_ipc_after_fork_child();
     vt_host_fork_child();      /* the host sampler's and the textfile's locks: their */
     vt_prom_after_fork_child(); /* own, taken under no other lock of ours           */
     vt_guard_leave();

@@ -14,6 +14,7 @@ static void *vt__drv_cuDeviceGetDefaultMemPool;
 static void *vt__drv_cuMemPoolGetAttribute;
 static void *vt__drv_cuPointerGetAttribute;
 static void *vt__drv_cuMemGetInfo_v2;
+static void *vt__drv_cuMemGetAddressRange_v2;
 static void *vt__drv_cuDeviceGetCount;
 static void *vt__drv_cuDeviceGetUuid_v2;
 static void *vt__drv_cuArrayGetMemoryRequirements;
@@ -29,6 +30,7 @@ const vt_driver_fn vt__driver_fns[] = {
     {"cuMemPoolGetAttribute", &vt__drv_cuMemPoolGetAttribute},
     {"cuPointerGetAttribute", &vt__drv_cuPointerGetAttribute},
     {"cuMemGetInfo_v2", &vt__drv_cuMemGetInfo_v2},
+    {"cuMemGetAddressRange_v2", &vt__drv_cuMemGetAddressRange_v2},
     {"cuDeviceGetCount", &vt__drv_cuDeviceGetCount},
     {"cuDeviceGetUuid_v2", &vt__drv_cuDeviceGetUuid_v2},
     {"cuArrayGetMemoryRequirements", &vt__drv_cuArrayGetMemoryRequirements},
@@ -258,6 +260,22 @@ int vt_driver_array_alive(uint64_t handle)
     if (r1 == CUDA_SUCCESS || r2 == CUDA_SUCCESS)
         return 1;
     return r1 == CUDA_ERROR_INVALID_HANDLE && r2 == CUDA_ERROR_INVALID_HANDLE ? 0 : -1;
+}
+
+int vt_driver_range_size(uint64_t addr, uint64_t *size)
+{
+    CUresult (*f)(CUdeviceptr *, size_t *, CUdeviceptr) = VT_DRV(cuMemGetAddressRange_v2);
+    if (!f)
+        return -1;
+    int e = errno;
+    CUdeviceptr base = 0;
+    size_t n = 0;
+    CUresult r = f(&base, &n, (CUdeviceptr)addr);
+    errno = e;
+    if (r != CUDA_SUCCESS || base > (CUdeviceptr)addr || n < (size_t)(addr - base))
+        return -1;
+    *size = n - (addr - base);
+    return 0;
 }
 
 int vt_driver_device_count(void)

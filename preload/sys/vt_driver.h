@@ -123,6 +123,10 @@ int vt_driver_array_requirements(uint64_t handle, int mipmapped, int device, uin
  * both say CUDA_ERROR_INVALID_HANDLE, -1 not known. For a failed array free only
  * (the handle was one the driver gave). Preserves errno. */
 int vt_driver_array_alive(uint64_t handle);
+/* Bytes from addr to the end of the allocation that holds it (cuMemGetAddressRange_v2,
+ * "Memory Management"): what an imported mapping the hook saw only as a pointer
+ * spans. 0 and *size, or -1 when not known. Preserves errno. */
+int vt_driver_range_size(uint64_t addr, uint64_t *size);
 
 /* Number of CUDA devices the driver sees (cuDeviceGetCount), or -1 when not known.
  * Preserves errno. */

@@ -143,7 +143,7 @@ static void vt__row_of_vmm(vt_alloc_row *a, const vt_vmm *v)
 {
     a->addr = v->va;
     a->size = v->size;
-    a->kind = VT_KIND_VMM;
+    a->kind = v->site->kind;   /* vmm, or ipc_import for an imported handle */
     a->flags = v->site->flags;
     a->device = v->site->device;
     a->stack = v->site->stack;
@@ -199,7 +199,7 @@ static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
                 if (!v->counted)
                     continue;
                 if (g)
-                    vt__range_add(g, v->va, v->size, VT_KIND_VMM, v->site->slot);
+                    vt__range_add(g, v->va, v->size, v->site->kind, v->site->slot);
                 else
                     vt__row_of_vmm(&c->allocs[c->n_allocs++], v);
             }

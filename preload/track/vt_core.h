@@ -128,6 +128,14 @@ void vt_core_drain(void);
  * (create and each cuMemRetainAllocationHandle give one, each cuMemRelease takes
  * one) AND every mapping is unmapped; a cuMemMap in flight keeps it live too. */
 int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack);
+/* cuMemImportFromShareableHandle: like vt_core_vmm_create, for another process's
+ * memory (kind ipc_import: counted in its kind and site, never in the device's or
+ * the process's live bytes); mapped, retained, released and unmapped as any handle. */
+int  vt_core_vmm_import(uint64_t handle, uint64_t size, int device, uint32_t stack);
+/* Whether handle's allocation is live (counted): 1 with its lowest mapped address
+ * (0 while unmapped) and its mappings, 0 when not, -1 when this thread may not look
+ * (it is inside the core). */
+int  vt_core_vmm_state(uint64_t handle, uint64_t *va, uint32_t *maps);
 /* After a successful cuMemRetainAllocationHandle: one more reference. */
 void vt_core_vmm_retain(uint64_t handle);
 /* Before cuMemRetainAllocationHandle(addr): holds live the allocation whose mapping
@@ -173,6 +181,9 @@ void     vt_core_scope_begin(void);
 uint64_t vt_core_scope_leaked_bytes(void);
 uint64_t vt_core_changes(void);            /* bumps on every alloc/free/drop       */
 uint64_t vt_core_live_count(void);
+/* Kind (vt_kind, without flags) of the live record at addr, -1 when none, -2 when
+ * this thread may not look (it is inside the core: vt__no_lock_here). */
+int      vt_core_live_kind(uint64_t addr);
 uint64_t vt_core_changes_applied(void);    /* the same two as last applied (the   */
 uint64_t vt_core_live_count_applied(void); /* periodic snapshot's decisions)       */
 uint64_t vt_core_dropped_records(void);    /* allocations not recorded (latched)   */

@@ -725,3 +725,14 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
     return n;
 }
 
+
+int vt_core_live_kind(uint64_t addr)
+{
+    if (vt__no_lock_here())
+        return -2;
+    vt__lock();
+    uint32_t slot, id = vt__rec_find(addr, &slot);
+    int kind = id == VT_NO_ID || !vt__rec_at(id)->site ? -1 : vt__rec_at(id)->site->kind;
+    vt__unlock();
+    return kind;
+}

@@ -19,9 +19,9 @@ static void vt__fj_vmm(const vt_vmm *v, uint64_t before)
     if (now == before)
         return;
     if (before)
-        vt__fj_note(before, v->size, VT_KIND_VMM, v->site->slot, 1);
+        vt__fj_note(before, v->size, v->site->kind, v->site->slot, 1);
     if (now)
-        vt__fj_note(now, v->size, VT_KIND_VMM, v->site->slot, 0);
+        vt__fj_note(now, v->size, v->site->kind, v->site->slot, 0);
 }
 
 
@@ -48,7 +48,8 @@ static vt_vmm *vt__vmm_settle(vt_vmm *v, uint64_t before)
     return NULL;
 }
 
-int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack)
+/* cuMemCreate (kind VT_KIND_VMM) or cuMemImportFromShareableHandle (VT_KIND_IPC_IMPORT). */
+static int vt__vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack, int kind)
 {
     if (!vt_core_enabled())
         return -1;
@@ -56,7 +57,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     int tid = vt_guard_tid();
     int rc = 0;
     vt__lock();
-    vt_site *s = vt__site_get(stack, VT_KIND_VMM, device);
+    vt_site *s = vt__site_get(stack, kind, device);
     vt_vmm *v = s ? vt_mem_calloc(sizeof *v) : NULL;
     if (!v) {
         vt__oom_latch();
@@ -76,7 +77,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
         old->mlist = NULL;
         HASH_DELETE(hh, vt__core.vmms, old);
         if (vt__vmm_range(old))
-            vt__fj_note(old->va, old->size, VT_KIND_VMM, old->site->slot, 1);
+            vt__fj_note(old->va, old->size, old->site->kind, old->site->slot, 1);
         if (old->counted)
             vt__acct_sub(old->site, old->size, old->seq);
         old->counted = 0;
@@ -105,6 +106,37 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
 out:
     vt__unlock();
     return rc;
+}
+
+int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack)
+{
+    return vt__vmm_create(handle, size, device, stack, VT_KIND_VMM);
+}
+
+int vt_core_vmm_import(uint64_t handle, uint64_t size, int device, uint32_t stack)
+{
+    return vt__vmm_create(handle, size, device, stack, VT_KIND_IPC_IMPORT);
+}
+
+int vt_core_vmm_state(uint64_t handle, uint64_t *va, uint32_t *maps)
+{
+    int live = 0;
+    *va = 0;
+    *maps = 0;
+    if (!vt_core_enabled())
+        return 0;
+    if (vt__no_lock_here())
+        return -1;
+    vt__lock();
+    vt_vmm *v;
+    HASH_FIND(hh, vt__core.vmms, &handle, sizeof handle, v);
+    if (v && v->counted) {
+        live = 1;
+        *va = v->va;
+        *maps = v->maps;
+    }
+    vt__unlock();
+    return live;
 }
 
 /* Adds one to the reference count (ref = 1: a retain) or to the calls in flight

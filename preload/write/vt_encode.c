@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_encode.h"
+#include "vt_ipc.h"
 #include "vt_config.h"
 #include "vt_state.h"
 #include "vt_fd.h"
@@ -450,6 +451,61 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
     }
     vt_buf_cstr(b, s->trigger == VT_TRIG_EXIT ? ",\"unfreed_at_exit\":true" : ",\"unfreed_at_exit\":false");
     vt__kv_u64(b, ",\"dropped_records\":", c->dropped_records);
+}
+
+/* ---- memory shared with other processes ---- */
+
+/* 1 live, 0 ended, -1 not known (a snapshot written from inside the core). */
+static int vt__import_live(uint64_t addr)
+{
+    int kind = vt_core_live_kind(addr);
+    return kind == -2 ? -1 : kind == VT_KIND_IPC_IMPORT;
+}
+
+static void vt__hex64(vt_buf *b, uint64_t v)
+{
+    char s[19];
+    static const char hex[] = "0123456789abcdef";
+    s[0] = ',';
+    s[1] = '"';
+    for (int i = 0; i < 16; i++)
+        s[2 + i] = hex[(v >> (60 - 4 * i)) & 15];
+    s[18] = '"';
+    vt_buf_put(b, s, sizeof s);
+}
+
+void vt_encode_ipc(vt_buf *b)
+{
+    vt_ipc_export_row *ex = malloc(VT_IPC_MAX * sizeof *ex);
+    vt_ipc_import_row *im = malloc(VT_IPC_MAX * sizeof *im);
+    if (ex) {
+        size_t n = vt_ipc_exports_copy(ex, VT_IPC_MAX);
+        if (n)
+            vt_buf_cstr(b, ",\"exports\":[");
+        for (size_t i = 0; i < n; i++) {
+            vt__kv_u64(b, i ? ",[" : "[", ex[i].addr);
+            vt__hex64(b, ex[i].digest);
+            vt_buf_put(b, "]", 1);
+        }
+        if (n)
+            vt_buf_put(b, "]", 1);
+    }
+    if (im) {
+        size_t n = vt_ipc_imports_copy(im, VT_IPC_MAX, vt__import_live, vt_core_vmm_state);
+        if (n)
+            vt_buf_cstr(b, ",\"imports\":[");
+        for (size_t i = 0; i < n; i++) {
+            vt__kv_u64(b, i ? ",[" : "[", im[i].addr);
+            vt__hex64(b, im[i].digest);
+            vt__kv_u64(b, ",", im[i].size);
+            vt__kv_u64(b, ",", im[i].opens);
+            vt_buf_put(b, "]", 1);
+        }
+        if (n)
+            vt_buf_put(b, "]", 1);
+    }
+    free(ex);
+    free(im);
 }
 
 void vt_encode_end(vt_buf *b)

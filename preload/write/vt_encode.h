@@ -79,6 +79,10 @@ typedef struct vt_encode_snap {
  * the caller appends the annotations and host objects, then vt_encode_end. */
 void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s);
 
+/* Appends ,"exports":[[address,"digest"],...] and ,"imports":[[address,"digest",size,opens],...]
+ * (track/vt_ipc.h; digests as 16 hex digits), each only when it has a row. */
+void vt_encode_ipc(vt_buf *b);
+
 /* Closes a record left open: "}\n". */
 void vt_encode_end(vt_buf *b);
 

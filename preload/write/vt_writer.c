@@ -255,6 +255,7 @@ static int vt__snapshot_locked(vt_trigger trigger, const char *label, const vt_o
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs,
     };
     vt_encode_snapshot(b, &snap);
+    vt_encode_ipc(b);
     vt_annot_format(b);
     vt_host_measure(&vt__w.host);
     vt_host_format(b, &vt__w.host);

@@ -37,6 +37,7 @@ static CUresult init_devices_locked(void)
             d->map = NULL;
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
+        d->ipc_fd = -1;
         d->base = ((uintptr_t)d->map + SIM_GRANULARITY - 1) & ~(uintptr_t)(SIM_GRANULARITY - 1);
         if (sim_arena_init(&d->arena, d->arena_size))
             return CUDA_ERROR_OUT_OF_MEMORY;

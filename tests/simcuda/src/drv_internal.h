@@ -90,13 +90,21 @@ struct CUmemPoolHandle_st {
     size_t    reserved, reserved_high; /* bytes of chunks held */
     size_t    used, used_high;         /* bytes of live allocations (spans) */
     sim_chunk *chunks;
+    unsigned  handle_types;            /* CUmemAllocationHandleType bits (cuMemPoolCreate) */
+    uint64_t  peer_access;             /* bit d: device d may read and write (cuMemPoolSetAccess) */
+    int       imported;                /* made by cuMemPoolImportFromShareableHandle */
+    int       import_fd;               /* imported: the exporter's memory object (own dup) */
+    uint64_t  import_dev, import_ino;  /* imported: its fstat st_dev, st_ino */
     struct CUmemPoolHandle_st *next;   /* sim_drv.pools (created pools) */
 };
 
 enum sim_alloc_kind { SIM_KIND_DEVICE = 1, SIM_KIND_MANAGED, SIM_KIND_HOST, SIM_KIND_POOL,
-                      SIM_KIND_REGISTERED };
+                      SIM_KIND_REGISTERED, SIM_KIND_IPC };
 /* Page-locked host memory: allocated by the driver (HOST) or registered (REGISTERED). */
 #define SIM_KIND_IS_HOST(k) ((k) == SIM_KIND_HOST || (k) == SIM_KIND_REGISTERED)
+/* An opened legacy IPC handle: freed by cuIpcCloseMemHandle only (an imported pool
+ * pointer, ipc_pid -1, is freed by cuMemFree_v2 / cuMemFreeAsync). */
+#define SIM_IS_IPC_HANDLE(a) ((a)->kind == SIM_KIND_IPC && (a)->ipc_pid >= 0)
 
 /* One live allocation, keyed by its start address. */
 typedef struct sim_alloc {
@@ -109,6 +117,13 @@ typedef struct sim_alloc {
     struct CUctx_st *ctx; /* owning context (not for POOL) */
     struct CUmemPoolHandle_st *pool; /* POOL only */
     sim_chunk *chunk;     /* POOL only */
+    uint64_t  ipc_id;     /* DEVICE: export id once cuIpcGetMemHandle ran (0: never);
+                             IPC: the exporter's id of the opened allocation */
+    uint64_t  ipc_ino;    /* IPC: inode of the exporter's memory object (with ipc_pid,
+                             ipc_id: what makes two opens the same handle) */
+    int       ipc_pid;    /* IPC: exporting process; -1 for an imported pool pointer */
+    unsigned  ipc_refs;   /* IPC: cuIpcOpenMemHandle count in ctx (cuIpcCloseMemHandle takes one) */
+    uintptr_t ipc_map;    /* IPC: start of the page-aligned mapping (span bytes) */
     UT_hash_handle hh;
 } sim_alloc;
 
@@ -120,6 +135,9 @@ typedef struct sim_phys {
     int      device;
     unsigned refs;        /* handle references (cuMemCreate, cuMemRetainAllocationHandle) */
     unsigned maps;        /* live cuMemMap mappings */
+    unsigned handle_types;/* CUmemAllocationProp.requestedHandleTypes (exportable as) */
+    int      imported;    /* cuMemImportFromShareableHandle: another process's memory,
+                             not charged to this process's device */
     UT_hash_handle hh;
 } sim_phys;
 
@@ -174,6 +192,9 @@ typedef struct sim_device {
     size_t    map_len;
     sim_arena arena;
     size_t    vmm_bytes;  /* physical VMM bytes (cuMemCreate) */
+    int       ipc_fd;     /* memfd of arena_size bytes backing exported ranges of the
+                             arena (drv_ipc.c), -1 until the first cuIpcGetMemHandle */
+    int       ipc_pid;    /* process that made ipc_fd (a fork child makes its own) */
     struct CUctx_st primary;
     struct CUmemPoolHandle_st default_pool;
     struct CUmemPoolHandle_st *current_pool; /* cuDeviceSetMemPool */
@@ -255,6 +276,15 @@ void sim_pool_init_default(struct CUmemPoolHandle_st *p, int dev);
 void sim_pools_settle_locked(int dev);
 /* Free a pool allocation record (used by cuMemFree_v2 and cuMemFreeAsync). */
 void sim_pool_free_locked(sim_alloc *a);
+/* Is p a pool handle that may be used (created and not destroyed, or a default)? */
+int sim_pool_valid_locked(struct CUmemPoolHandle_st *p);
+
+/* ---- drv_ipc.c ---- */
+/* An extent of device dev's arena is given back: its pages in the device's export
+ * memfd (if any) are dropped too, so freed memory reads as zero. Lock held. */
+void sim_ipc_unplace_locked(int dev, uintptr_t addr, size_t span);
+/* Unmaps an imported mapping (kind SIM_KIND_IPC); the record is the caller's. */
+void sim_ipc_release_locked(sim_alloc *a);
 
 /* ---- drv_vmm.c ---- */
 /* Mapped VMM range containing [p,p+len) with the needed access, or NULL. */

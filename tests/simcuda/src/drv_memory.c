@@ -62,6 +62,7 @@ void sim_device_unplace_locked(int dev, uintptr_t addr, size_t span)
     uintptr_t lo = (addr + 4095) & ~(uintptr_t)4095, hi = (addr + span) & ~(uintptr_t)4095;
     if (hi > lo)
         madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    sim_ipc_unplace_locked(dev, addr, span);
     sim_arena_free(&d->arena, addr - d->base, span);
 }
 
@@ -86,6 +87,9 @@ void sim_alloc_release_locked(sim_alloc *a)
         break;
     case SIM_KIND_REGISTERED:
         break; /* the program's memory: only the record goes */
+    case SIM_KIND_IPC:
+        sim_ipc_release_locked(a);
+        break;
     case SIM_KIND_POOL:
         sim_pool_free_locked(a); /* frees nothing of `a` itself */
         break;
@@ -205,8 +209,8 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
         uintptr_t p = (uintptr_t)dptr;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &p, sizeof p, a);
-        if (!a || SIM_KIND_IS_HOST(a->kind))
-            r = CUDA_ERROR_INVALID_VALUE;
+        if (!a || SIM_KIND_IS_HOST(a->kind) || SIM_IS_IPC_HANDLE(a))
+            r = CUDA_ERROR_INVALID_VALUE; /* an opened IPC handle goes by cuIpcCloseMemHandle */
         else
             sim_alloc_release_locked(a);
     }

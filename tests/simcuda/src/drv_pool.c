@@ -20,6 +20,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "drv_ipc.h"
 
 void sim_pool_init_default(struct CUmemPoolHandle_st *p, int dev)
 {
@@ -30,7 +33,7 @@ void sim_pool_init_default(struct CUmemPoolHandle_st *p, int dev)
     p->reuse_follow_event = p->reuse_opportunistic = p->reuse_internal = 1;
 }
 
-static int pool_valid_locked(struct CUmemPoolHandle_st *p)
+int sim_pool_valid_locked(struct CUmemPoolHandle_st *p)
 {
     if (!p)
         return 0;
@@ -91,8 +94,8 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t size, struct CUmemPoolHandl
         goto out;
     if (!pool)
         pool = sim_drv.dev[ctx->device].current_pool;
-    else if (!pool_valid_locked(pool)) {
-        r = CUDA_ERROR_INVALID_VALUE;
+    else if (!sim_pool_valid_locked(pool) || pool->imported) {
+        r = CUDA_ERROR_INVALID_VALUE; /* imported pools make no allocations (cuda.h) */
         goto out;
     }
     if (sim_fail_next_locked()) {
@@ -118,6 +121,15 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t size, struct CUmemPoolHandl
             sim_device_place_locked(pool->device, csize, SIM_GRANULARITY, &base) != 0) {
             if (c)
                 sim_arena_destroy(&c->sub);
+            free(c);
+            free(a);
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        if ((pool->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) &&
+            sim_ipc_share_range_locked(pool->device, base, csize) != 0) {
+            sim_device_unplace_locked(pool->device, base, csize);
+            sim_arena_destroy(&c->sub);
             free(c);
             free(a);
             r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -180,7 +192,7 @@ static CUresult pool_free(CUdeviceptr dptr, CUstream s)
         uintptr_t p = (uintptr_t)dptr;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &p, sizeof p, a);
-        if (!a || SIM_KIND_IS_HOST(a->kind))
+        if (!a || SIM_KIND_IS_HOST(a->kind) || SIM_IS_IPC_HANDLE(a))
             r = CUDA_ERROR_INVALID_VALUE;
         else
             sim_alloc_release_locked(a); /* cuMemFreeAsync also accepts cuMemAlloc memory */
@@ -223,7 +235,7 @@ CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
         return CUDA_ERROR_INVALID_DEVICE;
     SIM_LOCK();
     CUresult r = CUDA_SUCCESS;
-    if (!pool_valid_locked(pool) || pool->device != dev)
+    if (!sim_pool_valid_locked(pool) || pool->device != dev || pool->imported)
         r = CUDA_ERROR_INVALID_VALUE;
     else
         sim_drv.dev[dev].current_pool = pool;
@@ -280,11 +292,15 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
     CUresult r = location_device(&poolProps->location, poolProps->allocType, &dev);
     if (r != CUDA_SUCCESS)
         return r;
+    if (poolProps->handleTypes & ~(unsigned)CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_NOT_SUPPORTED; /* Win32 and fabric handles: not on this device */
     struct CUmemPoolHandle_st *p = calloc(1, sizeof *p);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     sim_pool_init_default(p, dev);
     p->is_default = 0;
+    p->handle_types = (unsigned)poolProps->handleTypes;
+    p->import_fd = -1;
     SIM_LOCK();
     p->next = sim_drv.pools;
     sim_drv.pools = p;
@@ -298,11 +314,15 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
     SIM_REQUIRE_INIT();
     SIM_LOCK();
     CUresult r = CUDA_SUCCESS;
-    if (!pool_valid_locked(pool) || pool->is_default) {
+    if (!sim_pool_valid_locked(pool) || pool->is_default) {
         r = CUDA_ERROR_INVALID_VALUE;
     } else {
         /* Outstanding allocations stay valid; the pool goes once they are freed. */
         pool->destroyed = 1;
+        if (pool->imported && pool->import_fd >= 0) {
+            close(pool->import_fd); /* pointers imported from it keep their mappings */
+            pool->import_fd = -1;
+        }
         for (int i = 0; i < sim_drv.ndev; i++)
             if (sim_drv.dev[i].current_pool == pool)
                 sim_drv.dev[i].current_pool = &sim_drv.dev[i].default_pool;
@@ -317,7 +337,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
     SIM_REQUIRE_INIT();
     SIM_LOCK();
     CUresult r = CUDA_SUCCESS;
-    if (!pool_valid_locked(pool))
+    if (!sim_pool_valid_locked(pool))
         r = CUDA_ERROR_INVALID_VALUE;
     else
         pool_trim_locked(pool, minBytesToKeep);
@@ -332,7 +352,7 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
         return CUDA_ERROR_INVALID_VALUE;
     SIM_LOCK();
     CUresult r = CUDA_SUCCESS;
-    if (!pool_valid_locked(pool)) {
+    if (!sim_pool_valid_locked(pool)) {
         r = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
@@ -368,7 +388,7 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
         return CUDA_ERROR_INVALID_VALUE;
     SIM_LOCK();
     CUresult r = CUDA_SUCCESS;
-    if (!pool_valid_locked(pool)) {
+    if (!sim_pool_valid_locked(pool)) {
         r = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }

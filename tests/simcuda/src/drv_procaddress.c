@@ -216,6 +216,27 @@ static const proc_entry table[] = {
     OLD("cuEventDestroy", 2000),
     E("cuEventDestroy", 4000, cuEventDestroy_v2),
     P("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
+    /* interprocess memory (drv_ipc.c) */
+    E("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
+    OLD("cuIpcOpenMemHandle", 4010),
+    E("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
+    E("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
+    E("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
+    E("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
+    /* pools shared between processes (drv_pool_ipc.c) */
+    E("cuMemPoolExportToShareableHandle", 11020, cuMemPoolExportToShareableHandle),
+    E("cuMemPoolImportFromShareableHandle", 11020, cuMemPoolImportFromShareableHandle),
+    E("cuMemPoolExportPointer", 11020, cuMemPoolExportPointer),
+    E("cuMemPoolImportPointer", 11020, cuMemPoolImportPointer),
+    E("cuMemPoolSetAccess", 11020, cuMemPoolSetAccess),
+    E("cuMemPoolGetAccess", 11020, cuMemPoolGetAccess),
+    /* VMM shareable handles (drv_vmm.c) */
+    E("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle),
+    E("cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle),
+    /* external memory (drv_extmem.c) */
+    E("cuImportExternalMemory", 10000, cuImportExternalMemory),
+    E("cuExternalMemoryGetMappedBuffer", 10000, cuExternalMemoryGetMappedBuffer),
+    E("cuDestroyExternalMemory", 10000, cuDestroyExternalMemory),
 };
 
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

@@ -9,6 +9,12 @@
  *                      PROT_NONE until cuMemSetAccess grants read/write
  *   cuMemUnmap         replaces whole mappings by PROT_NONE anonymous memory
  *   cuMemRelease       drops a handle reference
+ *   cuMemExportToShareableHandle  a new descriptor of the memfd (POSIX_FILE_DESCRIPTOR,
+ *                      when requested at cuMemCreate); the caller owns it
+ *   cuMemImportFromShareableHandle a handle of its own on the memfd behind a
+ *                      descriptor another process exported (size: the file's),
+ *                      not charged to this process's device; each import is a new
+ *                      handle with one reference
  * Physical memory (and its capacity) is freed only when the handle is released
  * AND no mapping remains, as cuda.h documents for cuMemRelease. Sizes, offsets
  * and addresses must be multiples of the 2 MiB granularity.
@@ -16,8 +22,10 @@
 #define _GNU_SOURCE
 #include "drv_internal.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int aligned(size_t v) { return (v & (SIM_GRANULARITY - 1)) == 0; }
@@ -27,7 +35,8 @@ static void phys_maybe_destroy_locked(sim_phys *p)
     if (p->refs == 0 && p->maps == 0) {
         HASH_DEL(sim_drv.phys, p);
         close(p->fd);
-        sim_drv.dev[p->device].vmm_bytes -= p->size;
+        if (!p->imported)
+            sim_drv.dev[p->device].vmm_bytes -= p->size;
         free(p);
     }
 }
@@ -76,6 +85,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     CUresult r = prop_device(prop, &dev);
     if (r != CUDA_SUCCESS)
         return r;
+    if (prop->requestedHandleTypes & ~(unsigned)CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_NOT_SUPPORTED; /* Win32 and fabric handles: not on this device */
     SIM_LOCK();
     sim_device *d = &sim_drv.dev[dev];
     sim_phys *p = NULL;
@@ -97,6 +108,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     p->size = size;
     p->device = dev;
     p->refs = 1;
+    p->handle_types = (unsigned)prop->requestedHandleTypes;
     d->vmm_bytes += size;
     HASH_ADD(hh, sim_drv.phys, id, sizeof p->id, p);
     *handle = p->id;
@@ -325,6 +337,62 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
             mprotect((void *)m->addr, m->size, prot);
             m->prot = prot;
         }
+out:
+    SIM_UNLOCK();
+    return r;
+}
+
+CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+    SIM_REQUIRE_INIT();
+    if (!shareableHandle || flags != 0 || handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    uint64_t id = handle;
+    sim_phys *p;
+    HASH_FIND(hh, sim_drv.phys, &id, sizeof id, p);
+    CUresult r = CUDA_SUCCESS;
+    int fd;
+    if (!p || p->refs == 0 || !(p->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+        r = CUDA_ERROR_INVALID_VALUE; /* not requested at cuMemCreate */
+    else if ((fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *(int *)shareableHandle = fd;
+    SIM_UNLOCK();
+    return r;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                        CUmemAllocationHandleType shHandleType)
+{
+    SIM_REQUIRE_INIT();
+    if (!handle || shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_INVALID_VALUE;
+    int fd = (int)(intptr_t)osHandle;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || !aligned((size_t)st.st_size))
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    struct CUctx_st *c = sim_ctx_current();
+    sim_phys *p = calloc(1, sizeof *p);
+    int own = p ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    CUresult r = CUDA_SUCCESS;
+    if (own < 0) {
+        free(p);
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    p->id = sim_drv.next_phys_id++;
+    p->fd = own;
+    p->size = (size_t)st.st_size;
+    p->device = c && sim_ctx_valid_locked(c) ? c->device : 0;
+    p->refs = 1;
+    p->handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    p->imported = 1;
+    HASH_ADD(hh, sim_drv.phys, id, sizeof p->id, p);
+    *handle = p->id;
 out:
     SIM_UNLOCK();
     return r;

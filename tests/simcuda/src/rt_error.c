@@ -32,6 +32,7 @@ cudaError_t rt_map(CUresult r)
     case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
     case CUDA_ERROR_CONTEXT_IS_DESTROYED: return cudaErrorContextIsDestroyed;
     case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
+    case CUDA_ERROR_MAP_FAILED: return cudaErrorMapBufferObjectFailed;
     case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
     case CUDA_ERROR_NOT_READY: return cudaErrorNotReady;
     case CUDA_ERROR_ILLEGAL_ADDRESS: return cudaErrorIllegalAddress;
@@ -89,6 +90,7 @@ const char *cudaGetErrorString(cudaError_t error)
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorDeviceUninitialized: return "invalid device context";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorMapBufferObjectFailed: return "mapping of buffer object failed";
     case cudaErrorSymbolNotFound: return "named symbol not found";
     case cudaErrorNotReady: return "device not ready";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";

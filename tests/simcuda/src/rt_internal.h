@@ -120,7 +120,25 @@
     X(cuTexObjectCreate, "cuTexObjectCreate", 5000, RT_DEFAULT, PFN_cuTexObjectCreate_v5000) \
     X(cuTexObjectDestroy, "cuTexObjectDestroy", 5000, RT_DEFAULT, PFN_cuTexObjectDestroy_v5000) \
     X(cuSurfObjectCreate, "cuSurfObjectCreate", 5000, RT_DEFAULT, PFN_cuSurfObjectCreate_v5000) \
-    X(cuSurfObjectDestroy, "cuSurfObjectDestroy", 5000, RT_DEFAULT, PFN_cuSurfObjectDestroy_v5000)
+    X(cuSurfObjectDestroy, "cuSurfObjectDestroy", 5000, RT_DEFAULT, PFN_cuSurfObjectDestroy_v5000) \
+    RT_DRIVER_FUNCS_IPC(X)
+
+/* interprocess memory (rt_ipc.c) */
+#define RT_DRIVER_FUNCS_IPC(X) \
+    X(cuIpcGetMemHandle, "cuIpcGetMemHandle", 4010, RT_DEFAULT, PFN_cuIpcGetMemHandle_v4010) \
+    X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle", 11000, RT_DEFAULT, PFN_cuIpcOpenMemHandle_v11000) \
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 4010, RT_DEFAULT, PFN_cuIpcCloseMemHandle_v4010) \
+    X(cuMemPoolExportToShareableHandle, "cuMemPoolExportToShareableHandle", 11020, RT_DEFAULT, PFN_cuMemPoolExportToShareableHandle_v11020) \
+    X(cuMemPoolImportFromShareableHandle, "cuMemPoolImportFromShareableHandle", 11020, RT_DEFAULT, PFN_cuMemPoolImportFromShareableHandle_v11020) \
+    X(cuMemPoolExportPointer, "cuMemPoolExportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolExportPointer_v11020) \
+    X(cuMemPoolImportPointer, "cuMemPoolImportPointer", 11020, RT_DEFAULT, PFN_cuMemPoolImportPointer_v11020) \
+    X(cuImportExternalMemory, "cuImportExternalMemory", 10000, RT_DEFAULT, PFN_cuImportExternalMemory_v10000) \
+    X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer", 10000, RT_DEFAULT, PFN_cuExternalMemoryGetMappedBuffer_v10000) \
+    X(cuDestroyExternalMemory, "cuDestroyExternalMemory", 10000, RT_DEFAULT, PFN_cuDestroyExternalMemory_v10000) \
+    X(cuIpcGetEventHandle, "cuIpcGetEventHandle", 4010, RT_DEFAULT, PFN_cuIpcGetEventHandle_v4010) \
+    X(cuIpcOpenEventHandle, "cuIpcOpenEventHandle", 4010, RT_DEFAULT, PFN_cuIpcOpenEventHandle_v4010) \
+    X(cuMemPoolSetAccess, "cuMemPoolSetAccess", 11020, RT_DEFAULT, PFN_cuMemPoolSetAccess_v11020) \
+    X(cuMemPoolGetAccess, "cuMemPoolGetAccess", 11020, RT_DEFAULT, PFN_cuMemPoolGetAccess_v11020)
 
 typedef struct rt_driver {
     PFN_cuInit_v2000 cuInit;
