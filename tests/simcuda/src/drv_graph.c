@@ -12,9 +12,13 @@
  *     graph address range (gva, PROT_NONE, never charged). The address stays the
  *     node's for the node's lifetime, whatever the launches do (sim_galloc);
  *   - a launch (of an exec: the node list copied at instantiation) makes each
- *     allocation physical (its pages read-write; the graph pool's used bytes grow,
- *     and its reserve grows in 2 MiB steps, charged to device capacity: OOM when it
- *     cannot), and each free node unmaps its allocation. An allocation stays live
+ *     allocation physical (its pages read-write) and each free node unmaps its
+ *     allocation. The graph pool (CU_GRAPH_MEM_ATTR_*): an allocation's bytes become
+ *     the graphs' (USED_MEM) at its first launch and stay so, freed or not, until a
+ *     trim finds it not live, its node and every exec holding it are gone, or a
+ *     later launch reuses its physical memory for another allocation; the
+ *     reserve (RESERVED_MEM) grows in 2 MiB steps to hold the used bytes, charged to
+ *     device capacity (OOM when it cannot), and shrinks only on trim. An allocation stays live
  *     until a free node runs, cuMemFree_v2 / cuMemFreeAsync of it (only if its own
  *     graph has no free node for it), or the next launch of an exec instantiated
  *     with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. Destroying the graph or
@@ -23,9 +27,9 @@
  *   - a launch of an exec whose allocations are still live fails with
  *     CUDA_ERROR_INVALID_VALUE unless it auto-frees; a graph with memory nodes has
  *     at most one exec at a time (CUDA_ERROR_INVALID_VALUE on a second);
- *   - cuGraphUpload grows the reserve to hold the exec's allocations; freed
- *     allocations leave their bytes in the reserve until cuDeviceGraphMemTrim,
- *     which keeps only what live allocations use (rounded up to 2 MiB);
+ *   - cuGraphUpload grows the reserve to hold the exec's allocations;
+ *     cuDeviceGraphMemTrim gives back every byte no live allocation uses (the
+ *     reserve becomes the used bytes rounded up to 2 MiB);
  *   - capture: cuStreamBeginCapture_v2 gives the stream a capture (a new graph);
  *     cuMemAllocAsync / cuMemFreeAsync / copies / sets / kernels / host functions
  *     on a capturing stream add nodes instead of running; an event recorded in a
@@ -53,6 +57,8 @@ typedef struct sim_galloc {
     int       device;
     unsigned  refs;        /* the node, and every exec that holds it              */
     int       live;        /* mapped (between a launch and its free)              */
+    int       assoc;       /* its bytes are the graphs' (USED_MEM): from the first
+                              launch until a trim finds it not live, or it goes   */
     int       freed_in_graph; /* its graph has a free node for it: no free outside */
     UT_hash_handle hh;
 } sim_galloc;
@@ -210,20 +216,22 @@ static CUresult galloc_new_locked(int dev, size_t size, sim_galloc **out)
     return CUDA_SUCCESS;
 }
 
+/* The allocation's lifetime ends; its bytes stay the graphs' until a trim. */
 static void galloc_unmap_locked(sim_galloc *g)
 {
-    sim_device *d = &sim_drv.dev[g->device];
     madvise((void *)g->addr, g->span, MADV_DONTNEED);
     mprotect((void *)g->addr, g->span, PROT_NONE);
     g->live = 0;
-    d->graph_used -= g->span;
 }
 
-/* Its address goes back once nothing refers to it and it is not mapped. */
+/* Its address goes back once nothing refers to it and it is not mapped; its bytes
+ * then stay in the reserve only. */
 static void galloc_put_locked(sim_galloc *g)
 {
     if (--g->refs > 0 || g->live)
         return;
+    if (g->assoc)
+        sim_drv.dev[g->device].graph_used -= g->span;
     HASH_DEL(gallocs, g);
     sim_arena_free(&sim_drv.dev[g->device].gva, g->addr - sim_drv.dev[g->device].gva_base, g->span);
     free(g);
@@ -246,15 +254,30 @@ static CUresult reserve_locked(sim_device *d, size_t need)
 static CUresult galloc_map_locked(sim_galloc *g)
 {
     sim_device *d = &sim_drv.dev[g->device];
-    CUresult r = reserve_locked(d, d->graph_used + g->span);
-    if (r != CUDA_SUCCESS)
-        return r;
+    if (!g->assoc) {
+        /* physical memory of freed allocations is reused first (their lifetimes
+         * are over: the device's work runs in call order here) */
+        size_t got = 0;
+        sim_galloc *o, *tmp;
+        HASH_ITER(hh, gallocs, o, tmp)
+            if (got < g->span && o->device == g->device && o->assoc && !o->live) {
+                o->assoc = 0;
+                d->graph_used -= o->span;
+                got += o->span;
+            }
+        CUresult r = reserve_locked(d, d->graph_used + g->span);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
     if (mprotect((void *)g->addr, g->span, PROT_READ | PROT_WRITE) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     g->live = 1;
-    d->graph_used += g->span;
-    if (d->graph_used > d->graph_used_high)
-        d->graph_used_high = d->graph_used;
+    if (!g->assoc) {
+        g->assoc = 1;
+        d->graph_used += g->span;
+        if (d->graph_used > d->graph_used_high)
+            d->graph_used_high = d->graph_used;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -703,7 +726,7 @@ static CUresult upload(CUgraphExec x, CUstream s)
     /* the reserve grows to hold every allocation of the exec that is not mapped */
     size_t need[SIM_MAX_DEVICES] = {0};
     for (size_t i = 0; r == CUDA_SUCCESS && i < x->n; i++)
-        if (x->ops[i].type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && !x->ops[i].ga->live)
+        if (x->ops[i].type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && !x->ops[i].ga->assoc)
             need[x->ops[i].ga->device] += x->ops[i].ga->span;
     for (int d = 0; r == CUDA_SUCCESS && d < sim_drv.ndev; d++)
         if (need[d])
@@ -787,6 +810,12 @@ CUresult cuDeviceGraphMemTrim(CUdevice device)
         return CUDA_ERROR_INVALID_DEVICE;
     SIM_LOCK();
     sim_device *d = &sim_drv.dev[device];
+    sim_galloc *g, *tmp;
+    HASH_ITER(hh, gallocs, g, tmp)
+        if (g->device == device && g->assoc && !g->live) {
+            g->assoc = 0;
+            d->graph_used -= g->span;
+        }
     d->graph_reserved = (d->graph_used + SIM_GRANULARITY - 1) & ~(SIM_GRANULARITY - 1);
     SIM_UNLOCK();
     return CUDA_SUCCESS;

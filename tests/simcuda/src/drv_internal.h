@@ -160,7 +160,7 @@ typedef struct sim_device {
     uintptr_t gva_base;
     sim_arena gva;
     size_t    graph_reserved, graph_reserved_high; /* bytes of the graph pool */
-    size_t    graph_used, graph_used_high;         /* bytes of live graph allocations */
+    size_t    graph_used, graph_used_high;         /* bytes associated with graphs (drv_graph.c) */
     struct CUctx_st primary;
     struct CUmemPoolHandle_st default_pool;
     struct CUmemPoolHandle_st *current_pool; /* cuDeviceSetMemPool */

@@ -154,6 +154,18 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     return cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies);
 }
 
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
+                                     const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    (void)dst;
+    (void)src;
+    (void)count;
+    if ((unsigned)kind > cudaMemcpyDefault)
+        return rt_ret(cudaErrorInvalidMemcpyDirection);
+    return cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies);
+}
+
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
                                    const cudaGraphNode_t *pDependencies, size_t numDependencies,
                                    const struct cudaMemsetParams *pMemsetParams)

@@ -63,13 +63,16 @@ int main(void)
     CHECK_EQ(free_mem(), free0 - 4 * MiB);
     CHECK_EQ(cudaGraphLaunch(x, s), cudaSuccess);
     CHECK_EQ(host_calls, 1);
-    CHECK_EQ(attr(cudaGraphMemAttrUsedMemCurrent), 0);   /* freed inside the graph */
+    /* freed inside the graph: the bytes stay the graph's until trimmed */
+    CHECK_EQ(attr(cudaGraphMemAttrUsedMemCurrent), 4 * MiB);
     CHECK_EQ(attr(cudaGraphMemAttrUsedMemHigh), 4 * MiB);
     CHECK_EQ(cudaGraphLaunch(x, s), cudaSuccess);       /* freed: may launch again */
+    CHECK_EQ(attr(cudaGraphMemAttrUsedMemCurrent), 4 * MiB);  /* not twice */
     CHECK_EQ(cudaFree(ap.dptr), cudaErrorInvalidValue);  /* has a free node in its graph */
     CHECK_EQ(cudaGraphExecDestroy(x), cudaSuccess);
     CHECK_EQ(cudaGraphExecDestroy(x), cudaErrorInvalidValue);
     CHECK_EQ(cudaGraphDestroy(g), cudaSuccess);
+    CHECK_EQ(attr(cudaGraphMemAttrUsedMemCurrent), 0);          /* the graph is gone */
     CHECK_EQ(attr(cudaGraphMemAttrReservedMemCurrent), 4 * MiB); /* kept until trim */
     CHECK_EQ(cudaDeviceGraphMemTrim(0), cudaSuccess);
     CHECK_EQ(attr(cudaGraphMemAttrReservedMemCurrent), 0);
@@ -138,8 +141,10 @@ int main(void)
     CHECK_EQ(cudaGraphInstantiateWithParams(&x2, g2, &ip), cudaSuccess);
     CHECK_EQ(ip.result_out, cudaGraphInstantiateSuccess);
     CHECK_EQ(cudaGraphLaunch(x2, s), cudaSuccess);
-    CHECK_EQ(attr(cudaGraphMemAttrUsedMemCurrent), 0);
-    CHECK_EQ(attr(cudaGraphMemAttrReservedMemCurrent), 6 * MiB);
+    CHECK_EQ(attr(cudaGraphMemAttrUsedMemCurrent), 6 * MiB);    /* freed, still the graph's */
+    CHECK_EQ(cudaDeviceGraphMemTrim(0), cudaSuccess);
+    CHECK_EQ(attr(cudaGraphMemAttrUsedMemCurrent), 0);          /* trim: not live, given back */
+    CHECK_EQ(attr(cudaGraphMemAttrReservedMemCurrent), 0);
     CHECK_EQ(cudaGraphExecDestroy(x2), cudaSuccess);
     CHECK_EQ(cudaGraphDestroy(g2), cudaSuccess);
     CHECK_EQ(cudaGraphExecDestroy(x), cudaSuccess);
