@@ -24,6 +24,9 @@
  *                       statement run once the success is recorded.
  *               FREE    takes the record at addr before the real call and puts it
  *                       back if the call fails; SHAPE_ARGS = (addr).
+ *               FREE_ASYNC  a stream-ordered free: FREE, except on a capturing
+ *                       stream, where it frees nothing and notes a graph free node
+ *                       (vt_graph.h); SHAPE_ARGS = (addr, stream).
  *               PASS    forwards under the depth guard and, on success as the
  *                       outermost call, runs SHAPE_ARGS = (statement).
  *               POOL_DESTROY  a stream-ordered pool's destroy: the pool leaves the
