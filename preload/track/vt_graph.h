@@ -24,7 +24,11 @@
 #include <stdint.h>
 
 /* Stream captures begun through a hook and not yet ended (atomic). Only a gate: while
- * it is 0 a stream-ordered allocation or free is not asked about capture. */
+ * it is 0 a stream-ordered allocation or free is not asked about capture (one driver
+ * query, vt_driver_capture_graph, when it is not). A capture that ends without a
+ * successful *EndCapture* (invalidated) leaves it raised: later stream-ordered calls
+ * are then asked, which costs time, not correctness. A capture begun through a call
+ * with no row (cudaStreamBeginCaptureToGraph) does not raise it. */
 extern int vt__graph_captures;
 static inline int vt_graph_captures(void)
 {
