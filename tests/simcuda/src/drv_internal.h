@@ -241,6 +241,25 @@ static inline size_t sim_device_free_locked(const sim_device *d)
 }
 
 /* ---- drv_graph.c ---- */
+struct CUgraph_st;
+/* A new empty graph / destroy one (its allocation nodes' addresses go once nothing
+ * holds them). Lock held. */
+CUresult sim_graph_new_locked(struct CUgraph_st **out);
+void sim_graph_free_locked(struct CUgraph_st *g);
+/* Nodes a capture adds: an allocation node of size bytes on device (*dptr: its
+ * fixed address; counts as an allocation call for SIMCUDA_FAIL_AT), a free node of
+ * dptr, an empty node (fn NULL) or a host node. Lock held. */
+CUresult sim_graph_add_alloc_locked(struct CUgraph_st *g, size_t size, int device, CUdeviceptr *dptr);
+CUresult sim_graph_add_free_locked(struct CUgraph_st *g, CUdeviceptr dptr);
+CUresult sim_graph_add_plain_locked(struct CUgraph_st *g, CUhostFn fn, void *user);
+/* cuMemFree_v2 / cuMemFreeAsync of an address that is no ordinary allocation:
+ * CUDA_SUCCESS when it is a live graph allocation that may be freed outside its
+ * graph (it is unmapped), else CUDA_ERROR_INVALID_VALUE. Lock held. */
+CUresult sim_graph_free_outside_locked(uintptr_t p);
+/* Is [p, p+len) inside a live (mapped) graph allocation? Lock held. */
+int sim_graph_range_live_locked(uintptr_t p, size_t len);
+
+/* ---- drv_capture.c ---- */
 /* Is s (a known stream, or NULL/legacy/per-thread) taking part in a capture? */
 int sim_stream_capturing_locked(CUstream s);
 /* Operations on a capturing stream become graph nodes instead of running:
@@ -250,12 +269,6 @@ int sim_stream_capturing_locked(CUstream s);
 CUresult sim_capture_alloc_locked(CUstream s, size_t size, int device, CUdeviceptr *dptr);
 CUresult sim_capture_free_locked(CUstream s, CUdeviceptr dptr);
 CUresult sim_capture_noop_locked(CUstream s);
-/* cuMemFree_v2 / cuMemFreeAsync of an address that is no ordinary allocation:
- * CUDA_SUCCESS when it is a live graph allocation that may be freed outside its
- * graph (it is unmapped), else CUDA_ERROR_INVALID_VALUE. Lock held. */
-CUresult sim_graph_free_outside_locked(uintptr_t p);
-/* Is [p, p+len) inside a live (mapped) graph allocation? Lock held. */
-int sim_graph_range_live_locked(uintptr_t p, size_t len);
 /* The capture of s is invalid from now on (an unsupported call was made). */
 void sim_capture_invalidate_locked(CUstream s);
 /* An operation that is not allowed while s captures: s's capture is invalidated
