@@ -90,6 +90,19 @@ def check_report(a, tmp):
            "the freed temporary: %r" % [(s["title"], s["kind"], s["verdict"]) for s in temp])
     expect(temp[0]["peak_bytes"] == 4 * MiB, "temporary peak %r" % temp[0]["peak_bytes"])
     expect(not [s for s in sites if s["kind"] == "async"], "a captured allocation was counted as async")
+    # one record per launch, whichever layer fired (cudaMallocAsync -> cuMemAllocAsync,
+    # cudaGraphLaunch -> cuGraphLaunch): the leak site's alloc_total is 12
+    files = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".jsonl")]
+    recs = [json.loads(l) for l in open(files[0]) if l.strip()]
+    site_kind = {r["id"]: r.get("kind") for r in recs if r.get("t") == "site"}
+    totals = {}   # alloc_total per site: a complete row sets it, a delta row adds to it
+    for r in recs:
+        if r.get("t") == "snapshot":
+            for row in r.get("sites", []):
+                if site_kind.get(row[0]) == "graph" and len(row) > 1:
+                    totals[row[0]] = (totals.get(row[0], 0) if r.get("sites_delta") else 0) + row[1]
+    expect(sorted(totals.values()) == [12, 12],
+           "graph sites' alloc_total %r, expected 12 each (one per launch)" % totals)
     dev = procs[0]["devices"][0]
     # 12 leaked allocations of 2 MiB each on the device (its rounding), plus the 4 MiB
     # temporary's reserve that stays until cudaDeviceGraphMemTrim
