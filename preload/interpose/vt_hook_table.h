@@ -150,22 +150,28 @@
       ((void)0), \
       "forwarded; per-thread default stream") \
     X(cudaStreamGetCaptureInfo, RT, NONE, PASS, NOFRONT, cudaError_t, \
-      (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, \
+       unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, \
+       const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out), \
       (stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
       ((void)0), \
       "forwarded") \
     X(cudaStreamGetCaptureInfo_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
-      (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, \
+       unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, \
+       const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out), \
       (stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
       ((void)0), \
       "forwarded; per-thread default stream") \
     X(cudaGraphAddMemAllocNode, RT, GRAPH, HAND, NOFRONT, cudaError_t, \
-      (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams), \
+      (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, \
+       size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams), \
       (pGraphNode, graph, pDependencies, numDependencies, nodeParams), \
       (), \
       "the node is noted with its stack; counted from the launch that maps it") \
     X(cudaGraphAddMemFreeNode, RT, GRAPH, PASS, NOFRONT, cudaError_t, \
-      (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr), \
+      (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, \
+       size_t numDependencies, void *dptr), \
       (pGraphNode, graph, pDependencies, numDependencies, dptr), \
       (vt_graph_node_free((uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)dptr)), \
       "frees at the launch that runs it") \
@@ -177,22 +183,26 @@
     X(cudaGraphInstantiate, RT, NONE, PASS, NOFRONT, cudaError_t, \
       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags), \
       (pGraphExec, graph, flags), \
-      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, (flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
       "the exec copies the memory nodes of its graph") \
     X(cudaGraphInstantiateWithFlags, RT, NONE, PASS, NOFRONT, cudaError_t, \
       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags), \
       (pGraphExec, graph, flags), \
-      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, (flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
       "the exec copies the memory nodes of its graph") \
     X(cudaGraphInstantiateWithParams, RT, NONE, PASS, NOFRONT, cudaError_t, \
       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams), \
       (pGraphExec, graph, instantiateParams), \
-      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, (instantiateParams->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (instantiateParams->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
       "the exec copies the memory nodes of its graph") \
     X(cudaGraphInstantiateWithParams_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams), \
       (pGraphExec, graph, instantiateParams), \
-      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, (instantiateParams->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (instantiateParams->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
       "the exec copies the memory nodes of its graph; per-thread default stream") \
     X(cudaGraphUpload, RT, NONE, PASS, NOFRONT, cudaError_t, \
       (cudaGraphExec_t graphExec, cudaStream_t stream), \
@@ -361,22 +371,28 @@
       ((void)0), \
       "forwarded; per-thread default stream") \
     X(cuStreamGetCaptureInfo_v3, DRV, NONE, PASS, NOFRONT, CUresult, \
-      (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, \
+       CUgraph *graph_out, const CUgraphNode **dependencies_out, \
+       const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out), \
       (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
       ((void)0), \
       "forwarded") \
     X(cuStreamGetCaptureInfo_v3_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
-      (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, \
+       CUgraph *graph_out, const CUgraphNode **dependencies_out, \
+       const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out), \
       (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
       ((void)0), \
       "forwarded; per-thread default stream") \
     X(cuGraphAddMemAllocNode, DRV, GRAPH, HAND, NOFRONT, CUresult, \
-      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams), \
+      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, \
+       size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams), \
       (phGraphNode, hGraph, dependencies, numDependencies, nodeParams), \
       (), \
       "the node is noted with its stack; counted from the launch that maps it") \
     X(cuGraphAddMemFreeNode, DRV, GRAPH, PASS, NOFRONT, CUresult, \
-      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr), \
+      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, \
+       size_t numDependencies, CUdeviceptr dptr), \
       (phGraphNode, hGraph, dependencies, numDependencies, dptr), \
       (vt_graph_node_free((uint64_t)(uintptr_t)hGraph, (uint64_t)dptr)), \
       "frees at the launch that runs it") \
@@ -388,17 +404,20 @@
     X(cuGraphInstantiateWithFlags, DRV, NONE, PASS, NOFRONT, CUresult, \
       (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags), \
       (phGraphExec, hGraph, flags), \
-      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, \
+       (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
       "cuGraphInstantiate in cuda.h; the exec copies the memory nodes of its graph") \
     X(cuGraphInstantiateWithParams, DRV, NONE, PASS, NOFRONT, CUresult, \
       (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams), \
       (phGraphExec, hGraph, instantiateParams), \
-      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, \
+       (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
       "the exec copies the memory nodes of its graph") \
     X(cuGraphInstantiateWithParams_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
       (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams), \
       (phGraphExec, hGraph, instantiateParams), \
-      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, \
+       (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
       "the exec copies the memory nodes of its graph; per-thread default stream") \
     X(cuGraphUpload, DRV, NONE, PASS, NOFRONT, CUresult, \
       (CUgraphExec hGraphExec, CUstream hStream), \
