@@ -263,6 +263,13 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         if (d->has_pool_u) dv->pool_used = d->pool_u;
         uint64_t ret = dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0;
         if (ret > dv->retention_max) dv->retention_max = ret;
+        if (d->has_graph_r) {
+            dv->has_graph = 1;
+            dv->graph_reserved = d->graph_r;
+            dv->graph_used = d->has_graph_u ? d->graph_u : 0;
+            uint64_t gret = vt_graph_retention(dv);
+            if (gret > dv->graph_retention_max) dv->graph_retention_max = gret;
+        }
     }
     if (keep_allocs && have_allocs) {
         /* copied before vt_oom_build, which reorders rec->ae */

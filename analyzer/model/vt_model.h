@@ -140,6 +140,13 @@ typedef struct vt_rsite {
     UT_hash_handle hh;          /* vt_process.sites */
 } vt_rsite;
 
+struct vt_device;
+/* Bytes the device's graph memory pool holds that back no live graph allocation
+ * (reserved - used, last written): kept after the graphs that used them are gone,
+ * until cudaDeviceGraphMemTrim. */
+#define vt_graph_retention(dv) \
+    ((dv)->graph_reserved > (dv)->graph_used ? (dv)->graph_reserved - (dv)->graph_used : 0)
+
 typedef struct vt_device {
     int device;
     int has_mem;                /* free/total known */
@@ -149,6 +156,11 @@ typedef struct vt_device {
     double frag_last, frag_max;             /* fragmentation, docs/metrics.md */
     uint64_t pool_reserved, pool_used;      /* last written */
     uint64_t retention_max;                 /* max (reserved - used) */
+    /* the device's graph memory pool (devices[].graph_reserved_bytes / _used_bytes,
+     * written only by programs that made graph allocation nodes): last written, and
+     * the largest reserve not backing a live graph allocation */
+    int has_graph;
+    uint64_t graph_reserved, graph_used, graph_retention_max;
     /* PyTorch caching-allocator gauges from the snapshot's annotations
      * ("torch.cuda:<device>.<name>", docs/snapshot-format.md "annotations"), bytes,
      * latest values; has_torch: bit 0 allocated, bit 1 reserved, bit 2 inactive split */

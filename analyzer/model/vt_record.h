@@ -34,6 +34,8 @@ typedef struct vt_rec_dev {
     int64_t device;
     int has_free, has_total, has_frag, has_pool_r, has_pool_u;
     uint64_t free_b, total_b, live, peak, pool_r, pool_u;   /* bytes */
+    int has_graph_r, has_graph_u;           /* the graph memory pool (optional keys) */
+    uint64_t graph_r, graph_u;              /* bytes */
     double frag;                /* 0..1, docs/metrics.md */
     uint64_t calls, failed, oom;     /* summed over kinds: alloc_total, failed_total, oom_total */
     int has_oom;                     /* some kind carried oom_total (files older than it do not) */

@@ -255,7 +255,9 @@ static int rd_devices(vt_rd *r, const json_t *arr)
             vt_rd_u64n(r, json_object_get(o, "live_bytes"), vt_rd_field(f, sizeof f, "devices", i, "live_bytes"), &d.live, &has) < 0 ||
             vt_rd_u64n(r, json_object_get(o, "peak_bytes"), vt_rd_field(f, sizeof f, "devices", i, "peak_bytes"), &d.peak, &has) < 0 ||
             vt_rd_u64n(r, json_object_get(o, "pool_reserved_bytes"), vt_rd_field(f, sizeof f, "devices", i, "pool_reserved_bytes"), &d.pool_r, &d.has_pool_r) < 0 ||
-            vt_rd_u64n(r, json_object_get(o, "pool_used_bytes"), vt_rd_field(f, sizeof f, "devices", i, "pool_used_bytes"), &d.pool_u, &d.has_pool_u) < 0)
+            vt_rd_u64n(r, json_object_get(o, "pool_used_bytes"), vt_rd_field(f, sizeof f, "devices", i, "pool_used_bytes"), &d.pool_u, &d.has_pool_u) < 0 ||
+            vt_rd_u64n(r, json_object_get(o, "graph_reserved_bytes"), vt_rd_field(f, sizeof f, "devices", i, "graph_reserved_bytes"), &d.graph_r, &d.has_graph_r) < 0 ||
+            vt_rd_u64n(r, json_object_get(o, "graph_used_bytes"), vt_rd_field(f, sizeof f, "devices", i, "graph_used_bytes"), &d.graph_u, &d.has_graph_u) < 0)
             return -1;
         if ((v = json_object_get(o, "fragmentation")) && !json_is_null(v)) {
             vt_rd_field(f, sizeof f, "devices", i, "fragmentation");

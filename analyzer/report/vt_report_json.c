@@ -326,6 +326,12 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
         json_object_set_new(o, "pool_used_bytes", ju(dv->pool_used));
         json_object_set_new(o, "pool_retention_bytes", ju(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0));
         json_object_set_new(o, "pool_retention_max_bytes", ju(dv->retention_max));
+        if (dv->has_graph) {   /* only for programs that made graph allocation nodes */
+            json_object_set_new(o, "graph_reserved_bytes", ju(dv->graph_reserved));
+            json_object_set_new(o, "graph_used_bytes", ju(dv->graph_used));
+            json_object_set_new(o, "graph_retention_bytes", ju(vt_graph_retention(dv)));
+            json_object_set_new(o, "graph_retention_max_bytes", ju(dv->graph_retention_max));
+        }
         json_object_set_new(o, "leak_bytes_per_step", json_real(vt_device_leak_rate(pr, dv->device)));
         int64_t ex = vt_device_exhaustion_step(pr, dv->device);
         json_object_set_new(o, "exhaustion_step", ex >= 0 ? json_integer(ex) : json_null());

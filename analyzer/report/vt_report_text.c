@@ -136,7 +136,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     const char *red = color ? C_RED : "", *yel = color ? C_YEL : "", *bold = color ? C_BOLD : "",
                *dim = color ? C_DIM : "", *off = color ? C_OFF : "";
     vt_process *p = pr->p;
-    char t[200], b1[32], b2[32], b3[32];
+    char t[200], b1[32], b2[32], b3[32], b4[32];
     fprintf(f, "%s== %s%s%s%s\n", bold, vt_process_title(p, t, sizeof t), p->cmdline ? ": " : "",
             p->cmdline ? p->cmdline : "", off);
     char *file_shown = vt_xdisplay(p->file);
@@ -306,6 +306,16 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
                     vt_size_fmt(dv->retention_max, b2, sizeof b2));
         fprintf(f, "\n");
+        if (dv->has_graph && vt_graph_retention(dv))
+            fprintf(f, "    graph memory pool: %s reserved, %s in live graph allocations: %s kept reserved after the "
+                       "graphs that used it are gone (max %s; cudaDeviceGraphMemTrim gives it back)\n",
+                    vt_size_fmt(dv->graph_reserved, b1, sizeof b1), vt_size_fmt(dv->graph_used, b2, sizeof b2),
+                    vt_size_fmt(vt_graph_retention(dv), b3, sizeof b3),
+                    vt_size_fmt(dv->graph_retention_max, b4, sizeof b4));
+        else if (dv->has_graph)
+            fprintf(f, "    graph memory pool: %s reserved, %s in live graph allocations (max kept unused %s)\n",
+                    vt_size_fmt(dv->graph_reserved, b1, sizeof b1), vt_size_fmt(dv->graph_used, b2, sizeof b2),
+                    vt_size_fmt(dv->graph_retention_max, b3, sizeof b3));
         failed_text(f, dv, red, off);
         char tl[400];
         if (vt_torch_line(dv, tl, sizeof tl)) fprintf(f, "    %s\n", tl);

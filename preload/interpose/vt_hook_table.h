@@ -24,6 +24,9 @@
  *                       statement run once the success is recorded.
  *               FREE    takes the record at addr before the real call and puts it
  *                       back if the call fails; SHAPE_ARGS = (addr).
+ *               FREE_ASYNC  a stream-ordered free: FREE, except on a capturing
+ *                       stream, where it frees nothing and notes a graph free node
+ *                       (vt_graph.h); SHAPE_ARGS = (addr, stream).
  *               PASS    forwards under the depth guard and, on success as the
  *                       outermost call, runs SHAPE_ARGS = (statement).
  *               POOL_DESTROY  a stream-ordered pool's destroy: the pool leaves the
@@ -98,10 +101,11 @@
     X(cudaFreeHost, RT, HOST_PINNED, FREE, FRONT, cudaError_t, (void *ptr), (ptr), (ptr), "")         \
     X(cudaHostUnregister, RT, HOST_PINNED, FREE, NOFRONT, cudaError_t, (void *ptr), (ptr), (ptr),      \
       "registered host memory; freed by unregister")                                                  \
-    X(cudaFreeAsync, RT, ASYNC, FREE, NOFRONT, cudaError_t, (void *devPtr, cudaStream_t stream),      \
-      (devPtr, stream), (devPtr), "")                                                                 \
-    X(cudaFreeAsync_ptsz, RT, ASYNC, FREE, NOFRONT, cudaError_t, (void *devPtr, cudaStream_t stream), \
-      (devPtr, stream), (devPtr), "per-thread default stream")                                        \
+    X(cudaFreeAsync, RT, ASYNC, FREE_ASYNC, NOFRONT, cudaError_t, (void *devPtr, cudaStream_t stream), \
+      (devPtr, stream), (devPtr, stream), "on a capturing stream: a graph free node, nothing freed")  \
+    X(cudaFreeAsync_ptsz, RT, ASYNC, FREE_ASYNC, NOFRONT, cudaError_t,                                  \
+      (void *devPtr, cudaStream_t stream), (devPtr, stream), (devPtr, stream),                        \
+      "per-thread default stream; on a capturing stream: a graph free node")                          \
     /* ---- runtime: pools, reset ---- */                                                            \
     X(cudaMemPoolTrimTo, RT, NONE, PASS, NOFRONT, cudaError_t, (cudaMemPool_t pool, size_t minBytesToKeep), \
       (pool, minBytesToKeep), ((void)0), "pool reserve changes; the writer re-reads it")              \
@@ -115,6 +119,132 @@
       (memPool), (memPool), "the pool is no longer sampled (taken out before the real call)")        \
     X(cudaDeviceReset, RT, NONE, HAND, NOFRONT, cudaError_t, (void), (), (),                           \
       "frees every ordinary allocation of the device's primary context")                              \
+    /* ---- runtime: stream capture and graph memory ---- */ \
+    X(cudaStreamBeginCapture, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, enum cudaStreamCaptureMode mode), \
+      (stream, mode), \
+      (vt_graph_capture_begin()), \
+      "a capture begins: stream-ordered calls are asked about capture") \
+    X(cudaStreamBeginCapture_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, enum cudaStreamCaptureMode mode), \
+      (stream, mode), \
+      (vt_graph_capture_begin()), \
+      "a capture begins: stream-ordered calls are asked about capture; per-thread default stream") \
+    X(cudaStreamEndCapture, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, cudaGraph_t *pGraph), \
+      (stream, pGraph), \
+      (vt_graph_capture_end()), \
+      "the capture ends") \
+    X(cudaStreamEndCapture_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, cudaGraph_t *pGraph), \
+      (stream, pGraph), \
+      (vt_graph_capture_end()), \
+      "the capture ends; per-thread default stream") \
+    X(cudaStreamIsCapturing, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus), \
+      (stream, pCaptureStatus), \
+      ((void)0), \
+      "forwarded") \
+    X(cudaStreamIsCapturing_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus), \
+      (stream, pCaptureStatus), \
+      ((void)0), \
+      "forwarded; per-thread default stream") \
+    X(cudaStreamGetCaptureInfo, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, \
+       unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, \
+       const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
+      ((void)0), \
+      "forwarded") \
+    X(cudaStreamGetCaptureInfo_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, \
+       unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, \
+       const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
+      ((void)0), \
+      "forwarded; per-thread default stream") \
+    X(cudaGraphAddMemAllocNode, RT, GRAPH, HAND, NOFRONT, cudaError_t, \
+      (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, \
+       size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams), \
+      (pGraphNode, graph, pDependencies, numDependencies, nodeParams), \
+      (), \
+      "the node is noted with its stack; counted from the launch that maps it") \
+    X(cudaGraphAddMemFreeNode, RT, GRAPH, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, \
+       size_t numDependencies, void *dptr), \
+      (pGraphNode, graph, pDependencies, numDependencies, dptr), \
+      (vt_graph_node_free((uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)dptr)), \
+      "frees at the launch that runs it") \
+    X(cudaGraphDestroy, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraph_t graph), \
+      (graph), \
+      (vt_graph_destroyed((uint64_t)(uintptr_t)graph)), \
+      "frees nothing") \
+    X(cudaGraphInstantiate, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags), \
+      (pGraphExec, graph, flags), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      "the exec copies the memory nodes of its graph") \
+    X(cudaGraphInstantiateWithFlags, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags), \
+      (pGraphExec, graph, flags), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      "the exec copies the memory nodes of its graph") \
+    X(cudaGraphInstantiateWithParams, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams), \
+      (pGraphExec, graph, instantiateParams), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (instantiateParams->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      "the exec copies the memory nodes of its graph") \
+    X(cudaGraphInstantiateWithParams_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams), \
+      (pGraphExec, graph, instantiateParams), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*pGraphExec, (uint64_t)(uintptr_t)graph, \
+       (instantiateParams->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0)), \
+      "the exec copies the memory nodes of its graph; per-thread default stream") \
+    X(cudaGraphUpload, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t graphExec, cudaStream_t stream), \
+      (graphExec, stream), \
+      ((void)0), \
+      "graph reserve grows; nothing counted until launch") \
+    X(cudaGraphUpload_ptsz, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t graphExec, cudaStream_t stream), \
+      (graphExec, stream), \
+      ((void)0), \
+      "graph reserve grows; nothing counted until launch; per-thread default stream") \
+    X(cudaGraphLaunch, RT, GRAPH, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t graphExec, cudaStream_t stream), \
+      (graphExec, stream), \
+      (vt_hook_graph_launched((uint64_t)(uintptr_t)graphExec, (uint64_t)(uintptr_t)stream)), \
+      "allocation nodes counted, free nodes free") \
+    X(cudaGraphLaunch_ptsz, RT, GRAPH, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t graphExec, cudaStream_t stream), \
+      (graphExec, stream), \
+      (vt_hook_graph_launched((uint64_t)(uintptr_t)graphExec, (uint64_t)(uintptr_t)stream)), \
+      "allocation nodes counted, free nodes free; per-thread default stream") \
+    X(cudaGraphExecDestroy, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (cudaGraphExec_t graphExec), \
+      (graphExec), \
+      (vt_graph_exec_destroyed((uint64_t)(uintptr_t)graphExec)), \
+      "frees nothing: live graph allocations stay") \
+    X(cudaDeviceGraphMemTrim, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (int device), \
+      (device), \
+      ((void)0), \
+      "graph reserve changes; the writer re-reads it") \
+    X(cudaDeviceGetGraphMemAttribute, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (int device, enum cudaGraphMemAttributeType attr, void *value), \
+      (device, attr, value), \
+      ((void)0), \
+      "forwarded") \
+    X(cudaDeviceSetGraphMemAttribute, RT, NONE, PASS, NOFRONT, cudaError_t, \
+      (int device, enum cudaGraphMemAttributeType attr, void *value), \
+      (device, attr, value), \
+      ((void)0), \
+      "forwarded") \
     /* ---- runtime: driver entry points ---- */                                                     \
     X(cudaGetDriverEntryPoint, RT, NONE, RESOLVE, NOFRONT, cudaError_t,                                \
       (const char *symbol, void **funcPtr, unsigned long long flags,                                  \
@@ -209,10 +339,11 @@
     X(cuMemFreeHost, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p), "")              \
     X(cuMemHostUnregister, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p),             \
       "registered host memory; freed by unregister")                                                  \
-    X(cuMemFreeAsync, DRV, ASYNC, FREE, NOFRONT, CUresult, (CUdeviceptr dptr, CUstream stream),       \
-      (dptr, stream), (dptr), "")                                                                     \
-    X(cuMemFreeAsync_ptsz, DRV, ASYNC, FREE, NOFRONT, CUresult, (CUdeviceptr dptr, CUstream stream),  \
-      (dptr, stream), (dptr), "per-thread default stream")                                            \
+    X(cuMemFreeAsync, DRV, ASYNC, FREE_ASYNC, NOFRONT, CUresult, (CUdeviceptr dptr, CUstream stream), \
+      (dptr, stream), (dptr, stream), "on a capturing stream: a graph free node, nothing freed")      \
+    X(cuMemFreeAsync_ptsz, DRV, ASYNC, FREE_ASYNC, NOFRONT, CUresult,                                   \
+      (CUdeviceptr dptr, CUstream stream), (dptr, stream), (dptr, stream),                            \
+      "per-thread default stream; on a capturing stream: a graph free node")                          \
     /* ---- driver: virtual memory management (memory is handles; address space is not) ---- */     \
     X(cuMemCreate, DRV, VMM, HAND, NOFRONT, CUresult,                                                  \
       (CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,            \
@@ -317,6 +448,126 @@
       (devPtr, extMem, bufferDesc), (), "size: the buffer's; freed by cuMemFree_v2 or the object's destroy") \
     X(cuDestroyExternalMemory, DRV, IPC_IMPORT, HAND, NOFRONT, CUresult, (CUexternalMemory extMem),    \
       (extMem), (), "frees the records of the object's buffers")                                      \
+    /* ---- driver: stream capture and graph memory ---- */ \
+    X(cuStreamBeginCapture_v2, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUstreamCaptureMode mode), \
+      (hStream, mode), \
+      (vt_graph_capture_begin()), \
+      "a capture begins") \
+    X(cuStreamBeginCapture_v2_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUstreamCaptureMode mode), \
+      (hStream, mode), \
+      (vt_graph_capture_begin()), \
+      "a capture begins; per-thread default stream") \
+    X(cuStreamEndCapture, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUgraph *phGraph), \
+      (hStream, phGraph), \
+      (vt_graph_capture_end()), \
+      "the capture ends") \
+    X(cuStreamEndCapture_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUgraph *phGraph), \
+      (hStream, phGraph), \
+      (vt_graph_capture_end()), \
+      "the capture ends; per-thread default stream") \
+    X(cuStreamIsCapturing, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUstreamCaptureStatus *captureStatus), \
+      (hStream, captureStatus), \
+      ((void)0), \
+      "forwarded") \
+    X(cuStreamIsCapturing_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUstreamCaptureStatus *captureStatus), \
+      (hStream, captureStatus), \
+      ((void)0), \
+      "forwarded; per-thread default stream") \
+    X(cuStreamGetCaptureInfo_v3, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, \
+       CUgraph *graph_out, const CUgraphNode **dependencies_out, \
+       const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
+      ((void)0), \
+      "forwarded") \
+    X(cuStreamGetCaptureInfo_v3_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, \
+       CUgraph *graph_out, const CUgraphNode **dependencies_out, \
+       const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out), \
+      (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out), \
+      ((void)0), \
+      "forwarded; per-thread default stream") \
+    X(cuGraphAddMemAllocNode, DRV, GRAPH, HAND, NOFRONT, CUresult, \
+      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, \
+       size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams), \
+      (phGraphNode, hGraph, dependencies, numDependencies, nodeParams), \
+      (), \
+      "the node is noted with its stack; counted from the launch that maps it") \
+    X(cuGraphAddMemFreeNode, DRV, GRAPH, PASS, NOFRONT, CUresult, \
+      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, \
+       size_t numDependencies, CUdeviceptr dptr), \
+      (phGraphNode, hGraph, dependencies, numDependencies, dptr), \
+      (vt_graph_node_free((uint64_t)(uintptr_t)hGraph, (uint64_t)dptr)), \
+      "frees at the launch that runs it") \
+    X(cuGraphDestroy, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUgraph hGraph), \
+      (hGraph), \
+      (vt_graph_destroyed((uint64_t)(uintptr_t)hGraph)), \
+      "frees nothing") \
+    X(cuGraphInstantiateWithFlags, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags), \
+      (phGraphExec, hGraph, flags), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, \
+       (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
+      "cuGraphInstantiate in cuda.h; the exec copies the memory nodes of its graph") \
+    X(cuGraphInstantiateWithParams, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams), \
+      (phGraphExec, hGraph, instantiateParams), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, \
+       (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
+      "the exec copies the memory nodes of its graph") \
+    X(cuGraphInstantiateWithParams_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams), \
+      (phGraphExec, hGraph, instantiateParams), \
+      (vt_graph_instantiated((uint64_t)(uintptr_t)*phGraphExec, (uint64_t)(uintptr_t)hGraph, \
+       (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)), \
+      "the exec copies the memory nodes of its graph; per-thread default stream") \
+    X(cuGraphUpload, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUgraphExec hGraphExec, CUstream hStream), \
+      (hGraphExec, hStream), \
+      ((void)0), \
+      "graph reserve grows; nothing counted until launch") \
+    X(cuGraphUpload_ptsz, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUgraphExec hGraphExec, CUstream hStream), \
+      (hGraphExec, hStream), \
+      ((void)0), \
+      "graph reserve grows; nothing counted until launch; per-thread default stream") \
+    X(cuGraphLaunch, DRV, GRAPH, PASS, NOFRONT, CUresult, \
+      (CUgraphExec hGraphExec, CUstream hStream), \
+      (hGraphExec, hStream), \
+      (vt_hook_graph_launched((uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)hStream)), \
+      "allocation nodes counted, free nodes free") \
+    X(cuGraphLaunch_ptsz, DRV, GRAPH, PASS, NOFRONT, CUresult, \
+      (CUgraphExec hGraphExec, CUstream hStream), \
+      (hGraphExec, hStream), \
+      (vt_hook_graph_launched((uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)hStream)), \
+      "allocation nodes counted, free nodes free; per-thread default stream") \
+    X(cuGraphExecDestroy, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUgraphExec hGraphExec), \
+      (hGraphExec), \
+      (vt_graph_exec_destroyed((uint64_t)(uintptr_t)hGraphExec)), \
+      "frees nothing: live graph allocations stay") \
+    X(cuDeviceGraphMemTrim, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUdevice device), \
+      (device), \
+      ((void)0), \
+      "graph reserve changes; the writer re-reads it") \
+    X(cuDeviceGetGraphMemAttribute, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUdevice device, CUgraphMem_attribute attr, void *value), \
+      (device, attr, value), \
+      ((void)0), \
+      "forwarded") \
+    X(cuDeviceSetGraphMemAttribute, DRV, NONE, PASS, NOFRONT, CUresult, \
+      (CUdevice device, CUgraphMem_attribute attr, void *value), \
+      (device, attr, value), \
+      ((void)0), \
+      "forwarded") \
     /* ---- driver: resolvers ---- */                                                                \
     X(cuGetProcAddress, DRV, NONE, RESOLVE, NOFRONT, CUresult,                                         \
       (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),                            \

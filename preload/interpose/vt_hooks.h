@@ -23,6 +23,7 @@
 #include "vt_core.h"
 #include "vt_core_fast.h"
 #include "vt_driver.h"
+#include "vt_graph.h"
 #include "vt_guard.h"
 #include "vt_ipc.h"
 #include "vt_resolve.h"
@@ -224,6 +225,18 @@ void vt_hook_after_fork_child(void);
  * nothing). Only from the fork-child handler (one thread). */
 void vt_hook_fork_nostacks(void);
 
+/* Graph memory (vt_cuda_graph.c). vt_hook_capture_graph: whether stream is capturing
+ * (asked of the driver under the depth guard): 1 and *graph, else 0. Keeps errno.
+ * vt_hook_captured_alloc: after a successful stream-ordered allocation while some
+ * capture is in progress: when stream captures, notes addr as an allocation node of
+ * the capture's graph (size bytes on device, the call's stack) and returns 1 (nothing
+ * is recorded now); 0 when stream does not capture. Keeps errno.
+ * vt_hook_graph_launched: after a successful graph launch on the outermost level:
+ * starts the writer if needed and counts the exec's memory nodes (vt_graph_launched). */
+int  vt_hook_capture_graph(uint64_t stream, uint64_t *graph);
+int  vt_hook_captured_alloc(uint32_t stack, uint64_t addr, uint64_t size, uint64_t stream, int device);
+void vt_hook_graph_launched(uint64_t exec, uint64_t stream);
+
 /* After a successful allocating real call on the outermost level with tracking on:
  * records addr as size bytes of kind with the captured stack (an event in the core's
  * ring, vt_core_post_alloc_at). device VT_DEVICE_CURRENT: the current context's
@@ -243,8 +256,14 @@ static inline __attribute__((always_inline)) void vt_hook_alloc_ok(uint32_t stac
     int cur = vt_driver_device_current(&ctx);
     if (device == VT_DEVICE_CURRENT)
         device = cur;
-    if (kind == VT_KIND_ASYNC)
+    if (kind == VT_KIND_ASYNC) {
+        /* a stream-ordered allocation on a capturing stream is an allocation node of
+         * the capture's graph: nothing is allocated until that graph launches */
+        if (__builtin_expect(vt_graph_captures() > 0, 0) &&
+            vt_hook_captured_alloc(stack, addr, size, stream, device))
+            return;
         vt_driver_pool_seen(device);
+    }
     vt_core_post_alloc_at(addr, size, kind == VT_KIND_ASYNC ? stream : ctx, device, kind, stack);
 }
 /* After an allocation from pool (a *MallocFromPoolAsync on the outermost level that
@@ -364,6 +383,27 @@ int vt_hook_is_runtime_teardown(void *ra);
         VT_FREE_BODY(ret_t, VT_KIND_##kind, (uintptr_t)(VT__UNPAREN SARGS), VT_OK_##fam,   \
                      real_##name ARGS);                                                   \
     }
+
+/* FREE_ASYNC, SHAPE_ARGS (addr, stream): a stream-ordered free. On a capturing stream
+ * (asked only while some capture is in progress, and only on the outermost call) it
+ * frees nothing now: it is a free node of the capture's graph (VT_PASS_BODY, then
+ * vt_graph_node_free); otherwise VT_FREE_BODY. */
+#define VT_SHIM_FREE_ASYNC(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)            \
+    VT_SHIM_HEAD_##front(ret_t, name, PARAMS, ARGS)                                       \
+    {                                                                                     \
+        VT_REAL_OR_RETURN(name, VT_NOTREADY_##fam);                                       \
+        VT__APPLY(VT_SHIM_FREE_ASYNC_BODY, ret_t, fam, VT_KIND_##kind, real_##name ARGS,     \
+                  VT__UNPAREN SARGS)                                                      \
+    }
+#define VT_SHIM_FREE_ASYNC_BODY(ret_t, fam, kind, CALL, addr, stream)                     \
+    uint64_t vt__graph = 0;                                                               \
+    if (__builtin_expect(vt_graph_captures() > 0, 0) && vt_guard_depth() == 0 &&          \
+        vt_core_hooks_record() &&                                                         \
+        vt_hook_capture_graph((uint64_t)(uintptr_t)(stream), &vt__graph) == 1) {          \
+        VT_PASS_BODY(ret_t, VT_OK_##fam, CALL,                                            \
+                     vt_graph_node_free(vt__graph, (uint64_t)(uintptr_t)(addr)));         \
+    }                                                                                     \
+    VT_FREE_BODY(ret_t, kind, (uintptr_t)(addr), VT_OK_##fam, CALL);
 
 /* PASS, SHAPE_ARGS (statement): VT_PASS_BODY around the real call. */
 #define VT_SHIM_PASS(name, fam, kind, front, ret_t, PARAMS, ARGS, SARGS)                  \

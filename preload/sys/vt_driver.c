@@ -21,6 +21,8 @@ static void *vt__drv_cuArrayGetMemoryRequirements;
 static void *vt__drv_cuMipmappedArrayGetMemoryRequirements;
 static void *vt__drv_cuArray3DGetDescriptor_v2;
 static void *vt__drv_cuMipmappedArrayGetLevel;
+static void *vt__drv_cuStreamGetCaptureInfo_v3;
+static void *vt__drv_cuDeviceGetGraphMemAttribute;
 
 const vt_driver_fn vt__driver_fns[] = {
     {"cuCtxGetCurrent", &vt__drv_cuCtxGetCurrent},
@@ -37,6 +39,8 @@ const vt_driver_fn vt__driver_fns[] = {
     {"cuMipmappedArrayGetMemoryRequirements", &vt__drv_cuMipmappedArrayGetMemoryRequirements},
     {"cuArray3DGetDescriptor_v2", &vt__drv_cuArray3DGetDescriptor_v2},
     {"cuMipmappedArrayGetLevel", &vt__drv_cuMipmappedArrayGetLevel},
+    {"cuStreamGetCaptureInfo_v3", &vt__drv_cuStreamGetCaptureInfo_v3},
+    {"cuDeviceGetGraphMemAttribute", &vt__drv_cuDeviceGetGraphMemAttribute},
 };
 const size_t vt__n_driver_fns = sizeof vt__driver_fns / sizeof vt__driver_fns[0];
 
@@ -301,5 +305,41 @@ int vt_driver_device_uuid(int device, unsigned char uuid[16])
     if (r != CUDA_SUCCESS)
         return -1;
     memcpy(uuid, u.bytes, 16);
+    return 0;
+}
+
+int vt_driver_capture_graph(uint64_t stream, uint64_t *graph)
+{
+    CUresult (*f)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **,
+                  const CUgraphEdgeData **, size_t *) = VT_DRV(cuStreamGetCaptureInfo_v3);
+    if (!f)
+        return -1;
+    int e = errno;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph g = NULL;
+    CUresult r = f((CUstream)(uintptr_t)stream, &st, NULL, &g, NULL, NULL, NULL);
+    errno = e;
+    if (r != CUDA_SUCCESS)
+        return -1;
+    if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return 0;
+    *graph = (uint64_t)(uintptr_t)g;
+    return 1;
+}
+
+int vt_driver_graph_mem(int device, uint64_t *reserved, uint64_t *used)
+{
+    CUresult (*f)(CUdevice, CUgraphMem_attribute, void *) = VT_DRV(cuDeviceGetGraphMemAttribute);
+    if (!f)
+        return -1;
+    int e = errno;
+    cuuint64_t res = 0, use = 0;
+    int ok = f(device, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &res) == CUDA_SUCCESS &&
+             f(device, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &use) == CUDA_SUCCESS;
+    errno = e;
+    if (!ok)
+        return -1;
+    *reserved = res;
+    *used = use;
     return 0;
 }

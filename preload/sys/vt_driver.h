@@ -6,7 +6,7 @@
  * (vt_resolve.c fills vt__driver_fns[] from the same objects as the hooked functions:
  * RTLD_NEXT, a privately opened driver, a plugin's own scope). Until one is found its
  * query answers "not known". Follows the CUDA Driver API (cuda.h, CUDA 13): "Context
- * Management", "Memory Management", "Stream Ordered Memory Allocator", "Unified
+ * Management", "Memory Management", "Graph Management", "Stream Ordered Memory Allocator", "Unified
  * Addressing". The driver's types are spelt as their C ABI here (CUcontext a pointer,
  * CUdevice and CUresult int, CUDA_SUCCESS 0), so this header needs no cuda.h.
  *
@@ -134,5 +134,15 @@ int vt_driver_device_count(void);
 /* The 16 bytes of device's UUID (cuDeviceGetUuid_v2, "Device Management"). 0, or -1
  * when not known. Preserves errno. */
 int vt_driver_device_uuid(int device, unsigned char uuid[16]);
+
+/* Whether stream (a CUstream / cudaStream_t) is capturing (cuStreamGetCaptureInfo_v3,
+ * "Stream Management"): 1 and *graph (the CUgraph being captured) when its capture is
+ * active, 0 when it is not capturing (or its capture is invalidated), -1 not known.
+ * Preserves errno. */
+int vt_driver_capture_graph(uint64_t stream, uint64_t *graph);
+/* The graph memory pool of device (cuDeviceGetGraphMemAttribute, "Graph
+ * Management"): *reserved RESERVED_MEM_CURRENT, *used USED_MEM_CURRENT. 0, or -1
+ * when not known. Preserves errno. Called by the writer only. */
+int vt_driver_graph_mem(int device, uint64_t *reserved, uint64_t *used);
 
 #endif /* VT_DRIVER_H */

@@ -439,6 +439,9 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         d->pool_known = vt__core.pool_known[slot];
         d->pool_reserved_bytes = vt__core.pool_reserved[slot];
         d->pool_used_bytes = vt__core.ks[slot][VT_KIND_ASYNC].live_bytes;
+        d->graph_known = vt__core.graph_known[slot];
+        d->graph_reserved_bytes = vt__core.graph_reserved[slot];
+        d->graph_used_bytes = vt__core.graph_used[slot];
         d->fragmentation = -1.0;
         memcpy(d->kinds, vt__core.ks[slot], sizeof d->kinds);
     }

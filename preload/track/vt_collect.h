@@ -27,6 +27,8 @@ typedef struct vt_dev_stats {
     uint64_t      free_bytes, total_bytes;
     uint64_t      live_bytes, peak_bytes;
     uint64_t      pool_reserved_bytes, pool_used_bytes;
+    int           graph_known;             /* the graph pool was read              */
+    uint64_t      graph_reserved_bytes, graph_used_bytes; /* the device's graph pool */
     double        fragmentation;           /* < 0: not computed                    */
     vt_kind_stats kinds[VT_KIND_COUNT];
 } vt_dev_stats;

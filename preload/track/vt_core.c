@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
+#include "vt_graph.h"
 #include "vt_config.h"
 #include "vt_state.h"
 #include "vt_log.h"
@@ -109,6 +110,7 @@ void vt_core_after_fork_child(void)
     vt__core.drops = 0;
     vt__core.misses = 0;
     vt__table_after_fork();
+    vt__graph_after_fork();
     vt__core.live_count = 0;
     vt__core_step = 0;
     vt__core.step_marked = 0;
@@ -121,6 +123,7 @@ void vt_core_after_fork_child(void)
     memset(vt__core.dev_active, 0, sizeof vt__core.dev_active);
     memset(vt__core.meminfo_known, 0, sizeof vt__core.meminfo_known);
     memset(vt__core.pool_known, 0, sizeof vt__core.pool_known);
+    memset(vt__core.graph_known, 0, sizeof vt__core.graph_known);
     /* the journal and the kept set: the parent's (a collector may have held them
      * across fork); left as they are, and started over */
     vt__core.fj = NULL;
@@ -147,6 +150,18 @@ void vt_core_set_pool_reserved(int device, uint64_t reserved)
     int slot = vt__slot(device);
     vt__core.pool_known[slot] = 1;
     vt__core.pool_reserved[slot] = reserved;
+    vt__unlock();
+}
+
+void vt_core_set_graph_mem(int device, uint64_t reserved, uint64_t used)
+{
+    vt__lock();
+    int slot = vt__slot(device);
+    vt__core.graph_known[slot] = 1;
+    vt__core.graph_reserved[slot] = reserved;
+    vt__core.graph_used[slot] = used;
+    if (reserved)
+        vt__core.dev_active[slot] = 1;
     vt__unlock();
 }
 

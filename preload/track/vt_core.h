@@ -163,6 +163,9 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size);
  * reserved bytes (cuMemPoolGetAttribute RESERVED_MEM_CURRENT). */
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes);
 void vt_core_set_pool_reserved(int device, uint64_t reserved);
+/* The device's graph memory pool (cuDeviceGetGraphMemAttribute RESERVED_MEM_CURRENT
+ * and USED_MEM_CURRENT), bytes. */
+void vt_core_set_graph_mem(int device, uint64_t reserved, uint64_t used);
 
 /* ---- steps and queries (client API); each applies the ring's pending events first,
  * unless named _applied ---- */

@@ -149,6 +149,8 @@ typedef struct vt_core_state {
     uint8_t   dev_active[VT_DEV_SLOTS];                      /* under lock           */
     uint8_t   meminfo_known[VT_DEV_SLOTS], pool_known[VT_DEV_SLOTS];
     uint64_t  mem_free[VT_DEV_SLOTS], mem_total[VT_DEV_SLOTS], pool_reserved[VT_DEV_SLOTS];
+    uint8_t   graph_known[VT_DEV_SLOTS];                     /* under lock           */
+    uint64_t  graph_reserved[VT_DEV_SLOTS], graph_used[VT_DEV_SLOTS]; /* under lock  */
     /* fragmentation journal (vt__fj_note, vt_frag.h): every range that came or went
      * since the collector last took it, in the order applied (under lock) */
     uint64_t (*fj)[2];

@@ -380,6 +380,10 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
         vt_buf_fixed6(b, d->fragmentation);
         vt__kv_opt(b, ",\"pool_reserved_bytes\":", d->pool_known, d->pool_reserved_bytes);
         vt__kv_u64(b, ",\"pool_used_bytes\":", d->pool_used_bytes);
+        if (d->graph_known) {
+            vt__kv_u64(b, ",\"graph_reserved_bytes\":", d->graph_reserved_bytes);
+            vt__kv_u64(b, ",\"graph_used_bytes\":", d->graph_used_bytes);
+        }
         vt__format_kinds(b, d);
         vt_buf_put(b, "}", 1);
     }

@@ -39,6 +39,7 @@
 #include "vt_buf.h"
 #include "vt_config.h"
 #include "vt_core.h"
+#include "vt_graph.h"
 #include "vt_encode.h"
 #include "vt_file.h"
 #include "vt_format.h"
@@ -288,19 +289,22 @@ static void vt__on_signal(int sig)
 
 /* Driver-side figures before a snapshot, outside every lock, not once exit has begun:
  * the reserve of the default stream-ordered pool of each device that has had
- * stream-ordered allocations (sys/vt_driver.h). The driver calls are made under the
+ * stream-ordered allocations, and the graph memory pool (reserved, used) of each
+ * device that has had graph allocation nodes (sys/vt_driver.h). The driver calls are made under the
  * depth guard: hooked calls it makes meanwhile are not the program's. */
 static void vt__refresh(void)
 {
-    uint64_t devs = vt_driver_pool_devices();
-    if (!devs || vt_state_exiting())
+    uint64_t devs = vt_driver_pool_devices(), gdevs = vt_graph_devices();
+    if (!(devs | gdevs) || vt_state_exiting())
         return;
     int e = errno;
     vt_guard_enter();
     for (int d = 0; d < 64; d++) {
-        uint64_t reserved;
+        uint64_t reserved, used;
         if ((devs & (1ull << d)) && vt_driver_pool_reserved(d, &reserved) == 0)
             vt_core_set_pool_reserved(d, reserved);
+        if ((gdevs & (1ull << d)) && vt_driver_graph_mem(d, &reserved, &used) == 0)
+            vt_core_set_graph_mem(d, reserved, used);
     }
     vt_guard_leave();
     errno = e;

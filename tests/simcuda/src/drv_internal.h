@@ -54,11 +54,14 @@ struct CUctx_st {
     struct CUctx_st *next;/* sim_drv.ctxs (created contexts only) */
 };
 
+struct sim_capture;   /* drv_graph.c: a stream capture in progress */
+
 struct CUstream_st {
     uint32_t magic;
     struct CUctx_st *ctx;
     unsigned flags;
     int      priority;
+    struct sim_capture *cap; /* capture this stream takes part in, or NULL */
     struct CUstream_st *next;
 };
 
@@ -68,6 +71,7 @@ struct CUevent_st {
     unsigned flags;
     int      recorded;
     uint64_t ns;          /* CLOCK_MONOTONIC at record time */
+    struct sim_capture *cap; /* recorded in a capturing stream: waiting on it joins */
     struct CUevent_st *next;
 };
 
@@ -195,6 +199,15 @@ typedef struct sim_device {
     int       ipc_fd;     /* memfd of arena_size bytes backing exported ranges of the
                              arena (drv_ipc.c), -1 until the first cuIpcGetMemHandle */
     int       ipc_pid;    /* process that made ipc_fd (a fork child makes its own) */
+    /* graph memory (drv_graph.c): virtual addresses of allocation nodes come from
+     * their own PROT_NONE range (gva), made on the first node; physical memory is
+     * the graph pool's reserve, charged to capacity like vmm_bytes */
+    void     *gva_map;
+    size_t    gva_len;
+    uintptr_t gva_base;
+    sim_arena gva;
+    size_t    graph_reserved, graph_reserved_high; /* bytes of the graph pool */
+    size_t    graph_used, graph_used_high;         /* bytes associated with graphs (drv_graph.c) */
     struct CUctx_st primary;
     struct CUmemPoolHandle_st default_pool;
     struct CUmemPoolHandle_st *current_pool; /* cuDeviceSetMemPool */
@@ -289,6 +302,48 @@ void sim_ipc_release_locked(sim_alloc *a);
 /* ---- drv_vmm.c ---- */
 /* Mapped VMM range containing [p,p+len) with the needed access, or NULL. */
 sim_map *sim_map_find_locked(uintptr_t p, size_t len);
+
+/* Bytes of device d still free for placement: capacity minus overhead, arena
+ * extents, VMM physical memory and the graph pool's reserve. Lock held. */
+static inline size_t sim_device_free_locked(const sim_device *d)
+{
+    return d->arena_size - d->arena.used - d->vmm_bytes - d->graph_reserved;
+}
+
+/* ---- drv_graph.c ---- */
+struct CUgraph_st;
+/* A new empty graph / destroy one (its allocation nodes' addresses go once nothing
+ * holds them). Lock held. */
+CUresult sim_graph_new_locked(struct CUgraph_st **out);
+void sim_graph_free_locked(struct CUgraph_st *g);
+/* Nodes a capture adds: an allocation node of size bytes on device (*dptr: its
+ * fixed address; counts as an allocation call for SIMCUDA_FAIL_AT), a free node of
+ * dptr, an empty node (fn NULL) or a host node. Lock held. */
+CUresult sim_graph_add_alloc_locked(struct CUgraph_st *g, size_t size, int device, CUdeviceptr *dptr);
+CUresult sim_graph_add_free_locked(struct CUgraph_st *g, CUdeviceptr dptr);
+CUresult sim_graph_add_plain_locked(struct CUgraph_st *g, CUhostFn fn, void *user);
+/* cuMemFree_v2 / cuMemFreeAsync of an address that is no ordinary allocation:
+ * CUDA_SUCCESS when it is a live graph allocation that may be freed outside its
+ * graph (it is unmapped), else CUDA_ERROR_INVALID_VALUE. Lock held. */
+CUresult sim_graph_free_outside_locked(uintptr_t p);
+/* Is [p, p+len) inside a live (mapped) graph allocation? Lock held. */
+int sim_graph_range_live_locked(uintptr_t p, size_t len);
+
+/* ---- drv_capture.c ---- */
+/* Is s (a known stream, or NULL/legacy/per-thread) taking part in a capture? */
+int sim_stream_capturing_locked(CUstream s);
+/* Operations on a capturing stream become graph nodes instead of running:
+ * an allocation node (*dptr: its fixed address), a free node, or a node that
+ * does nothing when launched (copies, sets, kernels). Lock held; the stream is
+ * capturing (sim_stream_capturing_locked). */
+CUresult sim_capture_alloc_locked(CUstream s, size_t size, int device, CUdeviceptr *dptr);
+CUresult sim_capture_free_locked(CUstream s, CUdeviceptr dptr);
+CUresult sim_capture_noop_locked(CUstream s);
+/* The capture of s is invalid from now on (an unsupported call was made). */
+void sim_capture_invalidate_locked(CUstream s);
+/* An operation that is not allowed while s captures: s's capture is invalidated
+ * and the caller returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED. Lock NOT held. */
+int sim_capture_refuses(CUstream s);
 
 /* ---- drv_stream.c ---- */
 /* Resolve a stream argument (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or a

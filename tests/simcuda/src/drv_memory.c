@@ -45,7 +45,7 @@ int sim_fail_next_locked(void)
 int sim_device_place_locked(int dev, size_t span, size_t align, uintptr_t *addr)
 {
     sim_device *d = &sim_drv.dev[dev];
-    if (span > d->arena_size - d->arena.used - d->vmm_bytes)
+    if (span > sim_device_free_locked(d))
         return -1;
     size_t off;
     if (sim_arena_alloc(&d->arena, span, align, &off) != 0)
@@ -113,7 +113,7 @@ sim_alloc *sim_alloc_find_locked(uintptr_t p, size_t len)
 
 CUresult sim_check_device_range_locked(uintptr_t p, size_t len)
 {
-    if (sim_alloc_find_locked(p, len) || sim_map_find_locked(p, len))
+    if (sim_alloc_find_locked(p, len) || sim_map_find_locked(p, len) || sim_graph_range_live_locked(p, len))
         return CUDA_SUCCESS;
     return CUDA_ERROR_INVALID_VALUE;
 }
@@ -209,7 +209,9 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
         uintptr_t p = (uintptr_t)dptr;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &p, sizeof p, a);
-        if (!a || SIM_KIND_IS_HOST(a->kind) || SIM_IS_IPC_HANDLE(a))
+        if (!a)
+            r = sim_graph_free_outside_locked(p);
+        else if (SIM_KIND_IS_HOST(a->kind) || SIM_IS_IPC_HANDLE(a))
             r = CUDA_ERROR_INVALID_VALUE; /* an opened IPC handle goes by cuIpcCloseMemHandle */
         else
             sim_alloc_release_locked(a);
@@ -402,7 +404,7 @@ CUresult cuMemGetInfo_v2(size_t *free_, size_t *total)
     CUresult r = sim_ctx_require_locked(&c);
     if (r == CUDA_SUCCESS) {
         sim_device *d = &sim_drv.dev[c->device];
-        *free_ = d->arena_size - d->arena.used - d->vmm_bytes;
+        *free_ = sim_device_free_locked(d);
         *total = d->capacity;
     }
     SIM_UNLOCK();
@@ -487,6 +489,19 @@ out:
 
 enum { SIDE_DEVICE = 1, SIDE_HOST = 2, SIDE_ANY = 3 };
 
+/* A copy or set on a capturing stream is a graph node (nothing runs now). */
+#define SIM_CAPTURE_NOOP(s)                                    \
+    do {                                                       \
+        SIM_REQUIRE_INIT();                                    \
+        SIM_LOCK();                                            \
+        if (sim_stream_capturing_locked(s)) {                  \
+            CUresult r_ = sim_capture_noop_locked(s);          \
+            SIM_UNLOCK();                                      \
+            return r_;                                         \
+        }                                                      \
+        SIM_UNLOCK();                                          \
+    } while (0)
+
 static CUresult do_copy(uintptr_t dst, int dst_side, uintptr_t src, int src_side, size_t n)
 {
     SIM_REQUIRE_INIT();
@@ -518,12 +533,12 @@ CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy(dst, SIDE_ANY, src, SIDE_ANY, ByteCount);
 }
 CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy(dst, SIDE_ANY, src, SIDE_ANY, ByteCount);
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
@@ -552,32 +567,32 @@ CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy(dstDevice, SIDE_DEVICE, (uintptr_t)srcHost, SIDE_HOST, ByteCount);
 }
 CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy(dstDevice, SIDE_DEVICE, (uintptr_t)srcHost, SIDE_HOST, ByteCount);
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy((uintptr_t)dstHost, SIDE_HOST, srcDevice, SIDE_DEVICE, ByteCount);
 }
 CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy((uintptr_t)dstHost, SIDE_HOST, srcDevice, SIDE_DEVICE, ByteCount);
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE, ByteCount);
 }
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_copy(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE, ByteCount);
 }
 
@@ -617,21 +632,21 @@ CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) { retu
 CUresult cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N) { return do_set(dstDevice, ui, 4, N); }
 CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_set(dstDevice, uc, 1, N);
 }
 CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_set(dstDevice, uc, 1, N);
 }
 CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_set(dstDevice, ui, 4, N);
 }
 CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
-    (void)hStream;
+    SIM_CAPTURE_NOOP(hStream);
     return do_set(dstDevice, ui, 4, N);
 }

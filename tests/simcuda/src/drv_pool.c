@@ -92,6 +92,12 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t size, struct CUmemPoolHandl
     CUresult r = sim_stream_ctx_locked(s, &ctx);
     if (r != CUDA_SUCCESS)
         goto out;
+    if (sim_stream_capturing_locked(s)) {
+        /* captured: an allocation node of the graph, physical at its launch */
+        r = (pool && !sim_pool_valid_locked(pool)) ? CUDA_ERROR_INVALID_VALUE
+                                               : sim_capture_alloc_locked(s, size, pool ? pool->device : ctx->device, dptr);
+        goto out;
+    }
     if (!pool)
         pool = sim_drv.dev[ctx->device].current_pool;
     else if (!sim_pool_valid_locked(pool) || pool->imported) {
@@ -188,11 +194,15 @@ static CUresult pool_free(CUdeviceptr dptr, CUstream s)
     SIM_LOCK();
     struct CUctx_st *ctx;
     CUresult r = sim_stream_ctx_locked(s, &ctx);
-    if (r == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && sim_stream_capturing_locked(s)) {
+        r = sim_capture_free_locked(s, dptr); /* a free node of the graph */
+    } else if (r == CUDA_SUCCESS) {
         uintptr_t p = (uintptr_t)dptr;
         sim_alloc *a;
         HASH_FIND(hh, sim_drv.allocs, &p, sizeof p, a);
-        if (!a || SIM_KIND_IS_HOST(a->kind) || SIM_IS_IPC_HANDLE(a))
+        if (!a)
+            r = sim_graph_free_outside_locked(p);
+        else if (SIM_KIND_IS_HOST(a->kind) || SIM_IS_IPC_HANDLE(a))
             r = CUDA_ERROR_INVALID_VALUE;
         else
             sim_alloc_release_locked(a); /* cuMemFreeAsync also accepts cuMemAlloc memory */

@@ -49,6 +49,14 @@ CUresult cuStreamQuery_ptsz();
 CUresult cuStreamWaitEvent_ptsz();
 CUresult cuEventRecord_ptsz();
 CUresult cuLaunchKernel_ptsz();
+CUresult cuLaunchHostFunc_ptsz();
+CUresult cuStreamBeginCapture_v2_ptsz();
+CUresult cuStreamEndCapture_ptsz();
+CUresult cuStreamIsCapturing_ptsz();
+CUresult cuStreamGetCaptureInfo_v3_ptsz();
+CUresult cuGraphInstantiateWithParams_ptsz();
+CUresult cuGraphUpload_ptsz();
+CUresult cuGraphLaunch_ptsz();
 
 typedef struct proc_entry {
     const char *name;  /* base name, e.g. "cuMemAlloc" */
@@ -237,6 +245,40 @@ static const proc_entry table[] = {
     E("cuImportExternalMemory", 10000, cuImportExternalMemory),
     E("cuExternalMemoryGetMappedBuffer", 10000, cuExternalMemoryGetMappedBuffer),
     E("cuDestroyExternalMemory", 10000, cuDestroyExternalMemory),
+    P("cuLaunchHostFunc", 10000, cuLaunchHostFunc, cuLaunchHostFunc_ptsz),
+    /* stream capture, graphs, graph memory */
+    OLD("cuStreamBeginCapture", 10000),
+    P("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz),
+    P("cuStreamEndCapture", 10000, cuStreamEndCapture, cuStreamEndCapture_ptsz),
+    P("cuStreamIsCapturing", 10000, cuStreamIsCapturing, cuStreamIsCapturing_ptsz),
+    OLD("cuStreamGetCaptureInfo", 10010),
+    OLD("cuStreamGetCaptureInfo", 11030),
+    P("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo_v3_ptsz),
+    E("cuGraphCreate", 10000, cuGraphCreate),
+    E("cuGraphDestroy", 10000, cuGraphDestroy),
+    E("cuGraphAddMemAllocNode", 11040, cuGraphAddMemAllocNode),
+    E("cuGraphAddMemFreeNode", 11040, cuGraphAddMemFreeNode),
+    E("cuGraphMemAllocNodeGetParams", 11040, cuGraphMemAllocNodeGetParams),
+    E("cuGraphMemFreeNodeGetParams", 11040, cuGraphMemFreeNodeGetParams),
+    E("cuGraphAddEmptyNode", 10000, cuGraphAddEmptyNode),
+    OLD("cuGraphAddKernelNode", 10000),
+    E("cuGraphAddKernelNode", 12000, cuGraphAddKernelNode_v2),
+    E("cuGraphAddMemcpyNode", 10000, cuGraphAddMemcpyNode),
+    E("cuGraphAddMemsetNode", 10000, cuGraphAddMemsetNode),
+    E("cuGraphAddHostNode", 10000, cuGraphAddHostNode),
+    E("cuGraphGetNodes", 10000, cuGraphGetNodes),
+    E("cuGraphNodeGetType", 10000, cuGraphNodeGetType),
+    E("cuGraphClone", 10000, cuGraphClone),
+    OLD("cuGraphInstantiate", 10000),
+    OLD("cuGraphInstantiate", 11000),
+    E("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags),
+    P("cuGraphInstantiateWithParams", 12000, cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz),
+    P("cuGraphUpload", 11010, cuGraphUpload, cuGraphUpload_ptsz),
+    P("cuGraphLaunch", 10000, cuGraphLaunch, cuGraphLaunch_ptsz),
+    E("cuGraphExecDestroy", 10000, cuGraphExecDestroy),
+    E("cuDeviceGraphMemTrim", 11040, cuDeviceGraphMemTrim),
+    E("cuDeviceGetGraphMemAttribute", 11040, cuDeviceGetGraphMemAttribute),
+    E("cuDeviceSetGraphMemAttribute", 11040, cuDeviceSetGraphMemAttribute),
 };
 
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

@@ -94,6 +94,8 @@ CUresult cuStreamDestroy_v2(CUstream hStream)
 static CUresult stream_sync(CUstream s)
 {
     SIM_REQUIRE_INIT();
+    if (sim_capture_refuses(s))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     SIM_LOCK();
     struct CUctx_st *c;
     CUresult r = sim_stream_ctx_locked(s, &c);
@@ -109,6 +111,8 @@ CUresult cuStreamSynchronize_ptsz(CUstream hStream) { return stream_sync(hStream
 static CUresult stream_query(CUstream s)
 {
     SIM_REQUIRE_INIT();
+    if (sim_capture_refuses(s))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     SIM_LOCK();
     struct CUctx_st *c;
     CUresult r = sim_stream_ctx_locked(s, &c);
@@ -127,6 +131,10 @@ static CUresult stream_wait(CUstream s, CUevent e)
     CUresult r = sim_stream_ctx_locked(s, &c);
     if (r == CUDA_SUCCESS && !event_known_locked(e))
         r = CUDA_ERROR_INVALID_HANDLE;
+    /* waiting on an event recorded in a capture joins that capture */
+    if (r == CUDA_SUCCESS && e->cap && s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD &&
+        !sim_stream_capturing_locked(s))
+        s->cap = e->cap;
     SIM_UNLOCK();
     return r;
 }
@@ -175,7 +183,10 @@ static CUresult event_record(CUevent e, CUstream s)
     CUresult r = sim_stream_ctx_locked(s, &c);
     if (r == CUDA_SUCCESS && !event_known_locked(e))
         r = CUDA_ERROR_INVALID_HANDLE;
-    if (r == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && sim_stream_capturing_locked(s)) {
+        e->cap = s->cap;   /* a record node: other streams may join the capture */
+    } else if (r == CUDA_SUCCESS) {
+        e->cap = NULL;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         e->ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -254,6 +265,8 @@ static CUresult launch(CUfunction f, CUstream s)
     SIM_LOCK();
     struct CUctx_st *c;
     CUresult r = sim_stream_ctx_locked(s, &c);
+    if (r == CUDA_SUCCESS && sim_stream_capturing_locked(s))
+        r = sim_capture_noop_locked(s); /* a kernel node */
     SIM_UNLOCK();
     return r;
 }

@@ -90,7 +90,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     SIM_LOCK();
     sim_device *d = &sim_drv.dev[dev];
     sim_phys *p = NULL;
-    if (sim_fail_next_locked() || size > d->arena_size - d->arena.used - d->vmm_bytes) {
+    if (sim_fail_next_locked() || size > sim_device_free_locked(d)) {
         r = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
     }

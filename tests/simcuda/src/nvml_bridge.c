@@ -21,7 +21,7 @@ CUresult cuSimcudaDeviceMemory(CUdevice dev, size_t *used, size_t *total, int *c
     SIM_LOCK();
     sim_device *d = &sim_drv.dev[dev];
     *total = d->capacity;
-    *used = d->capacity - (d->arena_size - d->arena.used - d->vmm_bytes);
+    *used = d->capacity - (sim_device_free_locked(d));
     int n = d->primary.live ? 1 : 0;
     for (struct CUctx_st *c = sim_drv.ctxs; c; c = c->next)
         if (c->live && c->device == dev)

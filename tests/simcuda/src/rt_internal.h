@@ -121,6 +121,35 @@
     X(cuTexObjectDestroy, "cuTexObjectDestroy", 5000, RT_DEFAULT, PFN_cuTexObjectDestroy_v5000) \
     X(cuSurfObjectCreate, "cuSurfObjectCreate", 5000, RT_DEFAULT, PFN_cuSurfObjectCreate_v5000) \
     X(cuSurfObjectDestroy, "cuSurfObjectDestroy", 5000, RT_DEFAULT, PFN_cuSurfObjectDestroy_v5000) \
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000, RT_DEFAULT, PFN_cuLaunchHostFunc_v10000) \
+    X(cuLaunchHostFunc_ptsz, "cuLaunchHostFunc", 10000, RT_PTDS, PFN_cuLaunchHostFunc_v10000_ptsz) \
+    X(cuStreamBeginCapture, "cuStreamBeginCapture", 10010, RT_DEFAULT, PFN_cuStreamBeginCapture_v10010) \
+    X(cuStreamBeginCapture_ptsz, "cuStreamBeginCapture", 10010, RT_PTDS, PFN_cuStreamBeginCapture_v10010_ptsz) \
+    X(cuStreamEndCapture, "cuStreamEndCapture", 10000, RT_DEFAULT, PFN_cuStreamEndCapture_v10000) \
+    X(cuStreamEndCapture_ptsz, "cuStreamEndCapture", 10000, RT_PTDS, PFN_cuStreamEndCapture_v10000_ptsz) \
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", 10000, RT_DEFAULT, PFN_cuStreamIsCapturing_v10000) \
+    X(cuStreamIsCapturing_ptsz, "cuStreamIsCapturing", 10000, RT_PTDS, PFN_cuStreamIsCapturing_v10000_ptsz) \
+    X(cuStreamGetCaptureInfo, "cuStreamGetCaptureInfo", 12030, RT_DEFAULT, PFN_cuStreamGetCaptureInfo_v12030) \
+    X(cuStreamGetCaptureInfo_ptsz, "cuStreamGetCaptureInfo", 12030, RT_PTDS, PFN_cuStreamGetCaptureInfo_v12030_ptsz) \
+    X(cuGraphCreate, "cuGraphCreate", 10000, RT_DEFAULT, PFN_cuGraphCreate_v10000) \
+    X(cuGraphDestroy, "cuGraphDestroy", 10000, RT_DEFAULT, PFN_cuGraphDestroy_v10000) \
+    X(cuGraphAddMemAllocNode, "cuGraphAddMemAllocNode", 11040, RT_DEFAULT, PFN_cuGraphAddMemAllocNode_v11040) \
+    X(cuGraphAddMemFreeNode, "cuGraphAddMemFreeNode", 11040, RT_DEFAULT, PFN_cuGraphAddMemFreeNode_v11040) \
+    X(cuGraphAddEmptyNode, "cuGraphAddEmptyNode", 10000, RT_DEFAULT, PFN_cuGraphAddEmptyNode_v10000) \
+    X(cuGraphAddHostNode, "cuGraphAddHostNode", 10000, RT_DEFAULT, PFN_cuGraphAddHostNode_v10000) \
+    X(cuGraphGetNodes, "cuGraphGetNodes", 10000, RT_DEFAULT, PFN_cuGraphGetNodes_v10000) \
+    X(cuGraphClone, "cuGraphClone", 10000, RT_DEFAULT, PFN_cuGraphClone_v10000) \
+    X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", 11040, RT_DEFAULT, PFN_cuGraphInstantiateWithFlags_v11040) \
+    X(cuGraphInstantiateWithParams, "cuGraphInstantiateWithParams", 12000, RT_DEFAULT, PFN_cuGraphInstantiateWithParams_v12000) \
+    X(cuGraphInstantiateWithParams_ptsz, "cuGraphInstantiateWithParams", 12000, RT_PTDS, PFN_cuGraphInstantiateWithParams_v12000_ptsz) \
+    X(cuGraphUpload, "cuGraphUpload", 11010, RT_DEFAULT, PFN_cuGraphUpload_v11010) \
+    X(cuGraphUpload_ptsz, "cuGraphUpload", 11010, RT_PTDS, PFN_cuGraphUpload_v11010_ptsz) \
+    X(cuGraphLaunch, "cuGraphLaunch", 10000, RT_DEFAULT, PFN_cuGraphLaunch_v10000) \
+    X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, RT_PTDS, PFN_cuGraphLaunch_v10000_ptsz) \
+    X(cuGraphExecDestroy, "cuGraphExecDestroy", 10000, RT_DEFAULT, PFN_cuGraphExecDestroy_v10000) \
+    X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040, RT_DEFAULT, PFN_cuDeviceGraphMemTrim_v11040) \
+    X(cuDeviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", 11040, RT_DEFAULT, PFN_cuDeviceGetGraphMemAttribute_v11040) \
+    X(cuDeviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute", 11040, RT_DEFAULT, PFN_cuDeviceSetGraphMemAttribute_v11040) \
     RT_DRIVER_FUNCS_IPC(X)
 
 /* interprocess memory (rt_ipc.c) */

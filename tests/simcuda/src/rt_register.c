@@ -196,7 +196,20 @@ static cudaError_t launch(int known, dim3 grid, dim3 block, size_t shmem, cudaSt
     if (!grid.x || !grid.y || !grid.z || !threads || threads > 1024 || block.z > 64 || grid.y > 65535 ||
         grid.z > 65535 || shmem > 232448)
         return rt_ret(cudaErrorInvalidConfiguration);
-    CUresult r = (ptsz ? rt_drv.cuStreamQuery_ptsz : rt_drv.cuStreamQuery)(stream);
+    /* on a capturing stream the launch is a node of the capture's graph (an empty
+     * node: kernels do nothing here) */
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph g = NULL;
+    CUresult r = (ptsz ? rt_drv.cuStreamGetCaptureInfo_ptsz : rt_drv.cuStreamGetCaptureInfo)(stream, &st, NULL, &g,
+                                                                                           NULL, NULL, NULL);
+    if (r == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+        CUgraphNode n;
+        r = rt_drv.cuGraphAddEmptyNode(&n, g, NULL, 0);
+    } else if (r == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
+        r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    } else if (r == CUDA_SUCCESS) {
+        r = (ptsz ? rt_drv.cuStreamQuery_ptsz : rt_drv.cuStreamQuery)(stream);
+    }
     return rt_ret_cu(r);
 }
 
