@@ -116,14 +116,14 @@ def main():
     steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 24
     bind_pre_cuda13_names()
     stream = cuda.stream()
-    params = cuda.to_device(np.zeros(PARAM_BYTES // 4, dtype=np.float32))
-    staging = cuda.pinned_array(PINNED_BYTES // 4, dtype=np.float32)
-    flags = cuda.mapped_array(MAPPED_BYTES, dtype=np.uint8)
+    params = cuda.to_device(np.zeros(PARAM_BYTES // 4, dtype=np.float32))  # PARAM
+    staging = cuda.pinned_array(PINNED_BYTES // 4, dtype=np.float32)  # PINNED
+    flags = cuda.mapped_array(MAPPED_BYTES, dtype=np.uint8)  # MAPPED
     flags[:] = 1
     host = np.ones(REGISTER_BYTES // 4, dtype=np.float32)
 
     ipc = {"available": False}
-    shared = cuda.device_array(IPC_BYTES, dtype=np.uint8)
+    shared = cuda.device_array(IPC_BYTES, dtype=np.uint8)  # SHARED
     try:
         handle = shared.get_ipc_handle()
     except nbdriver.CudaAPIError as e:
@@ -140,17 +140,17 @@ def main():
             tmp = cuda.to_device(staging[: TEMP_BYTES // 4], stream=stream)  # TEMP
             tmp.copy_to_host(staging[: TEMP_BYTES // 4], stream=stream)
             del tmp
-        with cuda.pinned(host):
+        with cuda.pinned(host):  # REGISTER
             params[: host.size].copy_to_host(host, stream=stream)
         stream.synchronize()
         vramtrace.step()
 
     src = open(os.path.abspath(__file__)).read().splitlines()
     line = {tag: next(i + 1 for i, l in enumerate(src) if l.rstrip().endswith("# " + tag))
-            for tag in ("LEAK", "TEMP")}
+            for tag in ("LEAK", "TEMP", "PARAM", "PINNED", "MAPPED", "REGISTER", "SHARED")}
     with open(summary_path, "w") as f:
         json.dump({"pid": os.getpid(), "file": os.path.abspath(__file__), "steps": steps,
-                   "leak_line": line["LEAK"], "temp_line": line["TEMP"],
+                   "lines": line,
                    "leak_bytes_per_step": LEAK_BYTES, "temp_bytes": TEMP_BYTES,
                    "temps_per_step": TEMPS, "param_bytes": PARAM_BYTES,
                    "pinned_bytes": PINNED_BYTES, "mapped_bytes": MAPPED_BYTES,

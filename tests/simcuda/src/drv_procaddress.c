@@ -61,6 +61,9 @@ typedef struct proc_entry {
 #define P(n, v, f, p) {n, v, (void *)(f), (void *)(p)}
 #define OLD(n, v) {n, v, NULL, NULL}
 
+/* cuDeviceComputeCapability is deprecated in cuda.h but still exported and resolved. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static const proc_entry table[] = {
     E("cuInit", 2000, cuInit),
     E("cuDriverGetVersion", 2020, cuDriverGetVersion),
@@ -211,6 +214,7 @@ static const proc_entry table[] = {
     E("cuLinkComplete", 5050, cuLinkComplete),
     E("cuLinkDestroy", 5050, cuLinkDestroy),
 };
+#pragma GCC diagnostic pop
 
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                         CUdriverProcAddressQueryResult *status)
