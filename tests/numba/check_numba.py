@@ -33,7 +33,7 @@ def fail(msg):
     fails.append(msg)
 
 
-for key in ("ipc", "kernel", "mem_free_at_end", "deallocs_count", "pending_deallocs"):
+for key in ("ipc", "kernel", "callbacks", "mem_free_at_end", "deallocs_count", "pending_deallocs"):
     if run.get(key) != plain.get(key):
         fail(f"{key} differs under the preload: {run.get(key)!r} != {plain.get(key)!r} without it")
 
@@ -68,6 +68,8 @@ def show(s):
 
 
 steps = run["steps"]
+if [c[0] for c in run.get("callbacks", [])] != list(range(steps)):
+    fail(f"stream callbacks {run.get('callbacks')}, expected one per step in order")
 if main.get("steps") != steps or not main.get("step_marked"):
     fail(f"steps {main.get('steps')} (marked {main.get('step_marked')}), expected {steps} marked")
 

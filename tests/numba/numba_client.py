@@ -10,7 +10,7 @@ Every step it
     drops them: Numba queues their cuMemFree_v2 and runs the queue when it holds
     more than CUDA_DEALLOCS_COUNT (10) entries, so they go in bursts (churn);
   - pins a host buffer for one copy with cuda.pinned (cuMemHostRegister_v2) and
-    unpins it;
+    unpins it, and adds a stream callback (cuStreamAddCallback);
 and marks the step with vramtrace.step(). Long-lived: one to_device array, a
 pinned_array (cuMemHostAlloc) and a mapped_array (cuMemHostAlloc DEVICEMAP +
 cuMemHostGetDevicePointer_v2). When the driver supports legacy IPC, one device
@@ -134,6 +134,7 @@ def main():
 
     kernel = launch_trivial_kernel(params, stream)
     history = []
+    done = []                   # (step, status) of each stream callback (cuStreamAddCallback)
     for step in range(steps):
         history.append(cuda.device_array(LEAK_BYTES, dtype=np.uint8))  # LEAK
         for _ in range(TEMPS):
@@ -142,6 +143,7 @@ def main():
             del tmp
         with cuda.pinned(host):  # REGISTER
             params[: host.size].copy_to_host(host, stream=stream)
+        stream.add_callback(lambda s, status, arg: done.append((step, status)), None)
         stream.synchronize()
         vramtrace.step()
 
@@ -155,6 +157,7 @@ def main():
                    "temps_per_step": TEMPS, "param_bytes": PARAM_BYTES,
                    "pinned_bytes": PINNED_BYTES, "mapped_bytes": MAPPED_BYTES,
                    "register_bytes": REGISTER_BYTES, "ipc": ipc, "kernel": kernel,
+                   "callbacks": [[n, str(st)] for n, st in done],
                    "deallocs_count": config.CUDA_DEALLOCS_COUNT,
                    "mem_free_at_end": cuda.current_context().get_memory_info().free,
                    "pending_deallocs": len(cuda.current_context().deallocations._cons)}, f)

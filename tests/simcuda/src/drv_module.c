@@ -3,8 +3,10 @@
  * (cuda.h "Module Management" and "Execution Control", CUDA 13.0):
  * cuModuleLoadData, cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction,
  * cuModuleGetGlobal_v2, cuLinkCreate_v2, cuLinkAddData_v2, cuLinkAddFile_v2,
- * cuLinkComplete, cuLinkDestroy, cuFuncGetAttribute, cuFuncSetCacheConfig, and the
- * deprecated cuDeviceComputeCapability that ctypes clients still look up.
+ * cuLinkComplete, cuLinkDestroy, cuFuncGetAttribute, cuFuncSetCacheConfig, the
+ * occupancy calculator (cuOccupancyMaxActiveBlocksPerMultiprocessor[WithFlags],
+ * cuOccupancyMaxPotentialBlockSize[WithFlags]), cuLaunchCooperativeKernel[_ptsz], and
+ * the deprecated cuDeviceComputeCapability that ctypes clients still look up.
  *
  * Contract: kernels do nothing on the simulated device, so nothing is compiled.
  *   - An image is a cubin (ELF magic), a fatbin (0xBA55ED50 or the 0x466243B1
@@ -25,6 +27,11 @@
  *     CUDA_ERROR_INVALID_HANDLE. Function handles are freed with their module.
  *   - Options (CUjit_option arrays) are accepted and ignored; log buffers are
  *     left untouched.
+ *   - Every function uses no registers, no static shared, constant or local memory
+ *     (cuFuncGetAttribute), so occupancy is bounded by threads and blocks per SM
+ *     (2048, 32) and by dynamic shared memory (SIM_SMEM_PER_SM bytes per SM).
+ *     A cooperative launch is accepted like cuLaunchKernel when its grid fits
+ *     co-resident on the 132 SMs, else CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
  * Thread safety: all state is guarded by sim_drv.lock.
  */
 #include "drv_internal.h"
@@ -32,6 +39,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define SIM_SMS            132      /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+#define SIM_THREADS_PER_SM 2048     /* CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR */
+#define SIM_BLOCKS_PER_SM  32       /* CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR */
+#define SIM_SMEM_PER_SM    233472   /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
+#define SIM_SMEM_PER_BLOCK 232448   /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
 
 enum { SIM_MAGIC_MODULE = 0x4d4f4431u, SIM_MAGIC_FUNC = 0x464e4331u, SIM_MAGIC_LINK = 0x4c4e4b31u };
 
@@ -417,4 +430,121 @@ CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
     if (r == CUDA_SUCCESS)
         r = cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     return r;
+}
+
+/* Resident blocks of blockSize threads per SM with dynamic shared memory smem. */
+static int blocks_per_sm(int blockSize, size_t smem)
+{
+    int warps = (blockSize + 31) / 32;
+    int n = SIM_THREADS_PER_SM / (warps * 32);
+    if (n > SIM_BLOCKS_PER_SM)
+        n = SIM_BLOCKS_PER_SM;
+    if (smem > SIM_SMEM_PER_BLOCK)
+        return 0;
+    if (smem && (size_t)n * smem > SIM_SMEM_PER_SM)
+        n = (int)(SIM_SMEM_PER_SM / smem);
+    return n;
+}
+
+static CUresult func_known(CUfunction f)
+{
+    SIM_LOCK();
+    CUresult r = func_find_locked(f) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    SIM_UNLOCK();
+    return r;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize,
+                                                             size_t dynamicSMemSize, unsigned int flags)
+{
+    SIM_REQUIRE_INIT();
+    if (!numBlocks || blockSize <= 0 || blockSize > 1024 || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = func_known(func);
+    if (r == CUDA_SUCCESS)
+        *numBlocks = blocks_per_sm(blockSize, dynamicSMemSize);
+    return r;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize)
+{
+    return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
+                                                               CU_OCCUPANCY_DEFAULT);
+}
+
+/* The block size (a multiple of 32, at most blockSizeLimit or 1024) with the most
+ * resident threads per SM, the largest such on ties; minGridSize fills every SM. */
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func,
+                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                   size_t dynamicSMemSize, int blockSizeLimit,
+                                                   unsigned int flags)
+{
+    SIM_REQUIRE_INIT();
+    if (!minGridSize || !blockSize || blockSizeLimit < 0 ||
+        (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = func_known(func);
+    if (r != CUDA_SUCCESS)
+        return r;
+    int limit = blockSizeLimit == 0 || blockSizeLimit > 1024 ? 1024 : blockSizeLimit;
+    int best = 0, best_blocks = 0, best_threads = -1;
+    for (int b = (limit / 32) * 32; b >= 32; b -= 32) {
+        size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(b) : dynamicSMemSize;
+        int n = blocks_per_sm(b, smem);
+        if (n * b > best_threads) {
+            best_threads = n * b;
+            best = b;
+            best_blocks = n;
+        }
+    }
+    *blockSize = best_threads > 0 ? best : 0;
+    *minGridSize = best_threads > 0 ? best_blocks * SIM_SMS : 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                          size_t dynamicSMemSize, int blockSizeLimit)
+{
+    return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                                     dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
+}
+
+/* Kernels do nothing; the launch is validated and accepted (as cuLaunchKernel). */
+static CUresult cooperative(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned smem, CUstream s)
+{
+    SIM_REQUIRE_INIT();
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    unsigned long long threads = (unsigned long long)bx * by * bz;
+    if (!gx || !gy || !gz || !threads || threads > 1024 || smem > SIM_SMEM_PER_BLOCK)
+        return CUDA_ERROR_INVALID_VALUE;
+    SIM_LOCK();
+    struct CUctx_st *c;
+    CUresult r = sim_stream_ctx_locked(s, &c);
+    SIM_UNLOCK();
+    if (r == CUDA_SUCCESS &&
+        (unsigned long long)gx * gy * gz > (unsigned long long)blocks_per_sm((int)threads, smem) * SIM_SMS)
+        r = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    return r;
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                   void **kernelParams)
+{
+    (void)kernelParams;
+    return cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                        void **kernelParams)
+{
+    (void)kernelParams;
+    return cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream);
 }

@@ -49,6 +49,8 @@ CUresult cuStreamQuery_ptsz();
 CUresult cuStreamWaitEvent_ptsz();
 CUresult cuEventRecord_ptsz();
 CUresult cuLaunchKernel_ptsz();
+CUresult cuLaunchCooperativeKernel_ptsz();
+CUresult cuStreamAddCallback_ptsz();
 
 typedef struct proc_entry {
     const char *name;  /* base name, e.g. "cuMemAlloc" */
@@ -213,6 +215,14 @@ static const proc_entry table[] = {
     E("cuLinkAddFile", 6050, cuLinkAddFile_v2),
     E("cuLinkComplete", 5050, cuLinkComplete),
     E("cuLinkDestroy", 5050, cuLinkDestroy),
+    E("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, cuOccupancyMaxActiveBlocksPerMultiprocessor),
+    E("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000,
+      cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags),
+    E("cuOccupancyMaxPotentialBlockSize", 6050, cuOccupancyMaxPotentialBlockSize),
+    E("cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, cuOccupancyMaxPotentialBlockSizeWithFlags),
+    P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz),
+    /* host callbacks (drv_callback.c) */
+    P("cuStreamAddCallback", 5000, cuStreamAddCallback, cuStreamAddCallback_ptsz),
 };
 #pragma GCC diagnostic pop
 

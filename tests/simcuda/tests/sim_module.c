@@ -13,6 +13,16 @@
 
 #include "sim_check.h"
 
+static int called;
+static CUstream called_stream;
+static void CUDA_CB on_done(CUstream s, CUresult status, void *user)
+{
+    called += status == CUDA_SUCCESS && user == &called;
+    called_stream = s;
+}
+
+static size_t smem_for(int block) { return (size_t)block * 64; }
+
 static const char ptx[] =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry touch(.param .u64 touch_param_0)\n{\n  ret;\n}\n"
@@ -92,6 +102,45 @@ int main(void)
     void *args[] = {&d};
     CHECK_EQ(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
     CHECK_EQ(((unsigned char *)(uintptr_t)d)[100], 7);
+
+    /* occupancy: no registers or static memory; 2048 threads, 32 blocks per SM */
+    CHECK_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&v, f, 256, 0), CUDA_SUCCESS);
+    CHECK_EQ(v, 8);
+    CHECK_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&v, f, 32, 0), CUDA_SUCCESS);
+    CHECK_EQ(v, 32);
+    CHECK_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&v, f, 256, 100000), CUDA_SUCCESS);
+    CHECK_EQ(v, 2);
+    CHECK_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&v, f, 1025, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&v, f, 64, 0, 2), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&v, (CUfunction)&v, 64, 0), CUDA_ERROR_INVALID_HANDLE);
+    int grid = 0, block = 0;
+    CHECK_EQ(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ(block, 1024);
+    CHECK_EQ(grid, 2 * 132);
+    CHECK_EQ(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 100), CUDA_SUCCESS);
+    CHECK_EQ(block, 64);            /* 32 blocks of 64 fill the SM; 21 of 96 do not */
+    CHECK_EQ(grid, 32 * 132);
+    CHECK_EQ(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, smem_for, 0, 0), CUDA_SUCCESS);
+    CHECK(block > 0 && grid > 0);
+
+    /* cooperative launch: the grid must be co-resident */
+    CHECK_EQ(cuLaunchCooperativeKernel(f, 132 * 8, 1, 1, 256, 1, 1, 0, NULL, args), CUDA_SUCCESS);
+    CHECK_EQ(cuLaunchCooperativeKernel(f, 132 * 8 + 1, 1, 1, 256, 1, 1, 0, NULL, args),
+             CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    CHECK_EQ(cuLaunchCooperativeKernel(f, 1, 1, 1, 2048, 1, 1, 0, NULL, args), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cuLaunchCooperativeKernel(f, 1, 1, 1, 32, 1, 1, 0, (CUstream)&v, args), CUDA_ERROR_INVALID_HANDLE);
+
+    /* host callback: runs at once, in this thread */
+    CUstream st;
+    CHECK_EQ(cuStreamCreate(&st, 0), CUDA_SUCCESS);
+    CHECK_EQ(cuStreamAddCallback(st, on_done, &called, 0), CUDA_SUCCESS);
+    CHECK_EQ(called, 1);
+    CHECK(called_stream == st);
+    CHECK_EQ(cuStreamAddCallback(st, on_done, &called, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cuStreamAddCallback(st, NULL, &called, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cuStreamAddCallback((CUstream)&v, on_done, &called, 0), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_EQ(called, 1);
+    CHECK_EQ(cuStreamDestroy(st), CUDA_SUCCESS);
 
     /* unload: the module and its functions are gone */
     CHECK_EQ(cuModuleUnload(m), CUDA_SUCCESS);
