@@ -20,7 +20,10 @@ export NUMBA_CUDA_DRIVER="$sim/libcuda.so.1"
 san=${VT_SANITIZER_PRELOAD:+env LD_PRELOAD=$VT_SANITIZER_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}}
 env -u PYTHONPATH -u PYTHONHOME "$py" "$here/numba_client.py" "$out/plain.json" --steps "$steps" \
   || { echo "FAIL: numba_client.py failed without the preload"; exit 1; }
-$san env -u PYTHONPATH -u PYTHONHOME "$vt" run -o "$out/snap" -- \
+# --interval 0: step and exit snapshots only. A periodic snapshot taken while Python
+# tears down (main's list of leaked arrays is dropped, Numba frees in bursts) carries
+# the last step's number and would stand for that step in the series.
+$san env -u PYTHONPATH -u PYTHONHOME "$vt" run --interval 0 -o "$out/snap" -- \
   "$py" "$here/numba_client.py" "$out/traced.json" --steps "$steps" \
   || { echo "FAIL: numba_client.py failed under vramtrace run"; exit 1; }
 "$vt" report --format json "$out/snap" > "$out/report.json" || { echo "FAIL: report failed"; exit 1; }
