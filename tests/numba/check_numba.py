@@ -14,8 +14,11 @@ the program did, and that the program saw the same results without the tracer
   - to_device (PARAM), device_array (SHARED), pinned_array (PINNED) and mapped_array
     (MAPPED) are stable sites of their exact bytes and kinds; cuda.pinned (REGISTER)
     is host_pinned memory flagged registered, never a leak, 0 bytes at the end;
-  - with IPC available: the importing process is in the report with an ipc_import
-    site of the exported bytes, and no ipc_import bytes in the exporter.
+  - with IPC available (the driver answers cuIpcGetMemHandle): the importing
+    process (numba_import.py) read the exporter's bytes, is in the report with one
+    ipc_import site of the exported bytes naming its OPEN line, lists the import as
+    still open at exit from the exporter's pid, and counts none of it as its own;
+    the exporter has no imported bytes (its SHARED site is checked above).
 Exit 0 = pass, 1 = a check failed (one FAIL line each).
 """
 import json
@@ -33,9 +36,17 @@ def fail(msg):
     fails.append(msg)
 
 
-for key in ("ipc", "kernel", "callbacks", "mem_free_at_end", "deallocs_count", "pending_deallocs"):
-    if run.get(key) != plain.get(key):
-        fail(f"{key} differs under the preload: {run.get(key)!r} != {plain.get(key)!r} without it")
+def answers(summary):
+    """What the driver answered, without pids."""
+    out = {k: summary.get(k) for k in ("ipc", "kernel", "callbacks", "mem_free_at_end",
+                                       "deallocs_count", "pending_deallocs")}
+    out["ipc"] = {k: v for k, v in (out["ipc"] or {}).items() if k != "child"}
+    return out
+
+
+for key, value in answers(run).items():
+    if value != answers(plain)[key]:
+        fail(f"{key} differs under the preload: {value!r} != {answers(plain)[key]!r} without it")
 
 procs = {p["pid"]: p for p in doc.get("processes", [])}
 main = procs.get(run["pid"])
@@ -121,16 +132,35 @@ if s is not None:
              f"peak {run['register_bytes']}, 0 at the end, not a leak")
 
 if run["ipc"].get("available"):
+    if run["ipc"].get("child_first_byte") != 7:
+        fail(f"the importer read {run['ipc'].get('child_first_byte')} from the exported array, not 7")
     child = procs.get(run["ipc"]["child"])
+    imp_src = os.path.join(os.path.dirname(src), "numba_import.py")
+    open_line = next(i + 1 for i, l in enumerate(open(imp_src).read().splitlines())
+                     if l.rstrip().endswith("# OPEN"))
     if child is None:
         fail(f"importing process {run['ipc']['child']} not in the report")
     else:
         imp = [s for s in child["sites"] if s.get("kind") == "ipc_import"]
-        if len(imp) != 1 or imp[0].get("last_live_bytes") != run["ipc"]["bytes"]:
+        if len(imp) != 1 or imp[0].get("peak_bytes") != run["ipc"]["bytes"]:
             fail(f"importer: {[show(s) for s in imp]}, expected one ipc_import site of "
                  f"{run['ipc']['bytes']} B")
-    if any(s.get("kind") == "ipc_import" for s in main["sites"]):
-        fail("the exporter has ipc_import sites")
+        elif not any(os.path.realpath(f.get("file") or "") == os.path.realpath(imp_src) and
+                     f.get("line") == open_line for f in imp[0].get("python_frames", [])):
+            fail(f"the import's site does not name numba_import.py:{open_line}: "
+                 f"{imp[0].get('python_frames')}")
+        want = [{"exporter_pid": run["pid"], "bytes": run["ipc"]["bytes"]}]
+        got = [{k: i.get(k) for k in ("exporter_pid", "bytes")} for i in child.get("imports", [])]
+        if got != want or child.get("imported_open_bytes") != run["ipc"]["bytes"]:
+            fail(f"importer's open imports {child.get('imports')} "
+                 f"({child.get('imported_open_bytes')} B), expected {want}")
+        if child.get("peak_bytes") != 0 or child.get("unfreed_at_exit_bytes") != 0:
+            fail(f"imported bytes counted as the importer's own: peak {child.get('peak_bytes')}, "
+                 f"unfreed {child.get('unfreed_at_exit_bytes')}")
+        print(f"IPC: pid {child['pid']} still has {child.get('imported_open_bytes')} B of pid "
+              f"{run['pid']} open at exit")
+    if any(s.get("kind") == "ipc_import" for s in main["sites"]) or main.get("imported_open_bytes"):
+        fail("the exporter has imported bytes")
 else:
     print(f"IPC: not exercised, the driver answers {run['ipc'].get('error')}")
 

@@ -95,22 +95,19 @@ def launch_trivial_kernel(arr, stream):
 
 
 def import_in_child(handle):
-    """Second process: open the exported handle, touch it, exit without closing."""
-    code = ("import pickle, sys\n"
-            "sys.argv = ['numba_client_child']\n"
-            "exec(open(%r).read().split('# ---- main ----')[0])\n"
-            "bind_pre_cuda13_names()\n"
-            "h = pickle.loads(bytes.fromhex(%r))\n"
-            "arr = h.open_array(cuda.current_context(), (%d,), np.uint8)\n"
-            "print('child', os.getpid(), 'opened', arr.nbytes, flush=True)\n"
-            "os._exit(0)\n") % (os.path.abspath(__file__), __import__('pickle').dumps(handle).hex(),
-                                IPC_BYTES)
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    """Runs numba_import.py, which opens the handle in a second process and exits
+    without closing it; returns that process's pid and the first byte it read."""
+    import pickle
+    out = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                       "numba_import.py"), pickle.dumps(handle).hex()],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"numba_client: the importing process failed ({out.returncode}):\n{out.stderr}")
     sys.stdout.write(out.stdout)
-    return int(out.stdout.split()[1])
+    words = out.stdout.split()
+    return int(words[1]), int(words[5])
 
 
-# ---- main ----
 def main():
     summary_path = sys.argv[1]
     steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 24
@@ -124,13 +121,15 @@ def main():
 
     ipc = {"available": False}
     shared = cuda.device_array(IPC_BYTES, dtype=np.uint8)  # SHARED
+    nbdriver.device_memset(shared, 7, IPC_BYTES)
     try:
         handle = shared.get_ipc_handle()
     except nbdriver.CudaAPIError as e:
         ipc["error"] = str(e)
         print(f"IPC not available on this driver: {e}")
     else:
-        ipc = {"available": True, "child": import_in_child(handle), "bytes": IPC_BYTES}
+        child, first = import_in_child(handle)
+        ipc = {"available": True, "child": child, "bytes": IPC_BYTES, "child_first_byte": first}
 
     kernel = launch_trivial_kernel(params, stream)
     history = []
