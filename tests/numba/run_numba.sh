@@ -7,7 +7,8 @@
 # VT_NUMBA_PYTHON overrides). Exits 77 (CTest SKIP) with a SKIP line when that
 # interpreter cannot import numba.cuda.
 # Sanitizer builds set VT_SANITIZER_PRELOAD (see tests/e2e/run_example.sh): the
-# interpreter then gets that runtime in LD_PRELOAD too.
+# interpreter, which dlopens the instrumented simulated driver, then gets that runtime
+# in LD_PRELOAD (alone, and after the libvramtrace.so that `vramtrace run` prepends).
 vt=$1; sim=$2; out=$3; steps=${4:-24}
 here=$(cd "$(dirname "$0")" && pwd)
 py=${VT_NUMBA_PYTHON:-/usr/bin/python3}
@@ -18,7 +19,7 @@ fi
 rm -rf "$out" && mkdir -p "$out" || exit 1
 export NUMBA_CUDA_DRIVER="$sim/libcuda.so.1"
 san=${VT_SANITIZER_PRELOAD:+env LD_PRELOAD=$VT_SANITIZER_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}}
-env -u PYTHONPATH -u PYTHONHOME "$py" "$here/numba_client.py" "$out/plain.json" --steps "$steps" \
+$san env -u PYTHONPATH -u PYTHONHOME "$py" "$here/numba_client.py" "$out/plain.json" --steps "$steps" \
   || { echo "FAIL: numba_client.py failed without the preload"; exit 1; }
 # --interval 0: step and exit snapshots only. A periodic snapshot taken while Python
 # tears down (main's list of leaked arrays is dropped, Numba frees in bursts) carries
