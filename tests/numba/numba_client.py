@@ -13,9 +13,10 @@ Every step it
     unpins it, and adds a stream callback (cuStreamAddCallback);
 and marks the step with vramtrace.step(). Long-lived: one to_device array, a
 pinned_array (cuMemHostAlloc) and a mapped_array (cuMemHostAlloc DEVICEMAP +
-cuMemHostGetDevicePointer_v2). When the driver supports legacy IPC, one device
-array is exported and a second process opens its handle and exits without closing
-it. SUMMARY.json gets what the checker needs: line numbers, byte counts, pids and
+cuMemHostGetDevicePointer_v2). Once, a hand-written PTX kernel goes through Numba's
+linker and module loader and is launched (a no-op on the simulated device). When the
+driver supports legacy IPC, one device array is exported and a second process
+(numba_import.py) opens its handle and exits without closing it. SUMMARY.json gets what the checker needs: line numbers, byte counts, pids and
 whether IPC was available.
 """
 import json
