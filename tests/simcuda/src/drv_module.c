@@ -79,13 +79,27 @@ static struct CUlinkState_st *links;      /* guarded by sim_drv.lock */
 /* The image cuLinkComplete returns when an input was binary: ELF magic, nothing more. */
 static const unsigned char opaque_elf[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
 
-static int is_elf(const void *p) { return memcmp(p, "\x7f" "ELF", 4) == 0; }
-
-static int is_fatbin(const void *p)
+/* Magic checks compare byte by byte and stop at the first mismatch, so a short
+ * NUL-terminated PTX string is never read past its end. */
+static int has_magic(const void *p, const unsigned char *m, size_t n)
 {
-    uint32_t m;
-    memcpy(&m, p, sizeof m);
-    return m == 0xBA55ED50u || m == 0x466243B1u;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != m[i])
+            return 0;
+    return 1;
+}
+
+static int is_elf(const void *p)
+{
+    static const unsigned char m[4] = {0x7f, 'E', 'L', 'F'};
+    return has_magic(p, m, 4);
+}
+
+static int is_fatbin(const void *p)   /* 0xBA55ED50 or 0x466243B1, little-endian */
+{
+    static const unsigned char fat[4] = {0x50, 0xED, 0x55, 0xBA}, wrap[4] = {0xB1, 0x43, 0x62, 0x46};
+    return has_magic(p, fat, 4) || has_magic(p, wrap, 4);
 }
 
 static int is_ptx(const char *s) { return strstr(s, ".version") && strstr(s, ".target"); }

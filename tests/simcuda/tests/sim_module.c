@@ -150,6 +150,7 @@ int main(void)
 
     /* images: garbage refused, binary images take any name */
     CHECK_EQ(cuModuleLoadData(&m, "garbage"), CUDA_ERROR_INVALID_IMAGE);
+    CHECK_EQ(cuModuleLoadData(&m, ""), CUDA_ERROR_INVALID_IMAGE);
     CHECK_EQ(cuModuleLoadData(&m, NULL), CUDA_ERROR_INVALID_VALUE);
     static const unsigned char elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
     CHECK_EQ(cuModuleLoadData(&m, elf), CUDA_SUCCESS);
