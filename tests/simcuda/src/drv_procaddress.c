@@ -57,6 +57,8 @@ CUresult cuStreamGetCaptureInfo_v3_ptsz();
 CUresult cuGraphInstantiateWithParams_ptsz();
 CUresult cuGraphUpload_ptsz();
 CUresult cuGraphLaunch_ptsz();
+CUresult cuLaunchCooperativeKernel_ptsz();
+CUresult cuStreamAddCallback_ptsz();
 
 typedef struct proc_entry {
     const char *name;  /* base name, e.g. "cuMemAlloc" */
@@ -69,6 +71,9 @@ typedef struct proc_entry {
 #define P(n, v, f, p) {n, v, (void *)(f), (void *)(p)}
 #define OLD(n, v) {n, v, NULL, NULL}
 
+/* cuDeviceComputeCapability is deprecated in cuda.h but still exported and resolved. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static const proc_entry table[] = {
     E("cuInit", 2000, cuInit),
     E("cuDriverGetVersion", 2020, cuDriverGetVersion),
@@ -279,7 +284,34 @@ static const proc_entry table[] = {
     E("cuDeviceGraphMemTrim", 11040, cuDeviceGraphMemTrim),
     E("cuDeviceGetGraphMemAttribute", 11040, cuDeviceGetGraphMemAttribute),
     E("cuDeviceSetGraphMemAttribute", 11040, cuDeviceSetGraphMemAttribute),
+    /* modules, functions, JIT linker (drv_module.c) */
+    E("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability),
+    E("cuModuleLoadData", 2000, cuModuleLoadData),
+    E("cuModuleLoadDataEx", 2010, cuModuleLoadDataEx),
+    E("cuModuleUnload", 2000, cuModuleUnload),
+    E("cuModuleGetFunction", 2000, cuModuleGetFunction),
+    OLD("cuModuleGetGlobal", 2000),
+    E("cuModuleGetGlobal", 3020, cuModuleGetGlobal_v2),
+    E("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
+    E("cuFuncSetCacheConfig", 3000, cuFuncSetCacheConfig),
+    OLD("cuLinkCreate", 5050),
+    E("cuLinkCreate", 6050, cuLinkCreate_v2),
+    OLD("cuLinkAddData", 5050),
+    E("cuLinkAddData", 6050, cuLinkAddData_v2),
+    OLD("cuLinkAddFile", 5050),
+    E("cuLinkAddFile", 6050, cuLinkAddFile_v2),
+    E("cuLinkComplete", 5050, cuLinkComplete),
+    E("cuLinkDestroy", 5050, cuLinkDestroy),
+    E("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, cuOccupancyMaxActiveBlocksPerMultiprocessor),
+    E("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000,
+      cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags),
+    E("cuOccupancyMaxPotentialBlockSize", 6050, cuOccupancyMaxPotentialBlockSize),
+    E("cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, cuOccupancyMaxPotentialBlockSizeWithFlags),
+    P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz),
+    /* host callbacks (drv_callback.c) */
+    P("cuStreamAddCallback", 5000, cuStreamAddCallback, cuStreamAddCallback_ptsz),
 };
+#pragma GCC diagnostic pop
 
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                         CUdriverProcAddressQueryResult *status)
