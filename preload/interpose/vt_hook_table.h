@@ -218,10 +218,14 @@
       (pfn), "the runtime's one look-up of the driver")
 
 /* The loader and C library functions libvramtrace also exports (not CUDA; each
- * written by hand: vt_resolve.c, vt_hooks_fd.c, vt_hooks_cancel.c, vt_lifecycle.c).
+ * written by hand: vt_resolve.c, vt_hooks_dl.c, vt_hooks_fd.c, vt_hooks_cancel.c,
+ * vt_lifecycle.c).
  * X(name, note). */
 #define VT_LIBC_HOOK_TABLE(X)                                                                       \
     X(dlsym, "cu* results swapped for their hooks (vt_resolve.c)")                                  \
+    X(dlopen, "forwarded with the caller intact; RTLD_DEEPBIND loads re-linked to our hooks (vt_hooks_dl.c)") \
+    X(dlerror, "the program's message kept across our own look-ups (vt_hooks_dl.c)")               \
+    X(dl_iterate_phdr, "forwarded; hooked calls from its callbacks take no loader lock (vt_hooks_dl.c)") \
     X(pipe2, "forwarded; libunwind's validation pipe moved above low descriptors (vt_hooks_fd.c)")  \
     X(pthread_cancel, "waits for a stack capture in progress (vt_hooks_cancel.c)")                  \
     X(__register_atfork, "registers our fork handlers before the caller's (vt_lifecycle.c)")

@@ -15,6 +15,7 @@
 #include "vt_cancel.h"
 #include "vt_fd.h"
 #include "vt_hooks.h"
+#include "vt_hooks_dl.h"
 #include "vt_resolve.h"
 
 #include <dlfcn.h>
@@ -65,6 +66,6 @@ __attribute__((constructor)) static void vt__cancel_ctor(void)
      * copy's export; dlsym here is ours, which passes this name to glibc untouched */
     if (vt__find_real() && dlsym(RTLD_DEFAULT, "pthread_cancel") == (void *)vt__pthread_cancel)
         vt_cancel_arm();
-    dlerror();
+    vt_dlerr_clear();
     errno = e;
 }

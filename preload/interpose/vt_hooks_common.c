@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_hooks.h"
+#include "vt_hooks_dl.h"
 #include "vt_frames.h"
 #include "vt_config.h"
 #include "vt_state.h"
@@ -48,6 +49,13 @@ void vt_hook_start(void)
 {
     if (__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE))
         return;
+    /* Inside a dl_iterate_phdr callback the loader's write lock is held: the writer's
+     * start (NVML's dlopen, pthread_create's TLS set-up) takes the loader's load and
+     * TLS locks, which a thread inside dlopen holds while it waits for the write lock.
+     * The start waits for the next allocation outside such a callback; the events
+     * recorded until then wait in the core's ring. */
+    if (vt_guard_in_iterate())
+        return;
     /* the writer's open/write are cancellation points: never the program's */
     int oldcs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
@@ -62,7 +70,9 @@ void vt_hook_start(void)
         __atomic_exchange_n(&vt__fork_nostacks, 0, __ATOMIC_ACQ_REL))
         vt_log(VT_LOG_WARN, "forked while another thread was capturing a stack (libunwind's "
                             "locks may be held for good): this process records without stacks");
+    char *dlerr = vt_dlerr_save();   /* the writer's start opens NVML with dlopen */
     vt_writer_start();
+    vt_dlerr_restore(dlerr);
     __atomic_store_n(&vt__started, 1, __ATOMIC_RELEASE);
     pthread_setcancelstate(oldcs, NULL);
 }

@@ -55,6 +55,13 @@ void vt_resolve_init(void);
  * RTLD_NEXT searches. Preserves errno. Thread-safe (atomic slot stores). */
 void vt_resolve_lazy_from(void *caller);
 
+/* The re-linker's question (vt_relink.c): row is a hook whose exported name an
+ * object's relocation refers to, real the function that object binds (or would bind)
+ * it to. Fills row's empty real_ slot with real (pinning real's library, as
+ * vt_resolve_lazy_from does) and returns row's hook when the slot then holds real;
+ * NULL when real is one of ours or the slot holds another function. Thread-safe. */
+void *vt_resolve_adopt(const vt_hook_entry *row, void *real);
+
 /* Returns the hook to hand out instead of p, or p itself (see the file comment).
  * p may be NULL. Preserves errno. Thread-safe. */
 void *vt_resolve_swap(void *p);

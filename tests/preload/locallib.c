@@ -18,4 +18,15 @@ PLUGIN int plugin_driver_alloc(unsigned long long *p, size_t bytes)
     *p = (unsigned long long)d;
     return r;
 }
+/* cuInit, the primary context of device 0 made current: none of them hooked */
+PLUGIN int plugin_driver_init(void)
+{
+    CUcontext ctx = NULL;
+    CUresult r = cuInit(0);
+    if (r == CUDA_SUCCESS)
+        r = cuDevicePrimaryCtxRetain(&ctx, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuCtxSetCurrent(ctx);
+    return (int)r;
+}
 PLUGIN int plugin_driver_free(unsigned long long p) { return (int)cuMemFree((CUdeviceptr)p); }

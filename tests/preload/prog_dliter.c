@@ -1,0 +1,95 @@
+/* prog_dliter.c — prog_dliter LIB: the process's first hooked call (cudaMalloc, then
+ * cudaFree) is made inside a dl_iterate_phdr callback while another thread is inside
+ * dlopen(LIB). The callback holds the loader's write lock; the other thread holds the
+ * loader's load lock and waits for the write lock (it adds LIB to the list of
+ * objects). A hooked call that takes the load lock there deadlocks, which the
+ * program's own calls (the runtime is initialised before, by an unhooked call) never
+ * do. With VT_EXPECT_TRACKED=1 the allocation must be tracked too: 4096 live bytes
+ * after cudaMalloc (read after the callback returned), 0 after the cudaFree of a
+ * second one made outside it. Exit 0: both calls returned 0 and the other thread's dlopen succeeded; exit 3:
+ * still blocked after 20 s (the deadlock); 1: a call failed; 2: usage. */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "vramtrace.h"
+
+static const char *lib;
+static int in_callback;     /* atomic: the main thread holds the write lock */
+static void *loaded;
+
+static void *loader(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&in_callback, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    loaded = dlopen(lib, RTLD_NOW | RTLD_LOCAL);   /* blocks until the callback returns */
+    return NULL;
+}
+
+static int rc_malloc = -1, rc_free = -1;
+static void *kept;
+
+static int callback(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)info; (void)size; (void)arg;
+    __atomic_store_n(&in_callback, 1, __ATOMIC_RELEASE);
+    struct timespec ts = {0, 300 * 1000 * 1000};   /* the loader thread is in dlopen */
+    nanosleep(&ts, NULL);
+    void *p = NULL;
+    rc_malloc = (int)cudaMalloc(&p, 4096);
+    kept = p;
+    return 1;   /* once */
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char m[] = "prog_dliter: deadlock: still blocked after 20 s\n";
+    if (write(2, m, sizeof m - 1) < 0) { /* nothing more to do */ }
+    _exit(3);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: prog_dliter LIB\n");
+        return 2;
+    }
+    lib = argv[1];
+    int n = 0;
+    /* unhooked calls: the runtime is initialised, the simulated driver's per-thread
+     * state of this thread exists (its first use would take the loader's TLS lock) */
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1 || cudaSetDevice(0) != cudaSuccess) {
+        fprintf(stderr, "no device\n");
+        return 1;
+    }
+    signal(SIGALRM, on_alarm);
+    alarm(20);
+    pthread_t t;
+    pthread_create(&t, NULL, loader, NULL);
+    dl_iterate_phdr(callback, NULL);
+    pthread_join(t, NULL);
+    alarm(0);
+    int tracked = getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
+    int bad = 0;
+    if (tracked && vramtrace_live_bytes(-1) != 4096) {
+        fprintf(stderr, "live %llu != 4096\n", (unsigned long long)vramtrace_live_bytes(-1));
+        bad = 1;
+    }
+    rc_free = rc_malloc == 0 ? (int)cudaFree(kept) : -1;
+    if (tracked && vramtrace_live_bytes(-1) != 0) {
+        fprintf(stderr, "live %llu != 0 after the free\n", (unsigned long long)vramtrace_live_bytes(-1));
+        bad = 1;
+    }
+    printf("prog_dliter: cudaMalloc %d, cudaFree %d, dlopen %s\n", rc_malloc, rc_free, loaded ? "ok" : dlerror());
+    return rc_malloc == 0 && rc_free == 0 && loaded && !bad ? 0 : 1;
+}
