@@ -87,11 +87,11 @@
     X(cudaMallocFromPoolAsync, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                 \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
       (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cudaMallocFromPoolAsync_ptsz, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                            \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
       (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
-      "per-thread default stream; the pool's reserve is sampled from then on")                        \
+      "per-thread default stream; the pool's reserve and use are sampled from then on")                        \
     /* ---- runtime: free ---- */                                                                    \
     X(cudaFree, RT, DEVICE, FREE, FRONT, cudaError_t, (void *devPtr), (devPtr), (devPtr), "")         \
     X(cudaFreeHost, RT, HOST_PINNED, FREE, FRONT, cudaError_t, (void *ptr), (ptr), (ptr), "")         \
@@ -109,7 +109,7 @@
       (vt_driver_pool_note((uint64_t)(uintptr_t)*memPool,                                             \
                            poolProps->location.type == cudaMemLocationTypeDevice                      \
                                ? poolProps->location.id : -1)),                                       \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cudaMemPoolDestroy, RT, NONE, POOL_DESTROY, NOFRONT, cudaError_t, (cudaMemPool_t memPool),      \
       (memPool), (memPool), "the pool is no longer sampled (taken out before the real call)")        \
     X(cudaDeviceReset, RT, NONE, HAND, NOFRONT, cudaError_t, (void), (), (),                           \
@@ -157,18 +157,18 @@
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
       (dptr, bytesize, pool, stream),                                                                 \
       (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cuMemAllocFromPoolAsync_ptsz, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                              \
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
       (dptr, bytesize, pool, stream),                                                                 \
       (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
-      "per-thread default stream; the pool's reserve is sampled from then on")                        \
+      "per-thread default stream; the pool's reserve and use are sampled from then on")                        \
     X(cuMemPoolCreate, DRV, NONE, PASS, NOFRONT, CUresult,                                             \
       (CUmemoryPool *pool, const CUmemPoolProps *poolProps), (pool, poolProps),                       \
       (vt_driver_pool_note((uint64_t)(uintptr_t)*pool,                                                \
                            poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE                     \
                                ? poolProps->location.id : -1)),                                       \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cuMemPoolDestroy, DRV, NONE, POOL_DESTROY, NOFRONT, CUresult, (CUmemoryPool pool), (pool),      \
       (pool), "the pool is no longer sampled (taken out before the real call)")                      \
     /* ---- driver: free ---- */                                                                     \

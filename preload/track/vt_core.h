@@ -151,10 +151,13 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle);
  * size 0: the one at va. */
 void vt_core_vmm_unmap(uint64_t va, uint64_t size);
 
-/* Driver-reported memory of device (cuMemGetInfo_v2), and the stream-ordered pool's
- * reserved bytes (cuMemPoolGetAttribute RESERVED_MEM_CURRENT). */
+/* Driver-reported memory of device (cuMemGetInfo_v2), and its stream-ordered pools'
+ * sampled bytes (cuMemPoolGetAttribute RESERVED_MEM_CURRENT and, used_known 1,
+ * USED_MEM_CURRENT, summed over the default pool and the pools the program created or
+ * used: vt_driver_pool_sample). A snapshot's pool_used_bytes is the sampled use when
+ * known, else the live bytes of kind async. */
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes);
-void vt_core_set_pool_reserved(int device, uint64_t reserved);
+void vt_core_set_pool(int device, uint64_t reserved, uint64_t used, int used_known);
 
 /* ---- steps and queries (client API); each applies the ring's pending events first,
  * unless named _applied ---- */

@@ -288,9 +288,10 @@ static void vt__refresh(void)
     int e = errno;
     vt_guard_enter();
     for (int d = 0; d < 64; d++) {
-        uint64_t reserved;
-        if ((devs & (1ull << d)) && vt_driver_pool_reserved(d, &reserved) == 0)
-            vt_core_set_pool_reserved(d, reserved);
+        uint64_t reserved, used;
+        int used_known;
+        if ((devs & (1ull << d)) && vt_driver_pool_sample(d, &reserved, &used, &used_known) == 0)
+            vt_core_set_pool(d, reserved, used, used_known);
     }
     vt_guard_leave();
     errno = e;

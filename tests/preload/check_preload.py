@@ -666,6 +666,47 @@ def check_privpool(c):
     print("privpool ok (%d, then %d bytes reserved)" % (res[0], res[1]))
 
 
+def check_drvpool(c):
+    """A private pool through the driver API (prog_runtime drvpool): each step
+    snapshot's pool_reserved_bytes and pool_used_bytes of device 0 are the driver's own
+    RESERVED_MEM_CURRENT and USED_MEM_CURRENT the program printed before the step
+    (sampled, not our live bytes: the use is rounded), the reserve stays after the
+    frees (retention 12 MiB at the third step), nothing after cuMemPoolDestroy; the
+    program's output and exit status are the same without the preload; vramtrace
+    report shows the retention."""
+    a = c.run([c.prog("prog_runtime"), "drvpool"], preload=False)
+    d = c.outdir("drvpool")
+    p = c.run([c.prog("prog_runtime"), "drvpool"], VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0 and a.returncode == 0, "drvpool failed: %d %d %s" % (a.returncode, p.returncode, p.stderr))
+    expect(a.stdout == p.stdout, "drvpool: output changed by the preload:\n%s---\n%s" % (a.stdout, p.stdout))
+    want = []
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f[:2] == ["drvpool", "step"]:
+            want.append((int(f[4]), int(f[6])))
+    st = snaps(read_records(one_file(d)), "step")
+    expect(len(st) == 4 and len(want) == 4, "drvpool: %d step snapshots, %d printed" % (len(st), len(want)))
+    got = []
+    for s in st:
+        dv = {x["device"]: x for x in s["devices"]}[0]
+        got.append((dv.get("pool_reserved_bytes"), dv.get("pool_used_bytes"), dv["kinds"].get("async", {}).get("live_bytes", 0)))
+    for i, ((r, u), (gr, gu, live)) in enumerate(zip(want, got)):
+        expect(gr == r and gu == u, "drvpool step %d: snapshot reserved %r used %r, driver %d %d" % (i + 1, gr, gu, r, u))
+    expect(got[0][1] != got[0][2], "drvpool: pool_used_bytes %d is the live bytes, not the driver's sample" % got[0][1])
+    expect(want[2][0] >= 12 << 20 and want[2][1] == 0, "drvpool: no retention after the frees: %r" % (want,))
+    expect(want[3] == (0, 0) and got[3][0] == 0 and got[3][1] == 0, "drvpool: destroyed pool counted: %r" % (got,))
+    vt = os.path.join(os.path.dirname(c.bin), "bin", "vramtrace")
+    if not os.path.exists(vt):
+        vt = os.path.join(c.bin, "vramtrace")
+    rep = subprocess.run([vt, "report", "--format", "json", d], capture_output=True, text=True, timeout=60)
+    expect(rep.returncode == 0, "drvpool: report failed: %s" % rep.stderr)
+    js = json.loads(rep.stdout)
+    devs = [dv for pr in js.get("processes", []) for dv in pr.get("devices", []) if dv.get("device") == 0]
+    expect(devs and devs[0].get("pool_retention_max_bytes") == want[2][0],
+           "drvpool: report's retention max %r, expected %d" % ([dv.get("pool_retention_max_bytes") for dv in devs], want[2][0]))
+    print("drvpool ok (reserved/used per step %r; retention max %d in the report)" % (want, want[2][0]))
+
+
 def check_twocopies_rtonly(c):
     """Two copies in LD_PRELOAD and a program linked with the runtime only (the runtime
     dlopens the driver after start-up, and every hook of the first copy found the

@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg privpool.
+ * heldsnap hostreg privpool drvpool.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -211,6 +211,58 @@ static void scenario_privpool(void)
     vramtrace_step();
     OK(cudaMemPoolDestroy(pool));
     vramtrace_step();
+}
+
+/* An RMM-style private pool through the driver API: cuMemPoolCreate with a release
+ * threshold of 64 MiB (freed memory stays reserved), 8 MiB and 4 MiB + 100 bytes from
+ * it (cuMemAllocFromPoolAsync), freed one after the other (cuMemFreeAsync), then
+ * cuMemPoolDestroy. A step after each event; before each step the driver's own
+ * RESERVED_MEM_CURRENT and USED_MEM_CURRENT of the pool are printed
+ * ("drvpool step N reserved R used U"; the use is the pool's rounded bytes, not the
+ * 100 extra). check_preload.py drvpool compares device 0's pool_reserved_bytes and
+ * pool_used_bytes of the step snapshots with them: the reserve stays while the use
+ * goes down (retention), and after the destroy the pool counts nowhere. */
+static void drvpool_step(CUmemoryPool pool, int n)
+{
+    cuuint64_t r = 0, u = 0;
+    if (pool) {
+        CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) == CUDA_SUCCESS);
+        CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &u) == CUDA_SUCCESS);
+    }
+    printf("drvpool step %d reserved %llu used %llu\n", n, (unsigned long long)r, (unsigned long long)u);
+    fflush(stdout);
+    vramtrace_step();
+}
+
+static void scenario_drvpool(void)
+{
+    OK(cudaSetDevice(0));   /* the primary context, current */
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CUmemoryPool pool;
+    CHECK(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
+    cuuint64_t threshold = 64u << 20;
+    CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) == CUDA_SUCCESS);
+    CUdeviceptr a = 0, b = 0;
+    CHECK(cuMemAllocFromPoolAsync(&a, 8u << 20, pool, NULL) == CUDA_SUCCESS);
+    CHECK(cuMemAllocFromPoolAsync(&b, (4u << 20) + 100, pool, NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE((12u << 20) + 100);
+    drvpool_step(pool, 1);
+    CHECK(cuMemFreeAsync(a, NULL) == CUDA_SUCCESS);
+    CHECK(cuStreamSynchronize(NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE((4u << 20) + 100);
+    drvpool_step(pool, 2);
+    CHECK(cuMemFreeAsync(b, NULL) == CUDA_SUCCESS);
+    CHECK(cuStreamSynchronize(NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE(0);
+    drvpool_step(pool, 3);
+    CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+    drvpool_step(NULL, 4);
+    /* a pool no longer known is forwarded: the driver's own answer */
+    CHECK(cuMemPoolDestroy(pool) == CUDA_ERROR_INVALID_VALUE);
 }
 
 #define NTHREADS 8
@@ -677,6 +729,7 @@ int main(int argc, char **argv)
     if (!strcmp(s, "kinds")) scenario_kinds();
     else if (!strcmp(s, "churn")) scenario_churn();
     else if (!strcmp(s, "privpool")) scenario_privpool();
+    else if (!strcmp(s, "drvpool")) scenario_drvpool();
     else if (!strcmp(s, "leak")) scenario_leak();
     else if (!strcmp(s, "reset")) scenario_reset();
     else if (!strcmp(s, "pool")) scenario_pool();
