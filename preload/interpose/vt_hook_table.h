@@ -194,6 +194,27 @@
       (vt_core_vmm_unmap((uint64_t)ptr, size)), "")                                                   \
     X(cuMemRetainAllocationHandle, DRV, VMM, HAND, NOFRONT, CUresult,                                  \
       (CUmemGenericAllocationHandle *handle, void *addr), (handle, addr), (), "")                     \
+    /* ---- driver: multicast objects (NVLS); released through cuMemRelease ---- */                  \
+    X(cuMulticastCreate, DRV, VMM_MULTICAST, HAND, NOFRONT, CUresult,                                  \
+      (CUmemGenericAllocationHandle *mcHandle, const CUmulticastObjectProp *prop), (mcHandle, prop), (), \
+      "keyed by handle like cuMemCreate; prop->size bytes on the current context's device")           \
+    X(cuMulticastAddDevice, DRV, NONE, PASS, NOFRONT, CUresult,                                        \
+      (CUmemGenericAllocationHandle mcHandle, CUdevice dev), (mcHandle, dev), ((void)0), "")           \
+    X(cuMulticastBindMem, DRV, NONE, PASS, NOFRONT, CUresult,                                          \
+      (CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, \
+       size_t memOffset, size_t size, unsigned long long flags),                                       \
+      (mcHandle, mcOffset, memHandle, memOffset, size, flags), ((void)0),                              \
+      "bound memory is counted by its own cuMemCreate")                                                \
+    X(cuMulticastBindAddr, DRV, NONE, PASS, NOFRONT, CUresult,                                         \
+      (CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size,        \
+       unsigned long long flags), (mcHandle, mcOffset, memptr, size, flags), ((void)0),                \
+      "bound memory is counted by its own allocation")                                                 \
+    X(cuMulticastUnbind, DRV, NONE, PASS, NOFRONT, CUresult,                                           \
+      (CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size),             \
+      (mcHandle, dev, mcOffset, size), ((void)0), "")                                                  \
+    X(cuMulticastGetGranularity, DRV, NONE, PASS, NOFRONT, CUresult,                                   \
+      (size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option),   \
+      (granularity, prop, option), ((void)0), "")                                                      \
     X(cuMemAddressReserve, DRV, NONE, PASS, NOFRONT, CUresult,                                         \
       (CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags),  \
       (ptr, size, alignment, addr, flags), ((void)0), "address space, not memory: counted nowhere")   \

@@ -43,6 +43,7 @@
  * as VT_KIND_PACK (common/vt_format.h); scripts/hook_table.py shows them as
  * "<kind> (<flag>)". */
 #define VT_KIND_HOST_PINNED_REGISTERED VT_KIND_PACK(VT_KIND_HOST_PINNED, VT_FLAG_REGISTERED)
+#define VT_KIND_VMM_MULTICAST VT_KIND_PACK(VT_KIND_VMM, VT_FLAG_MULTICAST)
 
 /* Makes sure the hook's real_<name> pointer is set (lazy: a hook can run before our
  * constructor, e.g. from another library's constructor); returns err (the family's

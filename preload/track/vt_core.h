@@ -126,8 +126,11 @@ void vt_core_drain(void);
 /* ---- VMM (CUDA driver API "Virtual Memory Management") ----
  * Physical memory is live from cuMemCreate until every reference is released
  * (create and each cuMemRetainAllocationHandle give one, each cuMemRelease takes
- * one) AND every mapping is unmapped; a cuMemMap in flight keeps it live too. */
-int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack);
+ * one) AND every mapping is unmapped; a cuMemMap in flight keeps it live too.
+ * vt_core_vmm_create: flags, the site flags of the allocation (VT_SITE_FLAGS, e.g.
+ * VT_FLAG_MULTICAST for a cuMulticastCreate object; 0 for cuMemCreate memory): its
+ * site is (stack, VT_KIND_PACK(VT_KIND_VMM, flags), device). */
+int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack, int flags);
 /* After a successful cuMemRetainAllocationHandle: one more reference. */
 void vt_core_vmm_retain(uint64_t handle);
 /* Before cuMemRetainAllocationHandle(addr): holds live the allocation whose mapping

@@ -48,7 +48,7 @@ static vt_vmm *vt__vmm_settle(vt_vmm *v, uint64_t before)
     return NULL;
 }
 
-int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack)
+int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack, int flags)
 {
     if (!vt_core_enabled())
         return -1;
@@ -56,7 +56,7 @@ int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stac
     int tid = vt_guard_tid();
     int rc = 0;
     vt__lock();
-    vt_site *s = vt__site_get(stack, VT_KIND_VMM, device);
+    vt_site *s = vt__site_get(stack, VT_KIND_PACK(VT_KIND_VMM, flags & VT_FLAG_ALL), device);
     vt_vmm *v = s ? vt_mem_calloc(sizeof *v) : NULL;
     if (!v) {
         vt__oom_latch();

@@ -707,6 +707,36 @@ def check_drvpool(c):
     print("drvpool ok (reserved/used per step %r; retention max %d in the report)" % (want, want[2][0]))
 
 
+def check_multicast(c):
+    """Multicast objects (prog_runtime multicast): the program's output and exit status
+    are the same without the preload (every driver code forwarded, errors included);
+    vramtrace report finds the planted leak, a 2 MiB multicast object never released,
+    as unfreed at exit at exactly 2 MiB in a site of kind vmm with the multicast flag;
+    the released object's site (4 MiB) frees to 0; the cuMemCreate memory bound into
+    it is its own vmm site without the flag."""
+    a = c.run([c.prog("prog_runtime"), "multicast"], preload=False)
+    d = c.outdir("multicast")
+    p = c.run([c.prog("prog_runtime"), "multicast"], VRAMTRACE_OUTPUT=d)
+    expect(a.returncode == 0 and p.returncode == 0, "multicast failed: %d %d %s" % (a.returncode, p.returncode, p.stderr))
+    expect(a.stdout == p.stdout, "multicast: output changed by the preload")
+    vt = os.path.join(c.bin, "vramtrace")
+    rep = subprocess.run([vt, "report", "--format", "json", d], capture_output=True, text=True, timeout=60)
+    expect(rep.returncode == 0, "multicast: report failed: %s" % rep.stderr)
+    pr = json.loads(rep.stdout)["processes"][0]
+    expect(pr["unfreed_at_exit_bytes"] == 2 << 20, "multicast: unfreed at exit %r" % pr["unfreed_at_exit_bytes"])
+    mc = [s for s in pr["sites"] if s["kind"] == "vmm" and s.get("flags") == ["multicast"]]
+    plain = [s for s in pr["sites"] if s["kind"] == "vmm" and not s.get("flags")]
+    expect(len(mc) == 2 and len(plain) == 1, "multicast: sites %r" % [(s["kind"], s.get("flags")) for s in pr["sites"]])
+    leak = [s for s in mc if s["unfreed_at_exit_bytes"]]
+    expect(len(leak) == 1 and leak[0]["unfreed_at_exit_bytes"] == 2 << 20 and "scenario_multicast" in leak[0]["title"],
+           "multicast: planted leak %r" % [(s["title"], s["unfreed_at_exit_bytes"]) for s in mc])
+    freed = [s for s in mc if not s["unfreed_at_exit_bytes"]]
+    expect(freed[0]["peak_bytes"] == 4 << 20 and freed[0]["last_live_bytes"] == 0,
+           "multicast: released object %r" % freed)
+    expect(plain[0]["peak_bytes"] == 4 << 20 and plain[0]["last_live_bytes"] == 0, "multicast: bound memory %r" % plain)
+    print("multicast ok (leak %d bytes at %s, kind vmm, flags multicast)" % (leak[0]["unfreed_at_exit_bytes"], leak[0]["title"]))
+
+
 def check_twocopies_rtonly(c):
     """Two copies in LD_PRELOAD and a program linked with the runtime only (the runtime
     dlopens the driver after start-up, and every hook of the first copy found the

@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg privpool drvpool.
+ * heldsnap hostreg privpool drvpool multicast.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -663,6 +663,69 @@ static void *vmm_unmapper(void *arg)
     }
 }
 
+/* Multicast objects (NVLS): cuMulticastCreate's object is vmm memory with the
+ * multicast flag, live until released and unmapped; binding cuMemCreate memory into it
+ * counts nothing more. Exact live bytes after each event; every code is the driver's
+ * (the same without the preload, errors included). A second object of 2 MiB is never
+ * released: the planted leak (check_preload.py multicast reads the exit snapshot). */
+#define MC_CHECK(call, want) do { CUresult r_ = (call); if (r_ != (want)) { fprintf(stderr, "%s:%d: %s = %d, expected %d\n", __FILE__, __LINE__, #call, (int)r_, (int)(want)); failures++; } } while (0)
+static void scenario_multicast(void)
+{
+    const size_t MiB = 1u << 20;
+    OK(cudaSetDevice(0));
+    CUmulticastObjectProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.numDevices = 1;
+    prop.size = 4 * MiB;
+    size_t g = 0;
+    MC_CHECK(cuMulticastGetGranularity(&g, &prop, CU_MULTICAST_GRANULARITY_MINIMUM), CUDA_SUCCESS);
+    CHECK(g == 2 * MiB);
+    MC_CHECK(cuMulticastGetGranularity(&g, &prop, (CUmulticastGranularity_flags)7), CUDA_ERROR_INVALID_VALUE);
+    CUmemGenericAllocationHandle mc = 0, mc2 = 0, phys = 0;
+    prop.size = 3 * MiB;   /* not a multiple of the granularity: refused, nothing counted */
+    MC_CHECK(cuMulticastCreate(&mc, &prop), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_LIVE(0);
+    prop.size = 4 * MiB;
+    MC_CHECK(cuMulticastCreate(&mc, &prop), CUDA_SUCCESS);
+    EXPECT_LIVE(4 * MiB);
+    MC_CHECK(cuMulticastAddDevice(mc, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMulticastAddDevice(mc, 0), CUDA_ERROR_INVALID_VALUE);   /* team already whole */
+    CUmemAllocationProp pp;
+    memset(&pp, 0, sizeof pp);
+    pp.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    pp.location.id = 0;
+    MC_CHECK(cuMemCreate(&phys, 4 * MiB, &pp, 0), CUDA_SUCCESS);
+    EXPECT_LIVE(8 * MiB);
+    MC_CHECK(cuMulticastBindMem(mc, 0, phys, 0, 4 * MiB, 0), CUDA_SUCCESS);
+    EXPECT_LIVE(8 * MiB);
+    CUdeviceptr va = 0;
+    MC_CHECK(cuMemAddressReserve(&va, 8 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMemMap(va, 4 * MiB, 0, mc, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMemMap(va + 4 * MiB, 4 * MiB, 0, phys, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMulticastBindAddr(mc, 0, va + 4 * MiB, 4 * MiB, 0), CUDA_ERROR_INVALID_VALUE);   /* bound */
+    MC_CHECK(cuMulticastUnbind(mc, 0, 0, 4 * MiB), CUDA_SUCCESS);
+    MC_CHECK(cuMulticastBindAddr(mc, 0, va + 4 * MiB, 4 * MiB, 0), CUDA_SUCCESS);
+    EXPECT_LIVE(8 * MiB);
+    MC_CHECK(cuMemRelease(mc), CUDA_SUCCESS);   /* still mapped: still live */
+    EXPECT_LIVE(8 * MiB);
+    MC_CHECK(cuMemUnmap(va, 4 * MiB), CUDA_SUCCESS);
+    EXPECT_LIVE(4 * MiB);
+    /* a released object is no longer known: forwarded, the driver's answers */
+    MC_CHECK(cuMemRelease(mc), CUDA_ERROR_INVALID_VALUE);
+    MC_CHECK(cuMulticastAddDevice(mc, 0), CUDA_ERROR_INVALID_VALUE);
+    MC_CHECK(cuMulticastUnbind(mc, 0, 0, 4 * MiB), CUDA_ERROR_INVALID_VALUE);
+    MC_CHECK(cuMemUnmap(va + 4 * MiB, 4 * MiB), CUDA_SUCCESS);
+    MC_CHECK(cuMemRelease(phys), CUDA_SUCCESS);
+    MC_CHECK(cuMemAddressFree(va, 8 * MiB), CUDA_SUCCESS);
+    EXPECT_LIVE(0);
+    vramtrace_step();
+    prop.size = 2 * MiB;   /* the planted leak */
+    MC_CHECK(cuMulticastCreate(&mc2, &prop), CUDA_SUCCESS);
+    EXPECT_LIVE(2 * MiB);
+    vramtrace_step();
+}
+
 static void scenario_vmm(void)
 {
     void *plain;
@@ -742,6 +805,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "fork")) scenario_fork();
     else if (!strcmp(s, "loop")) scenario_loop();
     else if (!strcmp(s, "vmm")) scenario_vmm();
+    else if (!strcmp(s, "multicast")) scenario_multicast();
     else if (!strcmp(s, "heldsnap")) scenario_heldsnap();
     else if (!strcmp(s, "hostreg")) scenario_hostreg();
     else {
