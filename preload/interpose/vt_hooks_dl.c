@@ -155,6 +155,12 @@ VT_EARLY char *vt__dlerror_export(void)
 }
 extern __typeof__(vt__dlerror_export) dlerror __attribute__((alias("vt__dlerror_export"), visibility("default")));
 
+void vt_hooks_dl_fork_child(void)
+{
+    int w = __atomic_load_n(&vt__dl_work, __ATOMIC_ACQUIRE) & VT_DL_RELINK;
+    __atomic_store_n(&vt__dl_work, w | (vt__tls.dlerr ? VT_DL_KEPT : 0), __ATOMIC_RELEASE);
+}
+
 /* ---- dl_iterate_phdr ---- */
 
 VT_EARLY VT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)

@@ -9,6 +9,10 @@
  * vt_preload_init; idempotent. Preserves errno. */
 void vt_hooks_dl_init(void);
 
+/* Fork child (one thread): the other threads' kept messages are gone; the work word
+ * counts this thread's only (a pending re-link stays pending). */
+void vt_hooks_dl_fork_child(void);
+
 /* The C library's dlopen (NULL until vt_hooks_dl_init found it). */
 extern void *(*vt__real_dlopen)(const char *, int);
 

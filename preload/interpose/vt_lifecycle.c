@@ -85,6 +85,7 @@ static void vt__fork_child(void)
     vt_core_after_fork_child();
     vt_writer_fork_child();
     vt_hook_after_fork_child();
+    vt_hooks_dl_fork_child();
     vt_annot_reset();
     vt_host_fork_child();      /* the host sampler's and the textfile's locks: their */
     vt_prom_after_fork_child(); /* own, taken under no other lock of ours           */
