@@ -8,15 +8,18 @@
  * is bypassed. glibc decides the caller's object from dlopen's return address (its
  * namespace, $ORIGIN, its RPATH/RUNPATH for a bare name), so our dlopen is a few
  * instructions of assembly that jump to the C library's with the caller's return
- * address intact: the load itself is exactly the program's. A DEEPBIND load is noted
- * (vt__dl_work); at the next dlopen or dlsym any thread makes after that load
- * finished (the count of loads, dl_phdr_info.dlpi_adds, moved), every loaded object's
- * references to the functions we export are bound to our hooks again (vt_relink.c:
- * the GOT/PLT slots that hold the real function, or a lazy PLT stub the object's own
- * scope would resolve to it, get our hook, as the global scope would have given).
- * Not covered: calls a DEEPBIND library makes before the program's next dlopen or
- * dlsym (its constructors; a function pointer handed out by a constructor and called
- * before any dlsym); dlmopen (a new namespace holds no preloaded library).
+ * address intact: the load itself is exactly the program's. After a DEEPBIND load,
+ * every loaded object's references to the functions we export are bound to our hooks
+ * again (vt_relink.c: the GOT/PLT slots that hold the real function, or a lazy PLT
+ * stub the object's own scope would resolve to it, get our hook, as the global scope
+ * would have given): at once, before dlopen returns, when glibc's dlopen called from
+ * here loads exactly what it loads for the caller (a path with '/' and no '$', a
+ * caller in the base namespace, no DT_RPATH anywhere: vt__same_as_caller); else at
+ * the next dlopen or dlsym any thread makes after that load finished (the count of
+ * loads, dl_phdr_info.dlpi_adds, moved; the load is noted in vt__dl_work).
+ * Not covered: calls the library makes inside dlopen (its constructors); in the
+ * second case, calls through function pointers it handed out before the program's
+ * next dlopen or dlsym; dlmopen (a new namespace holds no preloaded library).
  *
  * dlerror. glibc keeps one message per thread; every dlopen/dlsym/dlinfo/dlclose
  * resets it. Our own look-ups made inside a hooked CUDA call (lazy real functions,
@@ -215,19 +218,89 @@ VT_EARLY __attribute__((visibility("hidden"), used)) void vt__loader_enter(void)
     errno = e;
 }
 
-/* dlopen's slow path (a DEEPBIND mode, pending work, or the real dlopen not known
- * yet): returns the C library's dlopen for the trampoline to jump to (NULL: none). */
-VT_EARLY __attribute__((visibility("hidden"), used)) void *vt__dlopen_enter(const char *file, int mode)
+/* 1 when one object holds a DT_RPATH (vt__any_rpath's callback). */
+static int vt__rpath_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    (void)file;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+            continue;
+        const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        for (; d->d_tag != DT_NULL; d++)
+            if (d->d_tag == DT_RPATH) {
+                *(int *)arg = 1;
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* Whether glibc's dlopen called from libvramtrace loads file exactly as called from
+ * caller. glibc takes from the caller's object: its namespace (ours is the base one),
+ * $ORIGIN in the name, the RPATH/RUNPATH searched for a name without '/', and the
+ * DT_RPATH of its chain of loaders, searched for the new object's dependencies. So:
+ * a name with '/' and no '$', a caller in the base namespace, and no loaded object with
+ * a DT_RPATH (libvramtrace has none). */
+static int vt__same_as_caller(const char *file, void *caller)
+{
+    if (!file || !strchr(file, '/') || strchr(file, '$'))
+        return 0;
+    Dl_info di;
+    struct link_map *lm = NULL;
+    Lmid_t ns = -1;
+    if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
+        dlinfo(lm, RTLD_DI_LMID, &ns) != 0 || ns != LM_ID_BASE)
+        return 0;
+    int rpath = 0;
+    vt_iterate_t f = (vt_iterate_t)__atomic_load_n(&vt__real_iterate, __ATOMIC_ACQUIRE);
+    if (!f)
+        return 0;
+    f(vt__rpath_cb, &rpath);
+    return !rpath;
+}
+
+/* dlopen of a DEEPBIND library made here (vt__same_as_caller): glibc's dlopen, then
+ * the re-link before the program gets the handle, so a function the library handed
+ * out from its constructor (a registry) is ours too. Result, dlerror() state and errno
+ * are the real call's. */
+VT_EARLY static void *vt__dlopen_relinked(const char *file, int mode)
+{
+    void *(*f)(const char *, int) = __atomic_load_n(&vt__real_dlopen, __ATOMIC_ACQUIRE);
+    void *h = f(file, mode);
+    if (h) {
+        int e = errno;
+        vt_relink_all();
+        vt__libc_dlerror();   /* a successful dlopen leaves no message */
+        errno = e;
+    }
+    return h;
+}
+
+/* dlopen's slow path (a DEEPBIND mode, pending work, or the real dlopen not known
+ * yet), with the caller's return address: returns the function the trampoline jumps
+ * to with the caller's arguments and return address: the C library's dlopen (the load
+ * is the caller's own; a DEEPBIND load is noted for the next dlopen/dlsym), or
+ * vt__dlopen_relinked when loading from here is the same load (then re-linked at
+ * once, and noted too in case the re-link was busy on another thread). NULL: no
+ * C library dlopen. */
+VT_EARLY __attribute__((visibility("hidden"), used)) void *vt__dlopen_enter(const char *file, int mode,
+                                                                            void *caller)
+{
     if (!__atomic_load_n(&vt__real_dlopen, __ATOMIC_ACQUIRE))
         vt_hooks_dl_init();
     vt__loader_enter();
-    if (mode & RTLD_DEEPBIND) {
+    void *real = (void *)__atomic_load_n(&vt__real_dlopen, __ATOMIC_ACQUIRE);
+    if (real && (mode & RTLD_DEEPBIND)) {
+        int e = errno;
         __atomic_store_n(&vt__adds_seen, vt__adds_now(), __ATOMIC_RELEASE);
         __atomic_fetch_or(&vt__dl_work, VT_DL_RELINK, __ATOMIC_ACQ_REL);
+        int here = !vt_guard_in_iterate() && vt__same_as_caller(file, caller);
+        vt__libc_dlerror();   /* dlinfo's; the program's dlopen resets it anyway */
+        errno = e;
+        if (here)
+            return (void *)vt__dlopen_relinked;
     }
-    return (void *)__atomic_load_n(&vt__real_dlopen, __ATOMIC_ACQUIRE);
+    return real;
 }
 
 #if defined(__x86_64__)
@@ -254,6 +327,7 @@ __asm__(
     "1:  pushq %rdi\n"
     "    pushq %rsi\n"
     "    subq $8, %rsp\n"
+    "    movq 24(%rsp), %rdx\n"          /* the caller's return address */
     "    call vt__dlopen_enter\n"
     "    addq $8, %rsp\n"
     "    popq %rsi\n"
@@ -272,7 +346,7 @@ extern void *vt__dlopen_export(const char *, int);
  * searched along our RUNPATH, not the caller's). */
 VT_EXPORT void *dlopen(const char *file, int mode)
 {
-    void *(*f)(const char *, int) = (void *(*)(const char *, int))vt__dlopen_enter(file, mode);
+    void *(*f)(const char *, int) = (void *(*)(const char *, int))vt__dlopen_enter(file, mode, NULL);
     return f ? f(file, mode) : NULL;
 }
 extern __typeof__(dlopen) vt__dlopen_export __attribute__((alias("dlopen"), visibility("hidden")));

@@ -30,3 +30,14 @@ PLUGIN int plugin_driver_init(void)
     return (int)r;
 }
 PLUGIN int plugin_driver_free(unsigned long long p) { return (int)cuMemFree((CUdeviceptr)p); }
+
+/* A plugin registers its entry points from its constructor when the program offers a
+ * registry (prog_locallib --deepbind-registry): the program then calls them without
+ * any dlsym after its dlopen. */
+extern void prog_locallib_register(void *ralloc, void *rfree, void *dalloc, void *dfree) __attribute__((weak));
+__attribute__((constructor)) static void locallib_register(void)
+{
+    if (prog_locallib_register)
+        prog_locallib_register((void *)plugin_runtime_alloc, (void *)plugin_runtime_free,
+                               (void *)plugin_driver_alloc, (void *)plugin_driver_free);
+}

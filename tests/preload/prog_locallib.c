@@ -2,7 +2,9 @@
  * PLUGIN [FILLER]: dlopen's PLUGIN (locallib.c) with RTLD_NOW | RTLD_LOCAL (or
  * RTLD_NOW | RTLD_DEEPBIND, RTLD_NOW | RTLD_DEEPBIND | RTLD_LOCAL, RTLD_LAZY |
  * RTLD_DEEPBIND: the plugin and the runtime it brings bind to their own scope first,
- * past the preload) and allocates through it, runtime and driver. --dlerror: RTLD_NOW |
+ * past the preload) and allocates through it, runtime and driver. --deepbind-registry:
+ * RTLD_NOW | RTLD_DEEPBIND, and the entry points come from the plugin's constructor
+ * (prog_locallib_register), with no dlsym after the dlopen. --dlerror: RTLD_NOW |
  * RTLD_LOCAL, the driver initialised (no hooked call), and before the first allocation (the driver's, whose hook looks its
  * real function up in the plugin's scope under the preload) a dlopen of a missing
  * file fails: dlerror() after the allocation must still name that file. Links no CUDA
@@ -22,15 +24,30 @@
 
 #include "vramtrace.h"
 
+/* The plugin's constructor registers its entry points here (locallib.c). */
+static void *reg[4];
+__attribute__((visibility("default"))) void prog_locallib_register(void *ralloc, void *rfree, void *dalloc, void *dfree)
+{
+    reg[0] = ralloc;
+    reg[1] = rfree;
+    reg[2] = dalloc;
+    reg[3] = dfree;
+}
+
 int main(int argc, char **argv)
 {
-    int mode = RTLD_NOW | RTLD_LOCAL, dlerr = 0;
+    int mode = RTLD_NOW | RTLD_LOCAL, dlerr = 0, registry = 0;
     if (argc > 1 && !strcmp(argv[1], "--dlerror")) {
         dlerr = 1;
         argv++;
         argc--;
     }
-    if (argc > 1 && !strncmp(argv[1], "--deepbind", 10)) {
+    if (argc > 1 && !strcmp(argv[1], "--deepbind-registry")) {
+        registry = 1;
+        mode = RTLD_NOW | RTLD_DEEPBIND;
+        argv++;
+        argc--;
+    } else if (argc > 1 && !strncmp(argv[1], "--deepbind", 10)) {
         mode = !strcmp(argv[1], "--deepbind-local") ? RTLD_NOW | RTLD_DEEPBIND | RTLD_LOCAL
              : !strcmp(argv[1], "--deepbind-lazy")  ? RTLD_LAZY | RTLD_DEEPBIND
                                                      : RTLD_NOW | RTLD_DEEPBIND;
@@ -38,7 +55,8 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: prog_locallib [--dlerror|--deepbind|--deepbind-local|--deepbind-lazy] PLUGIN [FILLER]\n");
+        fprintf(stderr, "usage: prog_locallib [--dlerror|--deepbind|--deepbind-local|--deepbind-lazy|"
+                        "--deepbind-registry] PLUGIN [FILLER]\n");
         return 2;
     }
     int tracked = getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
@@ -47,10 +65,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 2;
     }
-    int (*ralloc)(void **, size_t) = (int (*)(void **, size_t))dlsym(h, "plugin_runtime_alloc");
-    int (*rfree)(void *) = (int (*)(void *))dlsym(h, "plugin_runtime_free");
-    int (*dalloc)(unsigned long long *, size_t) = (int (*)(unsigned long long *, size_t))dlsym(h, "plugin_driver_alloc");
-    int (*dfree)(unsigned long long) = (int (*)(unsigned long long))dlsym(h, "plugin_driver_free");
+    /* --deepbind-registry: no dlsym after the dlopen, the constructor's registry */
+    int (*ralloc)(void **, size_t) = (int (*)(void **, size_t))(registry ? reg[0] : dlsym(h, "plugin_runtime_alloc"));
+    int (*rfree)(void *) = (int (*)(void *))(registry ? reg[1] : dlsym(h, "plugin_runtime_free"));
+    int (*dalloc)(unsigned long long *, size_t) =
+        (int (*)(unsigned long long *, size_t))(registry ? reg[2] : dlsym(h, "plugin_driver_alloc"));
+    int (*dfree)(unsigned long long) = (int (*)(unsigned long long))(registry ? reg[3] : dlsym(h, "plugin_driver_free"));
     if (!ralloc || !rfree || !dalloc || !dfree) {
         fprintf(stderr, "dlsym: %s\n", dlerror());
         return 2;
