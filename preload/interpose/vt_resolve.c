@@ -20,6 +20,7 @@
 #include "vt_driver.h"
 #include "vt_guard.h"
 #include "vt_hooks_dl.h"
+#include "vt_elfsym.h"
 #include "vt_log.h"
 
 #include <dlfcn.h>
@@ -197,12 +198,53 @@ static void vt__pin_new(void *const *before)
     }
 }
 
+/* dl_iterate_phdr callback for a look-up inside another dl_iterate_phdr callback:
+ * fills empty slots from the symbol tables of the loaded CUDA runtimes and drivers
+ * (libcudart.so*, libcuda.so*), read directly (vt_elfsym.c): the loader's write lock is
+ * held, so neither dlsym nor dladdr may run (their load lock is taken in the reverse
+ * order by a thread in dlopen). The library is not pinned (that needs dlopen): a
+ * dlclose of a runtime found this way and loaded again elsewhere is not covered. */
+static int vt__fill_elf_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    const char *name = info->dlpi_name;
+    if (!name || !*name)
+        return 0;
+    const char *b = strrchr(name, '/');
+    b = b ? b + 1 : name;
+    int rt = !strncmp(b, "libcudart.so", 12), drv = !strncmp(b, "libcuda.so", 10);
+    if (!rt && !drv)
+        return 0;
+    for (size_t i = 0; i < vt__n_hooks; i++)
+        if (!__atomic_load_n(vt__hooks[i].real, __ATOMIC_ACQUIRE)) {
+            void *p = vt_elfsym_lookup(info, vt__hooks[i].name);
+            if (p) {
+                __atomic_store_n(vt__hooks[i].real, p, __ATOMIC_RELEASE);
+                if (vt__hooks[i].fwd)
+                    __atomic_store_n(vt__hooks[i].fwd, p, __ATOMIC_RELEASE);
+            }
+        }
+    for (size_t i = 0; drv && i < vt__n_driver_fns; i++)
+        if (!__atomic_load_n(vt__driver_fns[i].slot, __ATOMIC_ACQUIRE)) {
+            void *p = vt_elfsym_lookup(info, vt__driver_fns[i].name);
+            if (p)
+                __atomic_store_n(vt__driver_fns[i].slot, p, __ATOMIC_RELEASE);
+        }
+    return 0;
+}
+
 void vt_resolve_lazy_from(void *caller)
 {
     /* Inside a dl_iterate_phdr callback every look-up below would take the loader's
-     * load lock under its write lock (a deadlock with a thread in dlopen). */
-    if (vt_guard_in_iterate())
+     * load lock under its write lock (a deadlock with a thread in dlopen): the symbol
+     * tables of the loaded CUDA libraries are read instead. */
+    if (vt_guard_in_iterate()) {
+        int e = errno;
+        dl_iterate_phdr(vt__fill_elf_cb, NULL);
+        errno = e;
         return;
+    }
     int e = errno;
     char *dlerr = vt_dlerr_save();
     vt_resolve_init();

@@ -50,7 +50,8 @@ void vt_resolve_init(void);
 /* Slow path of a shim whose real_ is NULL: vt_resolve_init (RTLD_NEXT for every
  * empty slot), then fills the empty slots from the scope of the object holding
  * `caller` (the hook's return address; NULL: skipped), then from every loaded
- * libcudart.so* / libcuda.so*. For a library dlopen'ed RTLD_LOCAL that links the
+ * libcudart.so* / libcuda.so*. Inside a dl_iterate_phdr callback only the last, from
+ * those libraries' symbol tables read directly (no loader call; vt_elfsym.h). For a library dlopen'ed RTLD_LOCAL that links the
  * runtime or driver: its calls bind to our hooks, its real functions are in no scope
  * RTLD_NEXT searches. Preserves errno. Thread-safe (atomic slot stores). */
 void vt_resolve_lazy_from(void *caller);

@@ -1,6 +1,9 @@
 /* prog_dliter.c — prog_dliter LIB: the process's first hooked call (cudaMalloc, then
  * cudaFree) is made inside a dl_iterate_phdr callback while another thread is inside
- * dlopen(LIB). The callback holds the loader's write lock; the other thread holds the
+ * dlopen(LIB). Built as prog_dliter_local (VT_DLITER_PLUGIN; no CUDA library linked):
+ * prog_dliter_local LIB PLUGIN loads PLUGIN (locallib.c) RTLD_LOCAL, and the first
+ * hooked call is the plugin's cuMemAlloc_v2, whose real function the preload has not
+ * found yet: it must find it there without the loader (its symbol tables). The callback holds the loader's write lock; the other thread holds the
  * loader's load lock and waits for the write lock (it adds LIB to the list of
  * objects). A hooked call that takes the load lock there deadlocks, which the
  * program's own calls (the runtime is initialised before, by an unhooked call) never
@@ -9,6 +12,7 @@
  * second one made outside it. Exit 0: both calls returned 0 and the other thread's dlopen succeeded; exit 3:
  * still blocked after 20 s (the deadlock); 1: a call failed; 2: usage. */
 #define _GNU_SOURCE
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -38,6 +43,24 @@ static void *loader(void *arg)
 static int rc_malloc = -1, rc_free = -1;
 static void *kept;
 
+#ifdef VT_DLITER_PLUGIN
+/* the plugin's entry points (locallib.c) */
+static int (*p_init)(void);
+static int (*p_alloc)(unsigned long long *, size_t);
+static int (*p_free)(unsigned long long);
+static int do_alloc(void **p, size_t n)
+{
+    unsigned long long d = 0;
+    int r = p_alloc(&d, n);
+    *p = (void *)(uintptr_t)d;
+    return r;
+}
+static int do_free(void *p) { return p_free((unsigned long long)(uintptr_t)p); }
+#else
+static int do_alloc(void **p, size_t n) { return (int)cudaMalloc(p, n); }
+static int do_free(void *p) { return (int)cudaFree(p); }
+#endif
+
 static int callback(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)info; (void)size; (void)arg;
@@ -45,7 +68,7 @@ static int callback(struct dl_phdr_info *info, size_t size, void *arg)
     struct timespec ts = {0, 300 * 1000 * 1000};   /* the loader thread is in dlopen */
     nanosleep(&ts, NULL);
     void *p = NULL;
-    rc_malloc = (int)cudaMalloc(&p, 4096);
+    rc_malloc = do_alloc(&p, 4096);
     kept = p;
     return 1;   /* once */
 }
@@ -60,6 +83,22 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
+#ifdef VT_DLITER_PLUGIN
+    if (argc != 3) {
+        fprintf(stderr, "usage: prog_dliter_local LIB PLUGIN\n");
+        return 2;
+    }
+    lib = argv[1];
+    void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    p_init = h ? (int (*)(void))dlsym(h, "plugin_driver_init") : NULL;
+    p_alloc = h ? (int (*)(unsigned long long *, size_t))dlsym(h, "plugin_driver_alloc") : NULL;
+    p_free = h ? (int (*)(unsigned long long))dlsym(h, "plugin_driver_free") : NULL;
+    /* unhooked: the driver initialised, its context current on this thread */
+    if (!p_init || !p_alloc || !p_free || p_init() != 0) {
+        fprintf(stderr, "plugin: %s\n", h ? "no entry points or no device" : dlerror());
+        return 1;
+    }
+#else
     if (argc != 2) {
         fprintf(stderr, "usage: prog_dliter LIB\n");
         return 2;
@@ -72,6 +111,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "no device\n");
         return 1;
     }
+#endif
     signal(SIGALRM, on_alarm);
     alarm(20);
     pthread_t t;
@@ -85,7 +125,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "live %llu != 4096\n", (unsigned long long)vramtrace_live_bytes(-1));
         bad = 1;
     }
-    rc_free = rc_malloc == 0 ? (int)cudaFree(kept) : -1;
+    rc_free = rc_malloc == 0 ? do_free(kept) : -1;
     if (tracked && vramtrace_live_bytes(-1) != 0) {
         fprintf(stderr, "live %llu != 0 after the free\n", (unsigned long long)vramtrace_live_bytes(-1));
         bad = 1;
