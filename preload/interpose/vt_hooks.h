@@ -146,6 +146,9 @@ uint32_t vt_hook_capture_oom(void);
  * while some capture was inside libunwind records without stacks
  * (vt_hook_fork_nostacks). */
 void vt_hooks_cancel_fork_prepare(void);
+/* For the re-linker (vt_relink.c): our pthread_cancel and the C library's (NULL when
+ * not found yet). */
+void vt_hooks_cancel_target(void **hook, void **real);
 void vt_hooks_cancel_fork_parent(void);
 void vt_hooks_cancel_fork_child(void);
 

@@ -43,6 +43,12 @@ static int vt__pthread_cancel(pthread_t th)
 extern __typeof__(vt__pthread_cancel) pthread_cancel
     __attribute__((alias("vt__pthread_cancel"), visibility("default")));
 
+void vt_hooks_cancel_target(void **hook, void **real)
+{
+    *hook = (void *)vt__pthread_cancel;
+    *real = __atomic_load_n(&vt__real_pthread_cancel, __ATOMIC_ACQUIRE);
+}
+
 void vt_hooks_cancel_fork_prepare(void)
 {
     vt_cancel_fork_settle(vt_fd_in_unwind());

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_relink.h"
+#include "vt_hooks.h"
 #include "vt_hooks_dl.h"
 #include "vt_resolve.h"
 
@@ -184,6 +185,10 @@ static int vt__target(const char *name, const vt_hook_entry **row, void **hook, 
                 return 1;
             }
         return 0;
+    }
+    if (!strcmp(name, "pthread_cancel")) {
+        vt_hooks_cancel_target(hook, real);
+        return *real != NULL;
     }
     return vt_hooks_dl_target(name, hook, real);
 }

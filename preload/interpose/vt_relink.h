@@ -6,7 +6,8 @@
 /* For every object loaded in the base namespace (but libvramtrace): each relocation
  * slot of a function we export (the hook table's CUDA functions; dlsym, dlopen,
  * dlerror) that holds the real function, or a lazy PLT stub that the object's own
- * scope would resolve to the real function, is set to our hook, which forwards to
+ * scope would resolve to the real function, is set to our hook (pthread_cancel too),
+ * which forwards to
  * that real function (an empty real_ slot is filled with it, and its library pinned,
  * as vt_resolve_lazy_from does). A slot bound to anything else (another interposer,
  * a second copy of the runtime while ours holds the first) is left alone. RELRO

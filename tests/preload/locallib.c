@@ -6,6 +6,9 @@
  * RTLD_NEXT. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
 
 #define PLUGIN __attribute__((visibility("default")))   /* the project builds hidden */
 
@@ -40,4 +43,15 @@ __attribute__((constructor)) static void locallib_register(void)
     if (prog_locallib_register)
         prog_locallib_register((void *)plugin_runtime_alloc, (void *)plugin_runtime_free,
                                (void *)plugin_driver_alloc, (void *)plugin_driver_free);
+}
+
+/* The address this plugin's own references give a loader or C library function
+ * (name: dlsym, dlopen, dlerror, pthread_cancel): what its calls reach. */
+PLUGIN void *plugin_fn_addr(const char *name)
+{
+    if (!strcmp(name, "dlsym")) return (void *)dlsym;
+    if (!strcmp(name, "dlopen")) return (void *)dlopen;
+    if (!strcmp(name, "dlerror")) return (void *)dlerror;
+    if (!strcmp(name, "pthread_cancel")) return (void *)pthread_cancel;
+    return NULL;
 }

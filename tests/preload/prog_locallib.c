@@ -106,6 +106,18 @@ int main(int argc, char **argv)
                 (unsigned long long)vramtrace_peak_bytes(-1));
         failures++;
     }
+    /* (after the allocations: this dlsym would re-link a deferred load) a DEEPBIND
+     * plugin's references to the loader functions (and pthread_cancel)
+     * reach what the program's do: the preload's exports under it, glibc's without */
+    void *(*fn_addr)(const char *) = (void *(*)(const char *))dlsym(h, "plugin_fn_addr");
+    static const char *const fns[] = {"dlsym", "dlopen", "dlerror", "pthread_cancel"};
+    for (size_t i = 0; (mode & RTLD_DEEPBIND) && i < sizeof fns / sizeof fns[0]; i++) {
+        void *mine = dlsym(RTLD_DEFAULT, fns[i]), *its = fn_addr ? fn_addr(fns[i]) : NULL;
+        if (mine != its) {
+            fprintf(stderr, "%s: the plugin reaches %p, the program %p\n", fns[i], its, mine);
+            failures++;
+        }
+    }
     if (argc > 2) {
         dlclose(h);
         void *filler = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
