@@ -86,7 +86,9 @@ void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result,
     if (device == VT_DEVICE_CURRENT)
         device = cur;
     vt_core_alloc_failed(device, kind, oom);
-    if (oom) {
+    /* inside a dl_iterate_phdr callback the oom snapshot (the writer's start, dladdr
+     * for the stack's symbols) would take the loader's locks: counted only */
+    if (oom && !vt_guard_in_iterate()) {
         int oldcs;
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
         vt_oom_info o;

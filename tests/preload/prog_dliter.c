@@ -3,7 +3,9 @@
  * dlopen(LIB). Built as prog_dliter_local (VT_DLITER_PLUGIN; no CUDA library linked):
  * prog_dliter_local LIB PLUGIN loads PLUGIN (locallib.c) RTLD_LOCAL, and the first
  * hooked call is the plugin's cuMemAlloc_v2, whose real function the preload has not
- * found yet: it must find it there without the loader (its symbol tables). The callback holds the loader's write lock; the other thread holds the
+ * found yet: it must find it there without the loader (its symbol tables).
+ * VT_DLITER_OOM=1 (with SIMCUDA_FAIL_AT=1): that first call fails out of memory
+ * (cudaErrorMemoryAllocation, 2), which must come back as it is, without a deadlock. The callback holds the loader's write lock; the other thread holds the
  * loader's load lock and waits for the write lock (it adds LIB to the list of
  * objects). A hooked call that takes the load lock there deadlocks, which the
  * program's own calls (the runtime is initialised before, by an unhooked call) never
@@ -119,17 +121,22 @@ int main(int argc, char **argv)
     dl_iterate_phdr(callback, NULL);
     pthread_join(t, NULL);
     alarm(0);
-    int tracked = getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
+    int oom = getenv("VT_DLITER_OOM") && !strcmp(getenv("VT_DLITER_OOM"), "1");
+    int tracked = !oom && getenv("VT_EXPECT_TRACKED") && !strcmp(getenv("VT_EXPECT_TRACKED"), "1");
     int bad = 0;
     if (tracked && vramtrace_live_bytes(-1) != 4096) {
         fprintf(stderr, "live %llu != 4096\n", (unsigned long long)vramtrace_live_bytes(-1));
         bad = 1;
     }
-    rc_free = rc_malloc == 0 ? do_free(kept) : -1;
+    rc_free = rc_malloc == 0 ? do_free(kept) : -1;   /* (not with VT_DLITER_OOM) */
     if (tracked && vramtrace_live_bytes(-1) != 0) {
         fprintf(stderr, "live %llu != 0 after the free\n", (unsigned long long)vramtrace_live_bytes(-1));
         bad = 1;
     }
     printf("prog_dliter: cudaMalloc %d, cudaFree %d, dlopen %s\n", rc_malloc, rc_free, loaded ? "ok" : dlerror());
+    if (oom) {   /* VT_DLITER_OOM=1 with SIMCUDA_FAIL_AT=1: the failure's own code */
+        printf("prog_dliter: out of memory as expected: %d\n", rc_malloc);
+        return rc_malloc == 2 && loaded ? 0 : 1;
+    }
     return rc_malloc == 0 && rc_free == 0 && loaded && !bad ? 0 : 1;
 }
