@@ -127,7 +127,9 @@ int vt_hook_is_runtime_teardown(void *ra)
     }
     Dl_info di;
     int e = errno;
-    int in_cudart = ra && dladdr(ra, &di) && vt_frames_module_is_runtime(di.dli_fname);
+    /* dladdr takes the loader's lock: not inside a dl_iterate_phdr callback, where the
+     * runtime never tears a context down (its teardown runs at exit) */
+    int in_cudart = ra && !vt_guard_in_iterate() && dladdr(ra, &di) && vt_frames_module_is_runtime(di.dli_fname);
     errno = e;
     if (in_cudart)
         vt_log(VT_LOG_DEBUG, "context teardown by the runtime itself: records stay unfreed at exit");
