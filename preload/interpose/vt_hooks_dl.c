@@ -160,6 +160,7 @@ extern __typeof__(vt__dlerror_export) dlerror __attribute__((alias("vt__dlerror_
 
 void vt_hooks_dl_fork_child(void)
 {
+    vt_relink_fork_child();
     int w = __atomic_load_n(&vt__dl_work, __ATOMIC_ACQUIRE) & VT_DL_RELINK;
     __atomic_store_n(&vt__dl_work, w | (vt__tls.dlerr ? VT_DL_KEPT : 0), __ATOMIC_RELEASE);
 }

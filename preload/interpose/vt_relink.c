@@ -259,10 +259,17 @@ static int vt__own_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+static int vt__relink_busy;   /* atomic: one re-link at a time; another caller returns */
+
+void vt_relink_fork_child(void)
+{
+    __atomic_store_n(&vt__relink_busy, 0, __ATOMIC_RELEASE);
+}
+
 void vt_relink_all(void)
 {
-    static int busy;   /* atomic: one re-link at a time; another caller returns */
-    if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQ_REL))
+    int *busy_p = &vt__relink_busy;
+    if (__atomic_exchange_n(busy_p, 1, __ATOMIC_ACQ_REL))
         return;
     int e = errno;
     uintptr_t self = 0;
@@ -283,12 +290,16 @@ void vt_relink_all(void)
     free(o.v);
     free(o.names);
     errno = e;
-    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(busy_p, 0, __ATOMIC_RELEASE);
 }
 
 #else
 
 void vt_relink_all(void)
+{
+}
+
+void vt_relink_fork_child(void)
 {
 }
 

@@ -19,4 +19,8 @@
  * errno. x86-64 ELF only (elsewhere it does nothing). */
 void vt_relink_all(void);
 
+/* Fork child (one thread): a re-link the parent had in progress on another thread
+ * does not exist here. */
+void vt_relink_fork_child(void);
+
 #endif /* VT_RELINK_H */
