@@ -56,7 +56,8 @@
  *    seeing it, lowers the count and waits for the fork (vt_cancel_fork_wait): no
  *    unwind begins between the settle and the fork.
  *  - Not covered (P1 does not hold): a cancel that bypasses the global scope — a
- *    library loaded with RTLD_DEEPBIND, a pthread_cancel looked up with dlsym or
+ *    library loaded with RTLD_DEEPBIND before the preload re-links its references
+ *    (its constructors), a pthread_cancel looked up with dlsym or
  *    dlvsym on libc's own handle, a cancel made by libc internally. Such a request
  *    still acts inside libunwind only if it targets a thread inside an unguarded
  *    unwind and libunwind meets a cancellation point before returning (libunwind

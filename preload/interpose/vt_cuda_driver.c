@@ -1,5 +1,6 @@
 /* vt_cuda_driver.c — the driver shims that fit no shape of the hook table
- * (vt_hook_table.h rows of family DRV, shape HAND): VMM handles and mappings, context
+ * (vt_hook_table.h rows of family DRV, shape HAND): VMM handles and mappings (multicast
+ * objects included), context
  * teardown (implicit frees), memory info. Follows cuda.h of CUDA 13.
  *
  * Every shim returns the real CUresult unchanged and preserves errno; when the real
@@ -20,6 +21,25 @@
 
 /* ---- VMM: memory is cuMemCreate'd handles; address space is not memory ---- */
 
+/* After a handle-creating call (cuMemCreate, cuMulticastCreate) on the outermost
+ * level with tracking on: the handle recorded as size bytes of kind vmm with flags
+ * (VT_KIND_PACK) on dev (VT_DEVICE_CURRENT: the current context's), or the failure
+ * counted. */
+static void vt__vmm_created(vt_call *c, const char *api, CUresult r, uint64_t handle, size_t size, int dev,
+                            int flags)
+{
+    if (r == CUDA_SUCCESS) {
+        vt_hook_start();
+        if (dev == VT_DEVICE_CURRENT) {
+            uint64_t ctx;
+            dev = vt_driver_device_current(&ctx);
+        }
+        vt_core_vmm_create(handle, size, dev, c->stack, flags);
+    } else {
+        VT_ALLOC_FAILED(*c, api, VT_KIND_PACK(VT_KIND_VMM, flags), r, size, dev);
+    }
+}
+
 CUresult vt__h_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                   const CUmemAllocationProp *prop, unsigned long long flags)
 {
@@ -30,18 +50,35 @@ CUresult vt__h_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     int e = errno;
     if (c.rec) {
         int dev = (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) ? prop->location.id : -1;
-        if (r == CUDA_SUCCESS) {
-            vt_hook_start();
-            vt_core_vmm_create((uint64_t)*handle, size, dev, c.stack);
-        } else {
-            VT_ALLOC_FAILED(c, "cuMemCreate", VT_KIND_VMM, r, size, dev);
-        }
+        vt__vmm_created(&c, "cuMemCreate", r, r == CUDA_SUCCESS ? (uint64_t)*handle : 0, size, dev, 0);
     }
     vt_call_end(&c);
     errno = e;
     return r;
 }
 VT_EXPORT_ALIAS(cuMemCreate);
+
+/* A multicast object (NVLS) is a VMM handle: its prop->size bytes are live until it is
+ * released (cuMemRelease) and unmapped, counted as vmm with the multicast flag on the
+ * device of the current context (the object names no device; the caller's context is
+ * the one it is made for). */
+CUresult vt__h_cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle, const CUmulticastObjectProp *prop)
+{
+    VT_REAL_OR_RETURN_DRV(cuMulticastCreate);
+    vt_call c;
+    vt_call_begin(&c, 1);
+    CUresult r = real_cuMulticastCreate(mcHandle, prop);
+    int e = errno;
+    if (c.rec) {
+        size_t size = prop ? prop->size : 0;
+        vt__vmm_created(&c, "cuMulticastCreate", r, r == CUDA_SUCCESS ? (uint64_t)*mcHandle : 0, size,
+                        VT_DEVICE_CURRENT, VT_FLAG_MULTICAST);
+    }
+    vt_call_end(&c);
+    errno = e;
+    return r;
+}
+VT_EXPORT_ALIAS(cuMulticastCreate);
 
 CUresult vt__h_cuMemRelease(CUmemGenericAllocationHandle handle)
 {

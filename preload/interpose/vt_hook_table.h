@@ -91,11 +91,11 @@
     X(cudaMallocFromPoolAsync, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                 \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
       (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cudaMallocFromPoolAsync_ptsz, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                            \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
       (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
-      "per-thread default stream; the pool's reserve is sampled from then on")                        \
+      "per-thread default stream; the pool's reserve and use are sampled from then on")                        \
     /* ---- runtime: free ---- */                                                                    \
     X(cudaFree, RT, DEVICE, FREE, FRONT, cudaError_t, (void *devPtr), (devPtr), (devPtr), "")         \
     X(cudaFreeHost, RT, HOST_PINNED, FREE, FRONT, cudaError_t, (void *ptr), (ptr), (ptr), "")         \
@@ -114,7 +114,7 @@
       (vt_driver_pool_note((uint64_t)(uintptr_t)*memPool,                                             \
                            poolProps->location.type == cudaMemLocationTypeDevice                      \
                                ? poolProps->location.id : -1)),                                       \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cudaMemPoolDestroy, RT, NONE, POOL_DESTROY, NOFRONT, cudaError_t, (cudaMemPool_t memPool),      \
       (memPool), (memPool), "the pool is no longer sampled (taken out before the real call)")        \
     X(cudaDeviceReset, RT, NONE, HAND, NOFRONT, cudaError_t, (void), (), (),                           \
@@ -320,18 +320,18 @@
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
       (dptr, bytesize, pool, stream),                                                                 \
       (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cuMemAllocFromPoolAsync_ptsz, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                              \
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
       (dptr, bytesize, pool, stream),                                                                 \
       (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
-      "per-thread default stream; the pool's reserve is sampled from then on")                        \
+      "per-thread default stream; the pool's reserve and use are sampled from then on")                        \
     X(cuMemPoolCreate, DRV, NONE, PASS, NOFRONT, CUresult,                                             \
       (CUmemoryPool *pool, const CUmemPoolProps *poolProps), (pool, poolProps),                       \
       (vt_driver_pool_note((uint64_t)(uintptr_t)*pool,                                                \
                            poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE                     \
                                ? poolProps->location.id : -1)),                                       \
-      "the pool's reserve is sampled from then on")                                                   \
+      "the pool's reserve and use are sampled from then on")                                                   \
     X(cuMemPoolDestroy, DRV, NONE, POOL_DESTROY, NOFRONT, CUresult, (CUmemoryPool pool), (pool),      \
       (pool), "the pool is no longer sampled (taken out before the real call)")                      \
     /* ---- driver: free ---- */                                                                     \
@@ -358,6 +358,27 @@
       (vt_core_vmm_unmap((uint64_t)ptr, size)), "")                                                   \
     X(cuMemRetainAllocationHandle, DRV, VMM, HAND, NOFRONT, CUresult,                                  \
       (CUmemGenericAllocationHandle *handle, void *addr), (handle, addr), (), "")                     \
+    /* ---- driver: multicast objects (NVLS); released through cuMemRelease ---- */                  \
+    X(cuMulticastCreate, DRV, VMM_MULTICAST, HAND, NOFRONT, CUresult,                                  \
+      (CUmemGenericAllocationHandle *mcHandle, const CUmulticastObjectProp *prop), (mcHandle, prop), (), \
+      "keyed by handle like cuMemCreate; prop->size bytes on the current context's device")           \
+    X(cuMulticastAddDevice, DRV, NONE, PASS, NOFRONT, CUresult,                                        \
+      (CUmemGenericAllocationHandle mcHandle, CUdevice dev), (mcHandle, dev), ((void)0), "")           \
+    X(cuMulticastBindMem, DRV, NONE, PASS, NOFRONT, CUresult,                                          \
+      (CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, \
+       size_t memOffset, size_t size, unsigned long long flags),                                       \
+      (mcHandle, mcOffset, memHandle, memOffset, size, flags), ((void)0),                              \
+      "bound memory is counted by its own cuMemCreate")                                                \
+    X(cuMulticastBindAddr, DRV, NONE, PASS, NOFRONT, CUresult,                                         \
+      (CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size,        \
+       unsigned long long flags), (mcHandle, mcOffset, memptr, size, flags), ((void)0),                \
+      "bound memory is counted by its own allocation")                                                 \
+    X(cuMulticastUnbind, DRV, NONE, PASS, NOFRONT, CUresult,                                           \
+      (CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size),             \
+      (mcHandle, dev, mcOffset, size), ((void)0), "")                                                  \
+    X(cuMulticastGetGranularity, DRV, NONE, PASS, NOFRONT, CUresult,                                   \
+      (size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option),   \
+      (granularity, prop, option), ((void)0), "")                                                      \
     X(cuMemAddressReserve, DRV, NONE, PASS, NOFRONT, CUresult,                                         \
       (CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags),  \
       (ptr, size, alignment, addr, flags), ((void)0), "address space, not memory: counted nowhere")   \
@@ -578,10 +599,14 @@
       (pfn), "the runtime's one look-up of the driver")
 
 /* The loader and C library functions libvramtrace also exports (not CUDA; each
- * written by hand: vt_resolve.c, vt_hooks_fd.c, vt_hooks_cancel.c, vt_lifecycle.c).
+ * written by hand: vt_resolve.c, vt_hooks_dl.c, vt_hooks_fd.c, vt_hooks_cancel.c,
+ * vt_lifecycle.c).
  * X(name, note). */
 #define VT_LIBC_HOOK_TABLE(X)                                                                       \
     X(dlsym, "cu* results swapped for their hooks (vt_resolve.c)")                                  \
+    X(dlopen, "forwarded with the caller intact; RTLD_DEEPBIND loads re-linked to our hooks (vt_hooks_dl.c)") \
+    X(dlerror, "the program's message kept across our own look-ups (vt_hooks_dl.c)")               \
+    X(dl_iterate_phdr, "forwarded; hooked calls from its callbacks take no loader lock (vt_hooks_dl.c)") \
     X(pipe2, "forwarded; libunwind's validation pipe moved above low descriptors (vt_hooks_fd.c)")  \
     X(pthread_cancel, "waits for a stack capture in progress (vt_hooks_cancel.c)")                  \
     X(__register_atfork, "registers our fork handlers before the caller's (vt_lifecycle.c)")

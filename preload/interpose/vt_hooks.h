@@ -48,6 +48,7 @@
 /* An array sized by its logical extent, the driver having given no size
  * (vt_cuda_arrays.c picks it or VT_KIND_ARRAY at run time). */
 #define VT_KIND_ARRAY_LOGICAL_SIZE VT_KIND_PACK(VT_KIND_ARRAY, VT_FLAG_LOGICAL_SIZE)
+#define VT_KIND_VMM_MULTICAST VT_KIND_PACK(VT_KIND_VMM, VT_FLAG_MULTICAST)
 
 /* Makes sure the hook's real_<name> pointer is set (lazy: a hook can run before our
  * constructor, e.g. from another library's constructor); returns err (the family's
@@ -151,6 +152,9 @@ uint32_t vt_hook_capture_oom(void);
  * while some capture was inside libunwind records without stacks
  * (vt_hook_fork_nostacks). */
 void vt_hooks_cancel_fork_prepare(void);
+/* For the re-linker (vt_relink.c): our pthread_cancel and the C library's (NULL when
+ * not found yet). */
+void vt_hooks_cancel_target(void **hook, void **real);
 void vt_hooks_cancel_fork_parent(void);
 void vt_hooks_cancel_fork_child(void);
 

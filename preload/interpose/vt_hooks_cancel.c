@@ -15,6 +15,7 @@
 #include "vt_cancel.h"
 #include "vt_fd.h"
 #include "vt_hooks.h"
+#include "vt_hooks_dl.h"
 #include "vt_resolve.h"
 
 #include <dlfcn.h>
@@ -42,6 +43,12 @@ static int vt__pthread_cancel(pthread_t th)
 extern __typeof__(vt__pthread_cancel) pthread_cancel
     __attribute__((alias("vt__pthread_cancel"), visibility("default")));
 
+void vt_hooks_cancel_target(void **hook, void **real)
+{
+    *hook = (void *)vt__pthread_cancel;
+    *real = __atomic_load_n(&vt__real_pthread_cancel, __ATOMIC_ACQUIRE);
+}
+
 void vt_hooks_cancel_fork_prepare(void)
 {
     vt_cancel_fork_settle(vt_fd_in_unwind());
@@ -65,6 +72,6 @@ __attribute__((constructor)) static void vt__cancel_ctor(void)
      * copy's export; dlsym here is ours, which passes this name to glibc untouched */
     if (vt__find_real() && dlsym(RTLD_DEFAULT, "pthread_cancel") == (void *)vt__pthread_cancel)
         vt_cancel_arm();
-    dlerror();
+    vt_dlerr_clear();
     errno = e;
 }

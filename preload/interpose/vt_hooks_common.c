@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_hooks.h"
+#include "vt_hooks_dl.h"
 #include "vt_frames.h"
 #include "vt_config.h"
 #include "vt_state.h"
@@ -48,6 +49,13 @@ void vt_hook_start(void)
 {
     if (__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE))
         return;
+    /* Inside a dl_iterate_phdr callback the loader's write lock is held: the writer's
+     * start (NVML's dlopen, pthread_create's TLS set-up) takes the loader's load and
+     * TLS locks, which a thread inside dlopen holds while it waits for the write lock.
+     * The start waits for the next allocation outside such a callback; the events
+     * recorded until then wait in the core's ring. */
+    if (vt_guard_in_iterate())
+        return;
     /* the writer's open/write are cancellation points: never the program's */
     int oldcs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
@@ -62,7 +70,9 @@ void vt_hook_start(void)
         __atomic_exchange_n(&vt__fork_nostacks, 0, __ATOMIC_ACQ_REL))
         vt_log(VT_LOG_WARN, "forked while another thread was capturing a stack (libunwind's "
                             "locks may be held for good): this process records without stacks");
+    char *dlerr = vt_dlerr_save();   /* the writer's start opens NVML with dlopen */
     vt_writer_start();
+    vt_dlerr_restore(dlerr);
     __atomic_store_n(&vt__started, 1, __ATOMIC_RELEASE);
     pthread_setcancelstate(oldcs, NULL);
 }
@@ -76,7 +86,9 @@ void vt_hook_alloc_failed(uint32_t stack, const char *api, int kind, int result,
     if (device == VT_DEVICE_CURRENT)
         device = cur;
     vt_core_alloc_failed(device, kind, oom);
-    if (oom) {
+    /* inside a dl_iterate_phdr callback the oom snapshot (the writer's start, dladdr
+     * for the stack's symbols) would take the loader's locks: counted only */
+    if (oom && !vt_guard_in_iterate()) {
         int oldcs;
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
         vt_oom_info o;
@@ -116,7 +128,9 @@ int vt_hook_is_runtime_teardown(void *ra)
     }
     Dl_info di;
     int e = errno;
-    int in_cudart = ra && dladdr(ra, &di) && vt_frames_module_is_runtime(di.dli_fname);
+    /* dladdr takes the loader's lock: not inside a dl_iterate_phdr callback, where the
+     * runtime never tears a context down (its teardown runs at exit) */
+    int in_cudart = ra && !vt_guard_in_iterate() && dladdr(ra, &di) && vt_frames_module_is_runtime(di.dli_fname);
     errno = e;
     if (in_cudart)
         vt_log(VT_LOG_DEBUG, "context teardown by the runtime itself: records stay unfreed at exit");

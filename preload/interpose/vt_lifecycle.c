@@ -29,6 +29,7 @@
 #include "vt_annot.h"
 #include "vt_ipc.h"
 #include "vt_hooks.h"
+#include "vt_hooks_dl.h"
 #include "vt_config.h"
 #include "vt_state.h"
 #include "vt_core.h"
@@ -85,6 +86,7 @@ static void vt__fork_child(void)
     vt_core_after_fork_child();
     vt_writer_fork_child();
     vt_hook_after_fork_child();
+    vt_hooks_dl_fork_child();
     vt_annot_reset();
     vt_ipc_after_fork_child();
     vt_host_fork_child();      /* the host sampler's and the textfile's locks: their */
@@ -182,6 +184,8 @@ void vt_preload_init(void)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_guard_enter();
     vt_config_load();
+    vt_hooks_dl_init();
+    char *dlerr = vt_dlerr_save();   /* a hook that comes first: the program's message */
     vt_resolve_init();
     int dup = vt__other_copy_first();
     if (dup)
@@ -194,6 +198,7 @@ void vt_preload_init(void)
         vt_log(VT_LOG_INFO, "another copy of libvramtrace is loaded first; this one forwards everything");
     else if (vt__config.disable)
         vt_log(VT_LOG_INFO, "VRAMTRACE_DISABLE=1: forwarding everything, recording nothing");
+    vt_dlerr_restore(dlerr);
     vt_guard_leave();
     __atomic_store_n(&vt__preload_ready, 2, __ATOMIC_RELEASE);
     vt_core_hooks_ready();

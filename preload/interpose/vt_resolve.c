@@ -18,6 +18,9 @@
 #define _GNU_SOURCE
 #include "vt_resolve.h"
 #include "vt_driver.h"
+#include "vt_guard.h"
+#include "vt_hooks_dl.h"
+#include "vt_gnuhash.h"
 #include "vt_log.h"
 
 #include <dlfcn.h>
@@ -27,6 +30,9 @@
 #include <string.h>
 
 __attribute__((visibility("hidden"), used)) void *(*vt__real_dlsym)(void *, const char *);
+/* vt_hooks_dl.c: loader work the trampoline does first when not 0 */
+extern int vt__dl_work;
+void vt__loader_enter(void);
 
 /* Runs before the sanitizers' runtimes are initialised when an ASan-instrumented
  * build is preloaded (ASan's own start-up calls dlsym(RTLD_NEXT, ...)): no
@@ -103,7 +109,7 @@ static void vt__fill_from(void *handle)
     for (size_t i = 0; i < vt__n_driver_fns; i++)
         if (!__atomic_load_n(vt__driver_fns[i].slot, __ATOMIC_ACQUIRE))
             vt__set_driver_fn(vt__driver_fns[i].slot, vt__real_dlsym(handle, vt__driver_fns[i].name));
-    dlerror();  /* our failed look-ups must not show in the program's dlerror() */
+    vt_dlerr_clear();  /* our failed look-ups must not show in the program's dlerror() */
 }
 
 void vt_resolve_init(void)
@@ -136,7 +142,7 @@ static void vt__fill_from_object_of(void *p)
         vt__fill_from(h);
         dlclose(h);
     }
-    dlerror();
+    vt_dlerr_clear();
     unsigned slot = __atomic_fetch_add(&vt__nscanned, 1, __ATOMIC_ACQ_REL);
     if (slot < 32)
         __atomic_store_n(&vt__scanned[slot], di.dli_fbase, __ATOMIC_RELEASE);
@@ -192,12 +198,61 @@ static void vt__pin_new(void *const *before)
     }
 }
 
+/* dl_iterate_phdr callback for a look-up inside another dl_iterate_phdr callback:
+ * fills empty slots from the symbol tables of the loaded CUDA runtimes and drivers
+ * (libcudart.so*, libcuda.so*), read directly (vt_gnuhash.c): the loader's write lock is
+ * held, so neither dlsym nor dladdr may run (their load lock is taken in the reverse
+ * order by a thread in dlopen). The library is not pinned (that needs dlopen): a
+ * dlclose of a runtime found this way and loaded again elsewhere is not covered. */
+static int vt__fill_elf_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    const char *name = info->dlpi_name;
+    if (!name || !*name)
+        return 0;
+    const char *b = strrchr(name, '/');
+    b = b ? b + 1 : name;
+    int rt = !strncmp(b, "libcudart.so", 12), drv = !strncmp(b, "libcuda.so", 10);
+    if (!rt && !drv)
+        return 0;
+    for (size_t i = 0; i < vt__n_hooks; i++)
+        if (!__atomic_load_n(vt__hooks[i].real, __ATOMIC_ACQUIRE)) {
+            void *p = vt_gnuhash_lookup(info, vt__hooks[i].name);
+            if (p) {
+                __atomic_store_n(vt__hooks[i].real, p, __ATOMIC_RELEASE);
+                if (vt__hooks[i].fwd)
+                    __atomic_store_n(vt__hooks[i].fwd, p, __ATOMIC_RELEASE);
+            }
+        }
+    for (size_t i = 0; drv && i < vt__n_driver_fns; i++)
+        if (!__atomic_load_n(vt__driver_fns[i].slot, __ATOMIC_ACQUIRE)) {
+            void *p = vt_gnuhash_lookup(info, vt__driver_fns[i].name);
+            if (p)
+                __atomic_store_n(vt__driver_fns[i].slot, p, __ATOMIC_RELEASE);
+        }
+    return 0;
+}
+
 void vt_resolve_lazy_from(void *caller)
 {
-    vt_resolve_init();
-    if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE))
+    /* Inside a dl_iterate_phdr callback every look-up below would take the loader's
+     * load lock under its write lock (a deadlock with a thread in dlopen): the symbol
+     * tables of the loaded CUDA libraries are read instead. */
+    if (vt_guard_in_iterate()) {
+        int e = errno;
+        dl_iterate_phdr(vt__fill_elf_cb, NULL);
+        errno = e;
         return;
+    }
     int e = errno;
+    char *dlerr = vt_dlerr_save();
+    vt_resolve_init();
+    if (!__atomic_load_n(&vt__real_dlsym, __ATOMIC_ACQUIRE)) {
+        vt_dlerr_restore(dlerr);
+        errno = e;
+        return;
+    }
     void *before[VT_RESOLVE_MAX_HOOKS];   /* the slots as RTLD_NEXT left them */
     size_t n = vt__n_hooks < VT_RESOLVE_MAX_HOOKS ? vt__n_hooks : VT_RESOLVE_MAX_HOOKS;
     for (size_t i = 0; i < n; i++)
@@ -222,8 +277,21 @@ void vt_resolve_lazy_from(void *caller)
     }
     if (n == vt__n_hooks)
         vt__pin_new(before);
-    dlerror();
+    vt_dlerr_restore(dlerr);
     errno = e;
+}
+
+void *vt_resolve_adopt(const vt_hook_entry *row, void *real)
+{
+    if (!real || vt__is_ours(real))
+        return NULL;
+    void *before = __atomic_load_n(row->real, __ATOMIC_ACQUIRE);
+    if (!before) {
+        vt__set_hook(row, real);
+        if (__atomic_load_n(row->real, __ATOMIC_ACQUIRE) == real)
+            vt__pin_object_of(real);
+    }
+    return __atomic_load_n(row->real, __ATOMIC_ACQUIRE) == real ? row->hook : NULL;
 }
 
 static void *vt__match(void *p, int *is_hook, int *missing)
@@ -265,12 +333,16 @@ void *vt_resolve_swap(void *p)
      * function: a driver loaded after start-up (the runtime's own dlopen), also when
      * every hook found a real function elsewhere (another interposer, or a second
      * copy of libvramtrace, behind us). Each object is scanned once. */
-    if (!h && !is_hook && (missing || vt__driver_missing())) {
+    if (!h && !is_hook && (missing || vt__driver_missing()) && !vt_guard_in_iterate()) {
+        char *dlerr = vt_dlerr_save();
         vt__fill_from_object_of(p);
+        vt_dlerr_restore(dlerr);
         h = vt__match(p, &is_hook, &missing);
     }
-    if (is_hook && !h) {
+    if (is_hook && !h && !vt_guard_in_iterate()) {
+        char *dlerr = vt_dlerr_save();
         vt_resolve_init();
+        vt_dlerr_restore(dlerr);
         h = vt__match(p, &is_hook, &missing);
     }
     errno = e;
@@ -344,7 +416,10 @@ __asm__(
     "    movq vt__real_dlsym(%rip), %rax\n"
     "    testq %rax, %rax\n"
     "    jz 1f\n"
-    "3:  cmpq $-1, %rdi\n"
+    "3:  movl vt__dl_work(%rip), %ecx\n"   /* loader work pending (vt_hooks_dl.c) */
+    "    testl %ecx, %ecx\n"
+    "    jnz 5f\n"
+    "6:  cmpq $-1, %rdi\n"
     "    je 2f\n"
     "    testq %rsi, %rsi\n"
     "    jz 2f\n"
@@ -365,12 +440,27 @@ __asm__(
     "4:  movq vt__real_dlsym(%rip), %rax\n"
     "2:  jmp *%rax\n"
     "1:  jmp vt__dlsym_impl\n"
-    ".size dlsym, .-dlsym\n");
+    "5:  pushq %rdi\n"
+    "    pushq %rsi\n"
+    "    subq $8, %rsp\n"
+    "    call vt__loader_enter\n"
+    "    addq $8, %rsp\n"
+    "    popq %rsi\n"
+    "    popq %rdi\n"
+    "    movq vt__real_dlsym(%rip), %rax\n"
+    "    jmp 6b\n"
+    ".size dlsym, .-dlsym\n"
+    ".globl vt__dlsym_export\n"
+    ".hidden vt__dlsym_export\n"
+    ".set vt__dlsym_export, dlsym\n");
 #else
 __attribute__((visibility("default"))) void *dlsym(void *handle, const char *name)
 {
+    if (__atomic_load_n(&vt__dl_work, __ATOMIC_ACQUIRE))
+        vt__loader_enter();
     return vt__dlsym_impl(handle, name);
 }
+extern __typeof__(dlsym) vt__dlsym_export __attribute__((alias("dlsym"), visibility("hidden")));
 #endif
 
 __attribute__((no_sanitize("address", "thread", "undefined")))

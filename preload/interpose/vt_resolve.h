@@ -50,10 +50,18 @@ void vt_resolve_init(void);
 /* Slow path of a shim whose real_ is NULL: vt_resolve_init (RTLD_NEXT for every
  * empty slot), then fills the empty slots from the scope of the object holding
  * `caller` (the hook's return address; NULL: skipped), then from every loaded
- * libcudart.so* / libcuda.so*. For a library dlopen'ed RTLD_LOCAL that links the
+ * libcudart.so* / libcuda.so*. Inside a dl_iterate_phdr callback only the last, from
+ * those libraries' symbol tables read directly (no loader call; vt_gnuhash.h). For a library dlopen'ed RTLD_LOCAL that links the
  * runtime or driver: its calls bind to our hooks, its real functions are in no scope
  * RTLD_NEXT searches. Preserves errno. Thread-safe (atomic slot stores). */
 void vt_resolve_lazy_from(void *caller);
+
+/* The re-linker's question (vt_relink.c): row is a hook whose exported name an
+ * object's relocation refers to, real the function that object binds (or would bind)
+ * it to. Fills row's empty real_ slot with real (pinning real's library, as
+ * vt_resolve_lazy_from does) and returns row's hook when the slot then holds real;
+ * NULL when real is one of ours or the slot holds another function. Thread-safe. */
+void *vt_resolve_adopt(const vt_hook_entry *row, void *real);
 
 /* Returns the hook to hand out instead of p, or p itself (see the file comment).
  * p may be NULL. Preserves errno. Thread-safe. */

@@ -157,21 +157,33 @@ void vt_driver_after_fork_child(void)
     __atomic_store_n(&vt__pools_lock, 0, __ATOMIC_RELEASE);
 }
 
-int vt_driver_pool_reserved(int device, uint64_t *reserved)
+/* One pool's reserve and use, added to the sums. */
+static void vt__pool_add(CUresult (*getattr)(CUmemoryPool, CUmemPool_attribute, void *), CUmemoryPool pool,
+                         uint64_t *reserved, int *known, uint64_t *used, int *used_known)
+{
+    cuuint64_t v = 0;
+    if (getattr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) != CUDA_SUCCESS)
+        return;
+    *reserved += (uint64_t)v;
+    *known = 1;
+    v = 0;
+    if (getattr(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v) == CUDA_SUCCESS) {
+        *used += (uint64_t)v;
+        *used_known = 1;
+    }
+}
+
+int vt_driver_pool_sample(int device, uint64_t *reserved, uint64_t *used, int *used_known)
 {
     CUresult (*getpool)(CUmemoryPool *, CUdevice) = VT_DRV(cuDeviceGetDefaultMemPool);
     CUresult (*getattr)(CUmemoryPool, CUmemPool_attribute, void *) = VT_DRV(cuMemPoolGetAttribute);
     if (!getattr)
         return -1;
-    int e = errno, known = 0;
-    uint64_t total = 0;
+    int e = errno, known = 0, uknown = 0;
+    uint64_t total = 0, in_use = 0;
     CUmemoryPool def = NULL;
-    cuuint64_t v = 0;
-    if (getpool && getpool(&def, device) == CUDA_SUCCESS && def &&
-        getattr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) == CUDA_SUCCESS) {
-        total += (uint64_t)v;
-        known = 1;
-    }
+    if (getpool && getpool(&def, device) == CUDA_SUCCESS && def)
+        vt__pool_add(getattr, def, &total, &known, &in_use, &uknown);
     int slots[VT_DRIVER_POOLS], n = 0;
     uint64_t handles[VT_DRIVER_POOLS];
     vt__pools_enter();
@@ -183,14 +195,8 @@ int vt_driver_pool_reserved(int device, uint64_t *reserved)
             handles[n++] = vt__pools[i].pool;
         }
     vt__pools_leave();
-    for (int k = 0; k < n; k++) {
-        v = 0;
-        if (getattr((CUmemoryPool)(uintptr_t)handles[k], CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) ==
-            CUDA_SUCCESS) {
-            total += (uint64_t)v;
-            known = 1;
-        }
-    }
+    for (int k = 0; k < n; k++)
+        vt__pool_add(getattr, (CUmemoryPool)(uintptr_t)handles[k], &total, &known, &in_use, &uknown);
     vt__pools_enter();
     for (int k = 0; k < n; k++)
         vt__pools[slots[k]].busy--;
@@ -199,6 +205,8 @@ int vt_driver_pool_reserved(int device, uint64_t *reserved)
     if (!known)
         return -1;
     *reserved = total;
+    *used = in_use;
+    *used_known = uknown;
     return 0;
 }
 

@@ -78,12 +78,15 @@ int vt_driver_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
 void vt_driver_pool_seen(int device);
 /* Bit d set: device d has had stream-ordered allocations. */
 uint64_t vt_driver_pool_devices(void);
-/* Bytes the stream-ordered pools of device have reserved: its default pool
+/* The stream-ordered pools of device, sampled: its default pool
  * (cuDeviceGetDefaultMemPool) and every pool noted with vt_driver_pool_note, each
- * asked with cuMemPoolGetAttribute RESERVED_MEM_CURRENT. 0 when at least one answer
- * came, or -1 when none did. Preserves errno. Called by the writer only; it holds no
- * lock of ours across the driver calls. */
-int vt_driver_pool_reserved(int device, uint64_t *reserved);
+ * asked with cuMemPoolGetAttribute RESERVED_MEM_CURRENT (bytes the pool holds from
+ * the device) and USED_MEM_CURRENT (bytes of it handed out and not freed); *reserved
+ * and *used are the sums over the pools that answered each. Returns 0 when some pool
+ * answered the reserve (*used_known: 1 when some pool answered the use too), -1 when
+ * none did. Preserves errno. Called by the writer only; it holds no lock of ours
+ * across the driver calls. */
+int vt_driver_pool_sample(int device, uint64_t *reserved, uint64_t *used, int *used_known);
 
 /* The pools the program creates or allocates from (cudaMemPoolCreate, cuMemPoolCreate,
  * *MallocFromPoolAsync): at most VT_DRIVER_POOLS at once; more are not sampled.

@@ -27,6 +27,13 @@ typedef struct vt_tls {
     int      core;         /* > 0 while this thread takes or holds the core lock  */
     int      no_sync;      /* > 0: a client call made inside a hook (vt_api.c):
                               the core applies no ring events for it             */
+    int      iterate;      /* > 0 inside dl_iterate_phdr (vt_hooks_dl.c): the
+                              loader's write lock is held, its load lock must not
+                              be taken                                            */
+    char    *dlerr;        /* the program's dlerror() message kept across our own
+                              look-ups (vt_hooks_dl.c), malloc'ed; NULL: none     */
+    char    *dlerr_shown;  /* the last kept message dlerror() returned (freed at
+                              the next call, as glibc frees its own)              */
     uint64_t lock_waits;   /* waits for the core lock on this thread, their      */
     uint64_t lock_waits_over_1ms; /* ... count over 1 ms, longest and total (ns)   */
     uint64_t lock_wait_max_ns;    /* (vt_core_lock_waits)                          */
@@ -46,6 +53,14 @@ static inline int vt_guard_enter(void)
 static inline void vt_guard_leave(void)
 {
     vt__tls.depth--;
+}
+
+/* 1 while this thread is inside dl_iterate_phdr (its callback runs with the loader's
+ * write lock held: taking the loader's load lock or its TLS lock there, as dlopen,
+ * dladdr, dlsym and pthread_create do, deadlocks with a thread inside dlopen). */
+static inline int vt_guard_in_iterate(void)
+{
+    return vt__tls.iterate > 0;
 }
 
 /* Current depth (0 = no hooked call active on this thread). */

@@ -436,9 +436,10 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         d->total_bytes = vt__core.mem_total[slot];
         d->live_bytes = vt__core.dev_live[slot];
         d->peak_bytes = vt__core.dev_peak[slot];
-        d->pool_known = vt__core.pool_known[slot];
+        d->pool_known = vt__core.pool_known[slot] != 0;
         d->pool_reserved_bytes = vt__core.pool_reserved[slot];
-        d->pool_used_bytes = vt__core.ks[slot][VT_KIND_ASYNC].live_bytes;
+        d->pool_used_bytes = vt__core.pool_known[slot] == 2 ? vt__core.pool_used[slot]
+                                                            : vt__core.ks[slot][VT_KIND_ASYNC].live_bytes;
         d->graph_known = vt__core.graph_known[slot];
         d->graph_reserved_bytes = vt__core.graph_reserved[slot];
         d->graph_used_bytes = vt__core.graph_used[slot];

@@ -144,12 +144,13 @@ void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
     vt__unlock();
 }
 
-void vt_core_set_pool_reserved(int device, uint64_t reserved)
+void vt_core_set_pool(int device, uint64_t reserved, uint64_t used, int used_known)
 {
     vt__lock();
     int slot = vt__slot(device);
-    vt__core.pool_known[slot] = 1;
+    vt__core.pool_known[slot] = used_known ? 2 : 1;
     vt__core.pool_reserved[slot] = reserved;
+    vt__core.pool_used[slot] = used;
     vt__unlock();
 }
 

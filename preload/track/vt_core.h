@@ -126,8 +126,11 @@ void vt_core_drain(void);
 /* ---- VMM (CUDA driver API "Virtual Memory Management") ----
  * Physical memory is live from cuMemCreate until every reference is released
  * (create and each cuMemRetainAllocationHandle give one, each cuMemRelease takes
- * one) AND every mapping is unmapped; a cuMemMap in flight keeps it live too. */
-int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack);
+ * one) AND every mapping is unmapped; a cuMemMap in flight keeps it live too.
+ * vt_core_vmm_create: flags, the site flags of the allocation (VT_SITE_FLAGS, e.g.
+ * VT_FLAG_MULTICAST for a cuMulticastCreate object; 0 for cuMemCreate memory): its
+ * site is (stack, VT_KIND_PACK(VT_KIND_VMM, flags), device). */
+int  vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack, int flags);
 /* cuMemImportFromShareableHandle: like vt_core_vmm_create, for another process's
  * memory (kind ipc_import: counted in its kind and site, never in the device's or
  * the process's live bytes); mapped, retained, released and unmapped as any handle. */
@@ -159,10 +162,13 @@ void vt_core_vmm_map(uint64_t va, uint64_t size, uint64_t handle);
  * size 0: the one at va. */
 void vt_core_vmm_unmap(uint64_t va, uint64_t size);
 
-/* Driver-reported memory of device (cuMemGetInfo_v2), and the stream-ordered pool's
- * reserved bytes (cuMemPoolGetAttribute RESERVED_MEM_CURRENT). */
+/* Driver-reported memory of device (cuMemGetInfo_v2), and its stream-ordered pools'
+ * sampled bytes (cuMemPoolGetAttribute RESERVED_MEM_CURRENT and, used_known 1,
+ * USED_MEM_CURRENT, summed over the default pool and the pools the program created or
+ * used: vt_driver_pool_sample). A snapshot's pool_used_bytes is the sampled use when
+ * known, else the live bytes of kind async. */
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes);
-void vt_core_set_pool_reserved(int device, uint64_t reserved);
+void vt_core_set_pool(int device, uint64_t reserved, uint64_t used, int used_known);
 /* The device's graph memory pool (cuDeviceGetGraphMemAttribute RESERVED_MEM_CURRENT
  * and USED_MEM_CURRENT), bytes. */
 void vt_core_set_graph_mem(int device, uint64_t reserved, uint64_t used);

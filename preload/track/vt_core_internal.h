@@ -147,10 +147,12 @@ typedef struct vt_core_state {
     uint64_t  dev_live[VT_DEV_SLOTS], dev_peak[VT_DEV_SLOTS]; /* atomic store under lock */
     vt_kind_stats ks[VT_DEV_SLOTS][VT_KIND_COUNT];           /* under lock           */
     uint8_t   dev_active[VT_DEV_SLOTS];                      /* under lock           */
-    uint8_t   meminfo_known[VT_DEV_SLOTS], pool_known[VT_DEV_SLOTS];
+    uint8_t   meminfo_known[VT_DEV_SLOTS];
+    uint8_t   pool_known[VT_DEV_SLOTS];     /* 0 never sampled, 1 reserve, 2 reserve and use */
     uint64_t  mem_free[VT_DEV_SLOTS], mem_total[VT_DEV_SLOTS], pool_reserved[VT_DEV_SLOTS];
     uint8_t   graph_known[VT_DEV_SLOTS];                     /* under lock           */
     uint64_t  graph_reserved[VT_DEV_SLOTS], graph_used[VT_DEV_SLOTS]; /* under lock  */
+    uint64_t  pool_used[VT_DEV_SLOTS];      /* sampled USED_MEM_CURRENT (pool_known 2)  */
     /* fragmentation journal (vt__fj_note, vt_frag.h): every range that came or went
      * since the collector last took it, in the order applied (under lock) */
     uint64_t (*fj)[2];

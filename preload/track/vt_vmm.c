@@ -48,7 +48,8 @@ static vt_vmm *vt__vmm_settle(vt_vmm *v, uint64_t before)
     return NULL;
 }
 
-/* cuMemCreate (kind VT_KIND_VMM) or cuMemImportFromShareableHandle (VT_KIND_IPC_IMPORT). */
+/* cuMemCreate and cuMulticastCreate (kind VT_KIND_VMM, with its flags) or
+ * cuMemImportFromShareableHandle (VT_KIND_IPC_IMPORT); kind packed (VT_KIND_PACK). */
 static int vt__vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack, int kind)
 {
     if (!vt_core_enabled())
@@ -108,9 +109,9 @@ out:
     return rc;
 }
 
-int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack)
+int vt_core_vmm_create(uint64_t handle, uint64_t size, int device, uint32_t stack, int flags)
 {
-    return vt__vmm_create(handle, size, device, stack, VT_KIND_VMM);
+    return vt__vmm_create(handle, size, device, stack, VT_KIND_PACK(VT_KIND_VMM, flags & VT_FLAG_ALL));
 }
 
 int vt_core_vmm_import(uint64_t handle, uint64_t size, int device, uint32_t stack)

@@ -301,8 +301,9 @@ static void vt__refresh(void)
     vt_guard_enter();
     for (int d = 0; d < 64; d++) {
         uint64_t reserved, used;
-        if ((devs & (1ull << d)) && vt_driver_pool_reserved(d, &reserved) == 0)
-            vt_core_set_pool_reserved(d, reserved);
+        int used_known;
+        if ((devs & (1ull << d)) && vt_driver_pool_sample(d, &reserved, &used, &used_known) == 0)
+            vt_core_set_pool(d, reserved, used, used_known);
         if ((gdevs & (1ull << d)) && vt_driver_graph_mem(d, &reserved, &used) == 0)
             vt_core_set_graph_mem(d, reserved, used);
     }

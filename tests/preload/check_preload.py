@@ -381,13 +381,13 @@ def check_faults(c):
 def check_exports(c):
     out = subprocess.run(["nm", "-D", "--defined-only", c.lib], capture_output=True, text=True).stdout
     names = sorted(l.split()[-1] for l in out.splitlines() if l.strip())
-    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n in ("dlsym", "pipe2", "pthread_cancel", "__register_atfork"))]
+    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n in ("dlsym", "dlopen", "dlerror", "dl_iterate_phdr", "pipe2", "pthread_cancel", "__register_atfork"))]
     expect(not bad, "unexpected exports: %r" % bad)
     for n in ("dlsym", "cuGetProcAddress_v2", "cuMemAlloc_v2", "cudaMalloc", "vramtrace_step",
               "vramtrace_snapshot", "vramtrace_live_bytes", "vramtrace_peak_bytes",
               "vramtrace_scope_begin", "vramtrace_scope_leaked_bytes", "vramtrace_annotate",
               "vramtrace_peak_interval_bytes", "vramtrace_enabled", "cudaGetDriverEntryPointByVersion", "pipe2", "pthread_cancel",
-              "__register_atfork"):
+              "__register_atfork", "dlopen", "dlerror", "dl_iterate_phdr"):
         expect(n in names, "missing export " + n)
     print("exports ok (%d)" % len(names))
 
@@ -723,6 +723,75 @@ def check_exitworkers(c):
     expect(r.returncode == 0 and "passed (3 processes" in r.stdout,
            "exitworkers: check --allow-incomplete %d %r" % (r.returncode, r.stdout))
     print("exitworkers ok")
+def check_drvpool(c):
+    """A private pool through the driver API (prog_runtime drvpool): each step
+    snapshot's pool_reserved_bytes and pool_used_bytes of device 0 are the driver's own
+    RESERVED_MEM_CURRENT and USED_MEM_CURRENT the program printed before the step
+    (sampled, not our live bytes: the use is rounded), the reserve stays after the
+    frees (retention 12 MiB at the third step), nothing after cuMemPoolDestroy; the
+    program's output and exit status are the same without the preload; vramtrace
+    report shows the retention."""
+    a = c.run([c.prog("prog_runtime"), "drvpool"], preload=False)
+    d = c.outdir("drvpool")
+    p = c.run([c.prog("prog_runtime"), "drvpool"], VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0 and a.returncode == 0, "drvpool failed: %d %d %s" % (a.returncode, p.returncode, p.stderr))
+    expect(a.stdout == p.stdout, "drvpool: output changed by the preload:\n%s---\n%s" % (a.stdout, p.stdout))
+    want = []
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f[:2] == ["drvpool", "step"]:
+            want.append((int(f[4]), int(f[6])))
+    st = snaps(read_records(one_file(d)), "step")
+    expect(len(st) == 4 and len(want) == 4, "drvpool: %d step snapshots, %d printed" % (len(st), len(want)))
+    got = []
+    for s in st:
+        dv = {x["device"]: x for x in s["devices"]}[0]
+        got.append((dv.get("pool_reserved_bytes"), dv.get("pool_used_bytes"), dv["kinds"].get("async", {}).get("live_bytes", 0)))
+    for i, ((r, u), (gr, gu, live)) in enumerate(zip(want, got)):
+        expect(gr == r and gu == u, "drvpool step %d: snapshot reserved %r used %r, driver %d %d" % (i + 1, gr, gu, r, u))
+    expect(got[0][1] != got[0][2], "drvpool: pool_used_bytes %d is the live bytes, not the driver's sample" % got[0][1])
+    expect(want[2][0] >= 12 << 20 and want[2][1] == 0, "drvpool: no retention after the frees: %r" % (want,))
+    expect(want[3] == (0, 0) and got[3][0] == 0 and got[3][1] == 0, "drvpool: destroyed pool counted: %r" % (got,))
+    vt = os.path.join(os.path.dirname(c.bin), "bin", "vramtrace")
+    if not os.path.exists(vt):
+        vt = os.path.join(c.bin, "vramtrace")
+    rep = subprocess.run([vt, "report", "--format", "json", d], capture_output=True, text=True, timeout=60)
+    expect(rep.returncode == 0, "drvpool: report failed: %s" % rep.stderr)
+    js = json.loads(rep.stdout)
+    devs = [dv for pr in js.get("processes", []) for dv in pr.get("devices", []) if dv.get("device") == 0]
+    expect(devs and devs[0].get("pool_retention_max_bytes") == want[2][0],
+           "drvpool: report's retention max %r, expected %d" % ([dv.get("pool_retention_max_bytes") for dv in devs], want[2][0]))
+    print("drvpool ok (reserved/used per step %r; retention max %d in the report)" % (want, want[2][0]))
+
+
+def check_multicast(c):
+    """Multicast objects (prog_runtime multicast): the program's output and exit status
+    are the same without the preload (every driver code forwarded, errors included);
+    vramtrace report finds the planted leak, a 2 MiB multicast object never released,
+    as unfreed at exit at exactly 2 MiB in a site of kind vmm with the multicast flag;
+    the released object's site (4 MiB) frees to 0; the cuMemCreate memory bound into
+    it is its own vmm site without the flag."""
+    a = c.run([c.prog("prog_runtime"), "multicast"], preload=False)
+    d = c.outdir("multicast")
+    p = c.run([c.prog("prog_runtime"), "multicast"], VRAMTRACE_OUTPUT=d)
+    expect(a.returncode == 0 and p.returncode == 0, "multicast failed: %d %d %s" % (a.returncode, p.returncode, p.stderr))
+    expect(a.stdout == p.stdout, "multicast: output changed by the preload")
+    vt = os.path.join(c.bin, "vramtrace")
+    rep = subprocess.run([vt, "report", "--format", "json", d], capture_output=True, text=True, timeout=60)
+    expect(rep.returncode == 0, "multicast: report failed: %s" % rep.stderr)
+    pr = json.loads(rep.stdout)["processes"][0]
+    expect(pr["unfreed_at_exit_bytes"] == 2 << 20, "multicast: unfreed at exit %r" % pr["unfreed_at_exit_bytes"])
+    mc = [s for s in pr["sites"] if s["kind"] == "vmm" and s.get("flags") == ["multicast"]]
+    plain = [s for s in pr["sites"] if s["kind"] == "vmm" and not s.get("flags")]
+    expect(len(mc) == 2 and len(plain) == 1, "multicast: sites %r" % [(s["kind"], s.get("flags")) for s in pr["sites"]])
+    leak = [s for s in mc if s["unfreed_at_exit_bytes"]]
+    expect(len(leak) == 1 and leak[0]["unfreed_at_exit_bytes"] == 2 << 20 and "scenario_multicast" in leak[0]["title"],
+           "multicast: planted leak %r" % [(s["title"], s["unfreed_at_exit_bytes"]) for s in mc])
+    freed = [s for s in mc if not s["unfreed_at_exit_bytes"]]
+    expect(freed[0]["peak_bytes"] == 4 << 20 and freed[0]["last_live_bytes"] == 0,
+           "multicast: released object %r" % freed)
+    expect(plain[0]["peak_bytes"] == 4 << 20 and plain[0]["last_live_bytes"] == 0, "multicast: bound memory %r" % plain)
+    print("multicast ok (leak %d bytes at %s, kind vmm, flags multicast)" % (leak[0]["unfreed_at_exit_bytes"], leak[0]["title"]))
 
 
 def check_twocopies_rtonly(c):

@@ -7,7 +7,7 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg privpool hostregflag exitworkers leakstatic.
+ * heldsnap hostreg privpool hostregflag exitworkers leakstatic drvpool multicast.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -229,6 +229,58 @@ static void scenario_privpool(void)
     vramtrace_step();
     OK(cudaMemPoolDestroy(pool));
     vramtrace_step();
+}
+
+/* An RMM-style private pool through the driver API: cuMemPoolCreate with a release
+ * threshold of 64 MiB (freed memory stays reserved), 8 MiB and 4 MiB + 100 bytes from
+ * it (cuMemAllocFromPoolAsync), freed one after the other (cuMemFreeAsync), then
+ * cuMemPoolDestroy. A step after each event; before each step the driver's own
+ * RESERVED_MEM_CURRENT and USED_MEM_CURRENT of the pool are printed
+ * ("drvpool step N reserved R used U"; the use is the pool's rounded bytes, not the
+ * 100 extra). check_preload.py drvpool compares device 0's pool_reserved_bytes and
+ * pool_used_bytes of the step snapshots with them: the reserve stays while the use
+ * goes down (retention), and after the destroy the pool counts nowhere. */
+static void drvpool_step(CUmemoryPool pool, int n)
+{
+    cuuint64_t r = 0, u = 0;
+    if (pool) {
+        CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) == CUDA_SUCCESS);
+        CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &u) == CUDA_SUCCESS);
+    }
+    printf("drvpool step %d reserved %llu used %llu\n", n, (unsigned long long)r, (unsigned long long)u);
+    fflush(stdout);
+    vramtrace_step();
+}
+
+static void scenario_drvpool(void)
+{
+    OK(cudaSetDevice(0));   /* the primary context, current */
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CUmemoryPool pool;
+    CHECK(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
+    cuuint64_t threshold = 64u << 20;
+    CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) == CUDA_SUCCESS);
+    CUdeviceptr a = 0, b = 0;
+    CHECK(cuMemAllocFromPoolAsync(&a, 8u << 20, pool, NULL) == CUDA_SUCCESS);
+    CHECK(cuMemAllocFromPoolAsync(&b, (4u << 20) + 100, pool, NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE((12u << 20) + 100);
+    drvpool_step(pool, 1);
+    CHECK(cuMemFreeAsync(a, NULL) == CUDA_SUCCESS);
+    CHECK(cuStreamSynchronize(NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE((4u << 20) + 100);
+    drvpool_step(pool, 2);
+    CHECK(cuMemFreeAsync(b, NULL) == CUDA_SUCCESS);
+    CHECK(cuStreamSynchronize(NULL) == CUDA_SUCCESS);
+    EXPECT_LIVE(0);
+    drvpool_step(pool, 3);
+    CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+    drvpool_step(NULL, 4);
+    /* a pool no longer known is forwarded: the driver's own answer */
+    CHECK(cuMemPoolDestroy(pool) == CUDA_ERROR_INVALID_VALUE);
 }
 
 #define NTHREADS 8
@@ -676,6 +728,69 @@ static void *vmm_unmapper(void *arg)
     }
 }
 
+/* Multicast objects (NVLS): cuMulticastCreate's object is vmm memory with the
+ * multicast flag, live until released and unmapped; binding cuMemCreate memory into it
+ * counts nothing more. Exact live bytes after each event; every code is the driver's
+ * (the same without the preload, errors included). A second object of 2 MiB is never
+ * released: the planted leak (check_preload.py multicast reads the exit snapshot). */
+#define MC_CHECK(call, want) do { CUresult r_ = (call); if (r_ != (want)) { fprintf(stderr, "%s:%d: %s = %d, expected %d\n", __FILE__, __LINE__, #call, (int)r_, (int)(want)); failures++; } } while (0)
+static void scenario_multicast(void)
+{
+    const size_t MiB = 1u << 20;
+    OK(cudaSetDevice(0));
+    CUmulticastObjectProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.numDevices = 1;
+    prop.size = 4 * MiB;
+    size_t g = 0;
+    MC_CHECK(cuMulticastGetGranularity(&g, &prop, CU_MULTICAST_GRANULARITY_MINIMUM), CUDA_SUCCESS);
+    CHECK(g == 2 * MiB);
+    MC_CHECK(cuMulticastGetGranularity(&g, &prop, (CUmulticastGranularity_flags)7), CUDA_ERROR_INVALID_VALUE);
+    CUmemGenericAllocationHandle mc = 0, mc2 = 0, phys = 0;
+    prop.size = 3 * MiB;   /* not a multiple of the granularity: refused, nothing counted */
+    MC_CHECK(cuMulticastCreate(&mc, &prop), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_LIVE(0);
+    prop.size = 4 * MiB;
+    MC_CHECK(cuMulticastCreate(&mc, &prop), CUDA_SUCCESS);
+    EXPECT_LIVE(4 * MiB);
+    MC_CHECK(cuMulticastAddDevice(mc, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMulticastAddDevice(mc, 0), CUDA_ERROR_INVALID_VALUE);   /* team already whole */
+    CUmemAllocationProp pp;
+    memset(&pp, 0, sizeof pp);
+    pp.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    pp.location.id = 0;
+    MC_CHECK(cuMemCreate(&phys, 4 * MiB, &pp, 0), CUDA_SUCCESS);
+    EXPECT_LIVE(8 * MiB);
+    MC_CHECK(cuMulticastBindMem(mc, 0, phys, 0, 4 * MiB, 0), CUDA_SUCCESS);
+    EXPECT_LIVE(8 * MiB);
+    CUdeviceptr va = 0;
+    MC_CHECK(cuMemAddressReserve(&va, 8 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMemMap(va, 4 * MiB, 0, mc, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMemMap(va + 4 * MiB, 4 * MiB, 0, phys, 0), CUDA_SUCCESS);
+    MC_CHECK(cuMulticastBindAddr(mc, 0, va + 4 * MiB, 4 * MiB, 0), CUDA_ERROR_INVALID_VALUE);   /* bound */
+    MC_CHECK(cuMulticastUnbind(mc, 0, 0, 4 * MiB), CUDA_SUCCESS);
+    MC_CHECK(cuMulticastBindAddr(mc, 0, va + 4 * MiB, 4 * MiB, 0), CUDA_SUCCESS);
+    EXPECT_LIVE(8 * MiB);
+    MC_CHECK(cuMemRelease(mc), CUDA_SUCCESS);   /* still mapped: still live */
+    EXPECT_LIVE(8 * MiB);
+    MC_CHECK(cuMemUnmap(va, 4 * MiB), CUDA_SUCCESS);
+    EXPECT_LIVE(4 * MiB);
+    /* a released object is no longer known: forwarded, the driver's answers */
+    MC_CHECK(cuMemRelease(mc), CUDA_ERROR_INVALID_VALUE);
+    MC_CHECK(cuMulticastAddDevice(mc, 0), CUDA_ERROR_INVALID_VALUE);
+    MC_CHECK(cuMulticastUnbind(mc, 0, 0, 4 * MiB), CUDA_ERROR_INVALID_VALUE);
+    MC_CHECK(cuMemUnmap(va + 4 * MiB, 4 * MiB), CUDA_SUCCESS);
+    MC_CHECK(cuMemRelease(phys), CUDA_SUCCESS);
+    MC_CHECK(cuMemAddressFree(va, 8 * MiB), CUDA_SUCCESS);
+    EXPECT_LIVE(0);
+    vramtrace_step();
+    prop.size = 2 * MiB;   /* the planted leak */
+    MC_CHECK(cuMulticastCreate(&mc2, &prop), CUDA_SUCCESS);
+    EXPECT_LIVE(2 * MiB);
+    vramtrace_step();
+}
+
 static void scenario_vmm(void)
 {
     void *plain;
@@ -745,6 +860,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "hostregflag")) scenario_hostregflag();
     else if (!strcmp(s, "exitworkers")) scenario_exitworkers(argv[0]);
     else if (!strcmp(s, "exitworker_child")) scenario_exitworker_child();
+    else if (!strcmp(s, "drvpool")) scenario_drvpool();
     else if (!strcmp(s, "leak")) scenario_leak();
     else if (!strcmp(s, "leakstatic")) scenario_leakstatic();
     else if (!strcmp(s, "reset")) scenario_reset();
@@ -758,6 +874,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "fork")) scenario_fork();
     else if (!strcmp(s, "loop")) scenario_loop();
     else if (!strcmp(s, "vmm")) scenario_vmm();
+    else if (!strcmp(s, "multicast")) scenario_multicast();
     else if (!strcmp(s, "heldsnap")) scenario_heldsnap();
     else if (!strcmp(s, "hostreg")) scenario_hostreg();
     else {

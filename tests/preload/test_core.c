@@ -112,7 +112,7 @@ static void test_reset(void)
     vt_core_alloc(&pin0);
     vt_core_alloc(&async0);
     vt_core_alloc(&dev1);
-    CHECK_EQ_INT(vt_core_vmm_create(77, 2 << 20, 0, 3), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(77, 2 << 20, 0, 3, 0), 0);
     uint64_t before = vt_core_next_seq();
     vt_alloc_info late = A(0x500000, 1, VT_KIND_DEVICE, 0, 3);  /* born after the reset began */
     vt_core_alloc(&late);
@@ -244,7 +244,7 @@ static void test_big_table(void)
 static void test_vmm(void)
 {
     vt_taken t;
-    CHECK_EQ_INT(vt_core_vmm_create(1, 4 << 20, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(1, 4 << 20, 0, 4, 0), 0);
     CHECK_EQ_U64(vt_core_live_bytes(0), 4 << 20);
     vt_core_vmm_map(0x7f0000000000, 4 << 20, 1);
     CHECK_EQ_INT(vt_core_vmm_release(1, &t), 1);         /* released while mapped: lives on */
@@ -261,7 +261,7 @@ static void test_vmm(void)
     vt_core_vmm_unmap(0x7f0000000000, 4 << 20);
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
     /* failed release is undone */
-    vt_core_vmm_create(2, 100, 0, 4);
+    vt_core_vmm_create(2, 100, 0, 4, 0);
     CHECK_EQ_INT(vt_core_vmm_release(2, &t), 1);
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
     vt_core_vmm_restore(&t);
@@ -275,7 +275,7 @@ static void test_vmm(void)
      * shrink so), then the releases: all three are gone */
     uint64_t va = 0x7e0000000000, seg = 2 << 20;
     for (uint64_t h = 10; h < 13; h++) {
-        CHECK_EQ_INT(vt_core_vmm_create(h, seg, 0, 4), 0);
+        CHECK_EQ_INT(vt_core_vmm_create(h, seg, 0, 4, 0), 0);
         vt_core_vmm_map(va + (h - 10) * seg, seg, h);
     }
     CHECK_EQ_U64(vt_core_live_bytes(0), 3 * seg);
@@ -291,7 +291,7 @@ static void test_vmm(void)
     /* a release in flight while another thread unmaps the last mapping: the entry
      * stays until the release's commit (it used to be freed under it), or comes back
      * counted if the release failed */
-    CHECK_EQ_INT(vt_core_vmm_create(20, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(20, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 20);
     CHECK_EQ_INT(vt_core_vmm_release(20, &t), 1);
     vt_core_vmm_unmap(va, seg);
@@ -299,7 +299,7 @@ static void test_vmm(void)
     vt_core_vmm_commit(&t);
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
     CHECK_EQ_INT(vt_core_vmm_release(20, &t), 0);
-    CHECK_EQ_INT(vt_core_vmm_create(21, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(21, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 21);
     CHECK_EQ_INT(vt_core_vmm_release(21, &t), 1);
     vt_core_vmm_unmap(va, seg);
@@ -311,9 +311,9 @@ static void test_vmm(void)
 
     /* the handle created again while its release is in flight: the new one is
      * counted, the old one freed by the commit */
-    CHECK_EQ_INT(vt_core_vmm_create(30, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(30, seg, 0, 4, 0), 0);
     CHECK_EQ_INT(vt_core_vmm_release(30, &t), 1);
-    CHECK_EQ_INT(vt_core_vmm_create(30, 2 * seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(30, 2 * seg, 0, 4, 0), 0);
     vt_core_vmm_commit(&t);
     CHECK_EQ_U64(vt_core_live_bytes(0), 2 * seg);
     CHECK_EQ_INT(vt_core_vmm_release(30, &t), 1);
@@ -321,8 +321,8 @@ static void test_vmm(void)
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
 
     /* a mapping whose unmap was not seen, displaced by a new one at its address */
-    CHECK_EQ_INT(vt_core_vmm_create(40, seg, 0, 4), 0);
-    CHECK_EQ_INT(vt_core_vmm_create(41, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(40, seg, 0, 4, 0), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(41, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 40);
     CHECK_EQ_INT(vt_core_vmm_release(40, &t), 1);
     vt_core_vmm_commit(&t);                                /* mapped: lives on */
@@ -335,7 +335,7 @@ static void test_vmm(void)
     /* ... by the same handle, released meanwhile: its displaced mapping was its last
      * one, so it is gone before the new mapping could be counted (ASan: no use
      * after free) */
-    CHECK_EQ_INT(vt_core_vmm_create(42, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(42, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 42);
     CHECK_EQ_INT(vt_core_vmm_release(42, &t), 1);
     vt_core_vmm_commit(&t);
@@ -345,7 +345,7 @@ static void test_vmm(void)
 
     /* a release racing a map of the same handle: the map in flight keeps it live,
      * so the release (tracked first) does not drop memory that ends up mapped */
-    CHECK_EQ_INT(vt_core_vmm_create(50, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(50, seg, 0, 4, 0), 0);
     CHECK_EQ_INT(vt_core_vmm_map_begin(50), 1);
     CHECK_EQ_INT(vt_core_vmm_release(50, &t), 1);
     vt_core_vmm_commit(&t);
@@ -356,7 +356,7 @@ static void test_vmm(void)
     CHECK_EQ_U64(vt_core_live_bytes(0), 0);
     CHECK_EQ_INT(vt_core_vmm_release(50, &t), 0);          /* gone */
     /* ... and a map that fails after the release: gone then */
-    CHECK_EQ_INT(vt_core_vmm_create(51, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(51, seg, 0, 4, 0), 0);
     CHECK_EQ_INT(vt_core_vmm_map_begin(51), 1);
     CHECK_EQ_INT(vt_core_vmm_release(51, &t), 1);
     vt_core_vmm_commit(&t);
@@ -365,7 +365,7 @@ static void test_vmm(void)
     CHECK_EQ_INT(vt_core_vmm_release(51, &t), 0);
 
     /* cuMemRetainAllocationHandle: each reference is released before it is gone */
-    CHECK_EQ_INT(vt_core_vmm_create(60, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(60, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 60);
     vt_core_vmm_retain(60);
     CHECK_EQ_INT(vt_core_vmm_release(60, &t), 1);
@@ -382,7 +382,7 @@ static void test_vmm(void)
 
     /* one handle mapped at two addresses: listed at the one left when the lowest
      * goes */
-    CHECK_EQ_INT(vt_core_vmm_create(70, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(70, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 70);
     vt_core_vmm_map(va + 8 * (uint64_t)seg, seg, 70);
     CHECK_EQ_INT(vt_core_vmm_release(70, &t), 1);
@@ -399,7 +399,7 @@ static void test_vmm(void)
 
     /* one unmap over mappings with a gap between them */
     for (uint64_t h = 80; h < 83; h++) {
-        CHECK_EQ_INT(vt_core_vmm_create(h, seg, 0, 4), 0);
+        CHECK_EQ_INT(vt_core_vmm_create(h, seg, 0, 4, 0), 0);
         vt_core_vmm_map(va + (h == 82 ? 3 : h - 80) * (uint64_t)seg, seg, h);
         CHECK_EQ_INT(vt_core_vmm_release(h, &t), 1);
         vt_core_vmm_commit(&t);
@@ -410,11 +410,11 @@ static void test_vmm(void)
 
     /* a handle value given out again while the old one's unmap is still to be
      * tracked: the late unmap does not end the new allocation's mapping */
-    CHECK_EQ_INT(vt_core_vmm_create(90, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(90, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 90);
     CHECK_EQ_INT(vt_core_vmm_release(90, &t), 1);
     vt_core_vmm_commit(&t);                                /* released, still mapped */
-    CHECK_EQ_INT(vt_core_vmm_create(90, seg, 0, 4), 0);    /* (real unmap returned) */
+    CHECK_EQ_INT(vt_core_vmm_create(90, seg, 0, 4, 0), 0);    /* (real unmap returned) */
     vt_core_vmm_map(va + 8 * (uint64_t)seg, seg, 90);
     vt_core_vmm_unmap(va, seg);                            /* the late bookkeeping */
     CHECK_EQ_INT(vt_core_vmm_release(90, &t), 1);
@@ -426,7 +426,7 @@ static void test_vmm(void)
     /* a retain (by address) racing the unmap and release of the allocation on
      * another thread: held live from before the real call */
     uint64_t held = 0;
-    CHECK_EQ_INT(vt_core_vmm_create(100, seg, 0, 4), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(100, seg, 0, 4, 0), 0);
     vt_core_vmm_map(va, seg, 100);
     CHECK_EQ_INT(vt_core_vmm_hold_at(va, &held), 1);
     CHECK_EQ_U64(held, 100);

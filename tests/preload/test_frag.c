@@ -124,9 +124,9 @@ static void through_collect(void)
         }
     }
     /* a mapped and an unmapped VMM allocation on device 1 */
-    CHECK_EQ_INT(vt_core_vmm_create(0xabc, 1 << 21, 1, 9), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(0xabc, 1 << 21, 1, 9, 0), 0);
     vt_core_vmm_map((3ull << 40) + (1ull << 31), 1 << 21, 0xabc);
-    CHECK_EQ_INT(vt_core_vmm_create(0xabd, 1 << 21, 1, 9), 0);
+    CHECK_EQ_INT(vt_core_vmm_create(0xabd, 1 << 21, 1, 9, 0), 0);
 
     vt_collect full, per;
     CHECK_EQ_INT(vt_core_collect(&full, VT_COLLECT_ALLOCS | VT_COLLECT_FRAG, 10), 0);
@@ -300,7 +300,7 @@ static void journal_op(uint64_t *handles, int *n_handles)
         uint64_t va = ((uint64_t)(d + 2) << 36) + (h & 1 ? 1ull << 34 : 0) + (h - 0x5000) / 2 * (1 << 22);
         switch (xr() % 5) {
         case 0:
-            vt_core_vmm_create(h, 1 << 21, d, stack);
+            vt_core_vmm_create(h, 1 << 21, d, stack, 0);
             if (*n_handles < 64) handles[(*n_handles)++] = h;
             break;
         case 1: vt_core_vmm_map(va, 1 << 21, h); break;

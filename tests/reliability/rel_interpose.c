@@ -8,7 +8,7 @@
  * - rel_early's destructor allocates and frees after main returned;
  * - dlsym on names vramtrace does not hook, with every kind of handle, returns
  *   exactly glibc's pointer (and glibc's dlerror() text when NULL), errno kept;
- *   dlopen is glibc's own.
+ *   dlopen answers as glibc's own called from here.
  * Prints every CUDA result code; "dlsym_mismatch" lines name any difference.
  * With VT_EXPECT_TRACKED=1 also checks the tracer saw the constructor's allocation.
  * Exit 0 when every check held.
@@ -126,12 +126,38 @@ int main(void)
             }
             compared++;
         }
-    /* dlopen is not hooked: whoever defines it (glibc, or a sanitizer runtime's
-     * interceptor in sanitizer builds), it is not libvramtrace */
-    Dl_info di;
-    void *dlo = dlsym(RTLD_DEFAULT, "dlopen");
-    if (!dlo || !dladdr(dlo, &di) || !di.dli_fname || strstr(di.dli_fname, "libvramtrace")) {
-        printf("dlopen is hooked\n");
+    /* dlopen, whoever defines it (glibc, libvramtrace's trampoline, a sanitizer
+     * runtime's interceptor), answers as glibc's own called from here: the same handle
+     * for a loaded bare name and for NULL, the same dlerror() text and errno for a
+     * missing one (the caller's object decides the search) */
+    typedef void *(*dlopen_t)(const char *, int);
+    dlopen_t glibc_open = libc ? (dlopen_t)dlvsym(libc, "dlopen", "GLIBC_2.34") : NULL;
+    if (!glibc_open && libc)
+        glibc_open = (dlopen_t)dlvsym(libc, "dlopen", "GLIBC_2.2.5");
+    static const char *const libs[] = {"libcuda.so.1", "libcudart.so.13", "libvt_no_such.so", NULL};
+    for (size_t i = 0; glibc_open && i < sizeof libs / sizeof libs[0]; i++) {
+        dlerror();
+        errno = 4321;
+        void *want = glibc_open(libs[i], RTLD_NOW | RTLD_NOLOAD);
+        const char *we = dlerror();
+        char want_err[512];
+        snprintf(want_err, sizeof want_err, "%s", we ? we : "(none)");
+        errno = 4321;
+        void *got = dlopen(libs[i], RTLD_NOW | RTLD_NOLOAD);
+        int e = errno;
+        const char *ge = dlerror();
+        if (got != want || strcmp(want_err, ge ? ge : "(none)") || e != 4321) {
+            printf("dlopen_mismatch %s: %p vs glibc %p, '%s' vs '%s', errno %d\n", libs[i] ? libs[i] : "NULL",
+                   got, want, ge ? ge : "(none)", want_err, e);
+            bad = 1;
+        }
+        if (want)
+            dlclose(want);
+        if (got)
+            dlclose(got);
+    }
+    if (!glibc_open) {
+        printf("no glibc dlopen\n");
         bad = 1;
     }
     printf("dlsym compared %d\n", compared);

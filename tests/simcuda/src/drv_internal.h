@@ -142,8 +142,17 @@ typedef struct sim_phys {
     unsigned handle_types;/* CUmemAllocationProp.requestedHandleTypes (exportable as) */
     int      imported;    /* cuMemImportFromShareableHandle: another process's memory,
                              not charged to this process's device */
+    struct sim_mcast *mc; /* a multicast object (cuMulticastCreate): its team and
+                             bindings (drv_multicast.c); NULL for cuMemCreate memory */
     UT_hash_handle hh;
 } sim_phys;
+
+/* ---- drv_multicast.c ---- */
+/* Frees a multicast object's team and bindings (phys->mc), when its handle goes.
+ * Lock held. */
+void sim_mcast_free_locked(sim_phys *p);
+/* drv_vmm.c: frees a handle's memory once it is released and unmapped. Lock held. */
+void phys_maybe_destroy_locked(sim_phys *p);
 
 /* VMM reserved address range (cuMemAddressReserve). */
 typedef struct sim_reserve {

@@ -210,6 +210,12 @@ static const proc_entry table[] = {
     E("cuMemAddressReserve", 10020, cuMemAddressReserve),
     E("cuMemAddressFree", 10020, cuMemAddressFree),
     E("cuMemMap", 10020, cuMemMap),
+    E("cuMulticastCreate", 12010, cuMulticastCreate),
+    E("cuMulticastAddDevice", 12010, cuMulticastAddDevice),
+    E("cuMulticastBindMem", 12010, cuMulticastBindMem),
+    E("cuMulticastBindAddr", 12010, cuMulticastBindAddr),
+    E("cuMulticastUnbind", 12010, cuMulticastUnbind),
+    E("cuMulticastGetGranularity", 12010, cuMulticastGetGranularity),
     E("cuMemUnmap", 10020, cuMemUnmap),
     E("cuMemSetAccess", 10020, cuMemSetAccess),
     /* streams, events, launches */

@@ -30,10 +30,11 @@
 
 static int aligned(size_t v) { return (v & (SIM_GRANULARITY - 1)) == 0; }
 
-static void phys_maybe_destroy_locked(sim_phys *p)
+void phys_maybe_destroy_locked(sim_phys *p)
 {
     if (p->refs == 0 && p->maps == 0) {
         HASH_DEL(sim_drv.phys, p);
+        sim_mcast_free_locked(p);
         close(p->fd);
         if (!p->imported)
             sim_drv.dev[p->device].vmm_bytes -= p->size;
