@@ -705,6 +705,25 @@ def check_hostregflag(c):
     print("hostregflag ok")
 
 
+def check_stepleaks(c):
+    """Planted per-step leaks of host registration and multicast objects: `vramtrace
+    report` finds each as a leak at its exact bytes per step, with its kind and flag
+    (host_pinned registered 65536 B/step at register_step_buffer; vmm multicast 2 MiB/step
+    at multicast_step_object), and nothing else leaks."""
+    d = c.outdir("stepleaks")
+    p = c.run([c.prog("prog_runtime"), "stepleaks"], VRAMTRACE_OUTPUT=d)
+    expect(p.returncode == 0, "stepleaks failed: %d %s" % (p.returncode, p.stderr))
+    r = subprocess.run([os.path.join(c.bin, "vramtrace"), "report", "--format", "json", d],
+                       capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0, "stepleaks: report %d %s" % (r.returncode, r.stderr))
+    leaks = sorted((s["kind"], tuple(s.get("flags", [])), s["growth_bytes_per_step"], s["frames"][0]["function"])
+                   for proc in json.loads(r.stdout)["processes"] for s in proc["sites"] if s["verdict"] == "leak")
+    want = [("host_pinned", ("registered",), 65536, "register_step_buffer"),
+            ("vmm", ("multicast",), 2 << 20, "multicast_step_object")]
+    expect(leaks == want, "stepleaks: leaks %r, expected %r" % (leaks, want))
+    print("stepleaks ok")
+
+
 def check_exitworkers(c):
     """Workers that end with _exit holding 3 MiB each write no exit record: `vramtrace
     check` fails the run naming each worker's pid and its last live bytes (not

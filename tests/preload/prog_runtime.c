@@ -7,7 +7,8 @@
  * the client API (vramtrace_live_bytes etc., include/vramtrace.h); without it the
  * scenario only runs (the API then returns 0). Exit 0 = every check held.
  * Scenarios: kinds churn leak reset pool threads errors entry snap exit fork loop vmm
- * heldsnap hostreg privpool hostregflag exitworkers leakstatic drvpool multicast.
+ * heldsnap hostreg privpool hostregflag exitworkers leakstatic drvpool multicast
+ * stepleaks.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -734,6 +735,38 @@ static void *vmm_unmapper(void *arg)
  * (the same without the preload, errors included). A second object of 2 MiB is never
  * released: the planted leak (check_preload.py multicast reads the exit snapshot). */
 #define MC_CHECK(call, want) do { CUresult r_ = (call); if (r_ != (want)) { fprintf(stderr, "%s:%d: %s = %d, expected %d\n", __FILE__, __LINE__, #call, (int)r_, (int)(want)); failures++; } } while (0)
+/* Planted per-step leaks of two paths (check_preload.py stepleaks): each of 12 steps
+ * registers a new 65536-byte host buffer and never unregisters it (host_pinned,
+ * flag registered), and creates a 2 MiB multicast object and never releases it
+ * (vmm, flag multicast); the report must find both at their exact bytes per step. */
+static __attribute__((noinline)) void register_step_buffer(void)
+{
+    void *buf = malloc(65536);
+    OK(cudaHostRegister(buf, 65536, cudaHostRegisterDefault));   /* leaked */
+}
+
+static __attribute__((noinline)) void multicast_step_object(void)
+{
+    CUmulticastObjectProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.numDevices = 1;
+    prop.size = 2u << 20;
+    CUmemGenericAllocationHandle mc = 0;
+    if (cuMulticastCreate(&mc, &prop) != CUDA_SUCCESS)   /* leaked */
+        failures++;
+}
+
+static void scenario_stepleaks(void)
+{
+    OK(cudaSetDevice(0));
+    for (int s = 0; s < 12; s++) {
+        register_step_buffer();
+        multicast_step_object();
+        vramtrace_step();
+    }
+    EXPECT_LIVE(12ull * (65536 + (2u << 20)));
+}
+
 static void scenario_multicast(void)
 {
     const size_t MiB = 1u << 20;
@@ -861,6 +894,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "exitworkers")) scenario_exitworkers(argv[0]);
     else if (!strcmp(s, "exitworker_child")) scenario_exitworker_child();
     else if (!strcmp(s, "drvpool")) scenario_drvpool();
+    else if (!strcmp(s, "stepleaks")) scenario_stepleaks();
     else if (!strcmp(s, "leak")) scenario_leak();
     else if (!strcmp(s, "leakstatic")) scenario_leakstatic();
     else if (!strcmp(s, "reset")) scenario_reset();
