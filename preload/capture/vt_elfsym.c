@@ -36,27 +36,36 @@ static int vt__fn_cmp(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Symbol i of the table (data, string section link) when it is a defined function
+ * with a size: its name, and *sym; else NULL. */
+static const char *vt__fn_sym(Elf *e, Elf_Data *data, size_t link, size_t i, GElf_Sym *sym)
+{
+    if (!gelf_getsym(data, (int)i, sym))
+        return NULL;
+    int t = GELF_ST_TYPE(sym->st_info);
+    if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !sym->st_size || sym->st_shndx == SHN_UNDEF)
+        return NULL;
+    const char *nm = elf_strptr(e, link, sym->st_name);
+    return nm && nm[0] ? nm : NULL;
+}
+
 /* Reads the function symbols of the table in section scn (of type SHT_SYMTAB or
- * SHT_DYNSYM) into o. 0, or -1 out of memory. */
+ * SHT_DYNSYM) into o: one pass to size the arrays, one to fill them. 0, or -1 out
+ * of memory. */
 static int vt__read_table(Elf *e, Elf_Scn *scn, vt__obj *o)
 {
     GElf_Shdr sh;
     Elf_Data *data;
+    GElf_Sym sym;
     if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
         return 0;
     size_t count = sh.sh_size / sh.sh_entsize, n = 0, bytes = 0;
     for (size_t i = 0; i < count; i++) {
-        GElf_Sym s;
-        if (!gelf_getsym(data, (int)i, &s))
-            continue;
-        int t = GELF_ST_TYPE(s.st_info);
-        if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !s.st_size || s.st_shndx == SHN_UNDEF)
-            continue;
-        const char *nm = elf_strptr(e, sh.sh_link, s.st_name);
-        if (!nm || !nm[0])
-            continue;
-        n++;
-        bytes += strlen(nm) + 1;
+        const char *nm = vt__fn_sym(e, data, sh.sh_link, i, &sym);
+        if (nm) {
+            n++;
+            bytes += strlen(nm) + 1;
+        }
     }
     if (!n)
         return 0;
@@ -66,18 +75,12 @@ static int vt__read_table(Elf *e, Elf_Scn *scn, vt__obj *o)
         return -1;
     char *w = o->names;
     for (size_t i = 0; i < count && o->n < n; i++) {
-        GElf_Sym s;
-        if (!gelf_getsym(data, (int)i, &s))
-            continue;
-        int t = GELF_ST_TYPE(s.st_info);
-        if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !s.st_size || s.st_shndx == SHN_UNDEF)
-            continue;
-        const char *nm = elf_strptr(e, sh.sh_link, s.st_name);
-        if (!nm || !nm[0])
+        const char *nm = vt__fn_sym(e, data, sh.sh_link, i, &sym);
+        if (!nm)
             continue;
         size_t len = strlen(nm) + 1;
         memcpy(w, nm, len);
-        o->fns[o->n++] = (vt__fn){ s.st_value, s.st_value + s.st_size, w };
+        o->fns[o->n++] = (vt__fn){ sym.st_value, sym.st_value + sym.st_size, w };
         w += len;
     }
     qsort(o->fns, o->n, sizeof *o->fns, vt__fn_cmp);

@@ -335,17 +335,10 @@ static void vt__ext_destroyed(uint64_t ext)
     }
 }
 
-#define VT_EXT_DESTROY_BODY(ret_t, ok, CALL, EXT)                                         \
-    VT_NESTED_FORWARD(1, CALL);                                                           \
-    vt_call c;                                                                            \
-    vt_call_begin(&c, 0);                                                                 \
-    ret_t r = CALL;                                                                       \
-    int e = errno;                                                                        \
-    if (c.rec && r == (ok))                                                               \
-        vt__ext_destroyed((uint64_t)(uintptr_t)(EXT));                                    \
-    vt_call_end(&c);                                                                      \
-    errno = e;                                                                            \
-    return r
+/* A destroy of external memory: forwarded under the depth guard; its success, as the
+ * outermost call, ends the records of the object's mapped buffers. */
+#define VT_EXT_DESTROY_BODY(ret_t, ok, CALL, EXT) \
+    VT_PASS_BODY(ret_t, ok, CALL, vt__ext_destroyed((uint64_t)(uintptr_t)(EXT)))
 
 cudaError_t vt__h_cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
 {
