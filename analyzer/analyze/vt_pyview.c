@@ -26,6 +26,15 @@ int vt_pyframe_is_own(const vt_pyframe *f)
     return dirlen == pl || slash[-(ptrdiff_t)pl - 1] == '/';
 }
 
+int vt_pyframe_is_installed(const vt_pyframe *f)
+{
+    if (strstr(f->file, "/site-packages/") || strstr(f->file, "/dist-packages/")) return 1;
+    /* the standard library: .../lib/python3.N/<module>.py (no deeper folder is a
+     * program's own: a virtualenv's packages are under site-packages) */
+    const char *lib = strstr(f->file, "/lib/python3");
+    return lib != NULL && f->file[0] == '/';
+}
+
 static int prefix(const char *s, const char *p)
 {
     return strncmp(s, p, strlen(p)) == 0;
@@ -108,12 +117,17 @@ void vt_stack_view(vt_stack *st)
     free(evalmod);
     st->view = v;
     st->nview = n;
-    st->title = 0;
-    for (uint32_t j = 0; j < n; j++)
-        if (v[j] < 0 && !vt_pyframe_is_own(&st->py[-1 - v[j]])) {
+    /* the innermost Python frame of the program's own code; else the innermost one
+     * that is not vramtrace's; else the first frame */
+    st->title = n;
+    for (uint32_t j = 0; j < n && st->title == n; j++)
+        if (v[j] < 0 && !vt_pyframe_is_own(&st->py[-1 - v[j]]) && !vt_pyframe_is_installed(&st->py[-1 - v[j]]))
             st->title = j;
-            break;
-        }
+    for (uint32_t j = 0; j < n && st->title == n; j++)
+        if (v[j] < 0 && !vt_pyframe_is_own(&st->py[-1 - v[j]]))
+            st->title = j;
+    if (st->title == n)
+        st->title = 0;
 }
 
 void vt_stack_view_inline(vt_stack *st, vt_symbolizer *sym)

@@ -50,4 +50,10 @@ vt_stack *vt_python_only_stack(vt_process *p, vt_stack *st);
  * else 0. (A user's own script in a folder named vramtrace is taken for it too.) */
 int vt_pyframe_is_own(const vt_pyframe *f);
 
+/* 1 when f's file is installed code rather than the program's: under a
+ * "site-packages" or "dist-packages" folder (a library: Numba's driver, PyTorch), or
+ * the standard library (".../lib/python3.N/..."), else 0. A site's title prefers the
+ * program's own frames (vt_stack_view). */
+int vt_pyframe_is_installed(const vt_pyframe *f);
+
 #endif /* VT_PYVIEW_H */

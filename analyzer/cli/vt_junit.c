@@ -5,11 +5,18 @@
 #include <string.h>
 
 /* s, len bytes, as XML character data or an attribute value: &, <, >, " escaped;
- * control characters other than tab and newline (not allowed in XML 1.0) as '?'. */
+ * what XML 1.0 does not allow as '?': control characters other than tab and newline,
+ * and the noncharacters U+FFFE and U+FFFF (UTF-8 EF BF BE / EF BF BF). */
 static void xml_text(FILE *f, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c == 0xEF && i + 2 < len && (unsigned char)s[i + 1] == 0xBF &&
+            ((unsigned char)s[i + 2] == 0xBE || (unsigned char)s[i + 2] == 0xBF)) {
+            fputc('?', f);
+            i += 2;
+            continue;
+        }
         switch (c) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;

@@ -606,6 +606,8 @@
     X(dlsym, "cu* results swapped for their hooks (vt_resolve.c)")                                  \
     X(dlopen, "forwarded with the caller intact; RTLD_DEEPBIND loads re-linked to our hooks (vt_hooks_dl.c)") \
     X(dlerror, "the program's message kept across our own look-ups (vt_hooks_dl.c)")               \
+    X(dlclose, "forwarded; drops the kept message, as glibc resets it (vt_hooks_dl.c)")           \
+    X(dlinfo, "forwarded; drops the kept message, as glibc resets it (vt_hooks_dl.c)")            \
     X(dl_iterate_phdr, "forwarded; hooked calls from its callbacks take no loader lock (vt_hooks_dl.c)") \
     X(pipe2, "forwarded; libunwind's validation pipe moved above low descriptors (vt_hooks_fd.c)")  \
     X(pthread_cancel, "waits for a stack capture in progress (vt_hooks_cancel.c)")                  \

@@ -116,6 +116,7 @@ void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr, int kind)
     }
     t->alive = (int8_t)(VT_KIND_OF(kind) == VT_KIND_ARRAY ? vt_driver_array_alive(addr)
                                                            : vt_driver_still_allocated(addr));
+    t->api_kind = (int8_t)VT_KIND_OF(kind);
     vt_core_restore(t);
     errno = e;
 }

@@ -158,6 +158,40 @@ VT_EARLY char *vt__dlerror_export(void)
 }
 extern __typeof__(vt__dlerror_export) dlerror __attribute__((alias("vt__dlerror_export"), visibility("default")));
 
+int vt_libc_dlclose(void *handle)
+{
+    static const char *const v[] = {"GLIBC_2.34", "GLIBC_2.2.5"};
+    static void *real;
+    int (*f)(void *) = (int (*)(void *))vt_resolve_next_libc(&real, "dlclose", v, 2);
+    return f ? f(handle) : -1;
+}
+
+int vt_libc_dlinfo(void *handle, int request, void *arg)
+{
+    static const char *const v[] = {"GLIBC_2.34", "GLIBC_2.3.3"};
+    static void *real;
+    int (*f)(void *, int, void *) = (int (*)(void *, int, void *))vt_resolve_next_libc(&real, "dlinfo", v, 2);
+    return f ? f(handle, request, arg) : -1;
+}
+
+/* int dlclose(void *), int dlinfo(void *, int, void *) of the program: the C
+ * library's, after the kept message is dropped (the program's call resets glibc's
+ * message: it succeeds with none, or fails with its own). Neither depends on its
+ * caller's address. */
+VT_EARLY VT_EXPORT int dlclose(void *handle)
+{
+    if (__builtin_expect(vt__tls.dlerr != NULL, 0))
+        free(vt__kept_take());
+    return vt_libc_dlclose(handle);
+}
+
+VT_EARLY VT_EXPORT int dlinfo(void *handle, int request, void *arg)
+{
+    if (__builtin_expect(vt__tls.dlerr != NULL, 0))
+        free(vt__kept_take());
+    return vt_libc_dlinfo(handle, request, arg);
+}
+
 void vt_hooks_dl_fork_child(void)
 {
     vt_relink_fork_child();
@@ -250,7 +284,7 @@ static int vt__same_as_caller(const char *file, void *caller)
     struct link_map *lm = NULL;
     Lmid_t ns = -1;
     if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
-        dlinfo(lm, RTLD_DI_LMID, &ns) != 0 || ns != LM_ID_BASE)
+        vt_libc_dlinfo(lm, RTLD_DI_LMID, &ns) != 0 || ns != LM_ID_BASE)
         return 0;
     int rpath = 0;
     vt_iterate_t f = (vt_iterate_t)__atomic_load_n(&vt__real_iterate, __ATOMIC_ACQUIRE);

@@ -30,6 +30,11 @@ void vt_dlerr_restore(char *saved);
  * hand out a kept message). */
 void vt_dlerr_clear(void);
 
+/* The C library's dlclose and dlinfo, for libvramtrace's own use: the exported ones
+ * are the program's (they drop the kept message). Thread-safe; errno as theirs. */
+int vt_libc_dlclose(void *handle);
+int vt_libc_dlinfo(void *handle, int request, void *arg);
+
 /* For the re-linker (vt_relink.c): when name is one of the loader functions we
  * export (dlsym, dlopen, dlerror), sets *hook to our export and *real to the C
  * library's function and returns 1; else 0. */

@@ -234,14 +234,14 @@ static void vt__relink_object(const char *name, uintptr_t addr)
         return;
     struct link_map *lm = NULL;
     vt_dyn d;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_addr == addr && vt__read_dyn(lm, &d)) {
+    if (vt_libc_dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_addr == addr && vt__read_dyn(lm, &d)) {
         vt__read_phdrs(&d);
         if (d.phdr) {
             vt__relink_table(h, &d, d.rela, d.nrela);
             vt__relink_table(h, &d, d.jmprel, d.njmprel);
         }
     }
-    dlclose(h);
+    vt_libc_dlclose(h);
 }
 
 static int vt__own_cb(struct dl_phdr_info *info, size_t size, void *arg)

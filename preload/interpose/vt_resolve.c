@@ -79,7 +79,7 @@ static int vt__in_a_vramtrace(void *p)
         return 0;
     void *api = vt__real_dlsym(h, "vramtrace_enabled");
     int in = api && dladdr(api, &b) && b.dli_fbase == a.dli_fbase;
-    dlclose(h);
+    vt_libc_dlclose(h);
     return in;
 }
 
@@ -140,7 +140,7 @@ static void vt__fill_from_object_of(void *p)
     void *h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
     if (h) {
         vt__fill_from(h);
-        dlclose(h);
+        vt_libc_dlclose(h);
     }
     vt_dlerr_clear();
     unsigned slot = __atomic_fetch_add(&vt__nscanned, 1, __ATOMIC_ACQ_REL);
@@ -182,7 +182,7 @@ static void vt__pin_object_of(void *p)
         return;
     void *h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     if (h)
-        dlclose(h);   /* the NODELETE mark stays; the reference goes back */
+        vt_libc_dlclose(h);   /* the NODELETE mark stays; the reference goes back */
 }
 
 /* Pins the object of every slot that went from empty to set since `before`. */
@@ -272,7 +272,7 @@ void vt_resolve_lazy_from(void *caller)
         void *h = dlopen(libs.name[i], RTLD_NOW | RTLD_NOLOAD);
         if (h) {
             vt__fill_from(h);
-            dlclose(h);
+            vt_libc_dlclose(h);
         }
     }
     if (n == vt__n_hooks)

@@ -55,6 +55,10 @@ typedef struct vt_taken {
     int8_t   alive;     /* set by the caller before vt_core_restore: 1 the driver
                            says an allocation still starts at addr, 0 none does,
                            -1 not known (vt_core_take sets -1)                      */
+    int8_t   api_kind;  /* set by the caller before vt_core_restore: the vt_kind whose
+                           API the failed free was (its liveness query asked about
+                           that kind), -1 any (vt_core_take sets -1); a record of
+                           another kind takes alive as -1                           */
 } vt_taken;
 
 /* ---- lifecycle ---- */

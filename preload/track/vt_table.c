@@ -553,6 +553,7 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
     t->missed = 0;
     t->ticket = 0;
     t->alive = -1;
+    t->api_kind = -1;
     if (!vt_core_enabled())
         return 0;
     vt__lock();
@@ -607,9 +608,13 @@ static void vt__restore_locked(const vt_taken *t, vt_site *s)
         return;  /* the address was handed out again meanwhile: keep the newer */
     if (vt__dropped_since(t, s))
         return;  /* its context was torn down meanwhile: the memory is gone */
-    if (t->alive == 0)
+    /* a free through another kind's API (cudaFree of an array handle) failed because
+     * the record is not that API's: its liveness query was the other kind's, and its
+     * "gone" means nothing */
+    int alive = t->api_kind >= 0 && s->kind != t->api_kind ? -1 : t->alive;
+    if (alive == 0)
         return;  /* the driver says nothing is allocated there any more */
-    if (t->alive < 0 && vt__freed_since(t))
+    if (alive < 0 && vt__freed_since(t))
         return;  /* not known; a concurrent free of the same pointer missed: gone */
     uint32_t id = vt__rec_new();
     if (id == VT_NO_ID || vt_index_insert(&vt__core.idx, t->addr, id) < 0) {
@@ -663,6 +668,7 @@ void vt_core_restore(vt_taken *t)
             r.drops = l->drops;
             r.misses = l->misses;
             r.alive = t->alive;
+            r.api_kind = t->api_kind;
             vt_site *s = l->site;
             l->site = NULL;
             l->ticket = 0;

@@ -143,8 +143,8 @@ static int vt__flush(void)
 /* Logs one line per site that crossed the leak threshold in this snapshot (once per
  * site): the first frame that is not CUDA's own, as "function (module)" (the
  * function from the module's ELF symbol tables, static functions included, else
- * from dladdr), else "module+0xoffset"; or the innermost Python frame when the stack
- * has one. */
+ * from dladdr), else "module+0xoffset"; or, when the stack has Python frames, the
+ * innermost one of the program's own code (else the innermost). */
 static void vt__warn_new_leaks(const vt_collect *c)
 {
     for (size_t i = 0; i < c->n_sites; i++) {
@@ -187,9 +187,20 @@ static void vt__warn_new_leaks(const vt_collect *c)
         int npy = 0;
         char file[512], func[256];
         int line;
-        if (vt_stack_get_py(s->stack, &py, &npy) == 0 && npy > 0 &&
-            vt_py_describe(&py[0], file, sizeof file, func, sizeof func, &line) == 0)
-            snprintf(where, sizeof where, "%.300s:%d in %.180s", file, line, func);
+        if (vt_stack_get_py(s->stack, &py, &npy) == 0 && npy > 0) {
+            /* the innermost frame of the program's own code, as the report's title:
+             * not installed code (site-packages, dist-packages, the standard library) */
+            int pick = -1;
+            for (int k = 0; k < npy && pick < 0; k++)
+                if (vt_py_describe(&py[k], file, sizeof file, func, sizeof func, &line) == 0 &&
+                    !strstr(file, "/site-packages/") && !strstr(file, "/dist-packages/") &&
+                    !strstr(file, "/lib/python3"))
+                    pick = k;
+            if (pick < 0)
+                pick = 0;
+            if (vt_py_describe(&py[pick], file, sizeof file, func, sizeof func, &line) == 0)
+                snprintf(where, sizeof where, "%.300s:%d in %.180s", file, line, func);
+        }
         vt_log(VT_LOG_WARN, "possible leak: %s growing %llu bytes/step for %u steps (%s, device %d, stack %u)",
                where, (unsigned long long)(s->growth_steps ? s->growth_bytes / s->growth_steps : 0),
                s->growth_steps, vt_kind_name(s->kind), s->device, s->stack);

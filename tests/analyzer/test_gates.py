@@ -141,6 +141,25 @@ def main(argv):
     verdicts = [s["verdict"] for p in json.loads(r.stdout)["processes"] for s in p["sites"]] if r.returncode == 0 else r
     if verdicts != ["transient"]:
         fail("brief buffer: verdicts %r" % (verdicts,))
+    # a process title with characters XML 1.0 does not allow (U+0001, U+FFFE): the file
+    # stays well-formed
+    odd = os.path.join(tmp, "odd.jsonl")
+    short_stream(odd)
+    with open(odd) as f:
+        lines = f.read().splitlines(True)
+    hdr = json.loads(lines[0])
+    hdr["host"] = "h\u0001\ufffe\U0001F600"
+    lines[0] = json.dumps(hdr) + "\n"
+    with open(odd, "w") as f:
+        f.write("".join(lines))
+    j = os.path.join(tmp, "odd.xml")
+    r = run([exe, "check", "--allow-short", "--junit", j, odd])
+    try:
+        n = len(cases(j))
+    except Exception as e:   # the parser's error: not well-formed
+        fail("odd title: the JUnit file does not parse: %s" % e)
+    if r.returncode != 0 or n != 5:
+        fail("odd title: check exit %d, %d cases" % (r.returncode, n))
     print("gates ok")
     return 0
 

@@ -214,6 +214,18 @@ static void scenario_runtime(void)
     cudaGetLastError();
     EXPECT_LIVE(want);
 
+    /* frees through the other kind's API fail and take nothing away: an array handle
+     * given to cudaFree, a device pointer given to cudaFreeArray */
+    void *dp = NULL;
+    CALL("malloc_cross", cudaMalloc(&dp, 1 << 20), cudaSuccess);
+    CALL("cudaFree_of_array", cudaFree((void *)a2d), cudaErrorInvalidValue);
+    cudaGetLastError();
+    CALL("cudaFreeArray_of_pointer", cudaFreeArray((cudaArray_t)dp), cudaErrorInvalidResourceHandle);
+    cudaGetLastError();
+    EXPECT_LIVE(want + (1 << 20));
+    CALL("free_cross", cudaFree(dp), cudaSuccess);
+    EXPECT_LIVE(want);
+
     /* frees: one record each, whichever layer frees it */
     CALL("free_2d", cudaFreeArray(a2d), cudaSuccess);
     want -= counted(409600, 400000);
@@ -232,9 +244,9 @@ static void scenario_runtime(void)
     CHECK(free_now() == free0);
     if (tracked)
         CHECK(vramtrace_peak_bytes(-1) == counted(409600 + 1024 + (2u << 20) + 392704,
-                                                  400000 + 1000 + 1920000 + 349524));
+                                                  400000 + 1000 + 1920000 + 349524) + (1 << 20));
     printf("runtime peak %llu\n", (unsigned long long)counted(409600 + 1024 + (2u << 20) + 392704,
-                                                               400000 + 1000 + 1920000 + 349524));
+                                                               400000 + 1000 + 1920000 + 349524) + (1 << 20));
 }
 
 /* ---- driver: create, describe, free (also through the runtime) ---- */
