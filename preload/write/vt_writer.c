@@ -57,6 +57,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -140,6 +141,63 @@ static int vt__flush(void)
     return rc;
 }
 
+/* The qualified name of an Itanium ABI function name ("_ZL14remember_batchi" ->
+ * "remember_batch", "_ZN5Cache4growEm" -> "Cache::grow"), without its parameters:
+ * the C++ runtime's __cxa_demangle when the process has it loaded (found in the
+ * global scope; looked up at each call: warnings are rare), else the plain and nested
+ * source names read here (an anonymous namespace, _GLOBAL__N_..., as "(anonymous
+ * namespace)"); NULL for anything else (templates, operators: the report demangles
+ * them). The program is never made to load a library for it. malloc'ed, or NULL. */
+static char *vt__demangle(const char *name)
+{
+    char *(*dem)(const char *, char *, size_t *, int *) =
+        (char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    int st = -1;
+    char *out = dem ? dem(name, NULL, NULL, &st) : NULL;
+    if (out && st == 0) {
+        char *paren = strchr(out, '(');
+        if (paren && paren != out)
+            *paren = 0;
+        return out;
+    }
+    free(out);
+    const char *p = name + 2;
+    int nested = *p == 'N';
+    if (nested)
+        for (p++; *p == 'K' || *p == 'V' || *p == 'r'; p++) {}
+    else if (*p == 'L')
+        p++;
+    char buf[512];
+    size_t o = 0;
+    while (*p >= '1' && *p <= '9') {
+        char *end;
+        unsigned long n = strtoul(p, &end, 10);
+        if (n == 0 || n > 255 || strnlen(end, n) < n)
+            return NULL;
+        const char *part = end;
+        size_t len = n;
+        if (n > 11 && !strncmp(end, "_GLOBAL__N_", 11)) {
+            part = "(anonymous namespace)";
+            len = strlen(part);
+        }
+        if (o + len + 3 > sizeof buf)
+            return NULL;
+        if (o) {
+            memcpy(buf + o, "::", 2);
+            o += 2;
+        }
+        memcpy(buf + o, part, len);
+        o += len;
+        p = end + n;
+        if (!nested)
+            break;
+    }
+    if (!o || (nested && *p != 'E'))
+        return NULL;
+    buf[o] = 0;
+    return strdup(buf);
+}
+
 /* Logs one line per site that crossed the leak threshold in this snapshot (once per
  * site): the first frame that is not CUDA's own, as "function (module)" (the
  * function from the module's ELF symbol tables, static functions included, else
@@ -162,12 +220,16 @@ static void vt__warn_new_leaks(const vt_collect *c)
                 const char *fn = m ? vt_elfsym_lookup(m->path, (uint64_t)(pcs[f] - 1 - m->bias)) : NULL;
                 if (!fn)
                     fn = vt_modules_symbol(pcs[f] - 1);
+                char *demangled = fn && fn[0] == '_' && fn[1] == 'Z' ? vt__demangle(fn) : NULL;
+                if (demangled)
+                    fn = demangled;
                 if (fn) {
                     const char *base = m ? strrchr(m->path, '/') : NULL;
                     if (m && m->path[0])
                         snprintf(where, sizeof where, "%.300s (%.180s)", fn, base ? base + 1 : m->path);
                     else
                         snprintf(where, sizeof where, "%.480s", fn);
+                    free(demangled);
                 } else if (m) {
                     const char *base = strrchr(m->path, '/');
                     vt_buf tmp;

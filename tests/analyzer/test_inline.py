@@ -8,7 +8,8 @@ device; the JSON report's first frames of its two leaks must be
               cuda_runtime.h inlined into them is trimmed as CUDA's, one logical
               frame at a time, and the callers inlined into the same physical
               frame stay (the first two marked "inlined");
-  2 MiB/step: (anonymous namespace)::Scratch::take, then main.
+  2 MiB/step: (anonymous namespace)::Scratch::take, then main; the preload's online
+              warning names it so too (not _ZN..._GLOBAL__N_...).
 
 Exit 1 with a message on the first mismatch."""
 import glob
@@ -36,6 +37,9 @@ def main(argv):
         p = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=120)
         if p.returncode != 0 or "30 + 30 buffers kept" not in p.stdout:
             fail("%s: exit %d %r %r" % (prog, p.returncode, p.stdout, p.stderr[-2000:]))
+        # the online warning names the method without its mangling
+        if "vramtrace: possible leak: (anonymous namespace)::Scratch::take (" not in p.stderr:
+            fail("online warning: %r" % [l for l in p.stderr.splitlines() if "possible leak" in l])
         r = subprocess.run([exe, "report", "--format", "json", out], capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             fail("report: exit %d %r" % (r.returncode, r.stderr))
