@@ -158,7 +158,7 @@ def snaps(recs, trigger=None):
 
 def check_compare(c):
     """Same stdout and exit code with and without the preload (return codes, errno)."""
-    for argv in (["prog_runtime", "errors"], ["prog_runtime", "reset"], ["prog_resolver"]):
+    for argv in (["prog_runtime", "errors"], ["prog_runtime", "reset"], ["prog_runtime", "hostreg"], ["prog_resolver"]):
         a = c.run([c.prog(argv[0])] + argv[1:], preload=False)
         b = c.run([c.prog(argv[0])] + argv[1:], preload=True, VRAMTRACE_OUTPUT=c.outdir("cmp"))
         expect(a.returncode == 0, "%r without preload exited %d: %s" % (argv, a.returncode, a.stderr))
