@@ -194,6 +194,11 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
             fprintf(f, "<td>%s</td><td>%" PRId64 " B</td><td>%s</td><td>", vt_size_fmt(o->tracked_bytes, b1, sizeof b1),
                     o->untracked_bytes,
                     !o->has_mem ? "unknown" : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion");
+            if (o->has_allocs && o->gap_count)
+                fprintf(f, "gaps between this process's blocks: %" PRIu64 ", %s in all, largest %s "
+                        "(own-block gap ratio %.2f)<br>", o->gap_count, vt_size_fmt(o->gap_total, b1, sizeof b1),
+                        vt_size_fmt(o->gap_largest, b2, sizeof b2),
+                        o->gap_total ? 1.0 - (double)o->gap_largest / (double)o->gap_total : 0.0);
             for (int k = 0; k < o->ntop; k++) {
                 vt_site_result *r = vt_result_of(pr, o->top[k].site);
                 fprintf(f, "%s ", vt_size_fmt(o->top[k].bytes, b1, sizeof b1));
@@ -239,14 +244,13 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     }
     fputs("</table>\n", f);
     if (p->ndevices) {
-        fputs("<h3>Devices</h3><table><tr><th>device</th><th>peak</th><th>free / total</th><th>fragmentation (max)</th>"
+        fputs("<h3>Devices</h3><table><tr><th>device</th><th>peak</th><th>free / total</th>"
               "<th>pool retention (max)</th><th>PyTorch caching allocator</th></tr>\n", f);
         for (size_t d = 0; d < p->ndevices; d++) {
             vt_device *dv = &p->devices[d];
             fprintf(f, "<tr><td>%d</td><td>%s</td><td>", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
             if (dv->has_mem) fprintf(f, "%s / %s", vt_size_fmt(dv->free_bytes, b2, sizeof b2), vt_size_fmt(dv->total_bytes, b3, sizeof b3));
-            fprintf(f, "</td><td>%.2f (%.2f)</td><td>%s (%s)</td><td>", dv->frag_last, dv->frag_max,
-                    vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
+            fprintf(f, "</td><td>%s (%s)</td><td>", vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
                     vt_size_fmt(dv->retention_max, b2, sizeof b2));
             char tl[400];
             if (vt_torch_line(dv, tl, sizeof tl)) esc(f, tl);

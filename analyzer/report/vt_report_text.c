@@ -217,8 +217,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     r ? top_label(a, r) : "?");
         }
         if (o->has_allocs && o->gap_count)
-            fprintf(f, "    gaps between this process's blocks: %" PRIu64 ", %s in all, largest %s\n", o->gap_count,
-                    vt_size_fmt(o->gap_total, b1, sizeof b1), vt_size_fmt(o->gap_largest, b2, sizeof b2));
+            fprintf(f, "    gaps between this process's blocks: %" PRIu64 ", %s in all, largest %s "
+                    "(own-block gap ratio %.2f)\n", o->gap_count,
+                    vt_size_fmt(o->gap_total, b1, sizeof b1), vt_size_fmt(o->gap_largest, b2, sizeof b2),
+                    o->gap_total ? 1.0 - (double)o->gap_largest / (double)o->gap_total : 0.0);
         for (int k = 0; k < o->nsplit && o->has_mem && o->free_bytes >= o->requested_bytes; k++) {
             vt_site_result *r = vt_result_of(pr, o->split[k].site);
             fprintf(f, "    %s %" PRIu64 " block%s freeing one opens %s%s  %s\n", k ? "         " : "splitting",
@@ -300,7 +302,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
             fprintf(f, "  device %d: peak %s", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
         if (dv->has_mem)
             fprintf(f, ", free %s of %s", vt_size_fmt(dv->free_bytes, b2, sizeof b2), vt_size_fmt(dv->total_bytes, b3, sizeof b3));
-        fprintf(f, ", fragmentation %.2f (max %.2f)", dv->frag_last, dv->frag_max);
+        /* the gap ratio between this process's own blocks is not shown here: it says
+         * nothing of the device's free memory (15.9 GiB free in one piece reads 0.97
+         * with a few small holes of the program's); it is shown at an out-of-memory,
+         * where it explains the failure */
         if (dv->pool_reserved || dv->retention_max)
             fprintf(f, ", pool retention %s (max %s)",
                     vt_size_fmt(dv->pool_reserved > dv->pool_used ? dv->pool_reserved - dv->pool_used : 0, b1, sizeof b1),
