@@ -92,6 +92,19 @@ static int process_events(FILE *f, const vt_proc_result *pr, int64_t pid, int *f
     }
     for (size_t k = 0; k < ntr; k++) free(tr[k].v);
     free(tr);
+    for (size_t i = 0; i < p->nlabels && rc == 0; i++) {   /* labelled snapshots: instants */
+        const vt_label *l = &p->labels[i];
+        if (!l->time_ns) continue;
+        rc |= emit(f, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:{s:I, s:s}}", "name", l->label, "ph", "i", "s", "p",
+                                "ts", (double)l->time_ns / 1000.0, "pid", (json_int_t)pid, "tid", (json_int_t)0,
+                                "args", "step", (json_int_t)l->step, "trigger", l->trigger), first);
+    }
+    if (p->nannots && rc == 0) {   /* annotations: their last values as the process's arguments */
+        json_t *args = json_object();
+        for (size_t i = 0; i < p->nannots; i++) json_object_set_new(args, p->annots[i].key, json_real(p->annots[i].value));
+        rc |= emit(f, json_pack("{s:s, s:s, s:I, s:I, s:o}", "name", "process_labels", "ph", "M", "pid", (json_int_t)pid,
+                                "tid", (json_int_t)0, "args", args), first);
+    }
     for (size_t i = 0; i < p->nooms && rc == 0; i++) {
         const vt_oom *o = &p->ooms[i];
         const char *verdict = !o->has_mem ? "unknown" : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion";

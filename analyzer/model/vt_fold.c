@@ -237,6 +237,20 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     int step_marked = rec->step_marked;
     apply_annotations(p, rec, step);
     apply_ipc(p, rec);
+    if (rec->label) {
+        if (p->nlabels < VT_MAX_LABELS) {
+            vt_label l;
+            memset(&l, 0, sizeof l);
+            l.seq = seq;
+            l.step = step;
+            l.time_ns = time_ns;
+            vt_strlcpy(l.trigger, sizeof l.trigger, trigger);
+            l.label = vt_xdisplay(rec->label);
+            VT_PUSH(p->labels, p->nlabels, p->caplabels, l);
+        } else {
+            p->labels_dropped++;
+        }
+    }
     if (dropped > p->dropped_records) p->dropped_records = dropped;
     if (step_marked) p->step_marked = 1;
     for (size_t i = 0; i < rec->nde; i++) {
@@ -369,12 +383,16 @@ void vt_snaprec_clear(vt_snaprec *rec)
     rec->nse = rec->nde = rec->nae = rec->nan = rec->nex = rec->nix = 0;
     rec->step = rec->seq = rec->time_ns = rec->dropped = 0;
     rec->trigger[0] = 0;
+    free(rec->label);
+    rec->label = NULL;
     rec->step_marked = rec->is_exit = rec->have_allocs = 0;
     memset(&rec->oom, 0, sizeof rec->oom);
 }
 
 void vt_snaprec_free(vt_snaprec *rec)
 {
+    free(rec->label);
+    rec->label = NULL;
     free(rec->se);
     free(rec->de);
     free(rec->ae);

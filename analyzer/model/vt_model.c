@@ -86,6 +86,8 @@ void vt_process_free(vt_process *p)
         free(s);
     }
     free(p->annots);
+    for (size_t i = 0; i < p->nlabels; i++) free(p->labels[i].label);
+    free(p->labels);
     free(p->exports);
     free(p->imports);
     free(p->hostsig.gpus);

@@ -180,6 +180,15 @@ typedef struct vt_device {
 #define VT_TORCH_INACTIVE_SPLIT 4
 
 /* One annotation key of a process: its latest value (docs/snapshot-format.md "annotations"). */
+/* A labelled snapshot (vramtrace_snapshot(label); docs/snapshot-format.md "label"). */
+typedef struct vt_label {
+    uint64_t seq, step, time_ns;
+    char trigger[16];
+    char *label;                /* display form (vt_display.h); owned */
+} vt_label;
+
+#define VT_MAX_LABELS 10000     /* kept per process; later ones are counted only */
+
 typedef struct vt_annot {
     char key[64];               /* 1-63 bytes of [A-Za-z0-9_.:-] */
     double value;               /* in the last snapshot that carried the key */
@@ -302,6 +311,9 @@ typedef struct vt_process {
     vt_stack **stacks; size_t nstacks, capstacks;
     vt_stack *pyonly_by_key;    /* analysis: --python-only group stacks (also in stacks), vt_pyview.c */
     vt_annot *annots; size_t nannots, capannots;      /* in order of first appearance */
+    vt_label *labels; size_t nlabels, caplabels;      /* labelled snapshots, in file order
+                                                         (at most VT_MAX_LABELS) */
+    uint64_t labels_dropped;                          /* labelled snapshots past the cap */
     vt_host hostsig;            /* host and hardware signals (vt_hostsig.h) */
     vt_rawstack *rawstacks;
     vt_rsite *sites;            /* hash of all sites */

@@ -60,6 +60,8 @@ typedef struct vt_rec_oom {
 typedef struct vt_snaprec {
     uint64_t step, seq, time_ns, dropped;
     char trigger[32];           /* "" when absent */
+    char *label;                /* the snapshot's "label" (vramtrace_snapshot), NULL when
+                                   absent or null; owned (vt_snaprec_clear frees it) */
     int step_marked;
     int is_exit;                /* trigger "exit" or unfreed_at_exit: not a step */
     int have_allocs;            /* the "allocations" list was present */

@@ -503,6 +503,10 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
         if (!(s = vt_rd_str(r, v, "snapshot.trigger", 31))) return -1;
         vt_strlcpy(rec->trigger, sizeof rec->trigger, s);
     }
+    if ((v = json_object_get(o, "label")) && !json_is_null(v)) {
+        if (!(s = vt_rd_str(r, v, "snapshot.label", 4096))) return -1;
+        rec->label = vt_xstrdup(s);
+    }
     if ((v = json_object_get(o, "step_marked")) && vt_rd_bool(r, v, "snapshot.step_marked", &rec->step_marked) < 0)
         return -1;
     if ((v = json_object_get(o, "unfreed_at_exit")) && vt_rd_bool(r, v, "snapshot.unfreed_at_exit", &unfreed) < 0)

@@ -243,6 +243,25 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
+    if (p->nlabels) {   /* labelled snapshots (vramtrace_snapshot) */
+        fputs("<h3>Labels</h3><table><tr><th>step</th><th>label</th><th>snapshot</th></tr>\n", f);
+        for (size_t i = 0; i < p->nlabels; i++) {
+            fprintf(f, "<tr><td>%" PRIu64 "</td><td>", p->labels[i].step);
+            esc(f, p->labels[i].label);
+            fprintf(f, "</td><td>%s %" PRIu64 "</td></tr>\n", p->labels[i].trigger, p->labels[i].seq);
+        }
+        fputs("</table>\n", f);
+    }
+    if (p->nannots) {   /* the program's annotations (vramtrace_annotate) */
+        fputs("<h3>Annotations</h3><table><tr><th>key</th><th>last value</th><th>max</th><th>at step</th></tr>\n", f);
+        for (size_t i = 0; i < p->nannots; i++) {
+            fputs("<tr><td>", f);
+            esc(f, p->annots[i].key);
+            fprintf(f, "</td><td>%.17g</td><td>%.17g</td><td>%" PRIu64 "</td></tr>\n", p->annots[i].value,
+                    p->annots[i].max, p->annots[i].step);
+        }
+        fputs("</table>\n", f);
+    }
     if (p->ndevices) {
         fputs("<h3>Devices</h3><table><tr><th>device</th><th>peak</th><th>free / total</th>"
               "<th>pool retention (max)</th><th>PyTorch caching allocator</th></tr>\n", f);

@@ -352,6 +352,13 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_t *an = json_object();
     for (size_t i = 0; i < p->nannots; i++) json_object_set_new(an, p->annots[i].key, jnum(p->annots[i].value));
     json_object_set_new(j, "annotations", an);
+    json_t *labels = json_array();
+    for (size_t i = 0; i < p->nlabels; i++)
+        json_array_append_new(labels, json_pack("{s:o, s:o, s:s, s:s}", "seq", ju(p->labels[i].seq), "step",
+                                                ju(p->labels[i].step), "trigger", p->labels[i].trigger, "label",
+                                                p->labels[i].label));
+    json_object_set_new(j, "labels", labels);
+    json_object_set_new(j, "labels_dropped", ju(p->labels_dropped));
     json_object_set_new(j, "host_signals", host_json(&p->hostsig));
     json_t *total = json_array();
     for (size_t i = 0; i < p->nsteps; i++) json_array_append_new(total, json_pack("[o,o]", ju(p->steps[i]), ju(p->step_total[i])));

@@ -293,6 +293,23 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         }
     }
 
+    /* labelled snapshots (vramtrace_snapshot) and the program's annotations
+     * (vramtrace_annotate): the last MAX_LIST of each */
+    if (p->nlabels) {
+        fprintf(f, "\n%sLABELS%s  %zu labelled snapshot%s%s\n", bold, off, p->nlabels + (size_t)p->labels_dropped,
+                p->nlabels + p->labels_dropped == 1 ? "" : "s", p->nlabels > MAX_LIST ? " (the last ones)" : "");
+        for (size_t i = p->nlabels > MAX_LIST ? p->nlabels - MAX_LIST : 0; i < p->nlabels; i++)
+            fprintf(f, "  step %" PRIu64 ": %s (%s snapshot %" PRIu64 ")\n", p->labels[i].step, p->labels[i].label,
+                    p->labels[i].trigger[0] ? p->labels[i].trigger : "a", p->labels[i].seq);
+    }
+    if (p->nannots) {
+        fprintf(f, "\n%sANNOTATIONS%s\n", bold, off);
+        for (size_t i = 0; i < p->nannots && i < MAX_LIST; i++)
+            fprintf(f, "  %s = %.15g (max %.15g) at step %" PRIu64 "\n", p->annots[i].key, p->annots[i].value,
+                    p->annots[i].max, p->annots[i].step);
+        if (p->nannots > MAX_LIST) fprintf(f, "  ... and %zu more (JSON: annotations)\n", p->nannots - MAX_LIST);
+    }
+
     if (p->ndevices || p->hostsig.present) fprintf(f, "\n%sDEVICES%s\n", bold, off);
     for (size_t d = 0; d < p->ndevices; d++) {
         vt_device *dv = &p->devices[d];

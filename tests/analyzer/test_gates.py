@@ -67,6 +67,7 @@ def series_stream(path, live, peak=None, fn="grow_cache"):
     for s, v in enumerate(live):
         pk = max(v, peak[s] if peak else 0)
         recs.append({"t": "snapshot", "seq": s + 1, "trigger": "step", "step": s, "step_marked": True,
+                     "time_ns": (s + 1) * 1000000000,
                      "sites": [{"stack": 1, "kind": "device", "device": 0, "live_bytes": v,
                                 "interval_peak_bytes": pk, "free_total": 1 if pk > v else 0}]})
     recs.append({"t": "snapshot", "seq": len(live) + 1, "trigger": "exit", "step": len(live) - 1,
@@ -160,6 +161,37 @@ def main(argv):
         fail("odd title: the JUnit file does not parse: %s" % e)
     if r.returncode != 0 or n != 5:
         fail("odd title: check exit %d, %d cases" % (r.returncode, n))
+    # snapshot labels and annotations appear in every output that has a place for
+    # them: the text and HTML reports, the JSON report, the Perfetto trace
+    lab = os.path.join(tmp, "lab.jsonl")
+    series_stream(lab, [MiB] * 8, fn="keep_weights")
+    with open(lab) as f:
+        lines = f.read().splitlines(True)
+    rec = json.loads(lines[5])   # the 3rd snapshot: a manual one with a label and an annotation
+    rec.update({"trigger": "manual", "label": "after <warm-up> & eval", "annotations": {"train.loss": 0.25}})
+    lines[5] = json.dumps(rec) + "\n"
+    with open(lab, "w") as f:
+        f.write("".join(lines))
+    r = run([exe, "report", lab])
+    if r.returncode != 0 or "step 2: after <warm-up> & eval (manual snapshot 3)" not in r.stdout or \
+            "train.loss = 0.25 (max 0.25) at step 2" not in r.stdout:
+        fail("labels: text report %d %r" % (r.returncode, r.stdout))
+    r = run([exe, "report", "--format", "json", lab])
+    p0 = json.loads(r.stdout)["processes"][0]
+    if p0.get("labels") != [{"seq": 3, "step": 2, "trigger": "manual", "label": "after <warm-up> & eval"}] or \
+            p0.get("annotations") != {"train.loss": 0.25}:
+        fail("labels: JSON %r %r" % (p0.get("labels"), p0.get("annotations")))
+    html = os.path.join(tmp, "lab.html")
+    r = run([exe, "report", "--format", "html", "-o", html, lab])
+    h = open(html).read() if r.returncode == 0 else ""
+    if "after &lt;warm-up&gt; &amp; eval" not in h or "train.loss" not in h:
+        fail("labels: HTML report %d" % r.returncode)
+    pf = os.path.join(tmp, "lab.perfetto.json")
+    r = run([exe, "export", "--format", "perfetto", "-o", pf, lab])
+    ev = json.load(open(pf))["traceEvents"] if r.returncode == 0 else []
+    if not any(e.get("name") == "after <warm-up> & eval" and e.get("ph") == "i" for e in ev) or \
+            not any(e.get("ph") == "M" and e.get("args", {}).get("train.loss") == 0.25 for e in ev):
+        fail("labels: Perfetto trace %d" % r.returncode)
     print("gates ok")
     return 0
 
