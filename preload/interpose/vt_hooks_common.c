@@ -114,9 +114,12 @@ void vt_hook_free_failed(uint64_t ticket, vt_taken *t, uint64_t addr, int kind)
         t->rec = NULL;
         t->ticket = ticket;
     }
-    t->alive = (int8_t)(VT_KIND_OF(kind) == VT_KIND_ARRAY ? vt_driver_array_alive(addr)
-                                                           : vt_driver_still_allocated(addr));
-    t->api_kind = (int8_t)VT_KIND_OF(kind);
+    /* the question for the record's own kind: a free through another kind's API
+     * (cudaFree of an array handle) failed because the record is not that API's */
+    int k = vt_core_taken_kind(t);
+    if (k < 0)
+        k = VT_KIND_OF(kind);
+    t->alive = (int8_t)(k == VT_KIND_ARRAY ? vt_driver_array_alive(addr) : vt_driver_still_allocated(addr));
     vt_core_restore(t);
     errno = e;
 }

@@ -55,10 +55,6 @@ typedef struct vt_taken {
     int8_t   alive;     /* set by the caller before vt_core_restore: 1 the driver
                            says an allocation still starts at addr, 0 none does,
                            -1 not known (vt_core_take sets -1)                      */
-    int8_t   api_kind;  /* set by the caller before vt_core_restore: the vt_kind whose
-                           API the failed free was (its liveness query asked about
-                           that kind), -1 any (vt_core_take sets -1); a record of
-                           another kind takes alive as -1                           */
 } vt_taken;
 
 /* ---- lifecycle ---- */
@@ -114,6 +110,11 @@ void vt_core_untracked_free(uint64_t addr);
  *  - t->alive is -1 and a free of the same address succeeded or missed since
  *    (vt_core_untracked_free). */
 void vt_core_restore(vt_taken *t);
+/* The vt_kind of the record a free took into *t (its synchronous take, t->rec, or its
+ * ring event, t->ticket), so that a failed free through another kind's API asks the
+ * driver the right question before vt_core_restore; -1 when it took nothing or is no
+ * longer kept. Takes the lock (ring: applies the ring up to the free's event). */
+int  vt_core_taken_kind(const vt_taken *t);
 /* Implicit free (context teardown): drops every ordinary record (device, managed,
  * host_pinned; never async pool memory or VMM) with sequence < before_seq that belongs
  * to ctx (ctx != 0) or, when ctx == 0, to device. Returns the number dropped. */

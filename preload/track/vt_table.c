@@ -553,7 +553,6 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
     t->missed = 0;
     t->ticket = 0;
     t->alive = -1;
-    t->api_kind = -1;
     if (!vt_core_enabled())
         return 0;
     vt__lock();
@@ -608,13 +607,9 @@ static void vt__restore_locked(const vt_taken *t, vt_site *s)
         return;  /* the address was handed out again meanwhile: keep the newer */
     if (vt__dropped_since(t, s))
         return;  /* its context was torn down meanwhile: the memory is gone */
-    /* a free through another kind's API (cudaFree of an array handle) failed because
-     * the record is not that API's: its liveness query was the other kind's, and its
-     * "gone" means nothing */
-    int alive = t->api_kind >= 0 && s->kind != t->api_kind ? -1 : t->alive;
-    if (alive == 0)
+    if (t->alive == 0)
         return;  /* the driver says nothing is allocated there any more */
-    if (alive < 0 && vt__freed_since(t))
+    if (t->alive < 0 && vt__freed_since(t))
         return;  /* not known; a concurrent free of the same pointer missed: gone */
     uint32_t id = vt__rec_new();
     if (id == VT_NO_ID || vt_index_insert(&vt__core.idx, t->addr, id) < 0) {
@@ -635,25 +630,47 @@ static void vt__restore_locked(const vt_taken *t, vt_site *s)
     vt__fj_note(r->addr, r->size, s->kind, s->slot, 0);
 }
 
+/* Takes the lock and applies the ring up to a ring free's own event (claimed before
+ * the real free), not beyond (later frees must not push its entry out of the log
+ * first); returns its taken-log entry, or NULL when no longer kept. The caller
+ * unlocks. */
+static vt_taken_entry *vt__taken_find_locked(uint64_t ticket)
+{
+    vt__lock_raw();
+    while (vt__drain_locked(ticket, VT_DRAIN_CHUNK)) {
+        vt__unlock();
+        vt__lock_raw();
+    }
+    vt_taken_entry *l = &vt__taken_log[(ticket - 1) % VT_TAKEN_LOG];
+    if (l->ticket != ticket) {
+        l = NULL;
+        for (uint32_t i = 0; i < VT_TAKEN_LATE && !l; i++)
+            if (vt__taken_late[i].ticket == ticket)
+                l = &vt__taken_late[i];
+    }
+    return l;
+}
+
+int vt_core_taken_kind(const vt_taken *t)
+{
+    int kind = -1;
+    if (t->ticket) {
+        vt_taken_entry *l = vt__taken_find_locked(t->ticket);
+        if (l && l->site)
+            kind = l->site->kind;
+        vt__unlock();
+    } else if (t->rec) {
+        kind = ((const vt_site *)t->rec)->kind;   /* the site, set by the take */
+    }
+    return kind;
+}
+
 void vt_core_restore(vt_taken *t)
 {
     if (t->ticket) {   /* a ring free: what its event took is in the taken log */
         uint64_t ticket = t->ticket;
         t->ticket = 0;
-        /* apply the ring up to the free's own event (claimed before the real free),
-         * not beyond: later frees must not push its entry out of the log first */
-        vt__lock_raw();
-        while (vt__drain_locked(ticket, VT_DRAIN_CHUNK)) {
-            vt__unlock();
-            vt__lock_raw();
-        }
-        vt_taken_entry *l = &vt__taken_log[(ticket - 1) % VT_TAKEN_LOG];
-        if (l->ticket != ticket) {
-            l = NULL;
-            for (uint32_t i = 0; i < VT_TAKEN_LATE && !l; i++)
-                if (vt__taken_late[i].ticket == ticket)
-                    l = &vt__taken_late[i];
-        }
+        vt_taken_entry *l = vt__taken_find_locked(ticket);
         if (!l) {
             /* more late entries than kept since: not known, not restored */
             __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
@@ -668,7 +685,6 @@ void vt_core_restore(vt_taken *t)
             r.drops = l->drops;
             r.misses = l->misses;
             r.alive = t->alive;
-            r.api_kind = t->api_kind;
             vt_site *s = l->site;
             l->site = NULL;
             l->ticket = 0;

@@ -992,7 +992,7 @@ static void test_ring(void)
     CHECK_EQ_U64(vt_core_live_bytes(1), want - 5000);
     t.rec = NULL;
     t.ticket = tk;
-    t.alive = 1; t.api_kind = -1;
+    t.alive = 1;
     vt_core_restore(&t);
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
     /* a failed free after CUDA handed the address out again: the newer record stays */
@@ -1000,7 +1000,7 @@ static void test_ring(void)
     vt_core_post_alloc_at(base + 256, 777, 0x1000, 1, VT_KIND_DEVICE, 8);
     t.rec = NULL;
     t.ticket = tk;
-    t.alive = 1; t.api_kind = -1;
+    t.alive = 1;
     vt_core_restore(&t);
     want = want - 5000 + 777;
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
@@ -1010,15 +1010,15 @@ static void test_ring(void)
     uint64_t tk1 = vt_core_post_free(base + 256, &t);
     uint64_t tk2 = vt_core_post_free(base + 256, &t);
     CHECK_EQ_U64(vt_core_live_bytes(1), want - 777);
-    t.rec = NULL; t.ticket = tk2; t.alive = 1; t.api_kind = -1;
+    t.rec = NULL; t.ticket = tk2; t.alive = 1;
     vt_core_restore(&t);
-    t.rec = NULL; t.ticket = tk1; t.alive = 1; t.api_kind = -1;
+    t.rec = NULL; t.ticket = tk1; t.alive = 1;
     vt_core_restore(&t);
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
     /* the losing free of a double free: the driver says nothing is there any more */
     tk1 = vt_core_post_free(base + 256, &t);
     tk2 = vt_core_post_free(base + 256, &t);
-    t.rec = NULL; t.ticket = tk1; t.alive = 0; t.api_kind = -1;
+    t.rec = NULL; t.ticket = tk1; t.alive = 0;
     vt_core_restore(&t);
     CHECK_EQ_U64(vt_core_live_bytes(1), want - 777);
     vt_core_post_alloc_at(base + 256, 777, 0x1000, 1, VT_KIND_DEVICE, 8);
@@ -1036,7 +1036,7 @@ static void test_ring(void)
     vt_core_free_done(tko);
     want += VT_RING_SLOTS - 2 - (100 + 3 % 3);
     CHECK_EQ_U64(vt_core_live_bytes(1), want);
-    t.rec = NULL; t.ticket = tk; t.alive = 1; t.api_kind = -1;
+    t.rec = NULL; t.ticket = tk; t.alive = 1;
     vt_core_restore(&t);
     want += 100 + 3 % 3;
     CHECK_EQ_U64(vt_core_live_bytes(1), want);

@@ -268,7 +268,7 @@ static void journal_op(uint64_t *handles, int *n_handles)
             if (xr() % 4) {
                 vt_core_commit(&t);
             } else {
-                t.alive = 1; t.api_kind = -1;
+                t.alive = 1;
                 vt_core_restore(&t);
             }
         }
@@ -283,7 +283,7 @@ static void journal_op(uint64_t *handles, int *n_handles)
             vt_core_free_done(ticket);
         } else {
             t.ticket = ticket;
-            t.alive = 1; t.api_kind = -1;
+            t.alive = 1;
             vt_core_restore(&t);
         }
         break;
