@@ -226,12 +226,18 @@ void vt_encode_stack_def(vt_buf *b, vt_encode_defs *d, uint32_t id)
     vt__idset_add(&d->stacks, id);
 }
 
+/* The device's kinds that have any figure above 0 (docs/snapshot-format.md: a kind not
+ * listed has every figure 0): most programs use one or two of the eight. */
 static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
 {
     vt_buf_cstr(b, ",\"kinds\":{");
+    int n = 0;
     for (int k = 0; k < VT_KIND_COUNT; k++) {
         const vt_kind_stats *s = &d->kinds[k];
-        if (k)
+        if (!(s->live_bytes | s->live_count | s->peak_bytes | s->alloc_total | s->free_total | s->failed_total |
+              s->oom_total | s->alloc_bytes_total))
+            continue;
+        if (n++)
             vt_buf_put(b, ",", 1);
         vt_buf_put(b, "\"", 1);
         vt_buf_cstr(b, vt_kind_name(k));
