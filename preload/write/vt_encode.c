@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_encode.h"
+#include "vt_host.h"
 #include "vt_ipc.h"
 #include "vt_config.h"
 #include "vt_state.h"
@@ -55,6 +56,7 @@ void vt_encode_defs_clear(vt_encode_defs *d)
     vt__idset_clear(&d->stacks);
     vt__idset_clear(&d->sites);
     vt_modules_new_file();
+    vt_host_new_file();
 }
 
 /* ---- small helpers ---- */

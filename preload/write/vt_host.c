@@ -609,6 +609,15 @@ static void vt__format_gpu(vt_buf *b, const vt_host_gpu *g)
     vt_buf_put(b, "}", 1);
 }
 
+/* time_ns of the NVML sample last written into the current output file (0: none);
+ * under the writer's output lock, like every vt_host_format call */
+static uint64_t vt__nvml_written_ns;
+
+void vt_host_new_file(void)
+{
+    vt__nvml_written_ns = 0;
+}
+
 void vt_host_format(vt_buf *b, const vt_host_sample *s)
 {
     vt_buf_cstr(b, ",\"host\":{");
@@ -627,7 +636,8 @@ void vt_host_format(vt_buf *b, const vt_host_sample *s)
         vt__kv_opt(b, ",\"memory_max_bytes\":", g->max_ok, g->max);
         vt_buf_put(b, "}", 1);
     }
-    if (s->nvml_ns) {
+    if (s->nvml_ns && s->nvml_ns != vt__nvml_written_ns) {   /* a sample not written yet */
+        vt__nvml_written_ns = s->nvml_ns;
         vt_buf_cstr(b, ",\"nvml\":{\"time_ns\":");
         vt_buf_u64(b, s->nvml_ns);
         vt_buf_cstr(b, ",\"devices\":[");

@@ -111,8 +111,12 @@ void vt_host_prime(void);
  * output lock); no CUDA or NVML call. */
 void vt_host_measure(vt_host_sample *s);
 
-/* Appends ,"host":{...} (docs/snapshot-format.md "host") for s to b. Pure. */
+/* Appends ,"host":{...} (docs/snapshot-format.md "host") for s to b; its "nvml" block
+ * only when s holds an NVML sample not yet written into the current output file (the
+ * sampler runs once per interval; steps come faster). Under the writer's output lock. */
 void vt_host_format(vt_buf *b, const vt_host_sample *s);
+/* A new output file begins: its first record carries the latest NVML sample again. */
+void vt_host_new_file(void);
 
 /* Copies the latest NVML sample into gpus; returns how many, *at_ns its time (0: no
  * sample yet). Thread-safe. */
