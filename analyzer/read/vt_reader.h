@@ -46,6 +46,9 @@
 
 #include "vt_model.h"
 
+/* How deep a named folder is searched: its files, its sub-folders' (the run-*
+ * folders `vramtrace run` makes), and theirs; deeper folders are noted, not read. */
+#define VT_DIR_DEPTH 2
 #define VT_MAX_LINE (128u << 20)   /* bytes; longer lines are rejected before parsing */
 /* Longest string of a text field (header exe, host, cmdline arguments, module
  * paths, function and file names): any string a line can carry. The preload
