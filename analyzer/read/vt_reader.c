@@ -1,5 +1,6 @@
 /* vt_reader.c — snapshot files and folders into a vt_runset (contract in
- * vt_reader.h): listing a folder, reading a file into lines, handing each line to
+ * vt_reader.h): listing a folder and its sub-folders (a bad file there is a note,
+ * not an error), reading a file into lines, handing each line to
  * the decoder (vt_decode.h) on this thread or through the parser workers
  * (vt_lineparse.h), a torn last line, and two copies of one process's stream.
  *
@@ -277,7 +278,7 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
             dc->read++;
             if (snapshot_name(strrchr(files[i], '/') + 1) == 2)
                 rd_note("%s:0: a rotated copy, read as a process of its own (the preload never rotates its stream: "
-                        "this is a copy of it from its header to where it was copied)", files[i]);
+                        "this is an outside copy of it, or the whole stream renamed)", files[i]);
         }
         rs->err[0] = 0;
         free(files[i]);
