@@ -225,14 +225,21 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
         snprintf(rs->err, sizeof rs->err, "%s:0: cannot open folder: %s", path, strerror(errno));
         return -1;
     }
-    char **files = NULL, **dirs = NULL;
-    size_t nf = 0, capf = 0, nd = 0, capd = 0;
+    /* every entry's path first, sorted, so the notes come in name order */
+    char **ents = NULL, **files = NULL, **dirs = NULL;
+    size_t ne = 0, cape = 0, nf = 0, capf = 0, nd = 0, capd = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;   /* ".", "..", hidden names */
-        int kind = snapshot_name(e->d_name);
         char *full = vt_xmalloc(strlen(path) + strlen(e->d_name) + 2);
         sprintf(full, "%s/%s", path, e->d_name);
+        VT_PUSH(ents, ne, cape, full);
+    }
+    closedir(d);
+    if (ne) qsort(ents, ne, sizeof *ents, cmp_str);   /* qsort(NULL, 0, ...) is undefined (UBSan) */
+    for (size_t i = 0; i < ne; i++) {
+        char *full = ents[i];
+        int kind = snapshot_name(strrchr(full, '/') + 1);
         struct stat st;
         if (lstat(full, &st) < 0) {
             if (kind) {
@@ -267,9 +274,7 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
             free(full);
         }
     }
-    closedir(d);
-    if (nf) qsort(files, nf, sizeof *files, cmp_str);   /* qsort(NULL, 0, ...) is undefined (UBSan) */
-    if (nd) qsort(dirs, nd, sizeof *dirs, cmp_str);
+    free(ents);
     for (size_t i = 0; i < nf; i++) {
         int rc = vt_load_file(rs, files[i], 1);
         if (rc < 0) {
