@@ -428,6 +428,11 @@ static int rd_record(vt_rd *r, json_t *root)
     }
     const char *type = json_string_value(t);
     if (r->line == 1) {
+        /* a record of ours first: the stream's head is missing (a copy of its tail,
+         * or the part logrotate's copytruncate left), not a foreign file */
+        if (!strcmp(type, "snapshot") || !strcmp(type, "stack") || !strcmp(type, "module") || !strcmp(type, "site"))
+            return vt_rd_fail(r, "no header: the first record is a \"%s\" (the start of the stream is missing: "
+                                 "a copy of its tail, or what logrotate's copytruncate left)", type);
         if (strcmp(type, "header") != 0)
             return vt_rd_fail(r, "not a vramtrace snapshot file (the first record is \"%.64s\", not a header)", type);
         return rd_header(r, root);

@@ -1,5 +1,6 @@
 /* vt_reader.c — snapshot files and folders into a vt_runset (contract in
- * vt_reader.h): listing a folder, reading a file into lines, handing each line to
+ * vt_reader.h): listing a folder and its sub-folders (a bad file there is a note,
+ * not an error), reading a file into lines, handing each line to
  * the decoder (vt_decode.h) on this thread or through the parser workers
  * (vt_lineparse.h), a torn last line, and two copies of one process's stream.
  *
@@ -127,10 +128,11 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     vt_lp_free(lp);
     if (rc == 0 && len > pos) {
         /* a torn last line: the writer was killed mid-record */
-        if (r.p) r.p->torn_tail = 1;
-        if (rs->verbose)
+        if (r.p) {
+            r.p->torn_tail = 1;
             rd_note("%s:%llu: ignoring a torn last line (%zu bytes without a newline)", path,
                     (unsigned long long)r.line + 1, len - pos);
+        }
     }
     free(buf);
     close(fd);
@@ -177,47 +179,140 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int load_dir(vt_runset *rs, const char *path)
+/* A snapshot file's name: "*.jsonl" (1), or a rotated copy "*.jsonl.N", N decimal
+ * digits (2); hidden names (a leading '.') and anything else: 0. */
+static int snapshot_name(const char *name)
+{
+    if (name[0] == '.') return 0;
+    const char *x = strstr(name, ".jsonl");
+    for (; x; x = strstr(x + 1, ".jsonl")) {
+        if (x == name) continue;
+        const char *t = x + 6;
+        if (!*t) return 1;
+        if (*t++ != '.' || !*t) continue;
+        while (*t >= '0' && *t <= '9') t++;
+        if (!*t) return 2;
+    }
+    return 0;
+}
+
+/* 1 when the folder holds a snapshot file directly (a regular file or not). */
+static int has_snapshot_names(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d))) found = snapshot_name(e->d_name) != 0;
+    closedir(d);
+    return found;
+}
+
+typedef struct {
+    size_t seen;   /* snapshot files met (regular or not) */
+    size_t read;   /* files that gave a process (or a second copy of one) */
+} dir_count;
+
+/* One folder at depth (0: the folder named) of the one named, top: its snapshot
+ * files by name, then its sub-folders by name down to VT_DIR_DEPTH. A file that
+ * cannot be read is one note and skipped (the rest is read); symbolic links are
+ * never followed (no loop can form; a bind mount loop ends at the depth bound).
+ * -1 with rs->err only when the folder itself cannot be listed. */
+static int load_tree(vt_runset *rs, const char *top, const char *path, int depth, dir_count *dc)
 {
     DIR *d = opendir(path);
     if (!d) {
         snprintf(rs->err, sizeof rs->err, "%s:0: cannot open folder: %s", path, strerror(errno));
         return -1;
     }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
+    /* every entry's path first, sorted, so the notes come in name order */
+    char **ents = NULL, **files = NULL, **dirs = NULL;
+    size_t ne = 0, cape = 0, nf = 0, capf = 0, nd = 0, capd = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l > 6 && strcmp(e->d_name + l - 6, ".jsonl") == 0 && e->d_name[0] != '.') {
-            char *full = vt_xmalloc(strlen(path) + l + 2);
-            sprintf(full, "%s/%s", path, e->d_name);
-            VT_PUSH(names, n, cap, full);
-        }
+        if (e->d_name[0] == '.') continue;   /* ".", "..", hidden names */
+        char *full = vt_xmalloc(strlen(path) + strlen(e->d_name) + 2);
+        sprintf(full, "%s/%s", path, e->d_name);
+        VT_PUSH(ents, ne, cape, full);
     }
     closedir(d);
-    int rc = 0;
-    if (!n) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: folder has no snapshot files (*.jsonl)", path);
-        rc = -1;
-    }
-    if (n)   /* qsort(NULL, 0, ...) is undefined (UBSan) */
-        qsort(names, n, sizeof *names, cmp_str);
-    size_t complete = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (rc == 0) {
-            rc = vt_load_file(rs, names[i], 1);
-            if (rc == 0) complete++;
-            else if (rc > 0) rc = 0;    /* skipped: no complete record */
+    if (ne) qsort(ents, ne, sizeof *ents, cmp_str);   /* qsort(NULL, 0, ...) is undefined (UBSan) */
+    for (size_t i = 0; i < ne; i++) {
+        char *full = ents[i];
+        int kind = snapshot_name(strrchr(full, '/') + 1);
+        struct stat st;
+        if (lstat(full, &st) < 0) {
+            if (kind) {
+                dc->seen++;
+                rd_note("%s:0: cannot examine: %s (skipped)", full, strerror(errno));
+            }
+            free(full);
+            continue;
         }
-        free(names[i]);
+        if (S_ISLNK(st.st_mode)) {
+            struct stat to;
+            if (kind) {
+                dc->seen++;
+                rd_note("%s:0: is a symbolic link in a snapshot folder (not followed; name it explicitly)", full);
+            } else if (stat(full, &to) == 0 && S_ISDIR(to.st_mode)) {
+                rd_note("%s:0: is a symbolic link to a folder (not followed; name it to read it)", full);
+            }
+            free(full);
+        } else if (S_ISDIR(st.st_mode)) {
+            if (depth < VT_DIR_DEPTH) {
+                VT_PUSH(dirs, nd, capd, full);
+            } else {
+                if (has_snapshot_names(full))
+                    rd_note("%s:0: a folder deeper than %d levels below %s (not read; name it to read it)", full,
+                            VT_DIR_DEPTH, top);
+                free(full);
+            }
+        } else if (kind) {
+            dc->seen++;
+            VT_PUSH(files, nf, capf, full);   /* not a regular file: vt_load_file says so */
+        } else {
+            free(full);
+        }
     }
-    free(names);
-    if (rc == 0 && n && !complete) {
+    free(ents);
+    for (size_t i = 0; i < nf; i++) {
+        int rc = vt_load_file(rs, files[i], 1);
+        if (rc < 0) {
+            rd_note("%s (file skipped)", rs->err);
+        } else if (rc == 0) {
+            dc->read++;
+            if (snapshot_name(strrchr(files[i], '/') + 1) == 2)
+                rd_note("%s:0: a rotated copy, read as a process of its own (the preload never rotates its stream: "
+                        "this is an outside copy of it, or the whole stream renamed)", files[i]);
+        }
+        rs->err[0] = 0;
+        free(files[i]);
+    }
+    free(files);
+    for (size_t i = 0; i < nd; i++) {
+        if (load_tree(rs, top, dirs[i], depth + 1, dc) < 0) {
+            rd_note("%s (skipped)", rs->err);   /* a sub-folder that cannot be listed */
+            rs->err[0] = 0;
+        }
+        free(dirs[i]);
+    }
+    free(dirs);
+    return 0;
+}
+
+static int load_dir(vt_runset *rs, const char *path)
+{
+    dir_count dc = {0, 0};
+    if (load_tree(rs, path, path, 0, &dc) < 0) return -1;
+    if (!dc.seen) {
+        snprintf(rs->err, sizeof rs->err, "%s:0: folder has no snapshot files (*.jsonl)", path);
+        return -1;
+    }
+    if (!dc.read) {
         snprintf(rs->err, sizeof rs->err, "%s:0: no snapshot file in the folder has a complete record", path);
-        rc = -1;
+        return -1;
     }
-    return rc;
+    return 0;
 }
 
 int vt_load_paths(vt_runset *rs, char *const *paths, int npaths)

@@ -1,15 +1,19 @@
 /* vt_reader.h — streams snapshot files (docs/snapshot-format.md) into a vt_runset.
  *
- * Reads files and folders (a folder's `*.jsonl` files, sorted by name, not
- * recursive), one process per file, line by line with a bounded line buffer
+ * Reads files and folders (a folder's `*.jsonl` and rotated `*.jsonl.N` files,
+ * sorted by name, then its sub-folders down to VT_DIR_DEPTH; symbolic links inside
+ * a folder never followed), one process per file, line by line with a bounded line buffer
  * (VT_MAX_LINE); each line is parsed with jansson (vt_jline.h) into a tree that
  * is folded into the model and freed before the next line, so memory grows with
  * distinct sites and steps, not with records. A jansson tree takes about 6-13
  * times its line's bytes (measured: 950 KB for a 76 KB snapshot of 500 sites),
  * so the line limit also bounds the reader's peak memory (~1.6 GB at worst).
  *
- * Errors (exit status 2 for the command): the first problem stops the load with
- * rs->err = "FILE:LINE: what" — unreadable, not a regular file, a symbolic link
+ * Errors (exit status 2 for the command): the first problem of a file named
+ * explicitly stops the load with rs->err = "FILE:LINE: what"; inside a folder the
+ * same problem is one note on stderr ("FILE:LINE: what (file skipped)"), the file
+ * is skipped and the rest read, and the folder is an error only when no file of it
+ * could be read. The problems: unreadable, not a regular file, a symbolic link
  * inside a folder, empty when named explicitly (inside a folder, a file with no
  * complete record is skipped with a warning, see vt_load_file), not JSON, a
  * foreign format, an unsupported version, a wrong type, a negative number or one
@@ -22,7 +26,10 @@
  * rule, non-number value, more than VT_MAX_ANNOT keys). The snapshot's "host"
  * object is read leniently (vt_hostsig.h) and never fails a load. A final line
  * without '\n' is a torn write and is ignored (vt_process.torn_tail; noted on
- * stderr when rs->verbose).
+ * stderr). A first record of ours other than a header (the stream's tail: a copy,
+ * or what logrotate's copytruncate left) is "no header: ...". A rotated copy
+ * (*.jsonl.N) read from a folder is a process of its own, noted: the preload never
+ * rotates its stream, so it is an outside copy or a renamed whole stream.
  * Two files of the same process (host, pid, start_ns): the fuller one is kept
  * (an exit record, else more snapshots; the first read on a tie), the other is
  * skipped with a note on stderr.
@@ -46,6 +53,9 @@
 
 #include "vt_model.h"
 
+/* How deep a named folder is searched: its files, its sub-folders' (the run-*
+ * folders `vramtrace run` makes), and theirs; deeper folders are noted, not read. */
+#define VT_DIR_DEPTH 2
 #define VT_MAX_LINE (128u << 20)   /* bytes; longer lines are rejected before parsing */
 /* Longest string of a text field (header exe, host, cmdline arguments, module
  * paths, function and file names): any string a line can carry. The preload
