@@ -253,7 +253,17 @@ static void judge_baseline(gates *g, vt_analysis *a, vt_analysis *base, const vt
 
 int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *out)
 {
-    gates g = {vt_xcalloc(a->n * VT_GATES_PER_PROCESS + 1, sizeof *g.v), 0};
+    gates g = {vt_xcalloc(a->n * VT_GATES_PER_PROCESS + 2, sizeof *g.v), 0};
+    if (a->rs->skipped_files) {   /* files that could not be read: what was in them was not judged */
+        vt_gate *gt = gate_add(&g, "all files", "readable");
+        if (!o->allow_unreadable) {
+            FILE *f = gate_say(gt, VT_GATE_FAIL);
+            fprintf(f, "%zu snapshot file%s could not be read (noted above; the first: %s): a process in %s was not "
+                    "judged (--allow-unreadable passes it)\n", a->rs->skipped_files,
+                    a->rs->skipped_files == 1 ? "" : "s", a->rs->first_skipped, a->rs->skipped_files == 1 ? "it" : "them");
+            gate_end(f);
+        }
+    }
     for (size_t i = 0; i < a->n; i++) judge_process(&g, a, i, o);
     if (base && o->has_max_peak_increase) judge_baseline(&g, a, base, o);
 

@@ -3,6 +3,9 @@
  * an unwritable --junit file, 3 inconclusive).
  *
  * Gates, each judged per process (README.md "In CI"):
+ *   readable  (once per run) snapshot files of a named folder that could not be read
+ *             (no header, a broken record) fail: a process in them was not judged;
+ *             unless allow_unreadable;
  *   traced    a process that made allocation calls of which none succeeded fails
  *             ("nothing was traced": no GPU, or no CUDA runtime on the library path);
  *   complete  a process without an exit record (killed, `_exit`, crashed) fails,
@@ -40,6 +43,7 @@ typedef struct vt_check_opts {
     int allow_incomplete;       /* a process without an exit record passes "complete" */
     int allow_oom;              /* out-of-memory failures pass "oom" */
     int allow_short;            /* too few steps passes "steps" */
+    int allow_unreadable;       /* skipped files pass "readable" */
     FILE *junit;                /* write the JUnit XML file here and close it (NULL: none) */
     const char *junit_path;     /* its name, for messages */
 } vt_check_opts;

@@ -348,6 +348,9 @@ typedef struct vt_runset {
     int read_threads;           /* JSON parser threads per file (vt_lineparse.h); 0: parse
                                    on the loading thread. Same results either way. */
     char err[1200];             /* "file:line: what" after a failure */
+    size_t skipped_files;       /* files of a named folder that could not be read (each
+                                   noted on stderr; `check` fails on them) */
+    char first_skipped[1200];   /* the first one's "file:line: what" */
 } vt_runset;
 
 /* Live bytes of site s at step index i (expanding the run-length series). Points

@@ -245,6 +245,8 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
             if (kind) {
                 dc->seen++;
                 rd_note("%s:0: cannot examine: %s (skipped)", full, strerror(errno));
+            if (!rs->skipped_files++)
+                snprintf(rs->first_skipped, sizeof rs->first_skipped, "%s:0: cannot examine: %s", full, strerror(errno));
             }
             free(full);
             continue;
@@ -279,6 +281,8 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
         int rc = vt_load_file(rs, files[i], 1);
         if (rc < 0) {
             rd_note("%s (file skipped)", rs->err);
+            if (!rs->skipped_files++)
+                snprintf(rs->first_skipped, sizeof rs->first_skipped, "%s", rs->err);
         } else if (rc == 0) {
             dc->read++;
             if (snapshot_name(strrchr(files[i], '/') + 1) == 2)
