@@ -30,15 +30,15 @@
 #define VT_QUERY_BEGIN int vt__ns = vt_guard_depth() != 0; if (vt__ns) vt__tls.no_sync++
 #define VT_QUERY_END   if (vt__ns) vt__tls.no_sync--
 
-/* 1 when this call is made inside a hook or inside the core on this thread (a
- * signal handler that interrupted one): nothing here may then take our locks, apply
- * the ring, call the driver or allocate. Also inside a dl_iterate_phdr callback,
+/* 1 when this call is made inside a hook, the core or the writer's snapshot on this
+ * thread (a signal handler that interrupted one): nothing here may then take our
+ * locks, apply the ring, call the driver or allocate. Also inside a dl_iterate_phdr callback,
  * where a snapshot written here would take the loader's locks (dladdr for stack
  * symbols, the writer's start): the step's snapshot is then the writer thread's, and
  * vramtrace_snapshot answers -EAGAIN. */
 static int vt__api_in_hook(void)
 {
-    return vt_guard_depth() != 0 || vt__tls.core != 0 || vt_guard_in_iterate();
+    return vt_guard_depth() != 0 || vt__tls.core != 0 || vt_guard_in_iterate() || vt_writer_busy_here();
 }
 
 VT_EXPORT void vramtrace_step(void)

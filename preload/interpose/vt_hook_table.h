@@ -600,7 +600,7 @@
 
 /* The loader and C library functions libvramtrace also exports (not CUDA; each
  * written by hand: vt_resolve.c, vt_hooks_dl.c, vt_hooks_fd.c, vt_hooks_cancel.c,
- * vt_lifecycle.c).
+ * vt_hooks_exit.c, vt_lifecycle.c).
  * X(name, note). */
 #define VT_LIBC_HOOK_TABLE(X)                                                                       \
     X(dlsym, "cu* results swapped for their hooks (vt_resolve.c)")                                  \
@@ -611,6 +611,8 @@
     X(dl_iterate_phdr, "forwarded; hooked calls from its callbacks take no loader lock (vt_hooks_dl.c)") \
     X(pipe2, "forwarded; libunwind's validation pipe moved above low descriptors (vt_hooks_fd.c)")  \
     X(pthread_cancel, "waits for a stack capture in progress (vt_hooks_cancel.c)")                  \
+    X(_exit, "waits (at most 1 s) for the writer thread to write the queued step snapshots (vt_hooks_exit.c)") \
+    X(_Exit, "as _exit (vt_hooks_exit.c)")                                                          \
     X(__register_atfork, "registers our fork handlers before the caller's (vt_lifecycle.c)")
 
 /* ---- declarations generated from the table ---- */

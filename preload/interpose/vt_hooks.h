@@ -160,6 +160,10 @@ void vt_hooks_cancel_fork_child(void);
 
 /* Lazy initialisation (constructor may not have run yet). Cheap after the first. */
 void vt_preload_init(void);
+
+/* Looks up the C library's _exit and _Exit behind ours (vt_hooks_exit.c), at start-up,
+ * so the hooks make no loader call. */
+void vt_hooks_exit_init(void);
 extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
 
 /* Captures the stack for an allocation (VRAMTRACE_DEPTH frames, from the return

@@ -18,7 +18,9 @@
  *      runs after theirs: it writes the "exit" snapshot after every exit-time free the
  *      program made (C++ static destructors included).
  * A process ending by _exit, a signal or SIGKILL writes no exit snapshot; the
- * periodic/step/oom records already on disk are whole.
+ * periodic/step/oom records already on disk are whole. _exit and _Exit first let the
+ * writer thread write the step snapshots still queued (vt_hooks_exit.c); a signal or
+ * SIGKILL loses those.
  *
  * Fork: the prepare handler takes the writer's and the core's locks (in that order,
  * the order the writer takes them) and the parent releases them; the child gets
@@ -187,6 +189,7 @@ void vt_preload_init(void)
     vt_hooks_dl_init();
     char *dlerr = vt_dlerr_save();   /* a hook that comes first: the program's message */
     vt_resolve_init();
+    vt_hooks_exit_init();
     int dup = vt__other_copy_first();
     if (dup)
         vt_state_set_forward_only();   /* before vt_core_init: this copy records nothing */

@@ -30,6 +30,8 @@ typedef struct vt_tls {
     int      iterate;      /* > 0 inside dl_iterate_phdr (vt_hooks_dl.c): the
                               loader's write lock is held, its load lock must not
                               be taken                                            */
+    int      writing;      /* > 0 while this thread takes or holds the writer's
+                              output or collection lock (write/vt_writer.c)       */
     char    *dlerr;        /* the program's dlerror() message kept across our own
                               look-ups (vt_hooks_dl.c), malloc'ed; NULL: none     */
     char    *dlerr_shown;  /* the last kept message dlerror() returned (freed at

@@ -51,6 +51,7 @@
 #include "vt_sitediff.h"
 #include "vt_stack.h"
 #include "vt_state.h"
+#include "vt_stepq.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -61,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define VT_FRAG_MAX_LIVE 262144   /* periodic fragmentation only up to this many live */
 
@@ -68,6 +70,10 @@
 static struct {
     pthread_mutex_t start_lock;   /* serialises start / fork                            */
     pthread_mutex_t out_lock;     /* serialises records and per-file state below        */
+    pthread_mutex_t coll_lock;    /* serialises collections (and the step queue's
+                                     pushes): the order of collection is the order of
+                                     the records; taken under out_lock, never the other
+                                     way round                                          */
     vt_file   file;               /* fd, dev, ino under out_lock; path under start_lock,
                                      then constant                                      */
     pthread_t thread;
@@ -79,7 +85,8 @@ static struct {
     int       step_pending;       /* atomic                                             */
     int       stop;               /* atomic                                             */
     uint64_t  seq;                /* under out_lock: last snapshot sequence number      */
-    uint64_t  last_changes;       /* under out_lock: core changes at the last snapshot  */
+    uint64_t  last_changes;       /* under coll_lock: core changes at the last collection */
+    uint64_t  collected;          /* under coll_lock: collections for this file          */
     uint64_t  oom_classes;        /* atomic: size classes already written (bit i)       */
     vt_encode_defs defs;          /* under out_lock: stacks and sites this file defines */
     vt_buf    buf;                /* under out_lock                                      */
@@ -88,9 +95,11 @@ static struct {
     uint64_t  per_n, per_sum_ns, per_max_ns;   /* atomic: periodic snapshots the writer
                                                   thread wrote, and how long each took */
     int       sig;                /* signal installed (0 none)                          */
+    pid_t     pid;                /* the process that started the writer (atomic)       */
 } vt__w = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
     .out_lock = PTHREAD_MUTEX_INITIALIZER,
+    .coll_lock = PTHREAD_MUTEX_INITIALIZER,
     .file = { .fd = -1 },
 };
 
@@ -271,19 +280,55 @@ static void vt__warn_new_leaks(const vt_collect *c)
 
 void (*vt_writer_test_held)(const char *trigger);   /* vt_writer.h: tests only */
 
-/* The one place a snapshot is built and written. Returns 0 (written, or a periodic
- * one skipped as unchanged), -ECANCELED (tracking off or no file), -ENOMEM or -EIO.
- * Under out_lock. */
-static int vt__snapshot_locked(vt_trigger trigger, const char *label, const vt_oom_info *oom)
+/* This thread holds (or is taking) the writer's output or collection lock
+ * (vt__tls.writing): a signal handler that interrupted it must not take them
+ * (vt_writer_busy_here). */
+#define VT_W_BUSY_BEGIN vt__tls.writing++
+#define VT_W_BUSY_END   vt__tls.writing--
+
+static void vt__out_lock(void)
 {
-    void (*held)(const char *) = __atomic_load_n(&vt_writer_test_held, __ATOMIC_ACQUIRE);
-    if (held)
-        held(vt_trigger_name(trigger));
-    if (!vt_core_enabled() || vt__w.file.fd < 0)
+    VT_W_BUSY_BEGIN;
+    pthread_mutex_lock(&vt__w.out_lock);
+}
+
+/* 1 when out_lock was taken; else 0 (held elsewhere). */
+static int vt__out_trylock(void)
+{
+    VT_W_BUSY_BEGIN;
+    if (pthread_mutex_trylock(&vt__w.out_lock) == 0)
+        return 1;
+    VT_W_BUSY_END;
+    return 0;
+}
+
+static void vt__out_unlock(void)
+{
+    pthread_mutex_unlock(&vt__w.out_lock);
+    VT_W_BUSY_END;
+}
+
+int vt_writer_busy_here(void)
+{
+    return vt__tls.writing != 0;
+}
+
+/* The collection half of a snapshot: what the trigger's policy (vt__policy) asks of
+ * the core, copied at this instant (vt_core_collect), and the record's other members
+ * read at the same moment (IPC rows, annotations) into pd. Returns 1 collected, 0
+ * skipped (a periodic one with nothing changed since the previous collection),
+ * -ECANCELED (tracking off or no file) or -ENOMEM (pd is then empty). Under
+ * coll_lock. */
+static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
+{
+    pd->trigger = trigger;
+    memset(&pd->c, 0, sizeof pd->c);
+    vt_buf_init(&pd->extra);
+    if (!vt_core_enabled() || !vt_writer_started())
         return -ECANCELED;
     const struct vt__policy *p = &vt__policy[trigger];
     uint64_t changes = p->periodic ? vt_core_changes_applied() : vt_core_changes();
-    if (p->periodic && changes == vt__w.last_changes && vt__w.seq > 0)
+    if (p->periodic && changes == vt__w.last_changes && vt__w.collected > 0)
         return 0;  /* nothing changed: skipped */
     unsigned flags = p->periodic ? VT_COLLECT_APPLIED : 0;
     if (p->step)
@@ -294,22 +339,45 @@ static int vt__snapshot_locked(vt_trigger trigger, const char *label, const vt_o
         flags |= VT_COLLECT_ALLOCS | VT_COLLECT_FRAG;
     else if ((p->periodic ? vt_core_live_count_applied() : vt_core_live_count()) <= VT_FRAG_MAX_LIVE)
         flags |= VT_COLLECT_FRAG;
-    vt_collect c;
-    if (vt_core_collect(&c, flags, vt__config.leak_steps) < 0)
+    if (vt_core_collect(&pd->c, flags, vt__config.leak_steps) < 0) {
+        memset(&pd->c, 0, sizeof pd->c);
         return -ENOMEM;
-    vt__w.last_changes = c.changes;
+    }
+    vt__w.last_changes = pd->c.changes;
+    vt__w.collected++;
+    vt_encode_ipc(&pd->extra);
+    vt_annot_format(&pd->extra);
+    return 1;
+}
+
+/* The writing half: the module, stack and site records the file does not define yet,
+ * then the snapshot record, each appended whole; then the Prometheus textfile and
+ * new leak warnings. Frees pd's contents. Returns 0 written, -ECANCELED (tracking off
+ * or no file), -ENOMEM or -EIO. Under out_lock. */
+static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info *oom)
+{
+    vt_trigger trigger = pd->trigger;
+    void (*held)(const char *) = __atomic_load_n(&vt_writer_test_held, __ATOMIC_ACQUIRE);
+    if (held)
+        held(vt_trigger_name(trigger));
+    if (!vt_core_enabled() || vt__w.file.fd < 0) {
+        vt_pending_free(pd, 0);
+        return -ECANCELED;
+    }
+    const struct vt__policy *p = &vt__policy[trigger];
+    vt_collect *c = &pd->c;
     vt_buf *b = &vt__w.buf;
     vt_buf_reset(b);
-    vt_sitediff_sort(c.sites, c.n_sites);
-    int delta = p->delta && vt_sitediff_can_delta(&vt__w.sites, c.sites, c.n_sites);
+    vt_sitediff_sort(c->sites, c->n_sites);
+    int delta = p->delta && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
 
     /* definitions first: stacks, then the sites that use them */
-    for (size_t i = 0; i < c.n_sites; i++)
-        vt_encode_stack_def(b, &vt__w.defs, c.sites[i].stack);
-    for (size_t i = 0; i < c.n_sites; i++)
-        vt_encode_site_def(b, &vt__w.defs, &c.sites[i]);
-    for (size_t i = 0; i < c.n_allocs; i++)
-        vt_encode_stack_def(b, &vt__w.defs, c.allocs[i].stack);
+    for (size_t i = 0; i < c->n_sites; i++)
+        vt_encode_stack_def(b, &vt__w.defs, c->sites[i].stack);
+    for (size_t i = 0; i < c->n_sites; i++)
+        vt_encode_site_def(b, &vt__w.defs, &c->sites[i]);
+    for (size_t i = 0; i < c->n_allocs; i++)
+        vt_encode_stack_def(b, &vt__w.defs, c->allocs[i].stack);
     if (oom)
         vt_encode_stack_def(b, &vt__w.defs, oom->stack);
     int rc = 0;
@@ -320,32 +388,66 @@ static int vt__snapshot_locked(vt_trigger trigger, const char *label, const vt_o
         vt_core_latch_off("out of memory for the snapshot buffer");
     if (rc < 0) {
         vt_sitediff_reset(&vt__w.sites);
-        vt_collect_free(&c);
+        vt_pending_free(pd, 0);
         return rc;
     }
 
     vt_encode_snap snap = {
-        .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = &c, .delta = delta,
+        .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = c, .delta = delta,
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs,
     };
     vt_encode_snapshot(b, &snap);
-    vt_encode_ipc(b);
-    vt_annot_format(b);
+    if (!pd->extra.oom)   /* IPC rows, annotations; left out when they did not fit */
+        vt_buf_put(b, pd->extra.p, pd->extra.len);
     vt_host_measure(&vt__w.host);
     vt_host_format(b, &vt__w.host);
     vt_encode_end(b);
     rc = vt__flush();
     if (rc == 0)
-        vt_sitediff_commit(&vt__w.sites, c.sites, c.n_sites);
+        vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
     else
         vt_sitediff_reset(&vt__w.sites);
     /* the textfile: written at once on the writer thread and at exit, else by the
      * writer thread's next tick (vt_prom.h) */
     int at_exit = trigger == VT_TRIG_EXIT;
-    vt_prom_snapshot(&c, &vt__w.host, at_exit, at_exit || vt__on_writer_thread());
+    vt_prom_snapshot(c, &vt__w.host, at_exit, at_exit || vt__on_writer_thread());
     if (rc == 0)
-        vt__warn_new_leaks(&c);
-    vt_collect_free(&c);
+        vt__warn_new_leaks(c);
+    vt_pending_free(pd, 0);
+    return rc;
+}
+
+/* Writes the n oldest queued step snapshots (fewer if fewer are queued). Under
+ * out_lock. */
+static void vt__write_queued_locked(size_t n)
+{
+    for (; n; n--) {
+        vt_pending *q = vt_stepq_pop();
+        if (!q)
+            break;
+        vt__write_locked(q, NULL, NULL);
+        free(q);
+        vt_stepq_written();
+    }
+}
+
+/* A snapshot collected and written by this thread: collected now, then written after
+ * the queued step snapshots collected before it (they were marked first, and each
+ * record's site delta is against the record before it in the file). Returns 0
+ * (written, or a periodic one skipped as unchanged), -ECANCELED (tracking off or no
+ * file), -ENOMEM or -EIO. Under out_lock. */
+static int vt__snapshot_locked(vt_trigger trigger, const char *label, const vt_oom_info *oom)
+{
+    vt_pending pd;
+    pthread_mutex_lock(&vt__w.coll_lock);
+    int rc = vt__collect_locked(&pd, trigger);
+    size_t before = vt_stepq_count();
+    pthread_mutex_unlock(&vt__w.coll_lock);
+    vt__write_queued_locked(before);
+    if (rc > 0)
+        rc = vt__write_locked(&pd, label, oom);
+    else
+        vt_pending_free(&pd, 0);
     return rc;
 }
 
@@ -430,14 +532,29 @@ void vt_writer_periodic_stats(uint64_t *n, uint64_t *sum_ns, uint64_t *max_ns, i
 static int vt__own_snapshot(vt_trigger trigger)
 {
     vt__refresh();   /* outside out_lock: it calls the driver */
-    if (pthread_mutex_trylock(&vt__w.out_lock) != 0)
+    if (!vt__out_trylock())
         return 0;
+    vt__write_queued_locked((size_t)-1);   /* not counted in the periodic figures */
     uint64_t t0 = vt_now_ns(), seq0 = vt__w.seq;
     int wrote = vt__snapshot_locked(trigger, NULL, NULL) == 0 && vt__w.seq != seq0;
-    pthread_mutex_unlock(&vt__w.out_lock);
+    vt__out_unlock();
     if (wrote && trigger == VT_TRIG_PERIODIC)
         vt__periodic_done(vt_now_ns() - t0);
     return 1;
+}
+
+/* Writes the step snapshots the program's threads collected and queued (vt_stepq.h),
+ * oldest first. Returns 0 when done (or none queued), 1 to try again (out_lock held
+ * elsewhere: the thread holding it writes those collected before its own record). */
+static int vt__write_queued(void)
+{
+    if (!vt_stepq_count())
+        return 0;
+    if (!vt__out_trylock())
+        return 1;
+    vt__write_queued_locked((size_t)-1);
+    vt__out_unlock();
+    return 0;
 }
 
 /* Takes a snapshot that a flag asked for; on "try again" sets the flag again and
@@ -478,6 +595,7 @@ static void *vt__writer_main(void *arg)
             break;
         vt_core_drain();   /* the hooks' ring events (woken every VT_RING_KICK of them) */
         vt_core_frag_keep();   /* fragmentation kept up to date between snapshots */
+        retry |= vt__write_queued();   /* the steps vramtrace_step collected */
         /* set by the handler on another thread, and by vramtrace_step */
         retry |= vt__pending_snapshot((volatile int *)&vt__w.sig_pending, VT_TRIG_SIGNAL);
         retry |= vt__pending_snapshot(&vt__w.step_pending, VT_TRIG_STEP);
@@ -490,6 +608,7 @@ static void *vt__writer_main(void *arg)
         if (!vt_core_enabled())
             break;
     }
+    vt_stepq_set_open(0);   /* from now on a step is written by the thread that marks it */
     return NULL;
 }
 
@@ -510,6 +629,7 @@ static int vt__open_file(void)
     vt__w.file.ino = ino;
     vt__w.seq = 0;
     vt__w.last_changes = 0;
+    vt__w.collected = 0;
     vt_sitediff_reset(&vt__w.sites);
     vt_encode_defs_clear(&vt__w.defs);
     vt_buf_reset(&vt__w.buf);
@@ -566,6 +686,8 @@ int vt_writer_start(void)
             pthread_sigmask(SIG_SETMASK, &all, &old);  /* the writer takes no signals */
             if (pthread_create(&vt__w.thread, NULL, vt__writer_main, NULL) == 0) {
                 vt__w.thread_running = 1;
+                __atomic_store_n(&vt__w.pid, getpid(), __ATOMIC_RELEASE);
+                vt_stepq_set_open(1);
                 vt_core_set_drain_kick(vt_writer_kick_drain);
             }
             else
@@ -589,20 +711,39 @@ void vt_writer_kick_step(void)
 {
     if (!vt_writer_started())
         return;
-    /* Written by the calling thread, at once: a step snapshot handed to the writer
-     * thread would be merged with the next ones whenever steps come faster than the
-     * writer wakes, and the step curve would lose points. The cost is one record
-     * per VRAMTRACE_STEP_EVERY marks on the thread that marks steps; hooks on other
-     * threads wait only for the core's copy (vt_core_collect), not for the write.
-     * What the step record needs from the driver is asked first, on this thread. */
+    /* Collected by the calling thread, at once, so the step's figures and the leak
+     * detector's floors are those of the step boundary and no step is merged with the
+     * next; encoded and written by the writer thread (vt_stepq.h), so a slow disk
+     * does not slow the program's steps. What the step record needs from the driver
+     * is asked first, on this thread. */
     int e = errno;
     vt__step_meminfo();
     vt_host_uuids();
     errno = e;
     vt__refresh();
-    pthread_mutex_lock(&vt__w.out_lock);
-    vt__snapshot_locked(VT_TRIG_STEP, NULL, NULL);
-    pthread_mutex_unlock(&vt__w.out_lock);
+    vt_pending *pd = NULL;
+    if (vt_stepq_reserve()) {   /* waits while VT_STEPQ_MAX steps are not written yet */
+        pd = malloc(sizeof *pd);
+        if (!pd)
+            vt_stepq_push(NULL);
+    }
+    if (!pd) {   /* no writer thread to hand it to (or no memory to queue it): here */
+        vt__out_lock();
+        vt__snapshot_locked(VT_TRIG_STEP, NULL, NULL);
+        vt__out_unlock();
+        return;
+    }
+    VT_W_BUSY_BEGIN;
+    pthread_mutex_lock(&vt__w.coll_lock);
+    int rc = vt__collect_locked(pd, VT_TRIG_STEP);
+    vt_stepq_push(rc > 0 ? pd : NULL);   /* in collection order: under coll_lock */
+    pthread_mutex_unlock(&vt__w.coll_lock);
+    VT_W_BUSY_END;
+    if (rc > 0)
+        sem_post(&vt__w.wake);
+    else
+        vt_pending_free(pd, 1);
+    errno = e;
 }
 
 void vt_writer_post_step(void)
@@ -612,6 +753,22 @@ void vt_writer_post_step(void)
     int e = errno;
     __atomic_store_n(&vt__w.step_pending, 1, __ATOMIC_RELEASE);
     sem_post(&vt__w.wake);
+    errno = e;
+}
+
+void vt_writer_flush_steps(uint64_t max_ns)
+{
+    /* a vfork child shares our memory but is not the process that queued them */
+    if (!vt_writer_started() || vt_writer_busy_here() || getpid() != __atomic_load_n(&vt__w.pid, __ATOMIC_ACQUIRE) ||
+        !vt_stepq_unwritten())
+        return;
+    int e = errno;
+    uint64_t deadline = vt_now_ns() + max_ns;
+    sem_post(&vt__w.wake);
+    while (vt_stepq_unwritten() && vt_stepq_is_open() && vt_now_ns() < deadline) {
+        struct timespec ts = { 0, 200000 };   /* 0.2 ms */
+        nanosleep(&ts, NULL);
+    }
     errno = e;
 }
 
@@ -632,9 +789,9 @@ int vt_writer_snapshot(vt_trigger trigger, const char *label)
         vt_host_uuids();   /* the textfile names the devices */
     if (vt_writer_start() < 0)
         return vt_core_enabled() ? -EIO : -ECANCELED;
-    pthread_mutex_lock(&vt__w.out_lock);
+    vt__out_lock();
     int rc = vt__snapshot_locked(trigger, label, NULL);
-    pthread_mutex_unlock(&vt__w.out_lock);
+    vt__out_unlock();
     return rc;
 }
 
@@ -650,9 +807,9 @@ int vt_writer_oom(const vt_oom_info *o)
         return 1;
     if (vt_writer_start() < 0)
         return -EIO;
-    pthread_mutex_lock(&vt__w.out_lock);
+    vt__out_lock();
     int rc = vt__snapshot_locked(VT_TRIG_OOM, NULL, o);
-    pthread_mutex_unlock(&vt__w.out_lock);
+    vt__out_unlock();
     return rc;
 }
 
@@ -682,17 +839,22 @@ void vt_writer_exit(void)
         if (pthread_timedjoin_np(vt__w.thread, NULL, &ts) == 0)
             vt__w.thread_running = 0;
     }
+    vt_stepq_set_open(0);   /* (the thread closed it, unless it did not end in time) */
     if (!vt_writer_started())
         return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 5;
-    if (pthread_mutex_timedlock(&vt__w.out_lock, &ts) != 0)
+    VT_W_BUSY_BEGIN;
+    if (pthread_mutex_timedlock(&vt__w.out_lock, &ts) != 0) {
+        VT_W_BUSY_END;
         return;
+    }
+    /* after every step queued before it (vt__snapshot_locked writes those first) */
     vt__snapshot_locked(VT_TRIG_EXIT, NULL, NULL);
     vt_file_close(&vt__w.file);
     vt_state_set_writer(VT_STATE_WRITER_FAILED);
-    pthread_mutex_unlock(&vt__w.out_lock);
+    vt__out_unlock();
 }
 
 const char *vt_writer_path(void)
@@ -704,10 +866,14 @@ void vt_writer_fork_prepare(void)
 {
     pthread_mutex_lock(&vt__w.start_lock);
     pthread_mutex_lock(&vt__w.out_lock);
+    pthread_mutex_lock(&vt__w.coll_lock);
+    vt_stepq_fork_prepare();
 }
 
 void vt_writer_fork_parent(void)
 {
+    vt_stepq_fork_parent();
+    pthread_mutex_unlock(&vt__w.coll_lock);
     pthread_mutex_unlock(&vt__w.out_lock);
     pthread_mutex_unlock(&vt__w.start_lock);
 }
@@ -716,6 +882,8 @@ void vt_writer_fork_child(void)
 {
     pthread_mutex_init(&vt__w.start_lock, NULL);
     pthread_mutex_init(&vt__w.out_lock, NULL);
+    pthread_mutex_init(&vt__w.coll_lock, NULL);
+    vt_stepq_fork_child();   /* the parent's queued steps are the parent's: dropped */
     /* the parent's file, inherited; only when the number still refers to it (the
      * program may have closed it and opened its own file at that number) */
     vt_file_close(&vt__w.file);
@@ -727,6 +895,7 @@ void vt_writer_fork_child(void)
     vt__w.stop = 0;
     vt__w.seq = 0;
     vt__w.last_changes = 0;
+    vt__w.collected = 0;
     vt_sitediff_reset(&vt__w.sites);
     vt__w.oom_classes = 0;
     vt_encode_defs_clear(&vt__w.defs);

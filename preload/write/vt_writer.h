@@ -1,5 +1,6 @@
 /* vt_writer.h — the snapshot writer: one JSON Lines file per process, a writer thread
- * for periodic/signal snapshots, and synchronous writes for step/oom/manual/exit.
+ * for periodic/signal snapshots and the writing of step snapshots, and synchronous
+ * writes for oom/manual/exit.
  *
  * The file (rules in vt_file.h and docs/snapshot-format.md) is created lazily by
  * vt_writer_start (the first CUDA allocation call), so a process that never touches
@@ -7,11 +8,16 @@
  * written with one write(2). A write error latches tracking off with one "vramtrace:"
  * line.
  *
- * Thread safety: all functions may be called from any thread. Records are serialised
- * by the writer's output lock; the core lock is held only while vt_core_collect
- * copies. Nothing here is called on the hook fast path except vt_writer_start (one
- * atomic load after the first call). vt_writer_kick_step runs on the thread that
- * marks a step (vramtrace_step), not in a hook.
+ * Every snapshot has two halves: its collection (the core's copy, vt_core_collect,
+ * and the other figures of that instant), serialised by the writer's collection lock,
+ * and its writing (encoding and write(2)), serialised by the output lock. Records are
+ * written in the order they were collected.
+ *
+ * Thread safety: all functions may be called from any thread. Lock order: start lock,
+ * output lock, collection lock, the step queue's (vt_stepq.h), the core lock (held
+ * only while vt_core_collect copies). Nothing here is called on the hook fast path
+ * except vt_writer_start (one atomic load after the first call). vt_writer_kick_step
+ * runs on the thread that marks a step (vramtrace_step), not in a hook.
  */
 #ifndef VT_WRITER_H
 #define VT_WRITER_H
@@ -28,26 +34,48 @@ int  vt_writer_start(void);
 /* 1 once vt_writer_start succeeded (and not failed since). */
 int  vt_writer_started(void);
 
-/* Writes a "step" snapshot now, on the calling thread (vramtrace_step every N marks),
- * so no step is merged with the next: first asks the real driver, on this thread,
- * for the current device's free/total memory and the device UUIDs. Returns after the
- * record is written (or dropped: tracking off, write error latched). No-op before the
- * file exists. Keeps errno. */
+/* Takes a "step" snapshot now (vramtrace_step every N marks), so no step is merged
+ * with the next: asks the real driver, on this thread, for the current device's
+ * free/total memory and the device UUIDs, collects the snapshot on this thread (the
+ * core's copy, the leak detector's step, the IPC rows and annotations of now) and
+ * queues it for the writer thread, which encodes and writes it (vt_stepq.h); returns
+ * without waiting for the write. With VT_STEPQ_MAX steps queued and not yet written it
+ * first waits for the writer thread to take one. With no writer thread (it failed to
+ * start or has ended), or no memory to queue the step, it writes the record itself
+ * before returning. Records keep the order of collection: a snapshot written by
+ * another thread (manual, OOM, exit) comes after every step collected before it.
+ * No-op before the file exists. Keeps errno. */
 void vt_writer_kick_step(void);
 /* Wakes the writer thread to apply the core's ring events (vt_core_drain); the
  * core's drain kick (vt_core_set_drain_kick, set when the writer starts), called by a
  * hook every VT_RING_KICK events (vt_ring.h). No-op before the writer started.
  * Async-signal-safe (sem_post); keeps errno. */
 void vt_writer_kick_drain(void);
-/* Has the writer thread write a "step" snapshot (instead of vt_writer_kick_step's
- * synchronous write): for a vramtrace_step() made inside a hook on its thread (a
- * signal handler), where nothing may take our locks. Async-signal-safe; keeps errno.
- * Marks that come faster than the writer wakes merge into one snapshot. */
+/* Has the writer thread collect and write a "step" snapshot (instead of
+ * vt_writer_kick_step's collection on the calling thread): for a vramtrace_step()
+ * made inside a hook or the writer on its thread (a signal handler), where nothing may
+ * take our locks. Async-signal-safe; keeps errno. Marks that come faster than the
+ * writer wakes merge into one snapshot. */
 void vt_writer_post_step(void);
 
-/* Writes a snapshot now on the calling thread. trigger: VT_TRIG_MANUAL (label may be
- * NULL) or another trigger of vt_format.h (its label NULL). Returns 0 after the record
- * is written, or a negative errno: -ECANCELED tracking is off, -EIO the write failed,
+/* For a process ending without exit() (_exit, _Exit): waits until the writer thread
+ * has written the step snapshots queued so far, at most max_ns nanoseconds, and not at
+ * all when nothing is queued, the writer thread has ended, this thread holds the
+ * writer's locks (a signal handler), or the caller is a vfork child (not the process
+ * that queued them). Async-signal-safe (atomic loads, sem_post, nanosleep); keeps
+ * errno. */
+void vt_writer_flush_steps(uint64_t max_ns);
+
+/* 1 when this thread takes or holds the writer's output or collection lock (a signal
+ * handler that interrupted a snapshot on its thread): the client API must then take
+ * none of them (vt_writer_post_step; vramtrace_snapshot answers -EAGAIN).
+ * Async-signal-safe (initial-exec TLS). */
+int  vt_writer_busy_here(void);
+
+/* Writes a snapshot now on the calling thread, after the step snapshots queued before
+ * it (written first, by this thread). trigger: VT_TRIG_MANUAL (label may be NULL) or
+ * another trigger of vt_format.h (its label NULL). Returns 0 after the record is
+ * written, or a negative errno: -ECANCELED tracking is off, -EIO the write failed,
  * -ENOMEM. */
 int  vt_writer_snapshot(vt_trigger trigger, const char *label);
 
@@ -60,12 +88,13 @@ void vt_writer_periodic_stats(uint64_t *n, uint64_t *sum_ns, uint64_t *max_ns, i
 
 /* Records an OOM: the first OOM of each size class (power-of-two bucket of the
  * requested size: class = bit length of requested) writes an "oom" snapshot at once
- * on the calling thread. Returns 0 written, 1 not written (class already seen or
+ * on the calling thread (after the queued step snapshots, as vt_writer_snapshot). Returns 0 written, 1 not written (class already seen or
  * tracking off), negative errno on error. */
 int  vt_writer_oom(const vt_oom_info *o);
 
 /* Exit path (called from the preload's destructor, after the program's own exit-time
- * frees): stops the writer thread and writes the "exit" snapshot. */
+ * frees): stops the writer thread, writes the step snapshots still queued, then the
+ * "exit" snapshot. */
 void vt_writer_exit(void);
 
 /* The preload's exit marker (an atexit handler registered at the first allocation,
@@ -75,10 +104,11 @@ void vt_writer_exit(void);
  * sampler make no CUDA call. */
 void vt_writer_exit_marker(void);
 
-/* Test seam: when set, every snapshot calls it with its trigger's name first
- * thing while it holds the writer's output lock, on the thread writing it. The unit
+/* Test seam: when set, every snapshot that is written calls it with its trigger's
+ * name first thing while it holds the writer's output lock, on the thread writing it
+ * (a queued step: the writer thread), after the snapshot was collected. The unit
  * tests hold that lock through it (tests/preload/test_core.c,
- * test_writer_drains_while_held). NULL outside tests; set and cleared with atomic
+ * test_writer_drains_while_held, test_writer_step_not_waiting). NULL outside tests; set and cleared with atomic
  * stores (the writer thread reads it). */
 extern void (*vt_writer_test_held)(const char *trigger);
 
@@ -86,10 +116,11 @@ extern void (*vt_writer_test_held)(const char *trigger);
 const char *vt_writer_path(void);
 
 /* Fork steps, called by the library's one pthread_atfork registration
- * (interpose/vt_lifecycle.c): prepare takes the start and output locks (in that
- * order), parent releases them. The child re-initialises them, closes the parent's
- * file descriptor (only if the number still refers to that file) and starts over: no
- * writer thread, no file until its own first CUDA allocation call. */
+ * (interpose/vt_lifecycle.c): prepare takes the start, output and collection locks and
+ * the step queue's (in that order), parent releases them. The child re-initialises
+ * them, drops the parent's queued steps, closes the parent's file descriptor (only if
+ * the number still refers to that file) and starts over: no writer thread, no file
+ * until its own first CUDA allocation call. */
 void vt_writer_fork_prepare(void);
 void vt_writer_fork_parent(void);
 void vt_writer_fork_child(void);

@@ -381,13 +381,13 @@ def check_faults(c):
 def check_exports(c):
     out = subprocess.run(["nm", "-D", "--defined-only", c.lib], capture_output=True, text=True).stdout
     names = sorted(l.split()[-1] for l in out.splitlines() if l.strip())
-    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n in ("dlsym", "dlopen", "dlerror", "dlclose", "dlinfo", "dl_iterate_phdr", "pipe2", "pthread_cancel", "__register_atfork"))]
+    bad = [n for n in names if not (n.startswith("cu") or n.startswith("vramtrace_") or n in ("dlsym", "dlopen", "dlerror", "dlclose", "dlinfo", "dl_iterate_phdr", "pipe2", "pthread_cancel", "__register_atfork", "_exit", "_Exit"))]
     expect(not bad, "unexpected exports: %r" % bad)
     for n in ("dlsym", "cuGetProcAddress_v2", "cuMemAlloc_v2", "cudaMalloc", "vramtrace_step",
               "vramtrace_snapshot", "vramtrace_live_bytes", "vramtrace_peak_bytes",
               "vramtrace_scope_begin", "vramtrace_scope_leaked_bytes", "vramtrace_annotate",
               "vramtrace_peak_interval_bytes", "vramtrace_enabled", "cudaGetDriverEntryPointByVersion", "pipe2", "pthread_cancel",
-              "__register_atfork", "dlopen", "dlerror", "dlclose", "dlinfo", "dl_iterate_phdr"):
+              "__register_atfork", "_exit", "_Exit", "dlopen", "dlerror", "dlclose", "dlinfo", "dl_iterate_phdr"):
         expect(n in names, "missing export " + n)
     print("exports ok (%d)" % len(names))
 
