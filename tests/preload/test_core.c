@@ -11,6 +11,7 @@
 #include "vt_mem.h"
 #include "vt_ring.h"
 #include "vt_stack.h"
+#include "vt_stepq.h"
 #include "vt_writer.h"
 #include "vt_test.h"
 
@@ -1192,6 +1193,112 @@ static void test_writer_drains_while_held(void)
     CHECK_EQ_U64(vt_core_live_count(), live0);
 }
 
+/* A step's snapshot is collected on the thread that marks it and written by the writer
+ * thread: a step returns while the writer is held inside the write of an earlier step
+ * (the test hook stands for a write that takes long: a slow disk, a full pipe). With
+ * VT_STEPQ_MAX steps waiting, the next one waits for a slot (on its own thread here)
+ * and goes on once the writer takes one: nothing deadlocks, nothing is merged. Then
+ * every step is in the file, in order, each with the step count it was collected at,
+ * and a manual snapshot comes after them. No timing is asserted: the hook waits for
+ * the test to release it (10 s at most: a step that waited for the write would show
+ * as the hook timing out, not as a hang). */
+static int sw_entered, sw_release, sw_timed_out, sw_left, sw_marked;
+
+static void step_hold_cb(const char *trigger)
+{
+    if (strcmp(trigger, VT_TRIGGER_STEP) != 0 || __atomic_load_n(&sw_entered, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&sw_entered, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 10000 && !__atomic_load_n(&sw_release, __ATOMIC_ACQUIRE); i++)
+        nap_ms(1);
+    if (!__atomic_load_n(&sw_release, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&sw_timed_out, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&sw_left, 1, __ATOMIC_RELEASE);
+}
+
+static void mark_step(void)   /* what vramtrace_step does with VRAMTRACE_STEP_EVERY=1 */
+{
+    vt_core_step();
+    vt_writer_kick_step();
+}
+
+static void *step_marker(void *arg)
+{
+    (void)arg;
+    mark_step();
+    __atomic_store_n(&sw_marked, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_writer_step_not_waiting(void)
+{
+    const char *path = vt_writer_path();
+    CHECK(path[0] != 0);
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIG_MANUAL, "before steps"), 0);   /* queue empty */
+    uint64_t first = vt_core_step() + 1;   /* (marks one step too: not one of ours) */
+    __atomic_store_n(&vt_writer_test_held, step_hold_cb, __ATOMIC_RELEASE);
+    mark_step();                                    /* step `first`: the writer takes it */
+    for (int i = 0; i < 10000 && !__atomic_load_n(&sw_entered, __ATOMIC_ACQUIRE); i++)
+        nap_ms(1);
+    CHECK(__atomic_load_n(&sw_entered, __ATOMIC_ACQUIRE));
+    for (int i = 0; i < VT_STEPQ_MAX; i++)          /* returned while the write is held */
+        mark_step();
+    CHECK(!__atomic_load_n(&sw_left, __ATOMIC_ACQUIRE));
+    size_t queued;
+    int waiting;
+    vt_stepq_stats(&queued, &waiting);
+    CHECK_EQ_U64(queued, VT_STEPQ_MAX);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, step_marker, NULL) == 0);   /* the queue is full */
+    for (int i = 0; i < 10000 && (vt_stepq_stats(&queued, &waiting), waiting == 0); i++)
+        nap_ms(1);
+    CHECK_EQ_INT(waiting, 1);
+    CHECK(!__atomic_load_n(&sw_marked, __ATOMIC_ACQUIRE));
+    CHECK(!__atomic_load_n(&sw_left, __ATOMIC_ACQUIRE));
+    __atomic_store_n(&sw_release, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    CHECK(__atomic_load_n(&sw_marked, __ATOMIC_ACQUIRE));
+    CHECK(!__atomic_load_n(&sw_timed_out, __ATOMIC_ACQUIRE));
+    CHECK_EQ_INT(vt_writer_snapshot(VT_TRIG_MANUAL, "after steps"), 0);
+    __atomic_store_n(&vt_writer_test_held, NULL, __ATOMIC_RELEASE);
+    CHECK_EQ_INT(vt_stepq_unwritten(), 0);
+
+    /* the file: after "before steps", the steps first .. first + VT_STEPQ_MAX + 1 in
+     * order with rising seq, then "after steps" */
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    static char line[1 << 20];
+    int phase = 0;   /* 0 before the first manual, 1 steps, 2 after */
+    uint64_t want = first, last_seq = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        json_t *j = json_loads(line, 0, NULL);
+        const char *t = j ? json_string_value(json_object_get(j, "t")) : NULL;
+        if (t && !strcmp(t, "snapshot")) {
+            const char *trig = json_string_value(json_object_get(j, "trigger"));
+            const char *label = json_string_value(json_object_get(j, "label"));
+            uint64_t seq = (uint64_t)json_integer_value(json_object_get(j, "seq"));
+            if (phase == 0 && label && !strcmp(label, "before steps")) {
+                phase = 1;
+            } else if (phase == 1 && trig && !strcmp(trig, "step")) {
+                CHECK_EQ_U64((uint64_t)json_integer_value(json_object_get(j, "step")), want);
+                CHECK(seq > last_seq);
+                want++;
+            } else if (phase == 1) {
+                CHECK(label && !strcmp(label, "after steps"));
+                CHECK(seq > last_seq);
+                phase = 2;
+            }
+            if (phase)
+                last_seq = seq;
+        }
+        json_decref(j);
+    }
+    if (f)
+        fclose(f);
+    CHECK_EQ_INT(phase, 2);
+    CHECK_EQ_U64(want, first + VT_STEPQ_MAX + 2);
+}
+
 /* vt_log: a name the program chose cannot forge a line or send a terminal escape */
 static void test_log_controls(void)
 {
@@ -1241,5 +1348,6 @@ int main(void)
     test_writer_delta();
     test_chunked_rows();
     test_writer_drains_while_held();
+    test_writer_step_not_waiting();
     TEST_DONE();
 }
