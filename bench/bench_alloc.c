@@ -42,6 +42,14 @@
  *                                                     iterations after each
  *   bench_alloc calibrate NS                          prints the busy iterations that
  *                                                     take about NS nanoseconds
+ *   bench_alloc steplat STEPS GAP_US                  vramtrace_step() latency: STEPS
+ *                                                     steps, each allocating and freeing
+ *                                                     from 8 sites (one of them keeps one
+ *                                                     64 KiB allocation a step), then
+ *                                                     sleeping GAP_US (the step's kernel
+ *                                                     time: the writer thread's turn);
+ *                                                     prints the mean, median, 99th
+ *                                                     percentile and longest call in us
  * Output: one line "key=value ..." on stdout. Exit 0, 1 on a CUDA error, 2 usage.
  */
 #define _GNU_SOURCE
@@ -291,6 +299,53 @@ __attribute__((noinline)) static void churn_run(long pairs, uint64_t spin_iters)
     }
 }
 
+/* ---- vramtrace_step() latency (figure 8) ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+__attribute__((noinline)) static int steplat_mode(long steps, long gap_us)
+{
+    if (steps < 1 || gap_us < 0)
+        return 2;
+    uint64_t *lat = calloc((size_t)steps, sizeof *lat);
+    void **kept = calloc((size_t)steps, sizeof *kept);
+    if (!lat || !kept)
+        return 1;
+    void *w = sites[0](64 << 20);
+    vramtrace_step();   /* warm: the first step defines the stacks */
+    struct timespec gap = { gap_us / 1000000, (gap_us % 1000000) * 1000 };
+    for (long s = 0; s < steps; s++) {
+        void *tmp[16];
+        for (int i = 0; i < 16; i++)
+            tmp[i] = sites[1 + i % 6]((size_t)(4096 << (i % 8)));
+        kept[s] = sites[7](64 << 10);   /* one site grows every step */
+        for (int i = 15; i >= 0; i--)
+            cudaFree(tmp[i]);
+        nanosleep(&gap, NULL);
+        uint64_t t0 = now_ns();
+        vramtrace_step();
+        lat[s] = now_ns() - t0;
+    }
+    for (long s = 0; s < steps; s++)
+        cudaFree(kept[s]);
+    cudaFree(w);
+    uint64_t sum = 0;
+    for (long s = 0; s < steps; s++)
+        sum += lat[s];
+    qsort(lat, (size_t)steps, sizeof *lat, cmp_u64);
+    printf("mode=steplat steps=%ld gap_us=%ld step_mean_us=%.3f step_p50_us=%.3f step_p99_us=%.3f "
+           "step_max_us=%.3f\n", steps, gap_us, (double)sum / (double)steps / 1e3,
+           (double)lat[steps / 2] / 1e3, (double)lat[(steps * 99) / 100 < steps ? (steps * 99) / 100 : steps - 1] / 1e3,
+           (double)lat[steps - 1] / 1e3);
+    free(lat);
+    free(kept);
+    return 0;
+}
+
 static void *idle_main(void *arg)
 {
     (void)arg;
@@ -370,6 +425,8 @@ int main(int argc, char **argv)
                (unsigned long long)dt, (double)pairs * 1e9 / (double)dt);
         return 0;
     }
+    if (!strcmp(mode, "steplat") && argc >= 4)
+        return steplat_mode(atol(argv[2]), atol(argv[3]));
     if (!strcmp(mode, "calibrate")) {
         uint64_t target = strtoull(argv[2], NULL, 10), iters = 1000000;
         uint64_t best = UINT64_MAX;

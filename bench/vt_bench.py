@@ -530,7 +530,63 @@ def fig7_version(counts, version):
         shutil.rmtree(d, ignore_errors=True)
 
 
-FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7}
+# ---- figure 8: vramtrace_step() with a slow disk ----
+
+def step_records(folder):
+    n = 0
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        with open(os.path.join(folder, name), errors="replace") as fh:
+            n += sum('"trigger":"step"' in line for line in fh)
+    return n
+
+
+def fig8():
+    log("Figure 8: vramtrace_step() latency with a 20 ms write latency (strace write delay), paired runs")
+    strace = shutil.which("strace")
+    if not strace:
+        row(8, "step latency with a slow disk", "skipped", note="strace is not installed")
+        return
+    steps = 5 if ARGS.quick else 200
+    gap_us = 30000 if ARGS.quick else 50000
+    rounds = 1 if ARGS.quick else 3
+    cmd = [binp("bench_alloc"), "steplat", str(steps), str(gap_us)]
+    # every write(2) of the process (the writer thread's records) waits 20 ms before it
+    # runs; the floor is the same run under strace without the delay, so both pay the
+    # same tracing of write calls
+    base = [strace, "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=write"]
+    slow_inject = ["-e", "inject=write:delay_enter=20000"]
+    res = {"floor": [], "slow": []}
+    written = {}
+    for r in range(rounds):
+        order = ["floor", "slow"] if r % 2 == 0 else ["slow", "floor"]
+        for which in order:
+            out = os.path.join(ARGS.work, "steplat-" + which)
+            shutil.rmtree(out, ignore_errors=True)
+            env = traced_env()
+            env["VRAMTRACE_OUTPUT"] = out
+            pre = base + (slow_inject if which == "slow" else []) + ["--"]
+            try:
+                k = kv(run(pre + cmd, env))
+            except RuntimeError as e:
+                if r == 0 and which == order[0]:
+                    row(8, "step latency with a slow disk", "skipped", note=f"strace cannot run here: {e}")
+                    return
+                raise
+            res[which].append(k)
+            written[which] = step_records(out)
+    med = lambda which, key: statistics.median(float(k[key]) for k in res[which])
+    fl, sl = med("floor", "step_mean_us"), med("slow", "step_mean_us")
+    added_ms = (sl - fl) / 1000
+    row(8, f"vramtrace_step() mean, 20 ms write latency, minus the same without it ({steps} steps, "
+        f"{gap_us / 1000:.0f} ms apart)", added_ms, floor=fl / 1000, target=0.1, unit="ms", ok=added_ms <= 0.1,
+        note=f"median of {rounds} pairs; step mean {sl:.1f} us slow, {fl:.1f} us floor; "
+             f"step records written {written.get('slow')} and {written.get('floor')} of {steps + 1}")
+    for key, what in (("step_p99_us", "99th percentile"), ("step_max_us", "longest")):
+        row(8, f"vramtrace_step() {what}, 20 ms write latency", med("slow", key) / 1000,
+            floor=med("floor", key) / 1000, unit="ms", note="floor = the same without the delay")
+
+
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8}
 
 
 def main():
@@ -539,7 +595,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],
