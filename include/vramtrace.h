@@ -17,7 +17,8 @@
  * _peak_interval_bytes return at once with the counts as last brought up to date
  * (_peak_interval_bytes then does not start a new interval), vramtrace_scope_begin
  * starts the scope from them, vramtrace_step marks the step and leaves its snapshot
- * to the writer thread, and vramtrace_snapshot returns -EAGAIN. A handler that may
+ * to the writer thread, and vramtrace_snapshot returns -EAGAIN; the same when the
+ * handler interrupted vramtrace_step or _snapshot itself. A handler that may
  * interrupt the program's own malloc must not call them (they may bring the counts
  * up to date, which can allocate).
  * Errors: vramtrace_snapshot returns 0 or a negative errno value; the others cannot
@@ -35,17 +36,28 @@ extern "C" {
 #ifdef VRAMTRACE_IMPLEMENTATION
 
 /* Marks the end of one step (one training iteration). Steps feed the leak analysis;
- * every VRAMTRACE_STEP_EVERY marks a "step" snapshot is written, by the calling thread
- * before it returns (by the writer thread when called from a signal handler that
- * interrupted a CUDA call). The step count is one for the whole process: when several
- * threads mark steps at the same time, a step snapshot carries the count at the
- * moment it is collected, so two of them may carry the same step. */
+ * every VRAMTRACE_STEP_EVERY marks a "step" snapshot is taken: its figures (and the
+ * leak detector's step) are collected by the calling thread before it returns, and the
+ * record is encoded and written by vramtrace's writer thread afterwards, so a slow disk
+ * does not slow the step (when called from a signal handler that interrupted a CUDA
+ * call or vramtrace itself, the writer thread collects it too). Records keep the order
+ * of the marks, each step is its own record, and a later vramtrace_snapshot() record,
+ * OOM record or the exit record comes after them. When 8 step snapshots are still
+ * waiting to be written (the disk slower than the steps), the call waits until the
+ * writer has taken one. exit() and _exit() write or wait for (at most 1 s) the queued
+ * ones; a process killed by a signal loses those not yet written. The step count is one
+ * for the whole process: when several threads mark steps at the same time, a step
+ * snapshot carries the count at the moment it is collected, so two of them may carry
+ * the same step. */
 void     vramtrace_step(void);
 /* Writes a "manual" snapshot with every live allocation, labelled `label` (may be
- * NULL; copied, at most 1024 bytes used). Returns 0 once the record is on disk, or a
+ * NULL; copied, at most 1024 bytes used), on the calling thread, after the step
+ * snapshots still waiting to be written (it writes those first). Returns 0 once the
+ * record is on disk, or a
  * negative errno: -ECANCELED tracking is off (VRAMTRACE_DISABLE=1 or latched off after
  * an internal failure), -EIO the output file could not be written, -ENOMEM, -EAGAIN
- * called from a signal handler that interrupted a CUDA allocation or free. */
+ * called from a signal handler that interrupted a CUDA allocation or free, or
+ * vramtrace_step or _snapshot on its thread. */
 int      vramtrace_snapshot(const char *label);
 /* Bytes live now (allocated and not freed; all kinds: device, managed, host_pinned,
  * async, vmm) on `device`, or on all devices for -1. */

@@ -370,7 +370,7 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
     vt_buf_cstr(b, vt_trigger_name(s->trigger));
     vt_buf_cstr(b, "\",\"label\":");
     vt_buf_jstr(b, s->label, 1024);
-    vt__kv_u64(b, ",\"time_ns\":", vt_now_ns());
+    vt__kv_u64(b, ",\"time_ns\":", s->time_ns ? s->time_ns : vt_now_ns());
     vt__kv_u64(b, ",\"step\":", c->step);
     vt_buf_cstr(b, c->step_marked ? ",\"step_marked\":true" : ",\"step_marked\":false");
     vt_buf_cstr(b, ",\"devices\":[");

@@ -73,6 +73,7 @@ typedef struct vt_encode_snap {
     const vt_sitediff *prev;         /* the previous record's rows, when delta          */
     const vt_oom_info *oom;          /* trigger oom only; else NULL                    */
     int                allocations;  /* write the "allocations" list (c->allocs)        */
+    uint64_t           time_ns;      /* CLOCK_MONOTONIC when it was collected; 0 = now */
 } vt_encode_snap;
 
 /* {"t":"snapshot",... up to and including "dropped_records" — the record is left open:

@@ -35,6 +35,7 @@
 /* One collected snapshot: what the record says, taken at one instant. */
 typedef struct vt_pending {
     vt_trigger trigger;
+    uint64_t   time_ns;  /* CLOCK_MONOTONIC ns at the collection: the record's time_ns */
     vt_collect c;        /* the core's copy (owned)                                     */
     vt_buf     extra;    /* the record's members read at collection besides the core's:
                             the IPC rows and the annotations, already encoded (owned)  */

@@ -2,27 +2,37 @@
  * the thread that takes the periodic ones (see vt_writer.h, docs/snapshot-format.md).
  *
  * Design: one stream per process. vt_writer_start creates the file (vt_file.h) and
- * writes the header. Every snapshot goes through vt__snapshot_locked under
- * vt__w.out_lock: the trigger's policy (vt__policy) says what to ask of the core;
- * the core's copy (vt_core_collect) is turned into the module, stack and site records
- * the file does not define yet, then the snapshot record (vt_encode.h), each appended
- * whole (vt_file_append); after the record the Prometheus textfile is updated
- * (vt_prom.h) and new leak warnings are logged.
+ * writes the header. Every snapshot has two halves. Its collection
+ * (vt__collect_locked, under vt__w.coll_lock): the trigger's policy (vt__policy) says
+ * what to ask of the core, whose copy (vt_core_collect) is taken with the record's
+ * other figures of that instant. Its writing (vt__write_locked, under vt__w.out_lock):
+ * the copy is turned into the module, stack and site records the file does not define
+ * yet, then the snapshot record (vt_encode.h), each appended whole (vt_file_append);
+ * after the record the Prometheus textfile is updated (vt_prom.h) and new leak
+ * warnings are logged. Records are written in the order they were collected: a step
+ * snapshot is collected by the thread that marks it and queued (vt_stepq.h, pushed
+ * under coll_lock, so in that order); whoever holds out_lock pops and writes them, and
+ * a snapshot collected under coll_lock first writes the queued ones collected before
+ * it (vt__snapshot_locked). Each record's site delta is against the record before it
+ * in the file, which is the collection before it.
  *
  * The writer thread sleeps on a semaphore (sem_post is async-signal-safe, so the
- * signal handler can wake it) with a deadline for the periodic snapshot. OOM, manual,
- * exit and step snapshots are written synchronously by the calling thread: an OOM
- * often precedes a crash, vramtrace_snapshot() returns after the record is on disk,
- * and every step is a point of the curve however fast steps come. The writer thread
- * never waits for one of those: its own snapshots take out_lock with trylock and retry
- * every VT_W_RETRY_NS (vt__own_snapshot), so it keeps applying the hooks' ring events
- * while another thread writes a long list.
+ * signal handler can wake it) with a deadline for the periodic snapshot, and writes
+ * the queued step snapshots when a step wakes it. OOM, manual and exit snapshots are
+ * collected and written by the calling thread: an OOM often precedes a crash, and
+ * vramtrace_snapshot() returns after the record is on disk. Steps are only collected
+ * by the thread that marks them (every step is a point of the curve however fast
+ * steps come, and a slow disk does not slow the program's steps; a full queue makes
+ * the step wait for the writer thread). The writer thread never waits for another
+ * thread's snapshot: its own take out_lock with trylock and retry every
+ * VT_W_RETRY_NS (vt__own_snapshot, vt__write_queued), so it keeps applying the hooks'
+ * ring events while another thread writes a long list.
  *
  * Sites (format versions 2 and 3): periodic and step snapshots list only the sites
  * whose row changed since the previous snapshot of this stream (vt_sitediff.h);
  * start, signal, OOM, manual and exit snapshots list every site, so a single such
- * record is readable on its own. All records go through out_lock, so "previous" is the
- * previous record in the file.
+ * record is readable on its own. All records go through out_lock in the order of
+ * collection, so "previous" is the previous record in the file.
  *
  * Steps: without vramtrace_step() marks, each periodic snapshot that is written closes
  * a step (the core's step counter advances); periodic snapshots are skipped when
@@ -322,6 +332,7 @@ int vt_writer_busy_here(void)
 static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
 {
     pd->trigger = trigger;
+    pd->time_ns = 0;
     memset(&pd->c, 0, sizeof pd->c);
     vt_buf_init(&pd->extra);
     if (!vt_core_enabled() || !vt_writer_started())
@@ -343,6 +354,7 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
         memset(&pd->c, 0, sizeof pd->c);
         return -ENOMEM;
     }
+    pd->time_ns = vt_now_ns();
     vt__w.last_changes = pd->c.changes;
     vt__w.collected++;
     vt_encode_ipc(&pd->extra);
@@ -394,7 +406,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
 
     vt_encode_snap snap = {
         .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = c, .delta = delta,
-        .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs,
+        .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
     };
     vt_encode_snapshot(b, &snap);
     if (!pd->extra.oom)   /* IPC rows, annotations; left out when they did not fit */
@@ -721,6 +733,7 @@ void vt_writer_kick_step(void)
     vt_host_uuids();
     errno = e;
     vt__refresh();
+    VT_W_BUSY_BEGIN;   /* from here, the queue's mutex or our locks may be held */
     vt_pending *pd = NULL;
     if (vt_stepq_reserve()) {   /* waits while VT_STEPQ_MAX steps are not written yet */
         pd = malloc(sizeof *pd);
@@ -731,9 +744,10 @@ void vt_writer_kick_step(void)
         vt__out_lock();
         vt__snapshot_locked(VT_TRIG_STEP, NULL, NULL);
         vt__out_unlock();
+        VT_W_BUSY_END;
+        errno = e;
         return;
     }
-    VT_W_BUSY_BEGIN;
     pthread_mutex_lock(&vt__w.coll_lock);
     int rc = vt__collect_locked(pd, VT_TRIG_STEP);
     vt_stepq_push(rc > 0 ? pd : NULL);   /* in collection order: under coll_lock */
