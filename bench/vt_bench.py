@@ -9,6 +9,7 @@ per-pair ratios is reported), memory from mallinfo2 and /proc/self/status.
 
 Usage:
   vt_bench.py --build BUILD_DIR [--work DIR] [--quick] [--figures 1,2,...] [--json FILE]
+              [--preload-lib OTHER/libvramtrace.so]
 
 --quick runs every figure at tiny sizes (CTest bench_smoke): it proves the
 benchmarks run; its numbers mean nothing. Exit status 0 when every benchmark ran
@@ -62,7 +63,7 @@ def base_env():
 
 def traced_env(**kw):
     env = base_env()
-    env["LD_PRELOAD"] = os.path.join(ARGS.build, "lib", "libvramtrace.so")
+    env["LD_PRELOAD"] = ARGS.preload_lib or os.path.join(ARGS.build, "lib", "libvramtrace.so")
     env["VRAMTRACE_OUTPUT"] = os.path.join(ARGS.work, "out")
     for k, v in kw.items():
         env["VRAMTRACE_" + k] = str(v)
@@ -607,6 +608,9 @@ def main():
                     help="figure 3: also the churn with stacks off, periodic snapshots off, NVML off")
     ap.add_argument("--verbose", action="store_true", help="callgrind per-function costs")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--preload-lib", default=None,
+                    help="the libvramtrace.so the traced runs preload (default BUILD/lib/libvramtrace.so): "
+                         "another build's, to measure before and after with the same benchmark programs")
     ap.add_argument("--cuda-lib", default=None,
                     help="folder of a real libcudart.so.13/libcuda.so.1 (GPU machine) instead of build/simcuda")
     ARGS = ap.parse_args()
