@@ -409,7 +409,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
     };
     vt_encode_snapshot(b, &snap);
-    if (!pd->extra.oom)   /* IPC rows, annotations; left out when they did not fit */
+    if (pd->extra.len && !pd->extra.oom)   /* IPC rows, annotations; left out when they did not fit */
         vt_buf_put(b, pd->extra.p, pd->extra.len);
     vt_host_measure(&vt__w.host);
     vt_host_format(b, &vt__w.host);
