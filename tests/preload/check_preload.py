@@ -733,6 +733,10 @@ def check_exitworkers(c):
     expect(p.returncode == 0, "exitworkers failed: %d %s" % (p.returncode, p.stderr))
     files = sorted(glob.glob(os.path.join(d, "*.jsonl")))
     expect(len(files) == 3, "exitworkers: %d snapshot files" % len(files))
+    # each worker's 5 steps are on disk although _exit followed the last at once (the
+    # step records are written by the writer thread; _exit waits for the queued ones)
+    steps = sorted(len(snaps(read_records(f), "step")) for f in files)
+    expect(steps == [0, 5, 5], "exitworkers: step records per file %r, want [0, 5, 5]" % steps)
     exe = os.path.join(c.bin, "vramtrace")
     r = subprocess.run([exe, "check", d], capture_output=True, text=True, timeout=60)
     msg = "ended without an exit record (killed or `_exit`); its last snapshot held 3 MiB live"
