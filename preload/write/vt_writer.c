@@ -772,9 +772,11 @@ void vt_writer_post_step(void)
 
 void vt_writer_flush_steps(uint64_t max_ns)
 {
-    /* a vfork child shares our memory but is not the process that queued them */
-    if (!vt_writer_started() || vt_writer_busy_here() || getpid() != __atomic_load_n(&vt__w.pid, __ATOMIC_ACQUIRE) ||
-        !vt_stepq_unwritten())
+    /* not from a handler that interrupted our locks or the core's on this thread (the
+     * writer thread would wait for them); a vfork child shares our memory but is not
+     * the process that queued them */
+    if (!vt_writer_started() || vt_writer_busy_here() || vt__tls.core ||
+        getpid() != __atomic_load_n(&vt__w.pid, __ATOMIC_ACQUIRE) || !vt_stepq_unwritten())
         return;
     int e = errno;
     uint64_t deadline = vt_now_ns() + max_ns;

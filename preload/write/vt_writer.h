@@ -61,8 +61,8 @@ void vt_writer_post_step(void);
 /* For a process ending without exit() (_exit, _Exit): waits until the writer thread
  * has written the step snapshots queued so far, at most max_ns nanoseconds, and not at
  * all when nothing is queued, the writer thread has ended, this thread holds the
- * writer's locks (a signal handler), or the caller is a vfork child (not the process
- * that queued them). Async-signal-safe (atomic loads, sem_post, nanosleep); keeps
+ * writer's locks or the core's (a signal handler), or the caller is a vfork child (not
+ * the process that queued them). Async-signal-safe (atomic loads, sem_post, nanosleep); keeps
  * errno. */
 void vt_writer_flush_steps(uint64_t max_ns);
 
