@@ -28,6 +28,11 @@ const char *vt_verdict_name(vt_verdict v)
     }
 }
 
+const char *vt_verdict_label(vt_verdict v)
+{
+    return v == VT_TOO_FEW ? "too few steps" : vt_verdict_name(v);
+}
+
 size_t vt_auto_warmup(size_t n)
 {
     if (n < 4) return 0;

@@ -34,6 +34,8 @@ typedef enum vt_verdict {
 
 /* "stable", "plateau", "churn", "leak", "transient", "too_few_steps". */
 const char *vt_verdict_name(vt_verdict v);
+/* The verdict as prose for text output: the name, "too few steps" for VT_TOO_FEW. */
+const char *vt_verdict_label(vt_verdict v);
 
 /* Automatic warm-up for n steps: round(n/10) clamped to [1, 100]; 0 when n < 4. */
 size_t vt_auto_warmup(size_t n);

@@ -187,10 +187,10 @@ int vt_diff(vt_analysis *base, vt_analysis *now, FILE *out)
         const char *what = !c->b ? "new " : !c->n ? "gone" : "chg ";
         const dsite *s = c->n ? c->n : c->b;
         fprintf(out, "  %s %-7s peak %s -> %s", what,
-                c->n && c->b && c->b->verdict != c->n->verdict ? "" : vt_verdict_name(s->verdict),
+                c->n && c->b && c->b->verdict != c->n->verdict ? "" : vt_verdict_label(s->verdict),
                 c->b ? vt_size_fmt(c->b->peak, b1, sizeof b1) : "-", c->n ? vt_size_fmt(c->n->peak, b2, sizeof b2) : "-");
         if (c->n && c->b && c->b->verdict != c->n->verdict)
-            fprintf(out, "  verdict %s -> %s", vt_verdict_name(c->b->verdict), vt_verdict_name(c->n->verdict));
+            fprintf(out, "  verdict %s -> %s", vt_verdict_label(c->b->verdict), vt_verdict_label(c->n->verdict));
         if (c->n && c->n->verdict == VT_LEAK) fprintf(out, "  %s/step", vt_size_fmt_signed(c->n->slope, b3, sizeof b3));
         if ((c->b ? c->b->unfreed : 0) != (c->n ? c->n->unfreed : 0))
             fprintf(out, "  unfreed %s -> %s", vt_size_fmt(c->b ? c->b->unfreed : 0, b1, sizeof b1),

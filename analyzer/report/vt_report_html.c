@@ -236,7 +236,7 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     for (size_t s = 0; s < pr->nsites; s++) {
         vt_site_result *r = &pr->sites[s];
         fprintf(f, "<tr><td class=\"v-%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %d</td><td>",
-                vt_verdict_name(r->st.verdict), vt_verdict_name(r->st.verdict), vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                vt_verdict_name(r->st.verdict), vt_verdict_label(r->st.verdict), vt_size_fmt(r->peak_bytes, b1, sizeof b1),
                 vt_size_fmt(r->st.floor_end, b2, sizeof b2), vt_size_fmt(r->unfreed_exit, b3, sizeof b3),
                 vt_kind_name(r->kind), r->device);
         stack_html(f, a, r);

@@ -246,7 +246,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
             if (best == SIZE_MAX) break;
             done[best] = 1;
             fprintf(f, "  %9s  %-7s %s\n", vt_size_fmt(pr->sites[best].unfreed_exit, b1, sizeof b1),
-                    vt_verdict_name(pr->sites[best].st.verdict), top_label(a, &pr->sites[best]));
+                    vt_verdict_label(pr->sites[best].st.verdict), top_label(a, &pr->sites[best]));
         }
         if (pr->unfreed_sites > MAX_LIST) fprintf(f, "  ... and %zu more sites\n", pr->unfreed_sites - MAX_LIST);
         free(done);
