@@ -107,7 +107,7 @@ def parse_prom(path):
         if typed.get(name) == "counter" and not name.endswith("_total"):
             problems.append(f"{path}:{n}: counter {name} does not end in _total")
         lab = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"', labels))
-        if set(lab) - {"pid", "gpu", "UUID", "kind"}:
+        if set(lab) - {"pid", "rank", "gpu", "UUID", "kind"}:
             problems.append(f"{path}:{n}: unexpected labels {sorted(lab)}")
         samples[(name, frozenset(lab.items()))] = float(value)
     return samples, problems
@@ -131,7 +131,7 @@ def promtool_metrics(a, path):
 def test_prom(a):
     prom_dir = os.path.join(a.work, "prom")
     started = time.time()
-    p = run_prog(a, ["prom"], {"VRAMTRACE_PROMETHEUS": prom_dir})
+    p = run_prog(a, ["prom"], {"VRAMTRACE_PROMETHEUS": prom_dir, "RANK": "3"})
     m = re.search(r"pid (\d+)", p.stdout)
     if not check(m, "prog_monitor printed no pid"):
         return
@@ -200,6 +200,7 @@ def test_prom(a):
     for (n, labels), v in s.items():
         d = dict(labels)
         check(d.get("pid") == pid, f"running: {n} without pid=\"{pid}\"")
+        check(d.get("rank") == "3", f"running: {n} without rank=\"3\" (RANK=3)")
         if "gpu" in d:
             check(d["gpu"] == "0" and d["UUID"] == SIM_UUID0, f"running: {n} has gpu/UUID {d}")
     promtool_metrics(a, running)
