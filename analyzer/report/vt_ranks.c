@@ -71,9 +71,36 @@ static xent *add(xent **h, char *key, const char *label, int kind, size_t pi, si
     return e;
 }
 
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Distinct ranks of the processes procs[0..n) (all ranked); n when one has no rank. */
+static size_t count_ranks(const vt_analysis *a, const size_t *procs, size_t n)
+{
+    if (!n) return 0;
+    int64_t *r = vt_xmalloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        const vt_process *p = a->procs[procs ? procs[i] : i].p;
+        if (!p->has_rank) {
+            free(r);
+            return n;
+        }
+        r[i] = p->rank;
+    }
+    qsort(r, n, sizeof *r, cmp_i64);
+    size_t d = 1;
+    for (size_t i = 1; i < n; i++) d += r[i] != r[i - 1];
+    free(r);
+    return d;
+}
+
 static int cmp_leak(const void *pa, const void *pb)
 {
     const vt_xsite *a = pa, *b = pb;
+    if (a->nranks != b->nranks) return a->nranks > b->nranks ? -1 : 1;
     if (a->nprocs != b->nprocs) return a->nprocs > b->nprocs ? -1 : 1;
     if (a->rate_max != b->rate_max) return a->rate_max > b->rate_max ? -1 : 1;
     return strcmp(a->label, b->label);
@@ -82,19 +109,21 @@ static int cmp_leak(const void *pa, const void *pb)
 static int cmp_oom(const void *pa, const void *pb)
 {
     const vt_xsite *a = pa, *b = pb;
+    if (a->nranks != b->nranks) return a->nranks > b->nranks ? -1 : 1;
     if (a->nprocs != b->nprocs) return a->nprocs > b->nprocs ? -1 : 1;
     if (a->events != b->events) return a->events > b->events ? -1 : 1;
     return strcmp(a->label, b->label);
 }
 
 /* The hash's entries as an array (sorted with cmp unless it is NULL); the hash is emptied. */
-static vt_xsite *collect(xent **h, size_t *n, int (*cmp)(const void *, const void *))
+static vt_xsite *collect(const vt_analysis *a, xent **h, size_t *n, int (*cmp)(const void *, const void *))
 {
     size_t cnt = HASH_COUNT(*h), i = 0;
     vt_xsite *v = cnt ? vt_xcalloc(cnt, sizeof *v) : NULL;
     xent *e, *t;
     HASH_ITER(hh, *h, e, t) {
         HASH_DEL(*h, e);
+        e->x.nranks = count_ranks(a, e->x.procs, e->x.nprocs);
         v[i++] = e->x;
         free(e->key);
         free(e);
@@ -139,7 +168,8 @@ void vt_rank_summary_build(vt_analysis *a, vt_rank_summary *s)
             e->x.events++;
         }
     }
-    s->leaks = collect(&leaks, &s->nleaks, NULL);
+    s->nranks = count_ranks(a, NULL, a->n);
+    s->leaks = collect(a, &leaks, &s->nleaks, NULL);
     for (size_t i = 0; i < s->nleaks; i++) {
         vt_xsite *x = &s->leaks[i];
         x->rate_min = x->rate_max = x->rate[0];
@@ -149,7 +179,7 @@ void vt_rank_summary_build(vt_analysis *a, vt_rank_summary *s)
         }
     }
     if (s->nleaks) qsort(s->leaks, s->nleaks, sizeof *s->leaks, cmp_leak);
-    s->ooms = collect(&ooms, &s->nooms, cmp_oom);
+    s->ooms = collect(a, &ooms, &s->nooms, cmp_oom);
 }
 
 static void free_x(vt_xsite *v, size_t n)

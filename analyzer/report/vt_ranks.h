@@ -23,6 +23,8 @@ typedef struct vt_xsite {
     const char *label;          /* the title frame's label (vt_site_title), or the OOM's API */
     int kind;                   /* vt_kind */
     size_t nprocs;
+    size_t nranks;              /* distinct ranks among them (a restarted rank counts once);
+                                   nprocs when some process has no rank */
     size_t *procs;              /* indices into vt_analysis.procs, ascending; owned */
     double *rate;               /* leaks: bytes/step of each process (sum over its devices); owned */
     uint64_t *bytes;            /* leaks: leaked bytes of each process; ooms: events; owned */
@@ -34,8 +36,9 @@ typedef struct vt_xsite {
 typedef struct vt_rank_summary {
     size_t nprocs;              /* processes of the analysis */
     int all_ranked;             /* every process has a rank: "of 64 ranks", else "of 3 processes" */
-    vt_xsite *leaks; size_t nleaks;   /* most processes first, then the fastest */
-    vt_xsite *ooms; size_t nooms;     /* most processes first, then the most events */
+    size_t nranks;              /* distinct ranks when all_ranked (restarts count once), else nprocs */
+    vt_xsite *leaks; size_t nleaks;   /* most ranks first, then the fastest */
+    vt_xsite *ooms; size_t nooms;     /* most ranks first, then the most events */
     size_t peak_max_proc, peak_min_proc;   /* indices of the largest and the smallest peak */
 } vt_rank_summary;
 

@@ -386,13 +386,15 @@ static json_t *summary_json(vt_analysis *a)
     char list[4096];
     json_object_set_new(j, "processes", ju(s.nprocs));
     json_object_set_new(j, "all_ranked", json_boolean(s.all_ranked));
+    json_object_set_new(j, "ranks", ju(s.nranks));
     json_t *leaks = json_array();
     for (size_t i = 0; i < s.nleaks; i++) {
         const vt_xsite *x = &s.leaks[i];
         json_t *e = json_object(), *on = json_array();
         json_object_set_new(e, "title", jstr(x->label));
         json_object_set_new(e, "kind", json_string(vt_kind_name(x->kind)));
-        json_object_set_new(e, "count", ju(x->nprocs));
+        json_object_set_new(e, "count", ju(x->nranks));
+        json_object_set_new(e, "processes", ju(x->nprocs));
         json_object_set_new(e, "min_bytes_per_step", json_real(x->rate_min));
         json_object_set_new(e, "max_bytes_per_step", json_real(x->rate_max));
         json_object_set_new(e, "ranks_text", jstr(vt_rank_list(a, x->procs, x->nprocs, list, sizeof list)));
@@ -412,7 +414,8 @@ static json_t *summary_json(vt_analysis *a)
         json_t *e = json_object(), *on = json_array();
         json_object_set_new(e, "title", jstr(x->label));
         json_object_set_new(e, "kind", json_string(vt_kind_name(x->kind)));
-        json_object_set_new(e, "count", ju(x->nprocs));
+        json_object_set_new(e, "count", ju(x->nranks));
+        json_object_set_new(e, "processes", ju(x->nprocs));
         json_object_set_new(e, "events", ju(x->events));
         json_object_set_new(e, "first_step", ju(x->first_step));
         json_object_set_new(e, "ranks_text", jstr(vt_rank_list(a, x->procs, x->nprocs, list, sizeof list)));

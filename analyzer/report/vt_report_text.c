@@ -371,13 +371,15 @@ static void summary_text(FILE *f, vt_analysis *a, int color)
     vt_rank_summary_build(a, &s);
     const char *unit = s.all_ranked ? "ranks" : "processes";
     char list[160], b1[32], b2[32], kn[48], t1[200], t2[200];
-    fprintf(f, "\n%sACROSS %zu %s%s\n", bold, s.nprocs, s.all_ranked ? "RANKS" : "PROCESSES", off);
+    fprintf(f, "\n%sACROSS %zu %s%s", bold, s.nranks, s.all_ranked ? "RANKS" : "PROCESSES", off);
+    if (s.nranks != s.nprocs) fprintf(f, " (%zu processes; a restarted rank counts once)", s.nprocs);
+    fputc('\n', f);
     for (size_t i = 0; i < s.nleaks && i < SUMMARY_LIST; i++) {
         const vt_xsite *x = &s.leaks[i];
         vt_size_fmt_signed(x->rate_min, b1, sizeof b1);
         vt_size_fmt_signed(x->rate_max, b2, sizeof b2);
         fprintf(f, "  %sleak%s at %s%s on %zu of %zu %s, ", red, off, x->label, kind_note(x->kind, kn, sizeof kn),
-                x->nprocs, s.nprocs, unit);
+                x->nranks, s.nranks, unit);
         if (!strcmp(b1, b2)) fprintf(f, "%s/step%s", b1, x->nprocs > 1 ? " each" : "");
         else fprintf(f, "%s/step to %s/step", b1, b2);
         fprintf(f, ", %s\n", vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
@@ -386,7 +388,7 @@ static void summary_text(FILE *f, vt_analysis *a, int color)
     for (size_t i = 0; i < s.nooms && i < SUMMARY_LIST; i++) {
         const vt_xsite *x = &s.ooms[i];
         fprintf(f, "  %sout of memory%s at %s%s on %zu of %zu %s (%" PRIu64 " event%s, first at step %" PRIu64 "), %s\n",
-                red, off, x->label, kind_note(x->kind, kn, sizeof kn), x->nprocs, s.nprocs, unit, x->events,
+                red, off, x->label, kind_note(x->kind, kn, sizeof kn), x->nranks, s.nranks, unit, x->events,
                 x->events == 1 ? "" : "s", x->first_step, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
     }
     if (s.nooms > SUMMARY_LIST) fprintf(f, "  ... and %zu more out-of-memory sites (below, per process)\n", s.nooms - SUMMARY_LIST);
