@@ -265,12 +265,17 @@ char *vt_rank_list(const vt_analysis *a, const size_t *procs, size_t n, char *bu
         }
     }
     if (nu && !cut) {
+        size_t before = len;
         snprintf(part, sizeof part, "%s%s", nr ? "; " : "", nu == 1 ? "pid " : "pids ");
         if (!put(buf, &len, cap, reserve, part)) cut = 1;
         for (size_t i = 0; i < nu && !cut; i++) {
             snprintf(part, sizeof part, "%s%" PRIu64, i ? ", " : "", u[i].pid);
-            if (!put(buf, &len, cap, reserve, part)) cut = 1;
-            else done++;
+            if (!put(buf, &len, cap, reserve, part)) {
+                cut = 1;
+                if (!i) buf[len = before] = 0;   /* no pid fitted: no "pids" either */
+            } else {
+                done++;
+            }
         }
     }
     if (cut) {

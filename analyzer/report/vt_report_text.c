@@ -370,7 +370,7 @@ static void summary_text(FILE *f, vt_analysis *a, int color)
     vt_rank_summary s;
     vt_rank_summary_build(a, &s);
     const char *unit = s.all_ranked ? "ranks" : "processes";
-    char list[160], b1[32], b2[32], kn[48], t1[200], t2[200];
+    char list[96], b1[32], b2[32], kn[48], t1[200], t2[200];   /* list: a rank list cut to fit a line */
     fprintf(f, "\n%sACROSS %zu %s%s", bold, s.nranks, s.all_ranked ? "RANKS" : "PROCESSES", off);
     if (s.nranks != s.nprocs) fprintf(f, " (%zu processes; a restarted rank counts once)", s.nprocs);
     fputc('\n', f);

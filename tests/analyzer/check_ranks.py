@@ -46,9 +46,10 @@ def write_proc(folder, pid, rank, restart=None, leak=False, oom=False, big_peak=
     """One process's stream; sites: (stack, device) -> live bytes, rewritten every step."""
     start_ns = 1700000000000000000 + pid * 1000
     lines = []
-    h = {"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": pid, "ppid": 4000, "host": "node%d" % (rank // 8),
-         "exe": "/opt/job/bin/train", "cmdline": ["/opt/job/bin/train"], "rank": rank, "local_rank": rank % 8,
-         "world_size": world, "start_ns": start_ns, "clock": "CLOCK_MONOTONIC", "mono_start_ns": 1, "depth": 32,
+    node = "node%d" % ((rank or 0) // 8)
+    h = {"t": "header", "format": "vramtrace-snapshot", "version": 1, "pid": pid, "ppid": 4000, "host": node,
+         "exe": "/opt/job/bin/train", "cmdline": ["/opt/job/bin/train"], "rank": rank,
+         "local_rank": None if rank is None else rank % 8, "world_size": None if rank is None else world, "start_ns": start_ns, "clock": "CLOCK_MONOTONIC", "mono_start_ns": 1, "depth": 32,
          "interval_ms": 10, "step_every": 1}
     if restart is not None:
         h["restart"] = restart
@@ -62,7 +63,7 @@ def write_proc(folder, pid, rank, restart=None, leak=False, oom=False, big_peak=
             lines.append({"t": "stack", "id": stacks[fn], "frames": [[0, FUNCS[fn] + 0x2b, fn], [0, FUNCS["main"] + 0x57, "main"]]})
         return stacks[fn]
 
-    dev = rank % 8
+    dev = (rank or 0) % 8
     devs = [dev, (dev + 1) % 8] if leak else [dev]
     live = {}            # (fn, device) -> [live, peak, alloc_total, alloc_bytes, free_total]
     seq = [0]
@@ -110,7 +111,7 @@ def write_proc(folder, pid, rank, restart=None, leak=False, oom=False, big_peak=
                                "tracked_bytes": 512 * MiB, "stack": stack("grow_cache")})
         snap("step", step)
     snap("exit", STEPS, exit_=True)
-    path = os.path.join(folder, "vt.node%d.%d.%d.jsonl" % (rank // 8, pid, start_ns))
+    path = os.path.join(folder, "vt.%s.%d.%d.jsonl" % (node, pid, start_ns))
     with open(path, "w") as f:
         for rec in lines:
             f.write(dumps(rec) + "\n")
@@ -190,6 +191,27 @@ def main():
         check(r.returncode == 2 and "--rank" in r.stderr, "--rank %r: exit %d, %r" % (bad, r.returncode, r.stderr))
     r = run([exe, "report", "--rank", "100", folder])
     check(r.returncode == 2 and "no process of these ranks" in r.stderr, "--rank 100: exit %d" % r.returncode)
+
+    # a long rank list is cut on the line (the JSON has it whole); processes without a
+    # rank are counted as processes and listed by pid
+    odd = os.path.join(work, "odd")
+    os.makedirs(odd)
+    for rank in range(64):
+        write_proc(odd, 30000 + rank, rank, leak=rank % 2 == 1)
+    write_proc(odd, 40000, None, leak=True)
+    write_proc(odd, 40001, None, leak=True)
+    r = run([exe, "report", odd])
+    lines = [l for l in r.stdout.split("\n")[:40] if l.startswith("  leak at append_kv")]
+    if check(len(lines) == 1, "odd: no single leak summary line: %r" % r.stdout[:600]):
+        l = lines[0]
+        check(" on 34 of 66 processes, +2 MiB/step each, ranks 1, 3, 5, 7," in l and l.endswith(" more)") and len(l) < 220,
+              "odd: leak line %r" % l)
+    check("ACROSS 66 PROCESSES" in r.stdout, "odd: heading not ACROSS 66 PROCESSES")
+    r = run([exe, "report", "--format", "json", odd])
+    if check(r.returncode == 0, "odd: json exit %d" % r.returncode):
+        lk = json.loads(r.stdout)["summary"]["leaks"]
+        want = "ranks " + ", ".join(str(i) for i in range(1, 64, 2)) + "; pids 40000, 40001"
+        check(len(lk) == 1 and lk[0]["ranks_text"] == want, "odd: ranks_text %r" % (lk[0]["ranks_text"] if lk else None))
     return finish()
 
 
