@@ -434,7 +434,10 @@ vt_site_result *vt_result_of(const vt_proc_result *pr, const vt_rsite *s)
 
 char *vt_process_title(const vt_process *p, char *buf, size_t cap)
 {
-    if (p->has_rank)
+    if (p->has_rank && p->restart > 0)   /* restart 0 (the first start) is not said */
+        snprintf(buf, cap, "rank %lld, restart %lld, pid %llu on %s", (long long)p->rank, (long long)p->restart,
+                 (unsigned long long)p->pid, p->host);
+    else if (p->has_rank)
         snprintf(buf, cap, "rank %lld, pid %llu on %s", (long long)p->rank, (unsigned long long)p->pid, p->host);
     else
         snprintf(buf, cap, "pid %llu on %s", (unsigned long long)p->pid, p->host);

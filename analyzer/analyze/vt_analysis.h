@@ -90,7 +90,8 @@ int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev);
 /* The merged site of raw site s (after vt_analyze_ex), or NULL. */
 vt_site_result *vt_result_of(const vt_proc_result *pr, const vt_rsite *s);
 
-/* "rank 3, pid 1234 on node7" style process title into buf. */
+/* "rank 3, pid 1234 on node7" style process title into buf ("rank 3, restart 1, pid ..."
+ * after an elastic restart). */
 char *vt_process_title(const vt_process *p, char *buf, size_t cap);
 
 #endif /* VT_ANALYSIS_H */

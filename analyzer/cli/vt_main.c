@@ -1,7 +1,7 @@
 /* vt_main.c — the `vramtrace` command: argument parsing and dispatch.
  *
  *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]
- *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] PATH...
+ *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] [--rank LIST] PATH...
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
  *                   [--allow-incomplete] [--allow-oom] [--allow-short] [--junit FILE [--force]] PATH...
@@ -42,15 +42,17 @@ static void usage(FILE *f)
 {
     fputs("usage:\n"
           "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
-          "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] PATH...\n"
+          "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only]\n"
+          "                   [--rank LIST] PATH...\n"
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] [--allow-incomplete] [--allow-oom]\n"
-          "                  [--allow-short] [--allow-unreadable] [--junit FILE [--force]] PATH...\n"
+          "                  [--allow-short] [--allow-unreadable] [--junit FILE [--force]] [--rank LIST] PATH...\n"
           "  vramtrace diff [--warmup STEPS] BASE NEW          (also: vramtrace compare)\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
-          "                   [--warmup STEPS] [--python-only] PATH...\n"
+          "                   [--warmup STEPS] [--python-only] [--rank LIST] PATH...\n"
           "  vramtrace --version\n"
           "--python-only: show only the Python frames of Python call stacks, one site per Python call site\n"
+          "--rank LIST: only the processes of these ranks (LIST: 0,3-5); processes without a rank are left out\n"
           "PATH: a snapshot folder or snapshot files (*.jsonl). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
           "check: a process fails when it leaks (above --max-growth), ended without an exit record\n"
           "  (killed or _exit; --allow-incomplete), had an out-of-memory failure (--allow-oom), traced\n"
@@ -109,6 +111,67 @@ static int parse_steps(const char *s, long *out)
     return 0;
 }
 
+/* --rank LIST: ranges lo[i]..hi[i] (inclusive); n == 0: no filter. Set once by the
+ * command's option parsing, read by load_ex. */
+static struct {
+    int64_t lo[256], hi[256];
+    size_t n;
+    const char *text;
+} rank_filter;
+
+/* Parses "0,3-5" into rank_filter; -1 after a message. */
+static int parse_ranks(const char *s)
+{
+    rank_filter.n = 0;
+    rank_filter.text = s;
+    const char *c = s;
+    while (1) {
+        char *e;
+        errno = 0;
+        long long lo = strtoll(c, &e, 10), hi = lo;
+        if (e == c || errno || lo < 0) goto bad;
+        c = e;
+        if (*c == '-') {
+            c++;
+            hi = strtoll(c, &e, 10);
+            if (e == c || errno || hi < lo) goto bad;
+            c = e;
+        }
+        if (rank_filter.n == sizeof rank_filter.lo / sizeof rank_filter.lo[0]) goto bad;
+        rank_filter.lo[rank_filter.n] = lo;
+        rank_filter.hi[rank_filter.n++] = hi;
+        if (!*c) return 0;
+        if (*c++ != ',') goto bad;
+    }
+bad:
+    fprintf(stderr, "vramtrace: --rank: bad rank list \"%s\" (examples: 3, 0,3-5; at most 256 parts)\n", s);
+    return -1;
+}
+
+static int rank_wanted(const vt_process *p)
+{
+    if (!p->has_rank) return 0;
+    for (size_t i = 0; i < rank_filter.n; i++)
+        if (p->rank >= rank_filter.lo[i] && p->rank <= rank_filter.hi[i]) return 1;
+    return 0;
+}
+
+/* Keeps the processes --rank names (all when there is no filter); -1 after a message
+ * when none is left. */
+static int filter_ranks(vt_runset *rs)
+{
+    if (!rank_filter.n) return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        if (rank_wanted(rs->procs[i])) rs->procs[k++] = rs->procs[i];
+        else vt_process_free(rs->procs[i]);
+    }
+    rs->n = k;
+    if (k) return 0;
+    fprintf(stderr, "vramtrace: --rank %s: no process of these ranks in the input\n", rank_filter.text);
+    return -1;
+}
+
 /* Loads and analyzes paths; 0 or 2 (message printed). keep_allocs: keep live lists;
  * python_only: group sites by Python frames (vt_analyze_opts). */
 static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep_allocs, int python_only, vt_runset *rs,
@@ -132,6 +195,10 @@ static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep
         char shown[sizeof rs->err * 4];   /* the path and what it quotes, as shown (vt_display.h) */
         vt_display(shown, sizeof shown, rs->err);
         fprintf(stderr, "%s\n", shown);
+        vt_runset_free(rs);
+        return 2;
+    }
+    if (filter_ranks(rs) < 0) {
         vt_runset_free(rs);
         return 2;
     }
@@ -254,7 +321,7 @@ static FILE *open_out(const char *out, int force, char *const *inputs, int n_inp
 }
 
 enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE,
-       O_PYONLY, O_ALLOW_INC, O_ALLOW_OOM, O_ALLOW_SHORT, O_JUNIT, O_ALLOW_UNREAD };
+       O_PYONLY, O_ALLOW_INC, O_ALLOW_OOM, O_ALLOW_SHORT, O_JUNIT, O_ALLOW_UNREAD, O_RANK };
 
 typedef struct check_args {
     vt_check_opts o;
@@ -316,7 +383,11 @@ static int run_check(char *const *paths, int n, check_args *ca, int verbose)
     }
     if (ca->baseline) {
         char *bp[1] = {(char *)ca->baseline};
+        size_t nfilter = rank_filter.n;   /* --rank picks the processes checked; the baseline's
+                                             are matched to them by rank (vt_check.c) */
+        rank_filter.n = 0;
         rc = load(bp, 1, ca->warmup, verbose, &brs, &b);
+        rank_filter.n = nfilter;
         if (rc) {
             vt_analysis_free(&a);
             vt_runset_free(&rs);
@@ -341,7 +412,7 @@ static const struct option check_longopts[] = {
     {"allow-incomplete", no_argument, 0, O_ALLOW_INC}, {"allow-oom", no_argument, 0, O_ALLOW_OOM},
     {"allow-short", no_argument, 0, O_ALLOW_SHORT}, {"junit", required_argument, 0, O_JUNIT},
     {"allow-unreadable", no_argument, 0, O_ALLOW_UNREAD},
-    {"force", no_argument, 0, O_FORCE},
+    {"force", no_argument, 0, O_FORCE}, {"rank", required_argument, 0, O_RANK},
     {"verbose", no_argument, 0, O_VERBOSE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 
 static int cmd_check(int argc, char **argv)
@@ -353,6 +424,7 @@ static int cmd_check(int argc, char **argv)
         if (r < 0) return 2;
         if (r) continue;
         if (c == O_VERBOSE) verbose = 1;
+        else if (c == O_RANK) { if (parse_ranks(optarg) < 0) return 2; }
         else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else return opt_error("check", c, argv);
     }
@@ -365,7 +437,7 @@ static int cmd_report(int argc, char **argv)
     static const struct option lo[] = {{"format", required_argument, 0, O_FORMAT}, {"output", required_argument, 0, 'o'},
                                        {"force", no_argument, 0, O_FORCE}, {"warmup", required_argument, 0, O_WARMUP},
                                        {"verbose", no_argument, 0, O_VERBOSE}, {"python-only", no_argument, 0, O_PYONLY},
-                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                       {"rank", required_argument, 0, O_RANK}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *format = "text", *out = NULL;
     int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
@@ -376,6 +448,7 @@ static int cmd_report(int argc, char **argv)
         case O_FORCE: force = 1; break;
         case O_VERBOSE: verbose = 1; break;
         case O_PYONLY: python_only = 1; break;
+        case O_RANK: if (parse_ranks(optarg) < 0) return 2; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
         case 'h': usage(stdout); return stdout_failed() ? 2 : 0;
         default: return opt_error("report", c, argv);
@@ -418,7 +491,8 @@ static int cmd_export(int argc, char **argv)
     static const struct option lo[] = {{"format", required_argument, 0, O_FORMAT}, {"output", required_argument, 0, 'o'},
                                        {"metric", required_argument, 0, O_METRIC}, {"force", no_argument, 0, O_FORCE},
                                        {"warmup", required_argument, 0, O_WARMUP}, {"verbose", no_argument, 0, O_VERBOSE},
-                                       {"python-only", no_argument, 0, O_PYONLY}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                       {"python-only", no_argument, 0, O_PYONLY}, {"rank", required_argument, 0, O_RANK},
+                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *format = NULL, *out = NULL, *metric = "live";
     int force = 0, verbose = 0, python_only = 0, c;
     long warmup = -1;
@@ -430,6 +504,7 @@ static int cmd_export(int argc, char **argv)
         case O_FORCE: force = 1; break;
         case O_VERBOSE: verbose = 1; break;
         case O_PYONLY: python_only = 1; break;
+        case O_RANK: if (parse_ranks(optarg) < 0) return 2; break;
         case O_WARMUP: if (parse_steps(optarg, &warmup) < 0) return 2; break;
         case 'h': usage(stdout); return stdout_failed() ? 2 : 0;
         default: return opt_error("export", c, argv);

@@ -302,6 +302,8 @@ typedef struct vt_process {
     uint64_t pid, ppid, start_ns;
     int has_rank;
     int64_t rank, local_rank, world_size;
+    int has_restart;            /* the header had "restart" (format version 3 files may omit it) */
+    int64_t restart;            /* the elastic job's restart count; 0 when has_restart is 0 */
     char *exe, *cmdline;        /* cmdline joined with spaces */
     uint64_t depth, interval_ms;
     int step_marked;            /* some snapshot had step_marked true */

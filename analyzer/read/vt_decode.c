@@ -191,6 +191,11 @@ static int rd_header(vt_rd *r, json_t *o)
         if (vt_rd_i64(r, v, f, dst[i]) < 0) return -1;
         if (i == 0) p->has_rank = 1;
     }
+    v = json_object_get(o, "restart");   /* optional: written when the job set a restart count */
+    if (v && !json_is_null(v)) {
+        if (vt_rd_i64(r, v, "header.restart", &p->restart) < 0) return -1;
+        p->has_restart = 1;
+    }
     return 0;
 }
 

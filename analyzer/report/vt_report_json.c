@@ -6,6 +6,7 @@
  */
 #include "vt_report.h"
 #include "vt_display.h"
+#include "vt_ranks.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -267,6 +268,7 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "pid", ju(p->pid));
     json_object_set_new(j, "host", jstr(p->host));
     json_object_set_new(j, "rank", p->has_rank ? json_integer(p->rank) : json_null());
+    json_object_set_new(j, "restart", p->has_restart ? json_integer(p->restart) : json_null());
     json_object_set_new(j, "peak_bytes", ju(p->peak_bytes));
     json_object_set_new(j, "unfreed_at_exit_bytes", ju(p->unfreed_exit_bytes));
     json_object_set_new(j, "steps", ju(p->nsteps));
@@ -366,11 +368,84 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     return j;
 }
 
+/* A process of the summary: its index in "processes", rank, restart and pid. */
+static json_t *proc_ref(vt_analysis *a, size_t pi)
+{
+    const vt_process *p = a->procs[pi].p;
+    return json_pack("{s:I, s:o, s:o, s:o, s:o}", "process", (json_int_t)pi, "rank",
+                     p->has_rank ? json_integer(p->rank) : json_null(), "restart",
+                     p->has_restart ? json_integer(p->restart) : json_null(), "pid", ju(p->pid), "host", jstr(p->host));
+}
+
+/* "summary": the text report's summary across processes (vt_ranks.h), every entry. */
+static json_t *summary_json(vt_analysis *a)
+{
+    vt_rank_summary s;
+    vt_rank_summary_build(a, &s);
+    json_t *j = json_object();
+    char list[4096];
+    json_object_set_new(j, "processes", ju(s.nprocs));
+    json_object_set_new(j, "all_ranked", json_boolean(s.all_ranked));
+    json_object_set_new(j, "ranks", ju(s.nranks));
+    json_t *leaks = json_array();
+    for (size_t i = 0; i < s.nleaks; i++) {
+        const vt_xsite *x = &s.leaks[i];
+        json_t *e = json_object(), *on = json_array();
+        json_object_set_new(e, "title", jstr(x->label));
+        json_object_set_new(e, "kind", json_string(vt_kind_name(x->kind)));
+        json_object_set_new(e, "count", ju(x->nranks));
+        json_object_set_new(e, "processes", ju(x->nprocs));
+        json_object_set_new(e, "min_bytes_per_step", json_real(x->rate_min));
+        json_object_set_new(e, "max_bytes_per_step", json_real(x->rate_max));
+        json_object_set_new(e, "ranks_text", jstr(vt_rank_list(a, x->procs, x->nprocs, list, sizeof list)));
+        for (size_t k = 0; k < x->nprocs; k++) {
+            json_t *r = proc_ref(a, x->procs[k]);
+            json_object_set_new(r, "bytes_per_step", json_real(x->rate[k]));
+            json_object_set_new(r, "leaked_bytes", ju(x->bytes[k]));
+            json_array_append_new(on, r);
+        }
+        json_object_set_new(e, "on", on);
+        json_array_append_new(leaks, e);
+    }
+    json_object_set_new(j, "leaks", leaks);
+    json_t *ooms = json_array();
+    for (size_t i = 0; i < s.nooms; i++) {
+        const vt_xsite *x = &s.ooms[i];
+        json_t *e = json_object(), *on = json_array();
+        json_object_set_new(e, "title", jstr(x->label));
+        json_object_set_new(e, "kind", json_string(vt_kind_name(x->kind)));
+        json_object_set_new(e, "count", ju(x->nranks));
+        json_object_set_new(e, "processes", ju(x->nprocs));
+        json_object_set_new(e, "events", ju(x->events));
+        json_object_set_new(e, "first_step", ju(x->first_step));
+        json_object_set_new(e, "ranks_text", jstr(vt_rank_list(a, x->procs, x->nprocs, list, sizeof list)));
+        for (size_t k = 0; k < x->nprocs; k++) {
+            json_t *r = proc_ref(a, x->procs[k]);
+            json_object_set_new(r, "events", ju(x->bytes[k]));
+            json_array_append_new(on, r);
+        }
+        json_object_set_new(e, "on", on);
+        json_array_append_new(ooms, e);
+    }
+    json_object_set_new(j, "ooms", ooms);
+    if (s.nprocs) {
+        json_t *pk = proc_ref(a, s.peak_max_proc);
+        json_object_set_new(pk, "peak_bytes", ju(a->procs[s.peak_max_proc].p->peak_bytes));
+        json_object_set_new(j, "largest_peak", pk);
+        pk = proc_ref(a, s.peak_min_proc);
+        json_object_set_new(pk, "peak_bytes", ju(a->procs[s.peak_min_proc].p->peak_bytes));
+        json_object_set_new(j, "smallest_peak", pk);
+    }
+    vt_rank_summary_free(&s);
+    return j;
+}
+
 int vt_report_json(FILE *f, vt_analysis *a)
 {
     json_t *root = json_object();
     json_object_set_new(root, "format", json_string(VT_REPORT_NAME));
     json_object_set_new(root, "version", json_integer(VT_REPORT_VERSION));
+    json_object_set_new(root, "summary", summary_json(a));
     json_t *procs = json_array();
     for (size_t i = 0; i < a->n; i++) json_array_append_new(procs, process_json(a, &a->procs[i]));
     json_object_set_new(root, "processes", procs);

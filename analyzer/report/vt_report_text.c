@@ -1,6 +1,9 @@
 /* vt_report_text.c — the default text report: one screen, biggest problems first.
  *
- * Order: per process a header line and totals; then leaks (with a sparkline of
+ * Order: with more than one process, a summary across them first (vt_ranks.h: a
+ * leak or an out-of-memory site once with the processes it happens on, the largest
+ * and smallest peak; at most SUMMARY_LIST lines each, so a 64-rank report's first
+ * screen is the summary); then per process a header line and totals; then leaks (with a sparkline of
  * live bytes per step and the device exhaustion forecast), out-of-memory events,
  * unfreed at exit, churn, plateau, stable (summarised), devices. Each list is cut
  * at a few entries with "... and N more" so a run with thousands of sites still
@@ -8,6 +11,7 @@
  */
 #include "vt_report.h"
 #include "vt_display.h"
+#include "vt_ranks.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,6 +22,7 @@
 #include "vt_size.h"
 
 #define MAX_LIST 5
+#define SUMMARY_LIST 10
 #define SPARK_W 40
 
 static const char *C_RED = "\033[1;31m", *C_YEL = "\033[33m", *C_BOLD = "\033[1m", *C_DIM = "\033[2m",
@@ -351,6 +356,52 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     host_text(f, &p->hostsig);
 }
 
+/* " (managed)": the kind when it is not plain device memory */
+static const char *kind_note(int kind, char *buf, size_t cap)
+{
+    if (kind == VT_KIND_DEVICE) return "";
+    snprintf(buf, cap, " (%s)", vt_kind_name(kind));
+    return buf;
+}
+
+static void summary_text(FILE *f, vt_analysis *a, int color)
+{
+    const char *red = color ? C_RED : "", *bold = color ? C_BOLD : "", *off = color ? C_OFF : "";
+    vt_rank_summary s;
+    vt_rank_summary_build(a, &s);
+    const char *unit = s.all_ranked ? "ranks" : "processes";
+    char list[96], b1[32], b2[32], kn[48], t1[200], t2[200];   /* list: a rank list cut to fit a line */
+    fprintf(f, "\n%sACROSS %zu %s%s", bold, s.nranks, s.all_ranked ? "RANKS" : "PROCESSES", off);
+    if (s.nranks != s.nprocs) fprintf(f, " (%zu processes; a restarted rank counts once)", s.nprocs);
+    fputc('\n', f);
+    for (size_t i = 0; i < s.nleaks && i < SUMMARY_LIST; i++) {
+        const vt_xsite *x = &s.leaks[i];
+        vt_size_fmt_signed(x->rate_min, b1, sizeof b1);
+        vt_size_fmt_signed(x->rate_max, b2, sizeof b2);
+        fprintf(f, "  %sleak%s at %s%s on %zu of %zu %s, ", red, off, x->label, kind_note(x->kind, kn, sizeof kn),
+                x->nranks, s.nranks, unit);
+        if (!strcmp(b1, b2)) fprintf(f, "%s/step%s", b1, x->nprocs > 1 ? " each" : "");
+        else fprintf(f, "%s/step to %s/step", b1, b2);
+        fprintf(f, ", %s\n", vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
+    }
+    if (s.nleaks > SUMMARY_LIST) fprintf(f, "  ... and %zu more leaking sites (below, per process)\n", s.nleaks - SUMMARY_LIST);
+    for (size_t i = 0; i < s.nooms && i < SUMMARY_LIST; i++) {
+        const vt_xsite *x = &s.ooms[i];
+        fprintf(f, "  %sout of memory%s at %s%s on %zu of %zu %s (%" PRIu64 " event%s, first at step %" PRIu64 "), %s\n",
+                red, off, x->label, kind_note(x->kind, kn, sizeof kn), x->nranks, s.nranks, unit, x->events,
+                x->events == 1 ? "" : "s", x->first_step, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
+    }
+    if (s.nooms > SUMMARY_LIST) fprintf(f, "  ... and %zu more out-of-memory sites (below, per process)\n", s.nooms - SUMMARY_LIST);
+    if (!s.nleaks && !s.nooms) fprintf(f, "  no leak and no out-of-memory event in any of them\n");
+    if (s.nprocs) {
+        const vt_process *pmax = a->procs[s.peak_max_proc].p, *pmin = a->procs[s.peak_min_proc].p;
+        fprintf(f, "  largest peak %s on %s; smallest %s on %s\n", vt_size_fmt(pmax->peak_bytes, b1, sizeof b1),
+                vt_process_title(pmax, t1, sizeof t1), vt_size_fmt(pmin->peak_bytes, b2, sizeof b2),
+                vt_process_title(pmin, t2, sizeof t2));
+    }
+    vt_rank_summary_free(&s);
+}
+
 int vt_report_text(FILE *f, vt_analysis *a, int color)
 {
     size_t leaks = 0, ooms = 0;
@@ -360,6 +411,7 @@ int vt_report_text(FILE *f, vt_analysis *a, int color)
     }
     fprintf(f, "vramtrace report: %zu process%s, %zu leaking site%s, %zu out-of-memory event%s\n", a->n,
             a->n == 1 ? "" : "es", leaks, leaks == 1 ? "" : "s", ooms, ooms == 1 ? "" : "s");
+    if (a->n > 1) summary_text(f, a, color);
     for (size_t i = 0; i < a->n; i++) {
         fputc('\n', f);
         process_text(f, a, &a->procs[i], color);

@@ -116,6 +116,19 @@ void vt_encode_header(vt_buf *b, uint64_t start_ns)
     vt__kv_int_env(b, ",\"rank\":", "RANK");
     vt__kv_int_env(b, ",\"local_rank\":", "LOCAL_RANK");
     vt__kv_int_env(b, ",\"world_size\":", "WORLD_SIZE");
+    /* the restart count of an elastic job (torchrun's, else Slurm's requeue count):
+     * written only when one of them is set, so that one rank's processes across
+     * restarts stay apart */
+    const char *restart = getenv("TORCHELASTIC_RESTART_COUNT");
+    if (!restart || !*restart) restart = getenv("SLURM_RESTART_COUNT");
+    if (restart && *restart) {
+        char *end = NULL;
+        long long n = strtoll(restart, &end, 10);
+        if (end && *end == 0 && n >= 0) {
+            vt_buf_cstr(b, ",\"restart\":");
+            vt_buf_i64(b, n);
+        }
+    }
     vt_buf_cstr(b, ",\"start_ns\":");
     vt_buf_u64(b, start_ns);
     vt_buf_cstr(b, ",\"clock\":\"CLOCK_MONOTONIC\",\"mono_start_ns\":");

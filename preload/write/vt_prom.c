@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -55,13 +56,18 @@ static void vt__family(vt_buf *b, const char *name, const char *type, const char
     vt_buf_put(b, "\n", 1);
 }
 
-/* name{pid="..",gpu="..",UUID=".."[,kind=".."]} */
+/* name{pid=".."[,rank=".."][,gpu="..",UUID=".."][,kind=".."]} */
 static void vt__labels(vt_buf *b, const char *name, const vt_prom_snap *s, const vt_prom_dev *d, int kind)
 {
     vt_buf_cstr(b, name);
     vt_buf_cstr(b, "{pid=\"");
     vt_buf_i64(b, s->pid);
     vt_buf_put(b, "\"", 1);
+    if (s->has_rank) {
+        vt_buf_cstr(b, ",rank=\"");
+        vt_buf_i64(b, s->rank);
+        vt_buf_put(b, "\"", 1);
+    }
     if (d) {
         vt_buf_cstr(b, ",gpu=\"");
         vt_buf_i64(b, d->device);
@@ -277,6 +283,11 @@ static void vt__prom_snap(vt_prom_snap *s, const vt_collect *c, int is_exit,
 {
     memset(s, 0, sizeof *s);
     s->pid = (int)getpid();
+    const char *rank = getenv("RANK");   /* read as vt_encode.c's header reads it */
+    char *end = NULL;
+    long long r = rank && *rank ? strtoll(rank, &end, 10) : -1;
+    s->has_rank = rank && *rank && end && *end == 0 && r >= 0;
+    s->rank = s->has_rank ? r : 0;
     s->up = !is_exit;
     s->at_exit = is_exit;
     s->step = c->step;

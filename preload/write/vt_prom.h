@@ -7,7 +7,8 @@
  * collector reads it (--collector.textfile.directory): every family has HELP and TYPE
  * lines, its samples follow together, no timestamps, base units (`_bytes`), counters
  * end in `_total`. Labels: `pid` on every sample (node_exporter merges every *.prom
- * file, so each process needs its own label set), `gpu` (CUDA ordinal as a string) and
+ * file, so each process needs its own label set), `rank` on every sample when the
+ * process's $RANK is a whole number (as the snapshot header's "rank"), `gpu` (CUDA ordinal as a string) and
  * `UUID` ("GPU-..."), spelled as dcgm-exporter spells them so a query can join on
  * them, and `kind` (device|managed|host_pinned|async|vmm). No addresses and no stack
  * ids: the cardinality is devices x kinds. The metric list is in preload/README.md.
@@ -57,6 +58,8 @@ typedef struct vt_prom_dev {
 
 typedef struct vt_prom_snap {
     int         pid;
+    int         has_rank;                  /* $RANK is a whole number >= 0          */
+    int64_t     rank;                      /* ... its value (torchrun, Slurm wrappers) */
     int         up;                        /* 0 on the exit write                   */
     int         at_exit;                   /* unfreed bytes are written             */
     uint64_t    step;

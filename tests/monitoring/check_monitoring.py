@@ -80,6 +80,15 @@ def snapshots(a):
     return snaps
 
 
+def header(a):
+    """The header record of the one snapshot file."""
+    files = glob.glob(os.path.join(a.work, "out", "*.jsonl"))
+    if not check(len(files) == 1, f"one snapshot file expected, found {files}"):
+        return {}
+    with open(files[0]) as fh:
+        return json.loads(fh.readline())
+
+
 # ---- Prometheus text format ----
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$')
@@ -107,7 +116,7 @@ def parse_prom(path):
         if typed.get(name) == "counter" and not name.endswith("_total"):
             problems.append(f"{path}:{n}: counter {name} does not end in _total")
         lab = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"', labels))
-        if set(lab) - {"pid", "gpu", "UUID", "kind"}:
+        if set(lab) - {"pid", "rank", "gpu", "UUID", "kind"}:
             problems.append(f"{path}:{n}: unexpected labels {sorted(lab)}")
         samples[(name, frozenset(lab.items()))] = float(value)
     return samples, problems
@@ -131,7 +140,11 @@ def promtool_metrics(a, path):
 def test_prom(a):
     prom_dir = os.path.join(a.work, "prom")
     started = time.time()
-    p = run_prog(a, ["prom"], {"VRAMTRACE_PROMETHEUS": prom_dir})
+    p = run_prog(a, ["prom"], {"VRAMTRACE_PROMETHEUS": prom_dir, "RANK": "3",
+                               "TORCHELASTIC_RESTART_COUNT": "1", "SLURM_RESTART_COUNT": "5"})
+    h = header(a)
+    check(h.get("rank") == 3 and h.get("restart") == 1,
+          f"header rank/restart {h.get('rank')}/{h.get('restart')}, want 3/1 (torchrun's count before Slurm's)")
     m = re.search(r"pid (\d+)", p.stdout)
     if not check(m, "prog_monitor printed no pid"):
         return
@@ -200,6 +213,7 @@ def test_prom(a):
     for (n, labels), v in s.items():
         d = dict(labels)
         check(d.get("pid") == pid, f"running: {n} without pid=\"{pid}\"")
+        check(d.get("rank") == "3", f"running: {n} without rank=\"3\" (RANK=3)")
         if "gpu" in d:
             check(d["gpu"] == "0" and d["UUID"] == SIM_UUID0, f"running: {n} has gpu/UUID {d}")
     promtool_metrics(a, running)
@@ -239,7 +253,11 @@ def test_host(a, ecc=False):
     env = {}
     if ecc:
         env = {"SIMCUDA_ECC_SBE": "3", "SIMCUDA_ECC_DBE": "1", "SIMCUDA_ECC_RISE_AFTER_MS": "300"}
+    env["SLURM_RESTART_COUNT"] = "2"
+    env["TORCHELASTIC_RESTART_COUNT"] = ""   # set but empty: not a count
     run_prog(a, ["steps", "14" if ecc else "8", "60"], env, interval=50)
+    h = header(a)
+    check(h.get("restart") == 2, f"header restart {h.get('restart')}, want 2 (SLURM_RESTART_COUNT)")
     snaps = snapshots(a)
     check(len(snaps) >= 8, f"only {len(snaps)} snapshots")
     for s in snaps:
@@ -298,8 +316,12 @@ def no_nvml_snapshots(a, why):
 
 
 def test_nonvml(a):
-    run_prog(a, ["steps", "6", "40"], {"SIMCUDA_NVML": "off", "VRAMTRACE_PROMETHEUS": os.path.join(a.work, "prom")},
+    run_prog(a, ["steps", "6", "40"], {"SIMCUDA_NVML": "off", "VRAMTRACE_PROMETHEUS": os.path.join(a.work, "prom"),
+                                       "TORCHELASTIC_RESTART_COUNT": "x", "SLURM_RESTART_COUNT": "-1", "RANK": "r0"},
              interval=50)
+    h = header(a)
+    check("restart" not in h and h.get("rank") is None,
+          f"header with unparsable counts: restart {h.get('restart')!r}, rank {h.get('rank')!r}: want no key, null")
     snaps = no_nvml_snapshots(a, "nvmlInit_v2 fails")
     proms = glob.glob(os.path.join(a.work, "prom", "vramtrace_*.prom"))
     if check(len(proms) == 1, f"textfiles {proms}"):

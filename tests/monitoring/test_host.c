@@ -121,6 +121,16 @@ static void test_render(void)
     vt_buf_put(&b, "", 1);
     CHECK(strstr(b.p, "vramtrace_up{pid=\"42\"} 0\n"));
     CHECK(strstr(b.p, "# TYPE vramtrace_unfreed_bytes gauge\n"));
+    /* a known rank: on every sample, after pid */
+    s.has_rank = 1;
+    s.rank = 3;
+    vt_buf_reset(&b);
+    vt_prom_render(&b, &s);
+    vt_buf_put(&b, "", 1);
+    CHECK(strstr(b.p, "vramtrace_up{pid=\"42\",rank=\"3\"} 0\n"));
+    CHECK(strstr(b.p, "vramtrace_live_bytes{pid=\"42\",rank=\"3\",gpu=\"1\",UUID="));
+    for (const char *l = b.p; *l; l = strchr(l, '\n') + 1)
+        if (*l != '#') CHECK(!strncmp(strchr(l, '{'), "{pid=\"42\",rank=\"3\"", 18));
     vt_buf_free(&b);
 }
 
