@@ -64,6 +64,51 @@ def test_stream_reads_incrementally_and_waits_for_whole_lines(tmp_path):
     assert [r["label"] for r in s.poll()] == ["c"]   # unknown record types skipped
 
 
+def _plain_bytes(labels):
+    return b"".join(json.dumps(r).encode() + b"\n"
+                    for r in [HEADER] + MODULES + STACKS + [snap(i + 1, [site(10, 4096)], l)
+                                                              for i, l in enumerate(labels)])
+
+
+def test_gzip_stream_reads_incrementally(tmp_path):
+    import zlib
+    c = zlib.compressobj(wbits=31)
+    data = c.compress(_plain_bytes(["a", "b", "c"])) + c.flush()
+    p = tmp_path / "vt.h.1.5.jsonl.gz"
+    p.write_bytes(b"")
+    s = Stream(str(p))
+    got = []
+    for i in range(0, len(data), 7):          # a stream still being written
+        with open(p, "ab") as f:
+            f.write(data[i:i + 7])
+        got += [r["label"] for r in s.poll()]
+    assert got == ["a", "b", "c"]
+    assert stream_file_pid(str(p)) == 1
+    assert [r["sites"][0]["live_bytes"] for r in read_stream(str(p))[3]] == [4096] * 3
+
+
+def test_zstd_stream_reads_with_zstandard_or_says_it_cannot(tmp_path):
+    p = tmp_path / "vt.h.1.5.jsonl.zst"
+    try:
+        import zstandard
+    except ImportError:
+        p.write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 16)
+        with pytest.raises(SnapshotError, match="zstandard is not installed"):
+            read_stream(str(p))
+        return
+    c = zstandard.ZstdCompressor().compressobj()
+    # as the preload writes it: one frame, flushed after each record
+    data = b"".join(c.compress(line + b"\n") + c.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+                    for line in _plain_bytes(["a", "b"]).split(b"\n")[:-1])
+    p.write_bytes(data)
+    s = Stream(str(p))
+    assert [r["label"] for r in s.poll()] == ["a", "b"]
+    with open(p, "ab") as f:
+        f.write(c.compress(json.dumps(snap(3, [], "c")).encode() + b"\n") +
+                c.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
+    assert [r["label"] for r in s.poll()] == ["c"]
+
+
 def test_stream_rejects_malformed_lines_with_file_and_line(tmp_path):
     p = tmp_path / "s.jsonl"
     write(p, [HEADER], tail=b"{nope\n")
