@@ -8,7 +8,8 @@ finds that file through ``/proc/self/fd`` (exact even after a chdir) and falls b
 to the output folder. :class:`Stream` reads it incrementally: each :meth:`Stream.poll`
 parses only the whole lines appended since the previous poll (a line without its
 ``\\n`` is left for later; a zstd stream is decoded with the optional ``zstandard``
-module, a gzip one with ``zlib``, told apart by the first bytes), absorbs ``module`` and ``stack`` definitions, and returns
+module, else libzstd.so.1 through ctypes, a gzip one with ``zlib``, told apart by
+the first bytes), absorbs ``module`` and ``stack`` definitions, and returns
 the new ``snapshot`` records, each with its ``"sites"`` decoded by
 :func:`decode_sites`: whatever the file's version, a record's ``"sites"`` is the
 complete list of site dicts a version 1 writer would have written (version 2
@@ -43,16 +44,71 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+class _LibzstdDecompressor:
+    """Streaming zstd decoding through libzstd.so.1 with ctypes (the library the
+    preload itself links, so present wherever a traced process runs): the
+    ``decompress(bytes) -> bytes`` of zstandard's decompressobj, over any number of
+    frames. Raises OSError when the library cannot be loaded."""
+
+    class _Buf(__import__("ctypes").Structure):
+        import ctypes as _c
+        _fields_ = [("ptr", _c.c_void_p), ("size", _c.c_size_t), ("pos", _c.c_size_t)]
+
+    def __init__(self):
+        import ctypes
+        self._c = ctypes
+        lib = ctypes.CDLL("libzstd.so.1")
+        lib.ZSTD_createDStream.restype = ctypes.c_void_p
+        lib.ZSTD_freeDStream.argtypes = [ctypes.c_void_p]
+        lib.ZSTD_decompressStream.restype = ctypes.c_size_t
+        lib.ZSTD_decompressStream.argtypes = [ctypes.c_void_p, ctypes.POINTER(self._Buf),
+                                              ctypes.POINTER(self._Buf)]
+        lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+        lib.ZSTD_getErrorName.argtypes = [ctypes.c_size_t]
+        lib.ZSTD_getErrorName.restype = ctypes.c_char_p
+        self._lib = lib
+        self._ds = lib.ZSTD_createDStream()
+        if not self._ds:
+            raise OSError("ZSTD_createDStream failed")
+        self._out = ctypes.create_string_buffer(1 << 17)
+
+    def __del__(self):
+        if getattr(self, "_ds", None):
+            self._lib.ZSTD_freeDStream(self._ds)
+            self._ds = None
+
+    def decompress(self, data):
+        c = self._c
+        src = c.create_string_buffer(bytes(data), len(data))
+        inb = self._Buf(c.cast(src, c.c_void_p), len(data), 0)
+        parts = []
+        while True:
+            outb = self._Buf(c.cast(self._out, c.c_void_p), len(self._out), 0)
+            r = self._lib.ZSTD_decompressStream(self._ds, c.byref(outb), c.byref(inb))
+            if self._lib.ZSTD_isError(r):
+                raise ValueError(self._lib.ZSTD_getErrorName(r).decode())
+            parts.append(self._out.raw[:outb.pos])
+            if inb.pos == inb.size and outb.pos < outb.size:
+                return b"".join(parts)
+
+
 def _zstd_decompressobj(path):
-    """A streaming zstd decompressor from the optional ``zstandard`` module; raises
-    SnapshotError naming the file when the module is not installed."""
+    """A streaming zstd decompressor: the optional ``zstandard`` module's, else
+    libzstd.so.1's through ctypes; raises SnapshotError naming the file when
+    neither is there."""
     try:
         import zstandard
+        return zstandard.ZstdDecompressor().decompressobj()
     except ImportError:
-        raise SnapshotError("%s:0: a zstd-compressed stream, and the Python module zstandard is not "
-                            "installed (pip install zstandard; or `vramtrace report`, or record with "
-                            "VRAMTRACE_COMPRESS=0)" % path)
-    return zstandard.ZstdDecompressor().decompressobj()
+        pass
+    try:
+        return _LibzstdDecompressor()
+    except OSError:
+        raise SnapshotError("%s:0: a zstd-compressed stream, and neither the Python module zstandard "
+                            "nor libzstd.so.1 is installed (pip install zstandard; or `vramtrace "
+                            "report`, or record with VRAMTRACE_COMPRESS=0)" % path)
+
+
 # The rule "this frame is CUDA's or vramtrace's own" (common/vt_frames.h): module
 # file-name prefixes, and CUDA API function-name prefixes with whether the next
 # character must be an upper-case letter.
