@@ -54,10 +54,11 @@ def row(figure, what, measured, floor=None, target=None, unit="", ok=None, note=
 def base_env():
     env = dict(os.environ)
     for k in list(env):
-        if k.startswith("VRAMTRACE_") or k == "LD_PRELOAD":
+        if (k.startswith("VRAMTRACE_") and k != "VRAMTRACE_COMPRESS") or k == "LD_PRELOAD":
             del env[k]
     env["LD_LIBRARY_PATH"] = ARGS.cuda_lib or os.path.join(ARGS.build, "simcuda")
     env["VRAMTRACE_LOG"] = "quiet"
+    env.setdefault("VRAMTRACE_COMPRESS", "0")   # the bench reads the files' text
     return env
 
 

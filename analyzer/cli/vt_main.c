@@ -53,7 +53,7 @@ static void usage(FILE *f)
           "  vramtrace --version\n"
           "--python-only: show only the Python frames of Python call stacks, one site per Python call site\n"
           "--rank LIST: only the processes of these ranks (LIST: 0,3-5); processes without a rank are left out\n"
-          "PATH: a snapshot folder or snapshot files (*.jsonl). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
+          "PATH: a snapshot folder or snapshot files (*.jsonl, *.jsonl.zst, *.jsonl.gz). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
           "check: a process fails when it leaks (above --max-growth), ended without an exit record\n"
           "  (killed or _exit; --allow-incomplete), had an out-of-memory failure (--allow-oom), traced\n"
           "  nothing, or passes a --max-* limit; a process with too few steps to judge is inconclusive\n"
@@ -240,7 +240,7 @@ static const char *parent_dir(const char *path, char *buf, size_t cap)
     return buf;
 }
 
-/* 1 when the folder `dir` holds a snapshot file (*.jsonl) that is the file `so`
+/* 1 when the folder `dir` holds a snapshot file (vt_snapshot_name) that is the file `so`
  * (same device and inode: `so` is a hard link to it, under any name). A report of
  * another name in the folder may be replaced with --force. */
 static int dir_holds(const char *dir, const struct stat *so)
@@ -251,8 +251,7 @@ static int dir_holds(const char *dir, const struct stat *so)
     struct dirent *e;
     struct stat st;
     while (!found && (e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l <= 6 || strcmp(e->d_name + l - 6, ".jsonl")) continue;   /* only what the reader reads */
+        if (!vt_snapshot_name(e->d_name)) continue;   /* only what the reader reads */
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             st.st_dev == so->st_dev && st.st_ino == so->st_ino)
             found = 1;
@@ -263,15 +262,15 @@ static int dir_holds(const char *dir, const struct stat *so)
 
 /* 1 when writing -o `out` would destroy or spoil one of the inputs: `out` is one of
  * the input files or a file inside an input folder (same device and inode: also
- * through a hard link of another name), or a *.jsonl name inside an input folder or
+ * through a hard link of another name), or a snapshot file's name inside an input folder or
  * beside an input file (the reader would take it for a snapshot file next time). Checked before the file
  * is opened, with or without --force: nothing a user recorded is overwritten. */
 static int out_is_input(const char *out, char *const *paths, int n)
 {
     struct stat so, sp, sd;
     int out_exists = stat(out, &so) == 0;
-    size_t len = strlen(out);
-    int jsonl = len >= 6 && !strcmp(out + len - 6, ".jsonl");
+    const char *base = strrchr(out, '/');
+    int jsonl = vt_snapshot_name(base ? base + 1 : out) != 0;
     char dir[4096];
     int dir_ok = stat(parent_dir(out, dir, sizeof dir), &sd) == 0;
     for (int i = 0; i < n; i++) {

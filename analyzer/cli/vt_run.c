@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vt_reader.h"
 #include "vt_util.h"
 
 static volatile sig_atomic_t child_pid;
@@ -76,7 +77,8 @@ static int mkdir_parents(const char *path)
     return 0;
 }
 
-/* Number of *.jsonl files directly in dir (0 when it cannot be read). */
+/* Number of snapshot files (vt_snapshot_name: *.jsonl, *.jsonl.zst, *.jsonl.gz)
+ * directly in dir (0 when it cannot be read). */
 int vt_run_count_snapshots(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -84,8 +86,7 @@ int vt_run_count_snapshots(const char *dir)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l > 6 && !strcmp(e->d_name + l - 6, ".jsonl")) n++;
+        if (vt_snapshot_name(e->d_name) == 1) n++;
     }
     closedir(d);
     return n;

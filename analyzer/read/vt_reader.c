@@ -4,7 +4,12 @@
  * the decoder (vt_decode.h) on this thread or through the parser workers
  * (vt_lineparse.h), a torn last line, and two copies of one process's stream.
  *
- * Design: read(2) into a growing buffer, split at '\n', check the line's length;
+ * Design: a file's bytes come through rd_src: plain, a sequence of zstd frames
+ * (libzstd streaming), or gzip (zlib), told apart by the first bytes, not the name;
+ * a zstd frame that ends in a whole block is a stream still being written (read as
+ * is), one cut inside a block is a torn write, and a gzip member cut short a torn
+ * tail: each ends the file there with a note. Then
+ * into a growing buffer, split at '\n', check the line's length;
  * lines up to VT_LP_MAX_LINE go to rs->read_threads workers (when > 0) and are
  * decoded here in order, longer ones are parsed here. A file is one process; it
  * joins rs->procs only once completely read.
@@ -20,6 +25,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "vt_decode.h"
 #include "vt_display.h"
@@ -39,6 +46,128 @@ static void rd_note(const char *fmt, ...)
     va_end(ap);
     vt_display(shown, sizeof shown, raw);
     fprintf(stderr, "%s\n", shown);
+}
+
+/* A snapshot file's decoded bytes. */
+typedef struct {
+    int fd;
+    int kind;              /* 0 plain, 1 zstd, 2 gzip                                */
+    ZSTD_DCtx *dz;
+    char *zin;             /* compressed bytes read, zin_len of them, zin_pos used   */
+    size_t zin_len, zin_pos;
+    int zin_eof;
+    int mid_frame;         /* zstd: input consumed since the last frame ended        */
+    size_t hint;           /* zstd: the last ZSTD_decompressStream return (its hint)  */
+    unsigned long long frame_end, consumed;   /* zstd: file offsets                  */
+    gzFile gz;
+    int torn;              /* 1: the file ends inside a block (gzip: inside a member) */
+    char err[256];
+} rd_src;
+
+#define RD_ZIN (1u << 17)
+#define RD_ZSTD_BLOCK_HEADER 3   /* bytes of a zstd block header (RFC 8878 3.1.1.2) */
+
+/* Opens the source on fd (owned from here: rd_src_close closes it). 0, or -1 with
+ * s->err. */
+static int rd_src_open(rd_src *s, int fd)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = fd;
+    unsigned char m[4];
+    ssize_t n = pread(fd, m, sizeof m, 0);
+    if (n == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) {
+        s->kind = 1;
+        s->dz = ZSTD_createDCtx();
+        s->zin = vt_xmalloc(RD_ZIN);
+        if (!s->dz) {
+            snprintf(s->err, sizeof s->err, "out of memory for a zstd context");
+            return -1;
+        }
+    } else if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
+        s->kind = 2;
+        s->gz = gzdopen(fd, "rb");
+        if (!s->gz) {
+            snprintf(s->err, sizeof s->err, "cannot read as gzip");
+            return -1;
+        }
+        s->fd = -1;   /* the gzFile's now */
+        gzbuffer(s->gz, RD_ZIN);
+    }
+    return 0;
+}
+
+/* Up to cap decoded bytes into buf: their number, 0 at the end (s->torn set when the
+ * file ends inside a frame), -1 with s->err. */
+static ssize_t rd_src_read(rd_src *s, char *buf, size_t cap)
+{
+    if (s->kind == 0) {
+        for (;;) {
+            ssize_t n = read(s->fd, buf, cap);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) snprintf(s->err, sizeof s->err, "read error: %s", strerror(errno));
+            return n;
+        }
+    }
+    if (s->kind == 2) {
+        if (cap > (1u << 30)) cap = 1u << 30;
+        int n = gzread(s->gz, buf, (unsigned)cap);
+        if (n > 0) return n;
+        int e;
+        const char *msg = gzerror(s->gz, &e);
+        if (e == Z_BUF_ERROR) {   /* "unexpected end of file": a torn gzip tail */
+            s->torn = 1;
+            return 0;
+        }
+        if (n == 0) return 0;
+        snprintf(s->err, sizeof s->err, "gzip: %s", e == Z_ERRNO ? strerror(errno) : msg);
+        return -1;
+    }
+    for (;;) {
+        if (s->zin_pos == s->zin_len && !s->zin_eof) {
+            ssize_t n = read(s->fd, s->zin, RD_ZIN);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                snprintf(s->err, sizeof s->err, "read error: %s", strerror(errno));
+                return -1;
+            }
+            if (n == 0) s->zin_eof = 1;
+            s->zin_len = (size_t)n;
+            s->zin_pos = 0;
+        }
+        ZSTD_inBuffer in = { s->zin, s->zin_len, s->zin_pos };
+        ZSTD_outBuffer out = { buf, cap, 0 };
+        size_t r = ZSTD_decompressStream(s->dz, &out, &in);
+        if (ZSTD_isError(r)) {
+            snprintf(s->err, sizeof s->err, "zstd frame starting at byte %llu: %s", s->frame_end, ZSTD_getErrorName(r));
+            return -1;
+        }
+        s->consumed += in.pos - s->zin_pos;
+        if (in.pos > s->zin_pos) s->mid_frame = 1;
+        s->zin_pos = in.pos;
+        s->hint = r;
+        if (r == 0) {
+            s->mid_frame = 0;
+            s->frame_end = s->consumed;
+        }
+        if (out.pos) return (ssize_t)out.pos;
+        if (s->zin_pos == s->zin_len && s->zin_eof) {
+            /* Inside a frame: the stream of a process still running or killed ends
+             * there. Whole blocks (every append flushed) leave libzstd waiting for
+             * the next block header: its hint is exactly the header's 3 bytes; any
+             * other value means a block (or header) cut short: a torn write. */
+            if (s->mid_frame && s->hint != RD_ZSTD_BLOCK_HEADER)
+                s->torn = 1;
+            return 0;
+        }
+    }
+}
+
+static void rd_src_close(rd_src *s)
+{
+    if (s->gz) gzclose(s->gz);
+    if (s->fd >= 0) close(s->fd);
+    ZSTD_freeDCtx(s->dz);
+    free(s->zin);
 }
 
 static int same_process(const vt_process *a, const vt_process *b)
@@ -68,6 +197,12 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    rd_src src;
+    if (rd_src_open(&src, fd) < 0) {
+        snprintf(rs->err, sizeof rs->err, "%s:0: %s", path, src.err);
+        rd_src_close(&src);
+        return -1;
+    }
 
     size_t cap = 1 << 20, len = 0, pos = 0;
     char *buf = vt_xmalloc(cap);
@@ -110,15 +245,14 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
             cap *= 2;
             buf = vt_xrealloc(buf, cap + 1);
         }
-        ssize_t n = read(fd, buf + len, cap - len);
+        ssize_t n = rd_src_read(&src, buf + len, cap - len);
         if (n < 0) {
-            if (errno == EINTR) continue;
             if (lp && vt_lp_finish(lp, vt_rd_parsed, &r)) {
                 rc = -1;
                 break;
             }
             r.line++;
-            rc = vt_rd_fail(&r, "read error: %s", strerror(errno));
+            rc = vt_rd_fail(&r, "%s", src.err);
             break;
         }
         if (n == 0) eof = 1;
@@ -134,8 +268,17 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
                     (unsigned long long)r.line + 1, len - pos);
         }
     }
+    if (rc == 0 && src.torn && r.p) {
+        /* the writer was killed mid-write: the records of its last write are lost */
+        r.p->torn_tail = 1;
+        if (src.kind == 1)
+            rd_note("%s: ignoring a torn zstd block at the end of the file (a write cut short; the records before "
+                    "it are read)", path);
+        else
+            rd_note("%s: the gzip stream ends early (torn tail; the records before it are read)", path);
+    }
     free(buf);
-    close(fd);
+    rd_src_close(&src);
     if (rc == 0 && !r.p) {
         if (in_dir) {
             /* a process that died (or hit a full disk) before its first
@@ -145,7 +288,8 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
             return 1;
         }
         r.line = 1;
-        rc = vt_rd_fail(&r, len ? "no complete record (only a torn line)" : "empty file");
+        rc = vt_rd_fail(&r, len ? "no complete record (only a torn line)"
+                            : src.torn ? "no complete record (only a torn compressed frame)" : "empty file");
     }
     vt_rd_release(&r);
     if (rc < 0) {
@@ -179,22 +323,27 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A snapshot file's name: "*.jsonl" (1), or a rotated copy "*.jsonl.N", N decimal
- * digits (2); hidden names (a leading '.') and anything else: 0. */
-static int snapshot_name(const char *name)
+/* 1 when t is "", ".zst" or ".gz" (a compressed stream's suffix). */
+static int compressed_or_plain(const char *t)
+{
+    return !*t || !strcmp(t, ".zst") || !strcmp(t, ".gz");
+}
+
+int vt_snapshot_name(const char *name)
 {
     if (name[0] == '.') return 0;
     const char *x = strstr(name, ".jsonl");
     for (; x; x = strstr(x + 1, ".jsonl")) {
         if (x == name) continue;
         const char *t = x + 6;
-        if (!*t) return 1;
-        if (*t++ != '.' || !*t) continue;
+        if (compressed_or_plain(t)) return 1;
+        if (*t++ != '.' || !(*t >= '0' && *t <= '9')) continue;
         while (*t >= '0' && *t <= '9') t++;
-        if (!*t) return 2;
+        if (compressed_or_plain(t)) return 2;
     }
     return 0;
 }
+#define snapshot_name vt_snapshot_name
 
 /* 1 when the folder holds a snapshot file directly (a regular file or not). */
 static int has_snapshot_names(const char *path)
@@ -309,7 +458,7 @@ static int load_dir(vt_runset *rs, const char *path)
     dir_count dc = {0, 0};
     if (load_tree(rs, path, path, 0, &dc) < 0) return -1;
     if (!dc.seen) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: folder has no snapshot files (*.jsonl)", path);
+        snprintf(rs->err, sizeof rs->err, "%s:0: folder has no snapshot files (*.jsonl, *.jsonl.zst, *.jsonl.gz)", path);
         return -1;
     }
     if (!dc.read) {

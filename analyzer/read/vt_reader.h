@@ -26,7 +26,8 @@
  * rule, non-number value, more than VT_MAX_ANNOT keys). The snapshot's "host"
  * object is read leniently (vt_hostsig.h) and never fails a load. A final line
  * without '\n' is a torn write and is ignored (vt_process.torn_tail; noted on
- * stderr). A first record of ours other than a header (the stream's tail: a copy,
+ * stderr); so is a compressed file's incomplete last zstd frame or gzip member (the
+ * records before it are read). A first record of ours other than a header (the stream's tail: a copy,
  * or what logrotate's copytruncate left) is "no header: ...". A rotated copy
  * (*.jsonl.N) read from a folder is a process of its own, noted: the preload never
  * rotates its stream, so it is an outside copy or a renamed whole stream.
@@ -76,5 +77,11 @@ int vt_load_paths(vt_runset *rs, char *const *paths, int npaths);
  * skipped with "vramtrace: FILE: no complete record (skipped)" on stderr.
  * Without in_dir such a file is an error ("empty file"). */
 int vt_load_file(vt_runset *rs, const char *path, int in_dir);
+
+/* A snapshot file's name (no folder): "*.jsonl", "*.jsonl.zst" or "*.jsonl.gz" (1),
+ * a rotated copy "*.jsonl.N" with N decimal digits, also with ".zst" or ".gz" after
+ * it (2); hidden names (a leading '.') and anything else 0. The content decides how a
+ * file is decoded (zstd and gzip by their magic bytes), not the name. */
+int vt_snapshot_name(const char *name);
 
 #endif /* VT_READER_H */

@@ -29,6 +29,7 @@ static void vt__config_defaults(vt_config *c)
     strcpy(c->output, "vramtrace-out");
     c->interval_ms = 1000;
     c->nvml = 1;
+    c->compress = 1;
     c->depth = 32;
     c->signal = SIGUSR1;
     c->step_every = 1;
@@ -163,6 +164,11 @@ int vt_config_parse(char *const *env, vt_config *c)
             else if (!strcasecmp(v, "on")) c->nvml = 1;
             else if (vt__parse_long(v, 0, 1, &n)) bad = 1;
             else c->nvml = (int)n;
+        } else if (VT_KEY("COMPRESS")) {
+            if (!strcasecmp(v, "off")) c->compress = 0;
+            else if (!strcasecmp(v, "on")) c->compress = 1;
+            else if (vt__parse_long(v, 0, 1, &n)) bad = 1;
+            else c->compress = (int)n;
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB")) {

@@ -29,6 +29,8 @@ typedef struct vt_config {
     char prometheus[PATH_MAX]; /* VRAMTRACE_PROMETHEUS: textfile folder ("" = off); vt_prom.h */
     int  nvml;               /* VRAMTRACE_NVML: 1 = sample NVML on the writer thread (default);
                                 0 = never load libnvidia-ml.so.1 (vt_host.c)              */
+    int  compress;           /* VRAMTRACE_COMPRESS: 1 = the stream as zstd frames, one per
+                                write, file *.jsonl.zst (default); 0 = plain *.jsonl      */
 } vt_config;
 
 /* VRAMTRACE_PYTHON values: auto = Python frames when a supported CPython is in the

@@ -15,7 +15,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include <zstd.h>
+
+/* zstd level 3 (zstd's default). Window 256 KiB: the redundancy is between one
+ * record and the few before it (a step record is 1-15 KiB), and it bounds the
+ * compressor's memory (about 1.5 MiB) and any reader's. */
+#define VT_ZSTD_LEVEL 3
+#define VT_ZSTD_WINDOW_LOG 18
 
 /* Creates dir and missing parents with mode 0700. Returns 0 or -1 (errno). */
 static int vt__mkdirs(const char *dir)
@@ -99,14 +107,15 @@ int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, i
         if (*p == '/' || (unsigned char)*p <= ' ' || *p == 0x7f)
             *p = '_';
     int fd = -1;
+    const char *sfx = f->compress ? ".jsonl.zst" : ".jsonl";
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
         int len;
         if (attempt)
-            len = snprintf(f->path, sizeof f->path, "%s/vt.%s.%d.%llu-%d.jsonl", dir, host, (int)getpid(),
-                           (unsigned long long)start_ns, attempt);
+            len = snprintf(f->path, sizeof f->path, "%s/vt.%s.%d.%llu-%d%s", dir, host, (int)getpid(),
+                           (unsigned long long)start_ns, attempt, sfx);
         else
-            len = snprintf(f->path, sizeof f->path, "%s/vt.%s.%d.%llu.jsonl", dir, host, (int)getpid(),
-                           (unsigned long long)start_ns);
+            len = snprintf(f->path, sizeof f->path, "%s/vt.%s.%d.%llu%s", dir, host, (int)getpid(),
+                           (unsigned long long)start_ns, sfx);
         if (len < 0 || (size_t)len >= sizeof f->path) {
             /* never a truncated name: that would be a file nobody looks for */
             char why[PATH_MAX + 96];
@@ -133,6 +142,8 @@ int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, i
         return -1;
     }
     fchmod(fd, 0600);              /* created by us: 0600 whatever the umask */
+    if (f->zctx)                   /* a new file (a fork child's): a new frame */
+        ZSTD_CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
     *dev = st.st_dev;
     *ino = st.st_ino;
     return vt_fd_move_high(fd);    /* out of the program's low numbers (vt_fd.h) */
@@ -158,8 +169,60 @@ static int vt__fd_check(vt_file *f)
     return 0;
 }
 
-int vt_file_append(vt_file *f, const char *p, size_t n)
+/* The n bytes at p through the stream's compressor, flushed (every block of them
+ * complete), into f->zbuf: its length, or 0 with *err set (out of memory, or zstd's
+ * own error). end: the frame is ended after them (the process's last write). Writer
+ * thread, under the output lock. */
+static size_t vt__zstream(vt_file *f, const char *p, size_t n, int end, const char **err)
 {
+    ZSTD_CCtx *z = f->zctx;
+    if (!z) {
+        if (!(z = ZSTD_createCCtx())) {
+            *err = "out of memory for the zstd context";
+            return 0;
+        }
+        ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
+        ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
+        f->zctx = z;
+    }
+    ZSTD_inBuffer in = { p, n, 0 };
+    size_t len = 0, r;
+    do {
+        size_t want = len + ZSTD_compressBound(n - in.pos) + 64;
+        if (want > f->zcap) {
+            char *nb = realloc(f->zbuf, want);
+            if (!nb) {
+                *err = "out of memory for compressed records";
+                return 0;
+            }
+            f->zbuf = nb;
+            f->zcap = want;
+        }
+        ZSTD_outBuffer out = { f->zbuf, f->zcap, len };
+        r = ZSTD_compressStream2(z, &out, &in, end ? ZSTD_e_end : ZSTD_e_flush);
+        if (ZSTD_isError(r)) {
+            *err = ZSTD_getErrorName(r);
+            return 0;
+        }
+        len = out.pos;
+    } while (r != 0);
+    return len;
+}
+
+/* The append itself; end: the compressed stream's frame is ended after p. */
+static int vt__append(vt_file *f, const char *p, size_t n, int end)
+{
+    if (f->compress && (n || end)) {
+        const char *err = NULL;
+        size_t zn = vt__zstream(f, p, n, end, &err);
+        if (!zn) {
+            vt__fail("cannot compress records for", f->path, err);
+            vt_file_close(f);
+            return -EIO;
+        }
+        p = f->zbuf;
+        n = zn;
+    }
     struct stat st;
     int gone = 0;   /* the file (or its folder) was removed: records would go nowhere */
     if ((gone = vt__fd_check(f) < 0) || vt_fd_write_all(f->fd, p, n) < 0 ||
@@ -178,6 +241,18 @@ int vt_file_append(vt_file *f, const char *p, size_t n)
         return -EIO;
     }
     return 0;
+}
+
+int vt_file_append(vt_file *f, const char *p, size_t n)
+{
+    return vt__append(f, p, n, 0);
+}
+
+int vt_file_end(vt_file *f)
+{
+    if (!f->compress || !f->zctx || f->fd < 0)
+        return 0;
+    return vt__append(f, "", 0, 1);
 }
 
 void vt_file_close(vt_file *f)

@@ -632,6 +632,7 @@ static int vt__open_file(void)
     uint64_t start_ns = vt__realtime_ns();
     dev_t dev;
     ino_t ino;
+    vt__w.file.compress = vt__config.compress;
     int fd = vt_file_create(&vt__w.file, vt__config.output, start_ns, &dev, &ino);
     if (fd < 0)
         return -1;
@@ -868,6 +869,7 @@ void vt_writer_exit(void)
     }
     /* after every step queued before it (vt__snapshot_locked writes those first) */
     vt__snapshot_locked(VT_TRIG_EXIT, NULL, NULL);
+    vt_file_end(&vt__w.file);   /* the compressed stream's frame ended */
     vt_file_close(&vt__w.file);
     vt_state_set_writer(VT_STATE_WRITER_FAILED);
     vt__out_unlock();

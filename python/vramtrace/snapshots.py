@@ -1,12 +1,15 @@
 """Reading snapshot streams (docs/snapshot-format.md, versions 1 to 3).
 
 Design: libvramtrace.so appends JSON Lines records to one file per process,
-``vt.<host>.<pid>.<start_ns>.jsonl`` under ``$VRAMTRACE_OUTPUT`` (default
+``vt.<host>.<pid>.<start_ns>.jsonl.zst`` (``.jsonl`` with VRAMTRACE_COMPRESS=0)
+under ``$VRAMTRACE_OUTPUT`` (default
 ``vramtrace-out`` in the working directory), and keeps it open. :func:`find_own_stream`
 finds that file through ``/proc/self/fd`` (exact even after a chdir) and falls back
 to the output folder. :class:`Stream` reads it incrementally: each :meth:`Stream.poll`
 parses only the whole lines appended since the previous poll (a line without its
-``\\n`` is left for later), absorbs ``module`` and ``stack`` definitions, and returns
+``\\n`` is left for later; a zstd stream is decoded with the optional ``zstandard``
+module, else libzstd.so.1 through ctypes, a gzip one with ``zlib``, told apart by
+the first bytes), absorbs ``module`` and ``stack`` definitions, and returns
 the new ``snapshot`` records, each with its ``"sites"`` decoded by
 :func:`decode_sites`: whatever the file's version, a record's ``"sites"`` is the
 complete list of site dicts a version 1 writer would have written (version 2
@@ -36,7 +39,76 @@ SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval
 SITE_COLUMNS_V3 = ("site", "alloc_total", "alloc_bytes_total", "free_total", "live_bytes", "live_count",
                    "interval_peak_bytes", "growth_steps", "growth_bytes")
 
-_FILE_RE = re.compile(r"^vt\.(.+)\.([0-9]+)\.([0-9]+)\.jsonl$")
+_FILE_RE = re.compile(r"^vt\.(.+)\.([0-9]+)\.([0-9]+)(?:-[0-9]+)?\.jsonl(?:\.zst|\.gz)?$")
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _LibzstdDecompressor:
+    """Streaming zstd decoding through libzstd.so.1 with ctypes (the library the
+    preload itself links, so present wherever a traced process runs): the
+    ``decompress(bytes) -> bytes`` of zstandard's decompressobj, over any number of
+    frames. Raises OSError when the library cannot be loaded."""
+
+    class _Buf(__import__("ctypes").Structure):
+        import ctypes as _c
+        _fields_ = [("ptr", _c.c_void_p), ("size", _c.c_size_t), ("pos", _c.c_size_t)]
+
+    def __init__(self):
+        import ctypes
+        self._c = ctypes
+        lib = ctypes.CDLL("libzstd.so.1")
+        lib.ZSTD_createDStream.restype = ctypes.c_void_p
+        lib.ZSTD_freeDStream.argtypes = [ctypes.c_void_p]
+        lib.ZSTD_decompressStream.restype = ctypes.c_size_t
+        lib.ZSTD_decompressStream.argtypes = [ctypes.c_void_p, ctypes.POINTER(self._Buf),
+                                              ctypes.POINTER(self._Buf)]
+        lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+        lib.ZSTD_getErrorName.argtypes = [ctypes.c_size_t]
+        lib.ZSTD_getErrorName.restype = ctypes.c_char_p
+        self._lib = lib
+        self._ds = lib.ZSTD_createDStream()
+        if not self._ds:
+            raise OSError("ZSTD_createDStream failed")
+        self._out = ctypes.create_string_buffer(1 << 17)
+
+    def __del__(self):
+        if getattr(self, "_ds", None):
+            self._lib.ZSTD_freeDStream(self._ds)
+            self._ds = None
+
+    def decompress(self, data):
+        c = self._c
+        src = c.create_string_buffer(bytes(data), len(data))
+        inb = self._Buf(c.cast(src, c.c_void_p), len(data), 0)
+        parts = []
+        while True:
+            outb = self._Buf(c.cast(self._out, c.c_void_p), len(self._out), 0)
+            r = self._lib.ZSTD_decompressStream(self._ds, c.byref(outb), c.byref(inb))
+            if self._lib.ZSTD_isError(r):
+                raise ValueError(self._lib.ZSTD_getErrorName(r).decode())
+            parts.append(self._out.raw[:outb.pos])
+            if inb.pos == inb.size and outb.pos < outb.size:
+                return b"".join(parts)
+
+
+def _zstd_decompressobj(path):
+    """A streaming zstd decompressor: the optional ``zstandard`` module's, else
+    libzstd.so.1's through ctypes; raises SnapshotError naming the file when
+    neither is there."""
+    try:
+        import zstandard
+        return zstandard.ZstdDecompressor().decompressobj()
+    except ImportError:
+        pass
+    try:
+        return _LibzstdDecompressor()
+    except OSError:
+        raise SnapshotError("%s:0: a zstd-compressed stream, and neither the Python module zstandard "
+                            "nor libzstd.so.1 is installed (pip install zstandard; or `vramtrace "
+                            "report`, or record with VRAMTRACE_COMPRESS=0)" % path)
+
+
 # The rule "this frame is CUDA's or vramtrace's own" (common/vt_frames.h): module
 # file-name prefixes, and CUDA API function-name prefixes with whether the next
 # character must be an upper-case letter.
@@ -307,7 +379,10 @@ class Stream:
         self.modules = {}
         self.stacks = {}
         self.sites = {}            # version 3: site id -> "site" record
-        self._offset = 0
+        self._offset = 0           # bytes of the file consumed
+        self._kind = None          # "plain", "zstd" or "gzip" once the first bytes are read
+        self._dec = None           # the compressed kinds' decompressor
+        self._pending = b""        # compressed kinds: decoded bytes after the last whole line
         self._line = 0
         self._prev_sites = None   # decode_sites state (previous snapshot's sites)
         self._last_step = None    # step of the last snapshot but exit records
@@ -317,8 +392,26 @@ class Stream:
         with open(self.path, "rb") as f:
             f.seek(self._offset)
             data = f.read()
+        if self._kind is None:
+            if len(data) < 4 and (ZSTD_MAGIC.startswith(data) or GZIP_MAGIC.startswith(data[:2])):
+                return []   # too few bytes to tell yet
+            if data.startswith(ZSTD_MAGIC):
+                self._kind, self._dec = "zstd", _zstd_decompressobj(self.path)
+            elif data.startswith(GZIP_MAGIC):
+                import zlib
+                self._kind, self._dec = "gzip", zlib.decompressobj(wbits=31)
+            else:
+                self._kind = "plain"
+        if self._kind != "plain":
+            self._offset += len(data)
+            try:
+                data = self._pending + self._dec.decompress(data)
+            except Exception as e:   # zstandard.ZstdError, zlib.error
+                raise SnapshotError("%s:%d: cannot decompress: %s" % (self.path, self._line + 1, e))
         end = data.rfind(b"\n")
         if end < 0:
+            if self._kind != "plain":
+                self._pending = data
             return []
         out = []
         for raw in data[:end].split(b"\n"):
@@ -358,7 +451,10 @@ class Stream:
                 self._prev_sites = rec["sites"]
                 out.append(rec)
             # other record types are skipped (docs/snapshot-format.md)
-        self._offset += end + 1
+        if self._kind == "plain":
+            self._offset += end + 1
+        else:
+            self._pending = data[end + 1:]
         return out
 
     # ---- stacks and frames ----

@@ -33,7 +33,7 @@ class Ctx:
 
     def env(self, preload, **extra):
         e = {k: v for k, v in os.environ.items()
-             if not k.startswith("VRAMTRACE_") and k not in ("LD_PRELOAD", "VT_EXPECT_TRACKED")}
+             if not (k.startswith("VRAMTRACE_") and k != "VRAMTRACE_COMPRESS") and k not in ("LD_PRELOAD", "VT_EXPECT_TRACKED")}
         e["LD_LIBRARY_PATH"] = self.a.simcuda
         san = os.environ.get("VT_SANITIZER_PRELOAD")
         libs = ([san] if san else []) + ([self.a.lib] if preload else [])

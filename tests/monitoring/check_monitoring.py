@@ -49,7 +49,7 @@ def run_prog(a, args, extra_env, interval=100):
     os.makedirs(a.work)
     env = dict(os.environ)
     for k in list(env):
-        if k.startswith("VRAMTRACE_") or k.startswith("SIMCUDA_"):
+        if (k.startswith("VRAMTRACE_") and k != "VRAMTRACE_COMPRESS") or k.startswith("SIMCUDA_"):
             del env[k]
     env.update({
         # sanitizer builds: the runtime first (tests/reliability/sanitize_run.sh)

@@ -47,7 +47,7 @@ class Ctx:
 
     def run(self, argv, preload, out=None, strict=False):
         e = {k: v for k, v in os.environ.items()
-             if not k.startswith("VRAMTRACE_") and k not in ("LD_PRELOAD", "VT_EXPECT_TRACKED",
+             if not (k.startswith("VRAMTRACE_") and k != "VRAMTRACE_COMPRESS") and k not in ("LD_PRELOAD", "VT_EXPECT_TRACKED",
                                                               "SIMCUDA_ARRAY_REQUIREMENTS")}
         e["LD_LIBRARY_PATH"] = self.simcuda
         san = os.environ.get("VT_SANITIZER_PRELOAD")

@@ -35,7 +35,7 @@ def expect(cond, msg):
 
 def env(a, preload, **extra):
     e = {k: v for k, v in os.environ.items()
-         if not (k.startswith("VRAMTRACE_") or k in ("LD_PRELOAD", "VT_EXPECT_TRACKED"))}
+         if not ((k.startswith("VRAMTRACE_") and k != "VRAMTRACE_COMPRESS") or k in ("LD_PRELOAD", "VT_EXPECT_TRACKED"))}
     e["LD_LIBRARY_PATH"] = a.simcuda
     san = os.environ.get("VT_SANITIZER_PRELOAD")
     libs = ([san] if san else []) + ([a.lib] if preload else [])

@@ -24,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from vramtrace.snapshots import FORMAT_VERSION, SnapshotError, decode_records  # noqa: E402
+from vramtrace.snapshots import ZSTD_MAGIC, _zstd_decompressobj  # noqa: E402
 
 
 def fail(msg):
@@ -52,7 +53,7 @@ class Ctx:
     def env(self, preload=True, **extra):
         e = dict(os.environ)
         for k in list(e):
-            if k.startswith("VRAMTRACE_") or k in ("LD_PRELOAD", "VT_EXPECT_TRACKED"):
+            if (k.startswith("VRAMTRACE_") and k != "VRAMTRACE_COMPRESS") or k in ("LD_PRELOAD", "VT_EXPECT_TRACKED"):
                 del e[k]
         e["LD_LIBRARY_PATH"] = self.simcuda
         if preload:
@@ -79,6 +80,8 @@ def read_records(path, allow_torn=True):
     """Parses a snapshot file; returns the records. A torn last line is ignored."""
     with open(path, "rb") as f:
         data = f.read()
+    if data.startswith(ZSTD_MAGIC):   # VRAMTRACE_COMPRESS=1: the text inside
+        data = _zstd_decompressobj(path).decompress(data)
     lines = data.split(b"\n")
     torn = lines.pop()  # after the last \n: b"" for a whole file
     if torn and not allow_torn:
@@ -141,7 +144,7 @@ def check_site_records(path, recs):
 
 
 def files_in(d):
-    return sorted(glob.glob(os.path.join(d, "vt.*.jsonl")))
+    return sorted(glob.glob(os.path.join(d, "vt.*.jsonl")) + glob.glob(os.path.join(d, "vt.*.jsonl.zst")))
 
 
 def one_file(d):
@@ -177,7 +180,7 @@ def check_hugeoom(c):
     b = c.run([c.prog("prog_runtime"), "hugeoom"], VRAMTRACE_OUTPUT=d)
     expect(a.returncode == 0 and b.returncode == 0, "exit %d / %d: %s" % (a.returncode, b.returncode, b.stderr))
     expect(a.stdout == b.stdout, "output differs:\n--- without\n%s--- with\n%s" % (a.stdout, b.stdout))
-    files = glob.glob(os.path.join(d, "*.jsonl"))
+    files = files_in(d)
     expect(len(files) == 1, "one snapshot file: %r" % files)
     recs = read_records(files[0])
     oom = snaps(recs, "oom")
@@ -515,9 +518,8 @@ def headers_and_children(d):
     """The header of every snapshot file in d by pid, and those of processes whose
     parent also wrote one (forked children)."""
     heads = {}
-    for f in glob.glob(os.path.join(d, "*.jsonl")):
-        with open(f) as fh:
-            h = json.loads(fh.readline())
+    for f in files_in(d):
+        h = read_records(f)[0]
         heads[h["pid"]] = h
     return heads, [h for h in heads.values() if h["ppid"] in heads]
 
@@ -731,7 +733,7 @@ def check_exitworkers(c):
     d = c.outdir("exitworkers")
     p = c.run([c.prog("prog_runtime"), "exitworkers"], VRAMTRACE_OUTPUT=d)
     expect(p.returncode == 0, "exitworkers failed: %d %s" % (p.returncode, p.stderr))
-    files = sorted(glob.glob(os.path.join(d, "*.jsonl")))
+    files = sorted(files_in(d))
     expect(len(files) == 3, "exitworkers: %d snapshot files" % len(files))
     # each worker's 5 steps are on disk although _exit followed the last at once (the
     # step records are written by the writer thread; _exit waits for the queued ones)

@@ -51,9 +51,10 @@ def preload(*libs):
 
 def base_env(tmp_path):
     """An environment without any inherited tracer or Python settings (LD_PRELOAD:
-    only the sanitizer runtime of a sanitizer build, see the top of this file)."""
+    only the sanitizer runtime of a sanitizer build, see the top of this file) but
+    VRAMTRACE_COMPRESS (CTest's plain streams, vt_plain_streams)."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("VRAMTRACE_", "LD_PRELOAD", "PYTEST_", "PYTHON"))}
+           if not k.startswith(("VRAMTRACE_", "LD_PRELOAD", "PYTEST_", "PYTHON")) or k == "VRAMTRACE_COMPRESS"}
     if preload():
         env["LD_PRELOAD"] = preload()
     env["PYTHONPATH"] = PYDIR

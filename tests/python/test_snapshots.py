@@ -64,6 +64,100 @@ def test_stream_reads_incrementally_and_waits_for_whole_lines(tmp_path):
     assert [r["label"] for r in s.poll()] == ["c"]   # unknown record types skipped
 
 
+def _plain_bytes(labels):
+    return b"".join(json.dumps(r).encode() + b"\n"
+                    for r in [HEADER] + MODULES + STACKS + [snap(i + 1, [site(10, 4096)], l)
+                                                              for i, l in enumerate(labels)])
+
+
+def test_gzip_stream_reads_incrementally(tmp_path):
+    import zlib
+    c = zlib.compressobj(wbits=31)
+    data = c.compress(_plain_bytes(["a", "b", "c"])) + c.flush()
+    p = tmp_path / "vt.h.1.5.jsonl.gz"
+    p.write_bytes(b"")
+    s = Stream(str(p))
+    got = []
+    for i in range(0, len(data), 7):          # a stream still being written
+        with open(p, "ab") as f:
+            f.write(data[i:i + 7])
+        got += [r["label"] for r in s.poll()]
+    assert got == ["a", "b", "c"]
+    assert stream_file_pid(str(p)) == 1
+    assert [r["sites"][0]["live_bytes"] for r in read_stream(str(p))[3]] == [4096] * 3
+
+
+def _zstd_frame_flushed(lines):
+    """lines as the preload writes them (one frame, flushed after each line), or
+    None when neither the zstandard module nor the zstd command is here."""
+    try:
+        import zstandard
+        c = zstandard.ZstdCompressor().compressobj()
+        return b"".join(c.compress(l) + c.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK) for l in lines) + \
+            c.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
+    except ImportError:
+        import shutil
+        import subprocess
+        if not shutil.which("zstd"):
+            return None
+        return subprocess.run(["zstd", "-c", "-q"], input=b"".join(lines), capture_output=True,
+                              check=True).stdout
+
+
+@pytest.mark.parametrize("decoder", ["zstandard", "libzstd"])
+def test_zstd_stream_reads_with_zstandard_or_libzstd(tmp_path, monkeypatch, decoder):
+    import builtins
+    import vramtrace.snapshots as snapshots
+    lines = [l + b"\n" for l in _plain_bytes(["a", "b", "c"]).split(b"\n")[:-1]]
+    data = _zstd_frame_flushed(lines)
+    if data is None:
+        pytest.skip("no zstd encoder (zstandard module or zstd command)")
+    if decoder == "libzstd":   # as without the optional module
+        real_import = builtins.__import__
+
+        def no_zstandard(name, *a, **k):
+            if name == "zstandard":
+                raise ImportError(name)
+            return real_import(name, *a, **k)
+        monkeypatch.setattr(builtins, "__import__", no_zstandard)
+        try:
+            snapshots._LibzstdDecompressor()
+        except OSError:
+            pytest.skip("no libzstd.so.1")
+    else:
+        pytest.importorskip("zstandard")
+    p = tmp_path / "vt.h.1.5.jsonl.zst"
+    p.write_bytes(b"")
+    s = Stream(str(p))
+    got = []
+    for i in range(0, len(data), 5):          # a stream still being written
+        with open(p, "ab") as f:
+            f.write(data[i:i + 5])
+        got += [r["label"] for r in s.poll()]
+    assert got == ["a", "b", "c"]
+    assert stream_file_pid(str(p)) == 1
+
+
+def test_zstd_stream_without_any_decoder_says_so(tmp_path, monkeypatch):
+    import builtins
+    import vramtrace.snapshots as snapshots
+    real_import = builtins.__import__
+
+    def no_zstandard(name, *a, **k):
+        if name == "zstandard":
+            raise ImportError(name)
+        return real_import(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_zstandard)
+
+    def no_lib():
+        raise OSError("libzstd.so.1: cannot open shared object file")
+    monkeypatch.setattr(snapshots, "_LibzstdDecompressor", no_lib)
+    p = tmp_path / "vt.h.1.5.jsonl.zst"
+    p.write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 16)
+    with pytest.raises(SnapshotError, match="neither the Python module zstandard nor libzstd"):
+        read_stream(str(p))
+
+
 def test_stream_rejects_malformed_lines_with_file_and_line(tmp_path):
     p = tmp_path / "s.jsonl"
     write(p, [HEADER], tail=b"{nope\n")

@@ -64,7 +64,7 @@ class Ctx:
     def env(self, preload=True, **extra):
         e = dict(os.environ)
         for k in list(e):
-            if k.startswith("VRAMTRACE_") or k.startswith("SIMCUDA_") or k in ("LD_PRELOAD", "VT_EXPECT_TRACKED"):
+            if (k.startswith("VRAMTRACE_") and k != "VRAMTRACE_COMPRESS") or k.startswith("SIMCUDA_") or k in ("LD_PRELOAD", "VT_EXPECT_TRACKED"):
                 del e[k]
         e["LD_LIBRARY_PATH"] = self.simcuda + ":" + self.early
         if preload:
