@@ -53,7 +53,7 @@ VT_EXPORT void vramtrace_step(void)
         errno = e;
         return;
     }
-    vt_preload_init();
+    vt_preload_activate();
     if (vt_core_enabled()) {
         VT_NOCANCEL_BEGIN;
         uint64_t step = vt_core_step();
@@ -69,7 +69,7 @@ VT_EXPORT int vramtrace_snapshot(const char *label)
 {
     if (vt__api_in_hook())
         return -EAGAIN;   /* a signal handler inside a hook or the core: not here */
-    vt_preload_init();
+    vt_preload_activate();
     int e = errno;
     VT_NOCANCEL_BEGIN;
     int rc = vt_writer_snapshot(VT_TRIG_MANUAL, label);
@@ -97,7 +97,7 @@ VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
 VT_EXPORT void vramtrace_scope_begin(void)
 {
     int e = errno;
-    vt_preload_init();
+    vt_preload_activate();
     VT_QUERY_BEGIN;
     VT_NOCANCEL_BEGIN;
     vt_core_scope_begin();
@@ -116,7 +116,7 @@ VT_EXPORT uint64_t vramtrace_scope_leaked_bytes(void)
 
 VT_EXPORT int vramtrace_annotate(const char *key, double value)
 {
-    vt_preload_init();
+    vt_preload_activate();
     if (!vt_core_enabled())
         return -ECANCELED;
     int e = errno;
@@ -139,6 +139,6 @@ VT_EXPORT uint64_t vramtrace_peak_interval_bytes(void)
 
 VT_EXPORT int vramtrace_enabled(void)
 {
-    vt_preload_init();
+    vt_preload_activate();
     return vt_core_enabled() ? 1 : 0;
 }

@@ -158,8 +158,14 @@ void vt_hooks_cancel_target(void **hook, void **real);
 void vt_hooks_cancel_fork_parent(void);
 void vt_hooks_cancel_fork_child(void);
 
-/* Lazy initialisation (constructor may not have run yet). Cheap after the first. */
+/* Lazy initialisation (constructor may not have run yet). Cheap after the first.
+ * Touches no large buffer, opens no descriptor. */
 void vt_preload_init(void);
+/* The process's first hooked CUDA call (or API call): vt_preload_init, then the
+ * core's ring, libunwind and Python detection, then hooks record. Returns at once
+ * while another thread (or an interrupted frame of this one) activates: the caller
+ * then forwards. Cheap after the first (one load). Keeps errno. */
+void vt_preload_activate(void);
 
 /* Looks up the C library's _exit and _Exit behind ours (vt_hooks_exit.c), at start-up,
  * so the hooks make no loader call. */
@@ -203,8 +209,7 @@ static inline __attribute__((always_inline)) void vt_call_begin(vt_call *c, int 
         /* Returns at once while another thread initialises (waiting could deadlock on
          * the loader lock): this call then forwards without recording, rather than
          * read half-loaded settings or a stack store not yet set up. */
-        if (__atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2)
-            vt_preload_init();
+        vt_preload_activate();
         c->outer = vt_guard_enter();
         c->rec = c->outer && vt_core_hooks_record();
     }

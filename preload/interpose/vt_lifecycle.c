@@ -2,8 +2,14 @@
  *
  * Start-up: the constructor (and, lazily, the first hook if it runs earlier, e.g.
  * from another library's constructor) reads the settings, finds the real dlsym and
- * the real CUDA functions, warms libunwind up and registers the fork handlers.
- * Nothing is written and no thread is started until the first CUDA allocation call.
+ * the real CUDA functions and registers the fork handlers: nothing large is touched,
+ * no descriptor opened, no thread started (a process under a global LD_PRELOAD that
+ * never calls CUDA pays only this). The first hooked CUDA call (or vramtrace_* API
+ * call) activates the preload (vt_preload_activate): numbers the core's event ring
+ * (1 MiB), warms libunwind up (its validation pipe) and finds a Python interpreter;
+ * hooked calls of other threads made while that runs only forward, like those made
+ * while the settings are being read. Nothing is written and no thread is started
+ * until the first CUDA allocation call.
  *
  * Exit ordering (what "unfreed at exit" means, docs/metrics.md):
  *   1. The program's atexit handlers registered after its first CUDA allocation run
@@ -49,6 +55,13 @@
 #include <sched.h>
 
 int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
+/* 0 the process has made no hooked CUDA call, 1 activation in progress, 2 active,
+ * VT_FORKING a fork of a process never activated is in progress (atomic;
+ * vt_preload_activate, vt__fork_prepare) */
+#define VT_FORKING 3
+static int vt__activated;
+static int vt__fork_used;  /* prepare to child/parent: the parent was activated */
+static int vt__dup;     /* another copy of libvramtrace comes first (set before ready) */
 
 /* The one pthread_atfork registration of the library (the host sampler's and the
  * textfile's child steps included): its steps run in the order written here,
@@ -64,23 +77,46 @@ static void vt__fork_prepare(void)
      * handler runs in that window, except one registered before ours without going
      * through __register_atfork (above). */
     vt_guard_enter();
-    vt_writer_fork_prepare();
-    vt_core_fork_prepare();
-    vt_stack_fork_prepare();
+    /* A process never activated (no hooked CUDA call yet) holds none of our locks:
+     * activation is put off until the fork is over (a call that would activate in
+     * that window forwards), and nothing of ours is written in the parent or the
+     * child but this flag (each page written is one the kernel copies). */
+    int expect = 0;
+    vt__fork_used = !__atomic_compare_exchange_n(&vt__activated, &expect, VT_FORKING, 0,
+                                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    if (vt__fork_used) {
+        vt_writer_fork_prepare();
+        vt_core_fork_prepare();
+        vt_stack_fork_prepare();
+    }
     vt_hooks_cancel_fork_prepare();
 }
 
 static void vt__fork_parent(void)
 {
     vt_hooks_cancel_fork_parent();
-    vt_stack_fork_parent();
-    vt_core_fork_parent();
-    vt_writer_fork_parent();
+    if (vt__fork_used) {
+        vt_stack_fork_parent();
+        vt_core_fork_parent();
+        vt_writer_fork_parent();
+    } else {
+        __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
+    }
     vt_guard_leave();
 }
 
 static void vt__fork_child(void)
 {
+    if (!vt__fork_used) {
+        /* A parent that never made a hooked CUDA call: nothing of ours to clear and
+         * no lock of ours taken (prepare); the child starts unactivated too. */
+        __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
+        vt_hooks_cancel_fork_child();
+        vt_guard_after_fork_child();
+        vt_hooks_dl_fork_child();
+        vt_guard_leave();
+        return;
+    }
     vt_hooks_cancel_fork_child();
     vt_stack_fork_child();
     vt_guard_after_fork_child();
@@ -193,9 +229,8 @@ void vt_preload_init(void)
     int dup = vt__other_copy_first();
     if (dup)
         vt_state_set_forward_only();   /* before vt_core_init: this copy records nothing */
-    vt_core_init();
-    if (!dup)
-        vt_stack_init(1);   /* libunwind (and its pipe) are the first copy's business */
+    vt_core_setup();   /* the settings only: the ring is numbered at activation */
+    vt__dup = dup;
     vt__atfork_register_ours(vt__find_register_atfork());
     if (dup)
         vt_log(VT_LOG_INFO, "another copy of libvramtrace is loaded first; this one forwards everything");
@@ -204,6 +239,32 @@ void vt_preload_init(void)
     vt_dlerr_restore(dlerr);
     vt_guard_leave();
     __atomic_store_n(&vt__preload_ready, 2, __ATOMIC_RELEASE);
+    pthread_setcancelstate(oldcs, NULL);
+    errno = e;
+}
+
+void vt_preload_activate(void)
+{
+    if (__atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2) {
+        vt_preload_init();
+        if (__atomic_load_n(&vt__preload_ready, __ATOMIC_ACQUIRE) != 2)
+            return;   /* being initialised (another thread, or this one below us) */
+    }
+    int expect = 0;
+    if (__atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) ||
+        !__atomic_compare_exchange_n(&vt__activated, &expect, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;   /* done, or being done: this call forwards (waiting could deadlock) */
+    int e = errno;
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+    vt_guard_enter();
+    char *dlerr = vt_dlerr_save();
+    if (vt_core_init() == 0 && !vt__dup)
+        vt_stack_init(1);   /* libunwind (and its pipe) are the first copy's business */
+    vt_dlerr_restore(dlerr);
+    vt_guard_leave();
+    __atomic_store_n(&vt__activated, 2, __ATOMIC_RELEASE);
     vt_core_hooks_ready();
     pthread_setcancelstate(oldcs, NULL);
     errno = e;

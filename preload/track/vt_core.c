@@ -54,25 +54,38 @@ void vt__yield_to_waiters(void)
 
 int vt__core_state;   /* atomic: VT_CORE_OFF (vt_core.h) | VT_CORE_HOOKS_READY (vt_core_fast.h) */
 
-int vt_core_init(void)
+/* Reads the settings and sets the OFF bit once; touches no large buffer. */
+static void vt__core_settle(void)
 {
     if (!__atomic_load_n(&vt__core.inited, __ATOMIC_ACQUIRE)) {
         vt_config_load();
         if (__atomic_exchange_n(&vt__core.inited, 1, __ATOMIC_ACQ_REL) == 0) {
             if (vt__config.test_fail_alloc_at > 0)
                 vt_mem_fail_at(vt__config.test_fail_alloc_at);
-            if (vt__config.disable || vt_state_forward_only()) {
+            if (vt__config.disable || vt_state_forward_only())
                 __atomic_or_fetch(&vt__core_state, VT_CORE_OFF, __ATOMIC_RELEASE);
-            } else {
-                vt__lock_raw();
-                vt_ring_init(&vt__ring);   /* 1 MiB resident from here on */
-                vt__unlock();
-            }
         }
     }
+}
+
+int vt_core_setup(void)
+{
+    vt__core_settle();
     return (__atomic_load_n(&vt__core_state, __ATOMIC_ACQUIRE) & VT_CORE_OFF) ? -1 : 0;
 }
 
+int vt_core_init(void)
+{
+    vt__core_settle();
+    if (__atomic_load_n(&vt__core_state, __ATOMIC_ACQUIRE) & VT_CORE_OFF)
+        return -1;
+    if (!__atomic_load_n(&vt__ring.inited, __ATOMIC_ACQUIRE)) {
+        vt__lock_raw();
+        vt_ring_init(&vt__ring);   /* 1 MiB resident from here on */
+        vt__unlock();
+    }
+    return 0;
+}
 
 void vt_core_hooks_ready(void)
 {
@@ -96,20 +109,28 @@ void vt_core_after_fork_child(void)
      * child's copy-on-write image) rather than walked and freed. */
     vt_lock_init(&vt__core.lock);
     vt__tls.core = 0;   /* the forking thread held it across fork */
-    vt_ring_discard(&vt__ring);   /* the parent's events, and slots its threads claimed */
-    memset(&vt__core.idx, 0, sizeof vt__core.idx);
+    /* A parent that never numbered the ring never posted an event: its index, site
+     * cache and taken log are still the untouched zeroes of .bss/.data, and clearing
+     * them would only fault their pages in (a fork of a process that never called
+     * CUDA must cost nothing). */
+    int used = __atomic_load_n(&vt__ring.inited, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&vt__ring.head, __ATOMIC_RELAXED) != 0;
+    if (used) {
+        vt_ring_discard(&vt__ring);   /* the parent's events, and slots its threads claimed */
+        memset(&vt__core.idx, 0, sizeof vt__core.idx);
+        memset(vt__core.site_cache, 0, sizeof vt__core.site_cache);
+        vt__table_after_fork();
+    }
     vt__core.vmms = NULL;
     vt__core.maps = NULL;
     vt__core.sites = NULL;
     vt__core.free_id = VT_NO_ID;
-    memset(vt__core.site_cache, 0, sizeof vt__core.site_cache);
     vt__core.slabs = NULL;
     vt__core.n_slabs = vt__core.cap_slabs = 0;
     vt__core.waiters = 0;
     vt__core.n_sites = 0;
     vt__core.drops = 0;
     vt__core.misses = 0;
-    vt__table_after_fork();
     vt__graph_after_fork();
     vt__core.live_count = 0;
     vt__core_step = 0;

@@ -62,6 +62,9 @@ typedef struct vt_taken {
 /* Initialises the core (idempotent, thread-safe). Reads vt__config for the test
  * failure injection. Returns 0, or -1 if the core is latched off. */
 int  vt_core_init(void);
+/* vt_core_init without numbering the event ring (nothing large touched): the
+ * preload's start-up; vt_core_init (or the first event) numbers it. Same result. */
+int  vt_core_setup(void);
 /* 1 while tracking is on (not disabled, not latched off). Lock-free: one relaxed
  * load of vt__core_state (bits VT_CORE_OFF, and VT_CORE_HOOKS_READY: vt_core_fast.h). */
 extern int vt__core_state;
