@@ -450,24 +450,12 @@ static int vt__own_range_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-void vt_stack_init(int trim_own)
+void vt_stack_setup(int trim_own)
 {
     if (__atomic_exchange_n(&vt__stk.inited, 1, __ATOMIC_ACQ_REL))
         return;
     if (trim_own)
         dl_iterate_phdr(vt__own_range_cb, (void *)(uintptr_t)&vt_stack_init);
-    void *warm[8];
-    /* first call initialises libunwind's caches and its validation pipe; the pipe
-     * goes to high descriptor numbers (vt_hooks_fd.c), so the program's first open()
-     * still returns 3 */
-    int oldcs;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
-    vt_fd_unwind_enter();
-    vt_cancel_guarded_begin();
-    unw_backtrace(warm, 8);
-    vt_cancel_guarded_end();
-    vt_fd_unwind_leave();
-    pthread_setcancelstate(oldcs, NULL);
     if (vt__config.python != VT_PYTHON_OFF) {
         vt_py_init();         /* dlsym only; a process without libpython pays ~µs */
         if (vt_py_available())
@@ -477,6 +465,31 @@ void vt_stack_init(int trim_own)
             vt_log(VT_LOG_WARN, "VRAMTRACE_PYTHON=on but no supported CPython (3.10-3.13) "
                    "in this process; native stacks only");
     }
+}
+
+void vt_stack_warm(void)
+{
+    static int warmed;   /* atomic */
+    if (__atomic_exchange_n(&warmed, 1, __ATOMIC_ACQ_REL))
+        return;
+    void *warm[8];
+    /* first call initialises libunwind's caches and its validation pipe; the pipe
+     * goes to high descriptor numbers (vt_hooks_fd.c), so the program's next open()
+     * still returns its lowest free number */
+    int oldcs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+    vt_fd_unwind_enter();
+    vt_cancel_guarded_begin();
+    unw_backtrace(warm, 8);
+    vt_cancel_guarded_end();
+    vt_fd_unwind_leave();
+    pthread_setcancelstate(oldcs, NULL);
+}
+
+void vt_stack_init(int trim_own)
+{
+    vt_stack_setup(trim_own);
+    vt_stack_warm();
 }
 
 /* The native pcs plus the calling thread's Python frames, interned. Out of line so

@@ -30,6 +30,11 @@ extern int unw_backtrace(void **buffer, int size);
  * for a CPython in the process (vt_py_init; warns when =on and none is found).
  * Idempotent; call from the constructor, after vt_config_load. */
 void vt_stack_init(int trim_own);
+/* vt_stack_init in two steps: setup (our address range, Python detection; loader
+ * calls, no descriptor, nothing large) and warm (libunwind's first walk: its caches
+ * and its validation pipe). Each idempotent; setup before the first capture. */
+void vt_stack_setup(int trim_own);
+void vt_stack_warm(void);
 
 /* Captures the calling thread's stack, at most depth frames after trimming, plus
  * its Python frames (at most min(depth, 128); none when VRAMTRACE_PYTHON=off or no

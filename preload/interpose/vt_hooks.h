@@ -170,6 +170,9 @@ void vt_preload_activate(void);
 /* Looks up the C library's _exit and _Exit behind ours (vt_hooks_exit.c), at start-up,
  * so the hooks make no loader call. */
 void vt_hooks_exit_init(void);
+/* Looks up the C library's pipe2 behind ours (vt_hooks_fd.c), at start-up, so that
+ * libunwind's pipe2 makes no loader call. */
+void vt_hooks_fd_init(void);
 extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
 
 /* Captures the stack for an allocation (VRAMTRACE_DEPTH frames, from the return

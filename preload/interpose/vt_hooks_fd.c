@@ -22,14 +22,26 @@
 
 typedef int (*vt_pipe2_t)(int[2], int);
 
+static vt_pipe2_t vt__real_pipe2;   /* atomic */
+
+/* Looked up at start-up, not at libunwind's first pipe2: that may come inside a
+ * dl_iterate_phdr callback (the loader's write lock held), where dlvsym would wait on
+ * the load lock a thread in dlopen holds while it waits for the write lock. */
+void vt_hooks_fd_init(void)
+{
+    if (!__atomic_load_n(&vt__real_pipe2, __ATOMIC_ACQUIRE)) {
+        vt_pipe2_t f = (vt_pipe2_t)dlvsym(RTLD_NEXT, "pipe2", "GLIBC_2.9");
+        if (f)
+            __atomic_store_n(&vt__real_pipe2, f, __ATOMIC_RELEASE);
+    }
+}
+
 VT_EXPORT int pipe2(int fds[2], int flags)
 {
-    static vt_pipe2_t real;   /* atomic */
-    vt_pipe2_t f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (vt_pipe2_t)dlvsym(RTLD_NEXT, "pipe2", "GLIBC_2.9");
-        if (f)
-            __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+    vt_pipe2_t f = __atomic_load_n(&vt__real_pipe2, __ATOMIC_ACQUIRE);
+    if (!f && !vt_fd_in_unwind()) {
+        vt_hooks_fd_init();
+        f = __atomic_load_n(&vt__real_pipe2, __ATOMIC_ACQUIRE);
     }
     int r = f ? f(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
     if (r == 0 && vt_fd_in_unwind()) {

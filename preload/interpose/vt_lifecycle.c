@@ -230,6 +230,10 @@ void vt_preload_init(void)
     if (dup)
         vt_state_set_forward_only();   /* before vt_core_init: this copy records nothing */
     vt_core_setup();   /* the settings only: the ring is numbered at activation */
+    if (!dup && !vt__config.disable)
+        vt_stack_setup(1);   /* loader calls here, not at activation (which may come
+                              * inside a dl_iterate_phdr callback) */
+    vt_hooks_fd_init();
     vt__dup = dup;
     vt__atfork_register_ours(vt__find_register_atfork());
     if (dup)
@@ -261,7 +265,7 @@ void vt_preload_activate(void)
     vt_guard_enter();
     char *dlerr = vt_dlerr_save();
     if (vt_core_init() == 0 && !vt__dup)
-        vt_stack_init(1);   /* libunwind (and its pipe) are the first copy's business */
+        vt_stack_warm();   /* libunwind (and its pipe) are the first copy's business */
     vt_dlerr_restore(dlerr);
     vt_guard_leave();
     __atomic_store_n(&vt__activated, 2, __ATOMIC_RELEASE);

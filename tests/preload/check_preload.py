@@ -435,6 +435,23 @@ def check_firstfd(c):
     print("firstfd ok")
 
 
+def check_inertfds(c):
+    """A program that never calls CUDA has the same open descriptors with the preload
+    as without (libunwind's validation pipe is opened at the first CUDA call only),
+    and so has its forked child; nothing is written."""
+    d = c.outdir("inertfds")
+    p = c.run([c.prog("prog_fdsafe"), "fds"], preload=False)
+    expect(p.returncode == 0 and p.stdout.startswith("parent: 0,1,2"),
+           "without the preload: %r %s" % (p.stdout, p.stderr))
+    for extra in ({}, {"VRAMTRACE_DISABLE": "1", "VT_EXPECT_TRACKED": "0"}, {"VRAMTRACE_PYTHON": "on"},
+                  {"VRAMTRACE_INTERVAL_MS": "1"}):
+        q = c.run([c.prog("prog_fdsafe"), "fds"], VRAMTRACE_OUTPUT=d, **extra)
+        expect(q.returncode == 0 and q.stdout == p.stdout,
+               "descriptors under the preload %r:\n%s--- without:\n%s%s" % (extra, q.stdout, p.stdout, q.stderr))
+    expect(not os.path.exists(d), "a process that never touched CUDA created %s" % d)
+    print("inertfds ok")
+
+
 def check_daemonfds(c):
     """close-all daemon: its files get 3 and 4, libunwind's pipe and our snapshot file
     never touch them (reads, writes, closes), and tracing goes on (reopened file)."""

@@ -5,6 +5,8 @@
  *
  * usage: prog_fdsafe MODE [args]
  *   firstopen        open("/dev/null") first thing in main, no CUDA: prints the fd (3)
+ *   fds              no CUDA: prints its open descriptors (/proc/self/fd), forks, and
+ *                    the child prints its own
  *   daemon IN OUT    cudaMalloc, close every fd >= 3, open IN and OUT (3 and 4), a worker
  *                    thread allocates (libunwind validates its outermost frame), a
  *                    forked child allocates and writes OUT and OUT.side (fd 5), the
@@ -51,6 +53,47 @@ static int close_all(void)
     for (int fd = 3; fd < top; fd++)
         close(fd);
     return top;
+}
+
+/* "<who>: 0,1,2,..." of /proc/self/fd, the listing's own descriptor left out. */
+static int print_fds(const char *who)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 1;
+    int self = dirfd(d);
+    char line[4096];
+    size_t n = 0;
+    int fds[512], k = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && k < 512)
+        if (e->d_name[0] != '.' && atoi(e->d_name) != self)
+            fds[k++] = atoi(e->d_name);
+    closedir(d);
+    for (int i = 1; i < k; i++)   /* insertion sort: readdir's order is the kernel's */
+        for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+            int t = fds[j]; fds[j] = fds[j - 1]; fds[j - 1] = t;
+        }
+    for (int i = 0; i < k && n + 16 < sizeof line; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s%d", i ? "," : "", fds[i]);
+    line[n] = 0;
+    printf("%s: %s\n", who, line);
+    return 0;
+}
+
+static int mode_fds(void)
+{
+    if (print_fds("parent"))
+        return 1;
+    fflush(stdout);
+    pid_t p = fork();
+    if (p == 0) {
+        int rc = print_fds("child");
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st;
+    return p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
 static int mode_daemon(const char *in_path, const char *out_path)
@@ -172,6 +215,8 @@ int main(int argc, char **argv)
         printf("first fd %d\n", fd);
         return 0;
     }
+    if (argc >= 2 && !strcmp(argv[1], "fds"))
+        return mode_fds();
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 4 && !strcmp(argv[1], "daemon"))
         return mode_daemon(argv[2], argv[3]);
