@@ -588,7 +588,31 @@ def fig8():
             floor=med("floor", key) / 1000, unit="ms", note="floor = the same without the delay")
 
 
-FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8}
+def fig9():
+    """A process that never calls CUDA under a global LD_PRELOAD: a shell loop of 200
+    /bin/true, a fork (bench_inert fork), its open descriptors (bench_inert fds); each
+    untraced and traced, alternated in one run (paired)."""
+    rounds = 2 if ARGS.quick else ARGS.rounds
+    loop = ["sh", "-c", "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"]
+    r, u, t = paired(loop, rounds, traced_env())
+    row(9, "200 x /bin/true in sh: traced/untraced wall", r, floor=1.0, target=1.10, unit="x",
+        ok=r <= 1.10, note=f"untraced {u * 1e3:.1f} ms, traced {t * 1e3:.1f} ms (medians)")
+    n = "200" if ARGS.quick else "2000"
+    diffs, us = [], []
+    for k in range(rounds):
+        a = float(kv(run([binp("bench_inert"), "fork", n], base_env()))["fork_us"])
+        b = float(kv(run([binp("bench_inert"), "fork", n], traced_env()))["fork_us"])
+        diffs.append(b - a)
+        us.append(a)
+    d = statistics.median(diffs)
+    row(9, "fork+_exit+wait: traced minus untraced", d, floor=statistics.median(us), target=20,
+        unit="us", ok=d <= 20, note="floor = the untraced fork itself")
+    a = run([binp("bench_inert"), "fds"], base_env()).strip()
+    b = run([binp("bench_inert"), "fds"], traced_env()).strip()
+    row(9, "open descriptors of a non-CUDA process (traced)", b, floor=a, target=a, ok=a == b)
+
+
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9}
 
 
 def main():
