@@ -55,10 +55,8 @@
 #include <sched.h>
 
 int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
-/* 0 the process has made no hooked CUDA call, 1 activation in progress, 2 active,
- * VT_FORKING a fork of a process never activated is in progress (atomic;
- * vt_preload_activate, vt__fork_prepare) */
-#define VT_FORKING 3
+/* 0 the process has made no hooked CUDA call, 1 activation in progress, 2 active
+ * (atomic; vt_preload_activate) */
 static int vt__activated;
 static int vt__fork_used;  /* prepare to child/parent: the parent was activated */
 static int vt__dup;     /* another copy of libvramtrace comes first (set before ready) */
@@ -76,46 +74,52 @@ static void vt__fork_prepare(void)
      * stack while the fork is settling. Ours being the first registration, no other
      * handler runs in that window, except one registered before ours without going
      * through __register_atfork (above). */
-    vt_guard_enter();
     /* A process never activated (no hooked CUDA call yet) holds none of our locks:
-     * activation is put off until the fork is over (a call that would activate in
-     * that window forwards), and nothing of ours is written in the parent or the
-     * child but this flag (each page written is one the kernel copies). */
-    int expect = 0;
-    vt__fork_used = !__atomic_compare_exchange_n(&vt__activated, &expect, VT_FORKING, 0,
-                                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    if (vt__fork_used) {
-        vt_writer_fork_prepare();
-        vt_core_fork_prepare();
-        vt_stack_fork_prepare();
+     * nothing of ours is written in the parent (each page written after the fork is
+     * one the kernel copies), and the child clears nothing. A thread that activates
+     * during the fork is seen by the child (vt__fork_child reads the flag again). */
+    vt__fork_used = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) != 0;
+    if (!vt__fork_used) {
+        vt_hooks_cancel_fork_prepare();
+        return;
     }
+    vt_guard_enter();
+    vt_writer_fork_prepare();
+    vt_core_fork_prepare();
+    vt_stack_fork_prepare();
     vt_hooks_cancel_fork_prepare();
 }
 
 static void vt__fork_parent(void)
 {
     vt_hooks_cancel_fork_parent();
-    if (vt__fork_used) {
-        vt_stack_fork_parent();
-        vt_core_fork_parent();
-        vt_writer_fork_parent();
-    } else {
-        __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
-    }
+    if (!vt__fork_used)
+        return;
+    vt_stack_fork_parent();
+    vt_core_fork_parent();
+    vt_writer_fork_parent();
     vt_guard_leave();
 }
 
 static void vt__fork_child(void)
 {
     if (!vt__fork_used) {
-        /* A parent that never made a hooked CUDA call: nothing of ours to clear and
-         * no lock of ours taken (prepare); the child starts unactivated too. */
-        __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
-        vt_hooks_cancel_fork_child();
-        vt_guard_after_fork_child();
-        vt_hooks_dl_fork_child();
-        vt_guard_leave();
-        return;
+        int a = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE);
+        if (a == 0) {
+            /* A parent that never made a hooked CUDA call: nothing of ours to clear
+             * and no lock of ours taken (prepare). */
+            vt_hooks_cancel_fork_child();
+            vt_guard_after_fork_child();
+            vt_hooks_dl_fork_child();
+            return;
+        }
+        /* Another thread of the parent began activating during the fork, its locks
+         * not taken by prepare: the full clearing below (fresh locks; the ring is
+         * numbered again at the child's own activation, an interrupted activation
+         * starts over). */
+        if (a == 1)
+            __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
+        vt_guard_enter();
     }
     vt_hooks_cancel_fork_child();
     vt_stack_fork_child();
