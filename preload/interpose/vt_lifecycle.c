@@ -2,13 +2,15 @@
  *
  * Start-up: the constructor (and, lazily, the first hook if it runs earlier, e.g.
  * from another library's constructor) reads the settings, finds the real dlsym and
- * the real CUDA functions and registers the fork handlers: nothing large is touched,
- * no descriptor opened, no thread started (a process under a global LD_PRELOAD that
- * never calls CUDA pays only this). The first hooked CUDA call (or vramtrace_* API
- * call) activates the preload (vt_preload_activate): numbers the core's event ring
- * (1 MiB), warms libunwind up (its validation pipe) and finds a Python interpreter;
- * hooked calls of other threads made while that runs only forward, like those made
- * while the settings are being read. Nothing is written and no thread is started
+ * the real CUDA functions and pipe2, our address range and a Python interpreter
+ * (loader calls, made here and not at activation, which may come inside a
+ * dl_iterate_phdr callback), and registers the fork handlers: nothing large is
+ * touched, no descriptor opened, no thread started (a process under a global
+ * LD_PRELOAD that never calls CUDA pays only this). The first hooked CUDA call (or
+ * vramtrace_* API call) activates the preload (vt_preload_activate): numbers the
+ * core's event ring (1 MiB) and warms libunwind up (its validation pipe); hooked calls
+ * of other threads made while that runs only forward, like those made while the
+ * settings are being read. Nothing is written and no thread is started
  * until the first CUDA allocation call.
  *
  * Exit ordering (what "unfreed at exit" means, docs/metrics.md):
@@ -28,7 +30,10 @@
  * writer thread write the step snapshots still queued (vt_hooks_exit.c); a signal or
  * SIGKILL loses those.
  *
- * Fork: the prepare handler takes the writer's and the core's locks (in that order,
+ * Fork of a process never activated: no lock of ours is taken, nothing of ours
+ * written in the parent or cleared in the child (vt__fork_prepare).
+ * Fork of an activated one: the prepare handler takes the writer's and the core's
+ * locks (in that order,
  * the order the writer takes them) and the parent releases them; the child gets
  * fresh locks, an empty table, no writer thread and no file until its own first CUDA
  * allocation call. Its records are only its own.
