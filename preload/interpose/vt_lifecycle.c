@@ -33,8 +33,8 @@
  * Fork of a process never activated: no lock of ours is taken, nothing of ours
  * written in the parent or cleared in the child (vt__fork_prepare).
  * Fork of an activated one: the prepare handler takes the writer's and the core's
- * locks (in that order,
- * the order the writer takes them) and the parent releases them; the child gets
+ * locks (in that order, the order the writer takes them) and the parent releases
+ * them; the child gets
  * fresh locks, an empty table, no writer thread and no file until its own first CUDA
  * allocation call. Its records are only its own.
  */
