@@ -11,7 +11,7 @@
  * address intact: the load itself is exactly the program's. After a DEEPBIND load,
  * every loaded object's references to the functions we export are bound to our hooks
  * again (vt_relink.c: the GOT/PLT slots that hold the real function, or a lazy PLT
- * stub the object's own scope would resolve to it, get our hook, as the global scope
+ * entry the object's own scope would resolve to it, get our hook, as the global scope
  * would have given): at once, before dlopen returns, when glibc's dlopen called from
  * here loads exactly what it loads for the caller (a path with '/' and no '$', a
  * caller in the base namespace, no DT_RPATH anywhere: vt__same_as_caller); else at

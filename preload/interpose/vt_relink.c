@@ -8,7 +8,7 @@
  * R_X86_64_GLOB_DAT and R_X86_64_64 (addend 0) against a symbol we export. The
  * real function behind a slot is the slot's value when it is the real_ we hold, else
  * dlsym on the object's own handle (its scope: itself and its dependencies, which a
- * DEEPBIND object searches first); a lazy PLT stub (a value inside the object)
+ * DEEPBIND object searches first); a lazy PLT entry (a value inside the object: the lazy-binding trampoline)
  * resolves that way too. Objects with text relocations are skipped.
  */
 #define _GNU_SOURCE
@@ -212,9 +212,9 @@ static void vt__relink_table(void *h, const vt_dyn *d, const ElfW(Rela) *r, size
             continue;
         void *want = (real && cur == real) ? cur : NULL;
         if (!want) {
-            int stub = type == R_X86_64_JUMP_SLOT && vt__in_segment(d, (uintptr_t)cur, PF_X);
+            int lazy_entry = type == R_X86_64_JUMP_SLOT && vt__in_segment(d, (uintptr_t)cur, PF_X);
             void *own = vt__real_dlsym(h, name);
-            if (!own || (!stub && own != cur))
+            if (!own || (!lazy_entry && own != cur))
                 continue;
             want = own;
         }

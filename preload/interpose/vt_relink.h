@@ -5,7 +5,7 @@
 
 /* For every object loaded in the base namespace (but libvramtrace): each relocation
  * slot of a function we export (the hook table's CUDA functions; dlsym, dlopen,
- * dlerror) that holds the real function, or a lazy PLT stub that the object's own
+ * dlerror) that holds the real function, or a lazy PLT entry that the object's own
  * scope would resolve to the real function, is set to our hook (pthread_cancel too),
  * which forwards to
  * that real function (an empty real_ slot is filled with it, and its library pinned,

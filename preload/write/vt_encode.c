@@ -241,8 +241,8 @@ void vt_encode_stack_def(vt_buf *b, vt_encode_defs *d, uint32_t id)
     vt__idset_add(&d->stacks, id);
 }
 
-/* The device's kinds that have any figure above 0 (docs/snapshot-format.md: a kind not
- * listed has every figure 0): most programs use one or two of the eight. */
+/* Writes the device's "kinds" object with the kinds that have any figure above 0; a
+ * kind left out has every figure 0 (docs/snapshot-format.md "snapshot"). */
 static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
 {
     vt_buf_cstr(b, ",\"kinds\":{");
