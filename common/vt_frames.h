@@ -71,4 +71,17 @@ static inline int vt_frames_cuda_function(const char *fn)
     return 0;
 }
 
+/* 1 when a Python frame's file is installed code rather than the program's: under a
+ * "site-packages" or "dist-packages" folder (a library: Numba's driver, PyTorch) or in
+ * the standard library (an absolute path with "/lib/python3"); 0 otherwise or for
+ * NULL. A site's title and the online leak warning prefer the program's own frames. */
+static inline int vt_frames_python_installed(const char *file)
+{
+    if (!file)
+        return 0;
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+        return 1;
+    return file[0] == '/' && strstr(file, "/lib/python3") != NULL;
+}
+
 #endif /* VT_FRAMES_H */

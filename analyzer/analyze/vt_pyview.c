@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_frames.h"
 #include "vt_symbolize.h"
 #include "vt_util.h"
 
@@ -28,11 +29,7 @@ int vt_pyframe_is_own(const vt_pyframe *f)
 
 int vt_pyframe_is_installed(const vt_pyframe *f)
 {
-    if (strstr(f->file, "/site-packages/") || strstr(f->file, "/dist-packages/")) return 1;
-    /* the standard library: .../lib/python3.N/<module>.py (no deeper folder is a
-     * program's own: a virtualenv's packages are under site-packages) */
-    const char *lib = strstr(f->file, "/lib/python3");
-    return lib != NULL && f->file[0] == '/';
+    return vt_frames_python_installed(f->file);
 }
 
 static int prefix(const char *s, const char *p)

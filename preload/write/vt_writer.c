@@ -274,8 +274,7 @@ static void vt__warn_new_leaks(const vt_collect *c)
             int pick = -1;
             for (int k = 0; k < npy && pick < 0; k++)
                 if (vt_py_describe(&py[k], file, sizeof file, func, sizeof func, &line) == 0 &&
-                    !strstr(file, "/site-packages/") && !strstr(file, "/dist-packages/") &&
-                    !strstr(file, "/lib/python3"))
+                    !vt_frames_python_installed(file))
                     pick = k;
             if (pick < 0)
                 pick = 0;
