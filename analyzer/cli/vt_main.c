@@ -5,7 +5,7 @@
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
  *                   [--allow-incomplete] [--allow-oom] [--allow-short] [--junit FILE [--force]] PATH...
- *   vramtrace diff [--warmup STEPS] BASE NEW
+ *   vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW
  *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]
  *                    [--python-only] PATH...
  *
@@ -47,7 +47,7 @@ static void usage(FILE *f)
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] [--allow-incomplete] [--allow-oom]\n"
           "                  [--allow-short] [--allow-unreadable] [--junit FILE [--force]] [--rank LIST] PATH...\n"
-          "  vramtrace diff [--warmup STEPS] BASE NEW          (also: vramtrace compare)\n"
+          "  vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW   (also: vramtrace compare)\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] [--rank LIST] PATH...\n"
           "  vramtrace --version\n"
@@ -344,6 +344,7 @@ static int check_option(int c, const char *arg, check_args *ca)
     case O_ALLOW_UNREAD: ca->o.allow_unreadable = 1; return 1;
     case O_JUNIT: ca->o.junit_path = arg; return 1;
     case O_FORCE: ca->force = 1; return 1;
+    case O_RANK: return parse_ranks(arg) < 0 ? -1 : 1;
     case O_MAXPI: {
         char *e;
         double v = strtod(arg, &e);
@@ -423,7 +424,6 @@ static int cmd_check(int argc, char **argv)
         if (r < 0) return 2;
         if (r) continue;
         if (c == O_VERBOSE) verbose = 1;
-        else if (c == O_RANK) { if (parse_ranks(optarg) < 0) return 2; }
         else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else return opt_error("check", c, argv);
     }
@@ -558,11 +558,13 @@ static int cmd_export(int argc, char **argv)
 
 static int cmd_diff(int argc, char **argv)
 {
-    static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"rank", required_argument, 0, O_RANK},
+                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     long warmup = -1;
     int c;
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         if (c == O_WARMUP) { if (parse_steps(optarg, &warmup) < 0) return 2; }
+        else if (c == O_RANK) { if (parse_ranks(optarg) < 0) return 2; }   /* both runs: the same ranks */
         else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else return opt_error("diff", c, argv);
     }
@@ -597,7 +599,7 @@ static int cmd_run(int argc, char **argv)
         {"allow-incomplete", no_argument, 0, O_ALLOW_INC}, {"allow-oom", no_argument, 0, O_ALLOW_OOM},
         {"allow-short", no_argument, 0, O_ALLOW_SHORT}, {"junit", required_argument, 0, O_JUNIT},
         {"allow-unreadable", no_argument, 0, O_ALLOW_UNREAD},
-        {"force", no_argument, 0, O_FORCE},
+        {"force", no_argument, 0, O_FORCE}, {"rank", required_argument, 0, O_RANK},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     vt_run_opts ro;
     memset(&ro, 0, sizeof ro);

@@ -1,13 +1,15 @@
 /* vt_report_html.c — `report --format html`: one self-contained file.
  *
  * Inline CSS and inline SVG only: no script, no font, no image, no network, so
- * the file opens anywhere (and in headless Chromium for the test). Per process:
+ * the file opens anywhere (and in headless Chromium for the test). With more than
+ * one process, first the summary across them (vt_ranks.h). Per process:
  * a step-curve plot of the total live bytes and of each leaking site (bucket
  * maxima, at most PLOT_POINTS points per curve), the leak table with stacks,
  * OOM forensics, unfreed at exit, imported memory still open, the other sites, devices.
  */
 #include "vt_report.h"
 #include "vt_display.h"
+#include "vt_ranks.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -280,6 +282,62 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     fputs("</section>\n", f);
 }
 
+/* The summary across processes (vt_ranks.h), as the text report prints it: every
+ * matched leak and OOM site (a table has room for all of them), then the largest
+ * and the smallest peak. */
+static void summary_html(FILE *f, vt_analysis *a)
+{
+    vt_rank_summary s;
+    vt_rank_summary_build(a, &s);
+    const char *unit = s.all_ranked ? "ranks" : "processes";
+    char list[400], b1[32], b2[32], t[200];
+    fprintf(f, "<section><h2>Across %zu %s</h2>\n", s.nranks, unit);
+    if (s.nranks != s.nprocs) fprintf(f, "<p class=\"meta\">%zu processes; a restarted rank counts once</p>\n", s.nprocs);
+    if (s.nleaks) {
+        fprintf(f, "<h3 class=\"bad\">Leaks</h3><table><tr><th>site</th><th>kind</th><th>%s</th><th>growth/step</th>"
+                   "<th>which</th></tr>\n", unit);
+        for (size_t i = 0; i < s.nleaks; i++) {
+            const vt_xsite *x = &s.leaks[i];
+            fputs("<tr><td><code>", f);
+            esc(f, x->label);
+            fprintf(f, "</code></td><td>%s</td><td>%zu of %zu</td><td>", vt_kind_name(x->kind), x->nranks, s.nranks);
+            vt_size_fmt_signed(x->rate_min, b1, sizeof b1);
+            vt_size_fmt_signed(x->rate_max, b2, sizeof b2);
+            if (!strcmp(b1, b2)) fprintf(f, "%s%s", b1, x->nprocs > 1 ? " each" : "");
+            else fprintf(f, "%s to %s", b1, b2);
+            fputs("</td><td>", f);
+            esc(f, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    if (s.nooms) {
+        fprintf(f, "<h3 class=\"bad\">Out of memory</h3><table><tr><th>failing call</th><th>kind</th><th>%s</th>"
+                   "<th>events</th><th>first at step</th><th>which</th></tr>\n", unit);
+        for (size_t i = 0; i < s.nooms; i++) {
+            const vt_xsite *x = &s.ooms[i];
+            fputs("<tr><td><code>", f);
+            esc(f, x->label);
+            fprintf(f, "</code></td><td>%s</td><td>%zu of %zu</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>",
+                    vt_kind_name(x->kind), x->nranks, s.nranks, x->events, x->first_step);
+            esc(f, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    if (!s.nleaks && !s.nooms) fputs("<p>No leak and no out-of-memory event in any of them.</p>\n", f);
+    if (s.nprocs) {
+        const vt_process *pmax = a->procs[s.peak_max_proc].p, *pmin = a->procs[s.peak_min_proc].p;
+        fprintf(f, "<p>Largest peak %s on ", vt_size_fmt(pmax->peak_bytes, b1, sizeof b1));
+        esc(f, vt_process_title(pmax, t, sizeof t));
+        fprintf(f, "; smallest %s on ", vt_size_fmt(pmin->peak_bytes, b2, sizeof b2));
+        esc(f, vt_process_title(pmin, t, sizeof t));
+        fputs(".</p>\n", f);
+    }
+    fputs("</section>\n", f);
+    vt_rank_summary_free(&s);
+}
+
 int vt_report_html(FILE *f, vt_analysis *a)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -291,6 +349,7 @@ int vt_report_html(FILE *f, vt_analysis *a)
           ".stack{margin:.2em 0;padding-left:1.5em;font-family:monospace;font-size:12px}summary{font-family:monospace;cursor:pointer}"
           ".py{color:#1a5e20}.v-leak{color:#b00;font-weight:bold}.v-churn{color:#a60}.legend{font-size:13px}code{font-size:13px}"
           "\n</style></head><body>\n<h1>vramtrace report</h1>\n", f);
+    if (a->n > 1) summary_html(f, a);
     for (size_t i = 0; i < a->n; i++) process_html(f, a, &a->procs[i]);
     fputs("</body></html>\n", f);
     return ferror(f) ? -1 : 0;

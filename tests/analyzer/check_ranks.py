@@ -14,7 +14,8 @@ Then checks: the first 40 lines of `vramtrace report DIR` hold the summary lines
 (the leak on 8 of 64 ranks with +2 MiB/step each and ranks 0-7, the OOM on 2 ranks,
 the largest peak on rank 63), the two rank-3 processes are told apart ("rank 3,
 restart 1"), `--format json` has the same summary, and `--rank` keeps exactly the
-ranks it names for report, check and export (a bad list and an empty selection exit 2).
+ranks it names for report, check, export and diff (a bad list and an empty selection
+exit 2), and the HTML report starts with the same summary.
 
 Usage: check_ranks.py VRAMTRACE WORKDIR
 """
@@ -186,6 +187,21 @@ def main():
     r = run([exe, "export", "--format", "collapsed", "--rank", "8", folder])
     check(r.returncode == 0 and "append_kv" not in r.stdout and "load_weights" in r.stdout,
           "export --rank 8 (no leak there) shows append_kv or lacks load_weights")
+    # the HTML report starts with the same summary; diff --rank compares the same ranks
+    r = run([exe, "report", "--format", "html", folder])
+    if check(r.returncode == 0, "report --format html exited %d" % r.returncode):
+        h = r.stdout
+        at = h.find("<h2>Across 64 ranks</h2>")
+        check(at >= 0 and at < h.find("<h2>rank 0"), "html: no 'Across 64 ranks' section before the first process")
+        check("<code>append_kv (train+0x130b)</code></td><td>device</td><td>8 of 64</td><td>+2 MiB each</td><td>ranks 0-7</td>" in h,
+              "html: no leak row (8 of 64, +2 MiB each, ranks 0-7)")
+        check("<td>2 of 64</td><td>2</td><td>12</td><td>ranks 9, 17</td>" in h, "html: no OOM row (2 of 64, ranks 9, 17)")
+    r = run([exe, "diff", "--rank", "8-20", folder, folder])
+    check(r.returncode == 0 and "processes        13 -> 13" in r.stdout and "leaking sites    0 -> 0" in r.stdout,
+          "diff --rank 8-20 (13 ranks, no leak there): %d %r" % (r.returncode, r.stdout[:300]))
+    r = run([exe, "diff", "--rank", "0-3", folder, folder])
+    check(r.returncode == 0 and "processes        5 -> 5" in r.stdout and "leaking sites    8 -> 8" in r.stdout,
+          "diff --rank 0-3 (5 processes, rank 3 restarted; 2 leaking sites each on ranks 0-3): %d %r" % (r.returncode, r.stdout[:300]))
     for bad in ("x", "3-1", "1,", "-2", ""):
         r = run([exe, "report", "--rank", bad, folder])
         check(r.returncode == 2 and "--rank" in r.stderr, "--rank %r: exit %d, %r" % (bad, r.returncode, r.stderr))
