@@ -1,6 +1,6 @@
 /* vt_main.c — the `vramtrace` command: argument parsing and dispatch.
  *
- *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]
+ *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--tensors] [--check [CHECK-OPTIONS]] -- CMD [ARG...]
  *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] [--rank LIST] PATH...
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
@@ -41,7 +41,7 @@
 static void usage(FILE *f)
 {
     fputs("usage:\n"
-          "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
+          "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--tensors] [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
           "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only]\n"
           "                   [--rank LIST] PATH...\n"
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
@@ -51,6 +51,7 @@ static void usage(FILE *f)
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] [--rank LIST] PATH...\n"
           "  vramtrace --version\n"
+          "--tensors: switch PyTorch, TensorFlow, JAX, CuPy and RMM to one CUDA allocation per tensor (their own settings)\n"
           "--python-only: show only the Python frames of Python call stacks, one site per Python call site\n"
           "--rank LIST: only the processes of these ranks (LIST: 0,3-5); processes without a rank are left out\n"
           "PATH: a snapshot folder or snapshot files (*.jsonl, *.jsonl.zst, *.jsonl.gz). SIZE: 4096, 4KiB, 1.5GiB, 2MB.\n"
@@ -320,7 +321,7 @@ static FILE *open_out(const char *out, int force, char *const *inputs, int n_inp
 }
 
 enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE,
-       O_PYONLY, O_ALLOW_INC, O_ALLOW_OOM, O_ALLOW_SHORT, O_JUNIT, O_ALLOW_UNREAD, O_RANK };
+       O_PYONLY, O_ALLOW_INC, O_ALLOW_OOM, O_ALLOW_SHORT, O_JUNIT, O_ALLOW_UNREAD, O_RANK, O_TENSORS };
 
 typedef struct check_args {
     vt_check_opts o;
@@ -593,6 +594,7 @@ static int cmd_run(int argc, char **argv)
     static const struct option lo[] = {
         {"output", required_argument, 0, 'o'}, {"interval", required_argument, 0, O_INTERVAL},
         {"depth", required_argument, 0, O_DEPTH}, {"check", no_argument, 0, O_CHECK},
+        {"tensors", no_argument, 0, O_TENSORS},
         {"max-growth", required_argument, 0, O_MAXG}, {"max-unfreed", required_argument, 0, O_MAXU},
         {"max-peak", required_argument, 0, O_MAXP}, {"warmup", required_argument, 0, O_WARMUP},
         {"baseline", required_argument, 0, O_BASE}, {"max-peak-increase", required_argument, 0, O_MAXPI},
@@ -622,6 +624,7 @@ static int cmd_run(int argc, char **argv)
             if (c == O_INTERVAL) ro.interval_ms = optarg;
             else ro.depth = optarg;
         } else if (c == O_CHECK) check = 1;
+        else if (c == O_TENSORS) ro.tensors = 1;
         else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else {
             int r = check_option(c, optarg, &ca);

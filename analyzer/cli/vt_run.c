@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "vt_reader.h"
+#include "vt_tensors.h"
 #include "vt_util.h"
 
 static volatile sig_atomic_t child_pid;
@@ -165,6 +166,7 @@ int vt_run(vt_run_opts *o)
     setenv("VRAMTRACE_OUTPUT", o->outbuf, 1);
     if (o->interval_ms) setenv("VRAMTRACE_INTERVAL_MS", o->interval_ms, 1);
     if (o->depth) setenv("VRAMTRACE_DEPTH", o->depth, 1);
+    if (o->tensors && vt_tensors_apply(stderr) < 0) return -1;
     fflush(NULL);
 
     /* forwarded to the program: SIGTERM/SIGHUP (stop it), SIGUSR1/SIGUSR2 (users

@@ -5,7 +5,7 @@
  * folder, else a new folder vramtrace-out/run-YYYYmmdd-HHMMSS-<pid>[-N] created
  * 0700 with mkdir, never an existing one; made absolute with realpath so a
  * program that chdir()s writes there too), VRAMTRACE_INTERVAL_MS and
- * VRAMTRACE_DEPTH when given, then fork/execvp/waitpid. While waiting it ignores
+ * VRAMTRACE_DEPTH when given (and with tensors, vt_tensors_apply), then fork/execvp/waitpid. While waiting it ignores
  * SIGINT and SIGQUIT (the terminal delivers them to the program) and forwards
  * SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 to it (SIGUSR1 asks the preload for a
  * snapshot). A library path with a space, tab, newline or colon is refused (-1):
@@ -18,6 +18,7 @@ typedef struct vt_run_opts {
     const char *outdir;         /* NULL: a new folder under ./vramtrace-out */
     const char *interval_ms;    /* NULL: the preload's default */
     const char *depth;          /* NULL: the preload's default */
+    int tensors;                /* --tensors: the frameworks' per-tensor switches (vt_tensors.h) */
     char *const *argv;          /* program and arguments, NULL-terminated */
     char outbuf[4096];          /* OUT: the folder used, absolute */
 } vt_run_opts;

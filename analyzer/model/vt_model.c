@@ -116,6 +116,7 @@ void vt_process_free(vt_process *p)
     free(p->host);
     free(p->exe);
     free(p->cmdline);
+    free(p->alloc_env);
     free(p);
 }
 

@@ -305,6 +305,9 @@ typedef struct vt_process {
     int has_restart;            /* the header had "restart" (format version 3 files may omit it) */
     int64_t restart;            /* the elastic job's restart count; 0 when has_restart is 0 */
     char *exe, *cmdline;        /* cmdline joined with spaces */
+    char *alloc_env;            /* the header's "allocator_env" as "NAME=VALUE, ..." in display form
+                                   (the frameworks' allocator settings); NULL when absent */
+    int tensors;                /* it had VRAMTRACE_TENSORS=1 (`vramtrace run --tensors`) */
     uint64_t depth, interval_ms;
     int step_marked;            /* some snapshot had step_marked true */
     vt_module *module_by_id;

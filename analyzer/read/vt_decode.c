@@ -191,6 +191,36 @@ static int rd_header(vt_rd *r, json_t *o)
         if (vt_rd_i64(r, v, f, dst[i]) < 0) return -1;
         if (i == 0) p->has_rank = 1;
     }
+    v = json_object_get(o, "allocator_env");   /* optional: the frameworks' allocator settings */
+    if (v && !json_is_null(v)) {
+        if (!json_is_object(v)) return vt_rd_fail(r, "header.allocator_env: expected an object, got %s", vt_jtype(v));
+        char *joined = NULL;
+        size_t n = 0, cap = 0;
+        const char *k;
+        json_t *e;
+        json_object_foreach(v, k, e) {
+            if (!(s = vt_rd_str(r, e, "header.allocator_env value", VT_MAX_FIELD))) {
+                free(joined);
+                return -1;
+            }
+            size_t kl = strlen(k), l = json_string_length(e);
+            if (kl > VT_MAX_FIELD) kl = VT_MAX_FIELD;
+            vt_grow((void **)&joined, &cap, n + kl + l + 4, 1);
+            if (n) { joined[n++] = ','; joined[n++] = ' '; }
+            memcpy(joined + n, k, kl);
+            n += kl;
+            joined[n++] = '=';
+            memcpy(joined + n, s, l);
+            n += l;
+            if (!strcmp(k, "VRAMTRACE_TENSORS") && !strcmp(s, "1")) p->tensors = 1;
+        }
+        if (joined) {
+            joined[n] = 0;
+            free(p->alloc_env);
+            p->alloc_env = vt_xdisplay(joined);   /* shown, never run */
+            free(joined);
+        }
+    }
     v = json_object_get(o, "restart");   /* optional: written when the job set a restart count */
     if (v && !json_is_null(v)) {
         if (vt_rd_i64(r, v, "header.restart", &p->restart) < 0) return -1;

@@ -148,6 +148,11 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     char *file_shown = vt_xdisplay(p->file);
     esc(f, file_shown);
     free(file_shown);
+    if (p->alloc_env) {
+        fputs("<br>allocators: <code>", f);
+        esc(f, p->alloc_env);
+        fputs(p->tensors ? "</code> (switched to one CUDA allocation per tensor: --tensors)" : "</code>", f);
+    }
     fputs("</p>\n", f);
     if (vt_hostsig_warnings(&p->hostsig, no_line, NULL)) {
         fputs("<ul class=\"bad\">", f);

@@ -303,6 +303,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "start_ns", ju(p->start_ns));
     json_object_set_new(j, "exe", jstr_or_null(p->exe));
     json_object_set_new(j, "cmdline", p->cmdline ? jstr(p->cmdline) : json_null());
+    json_object_set_new(j, "allocator_env", p->alloc_env ? jstr(p->alloc_env) : json_null());
+    json_object_set_new(j, "tensors", json_boolean(p->tensors));
     json_object_set_new(j, "step_marked", json_boolean(p->step_marked));
     json_object_set_new(j, "first_step", p->nsteps ? ju(p->steps[0]) : json_null());
     json_object_set_new(j, "last_step", p->nsteps ? ju(p->steps[p->nsteps - 1]) : json_null());

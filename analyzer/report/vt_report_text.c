@@ -147,6 +147,9 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     char *file_shown = vt_xdisplay(p->file);
     fprintf(f, "   %ssnapshots %s%s\n", dim, file_shown, off);
     free(file_shown);
+    if (p->alloc_env)
+        fprintf(f, "   allocators: %s%s\n", p->alloc_env,
+                p->tensors ? " (switched to one CUDA allocation per tensor: --tensors)" : "");
     fprintf(f, "   %zu step%s (%s), warm-up %zu   peak %s   unfreed at exit %s",
             p->nsteps, p->nsteps == 1 ? "" : "s", p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
             pr->warmup, vt_size_fmt(p->peak_bytes, b1, sizeof b1),

@@ -171,7 +171,7 @@ int vt_config_parse(char *const *env, vt_config *c)
             else c->compress = (int)n;
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
-        } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB")) {
+        } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB") || VT_KEY("TENSORS") || VT_KEY("PYTHONPATH")) {
             continue;   /* the vramtrace command's and the Python package's, not ours */
         } else {
             vt_log(VT_LOG_WARN, "unknown setting VRAMTRACE_%.*s ignored", (int)klen, kv);

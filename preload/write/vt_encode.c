@@ -129,6 +129,21 @@ void vt_encode_header(vt_buf *b, uint64_t start_ns)
             vt_buf_i64(b, n);
         }
     }
+    /* the frameworks' allocator settings the program started with (what
+     * `vramtrace run --tensors` or the user chose): only those set */
+    static const char *const alloc_env[] = {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING",
+                                            "TF_GPU_ALLOCATOR", "XLA_PYTHON_CLIENT_ALLOCATOR",
+                                            "XLA_PYTHON_CLIENT_PREALLOCATE", "VRAMTRACE_TENSORS"};
+    int nenv = 0;
+    for (size_t i = 0; i < sizeof alloc_env / sizeof alloc_env[0]; i++) {
+        const char *v = getenv(alloc_env[i]);
+        if (!v) continue;
+        vt_buf_cstr(b, nenv++ ? "," : ",\"allocator_env\":{");
+        vt_buf_jstr(b, alloc_env[i], 0);
+        vt_buf_put(b, ":", 1);
+        vt_buf_jstr(b, v, 0);
+    }
+    if (nenv) vt_buf_put(b, "}", 1);
     vt_buf_cstr(b, ",\"start_ns\":");
     vt_buf_u64(b, start_ns);
     vt_buf_cstr(b, ",\"clock\":\"CLOCK_MONOTONIC\",\"mono_start_ns\":");

@@ -18,7 +18,7 @@ from .peaks import PeakWatch
 from .sizes import format_size, parse_size
 
 __all__ = ["step", "snapshot", "live_bytes", "peak_bytes", "scope", "Scope",
-           "enabled", "annotate", "parse_size", "format_size"]
+           "enabled", "annotate", "tensors", "parse_size", "format_size"]
 __version__ = "0.1.0"
 
 
@@ -30,6 +30,16 @@ def enabled():
         return False
     fn = _native.lookup("vramtrace_enabled")
     return bool(fn()) if fn is not None else True
+
+
+def tensors():
+    """Switches PyTorch, TensorFlow, JAX, CuPy and RMM to one CUDA allocation per
+    tensor or buffer, by their own settings (``vramtrace._tensors``), so the tracer
+    sites tensors instead of allocator segments. Call it first thing in the program
+    (the frameworks read their settings when they start). Returns a dict: "env"
+    (variables set), "warnings", "switched" (in-process allocators switched)."""
+    from . import _tensors
+    return _tensors.tensors()
 
 
 def annotate(key, value):
