@@ -1,6 +1,7 @@
 /* vt_analysis.c — per-process site merging, verdicts and ordering (vt_analysis.h). */
 #include "vt_frames.h"
 #include "vt_analysis.h"
+#include "vt_allocators.h"
 #include "vt_display.h"
 
 #include <inttypes.h>
@@ -268,6 +269,7 @@ static void prepare_stacks(vt_process *p, int python_only, vt_symbolizer *sym)
         vt_stack *st = p->stacks[k];
         vt_stack_view(st);
         vt_stack_view_inline(st, sym);
+        vt_allocator_title(st, sym);
         st->group = python_only ? vt_python_only_stack(p, st) : st;
     }
 }

@@ -190,6 +190,7 @@ vt_stack *vt_python_only_stack(vt_process *p, vt_stack *st)
     g->key = key;
     g->keylen = keylen;
     g->group = g;
+    g->allocator = st->allocator;   /* the first member's: its Python line is the same */
     vt_stack_view(g);
     HASH_ADD_KEYPTR(hh, p->pyonly_by_key, g->key, g->keylen, g);
     VT_PUSH(p->stacks, p->nstacks, p->capstacks, g);

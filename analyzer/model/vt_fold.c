@@ -85,6 +85,7 @@ void vt_fold_stack(vt_process *p, int64_t id, vt_frame *fr, size_t nfr, vt_pyfra
     } else {
         st = vt_xcalloc(1, sizeof *st);
         st->index = (uint32_t)p->nstacks;
+        st->allocator = -1;
         st->nframes = (uint32_t)keep;
         st->frames = tf;
         for (size_t i = 0; i < keep; i++) tf[i].function = tf[i].function ? vt_xstrdup(tf[i].function) : NULL;

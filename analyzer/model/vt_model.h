@@ -76,6 +76,8 @@ typedef struct vt_stack {
                                    vt_symbolize.h vt_sym_frame_at), < 0 the Python frame -1-v; owned */
     uint32_t nview;
     uint32_t title;             /* index into view of the frame that names the site (nview: none) */
+    int32_t allocator;          /* analysis: the caching allocator whose frames are inside the title
+                                   (vt_allocators.h), -1: none */
     uint32_t inline_skip;       /* analysis: leading logical frames of frames[0] left out of the
                                    view (CUDA's inline wrappers, vt_analysis.c) */
     struct vt_stack *group;     /* the stack whose sites this stack's sites merge into: itself, or

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_allocators.h"
 #include "vt_format.h"
 #include "vt_hostsig.h"
 #include "vt_size.h"
@@ -197,8 +198,18 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     " (device %d ran out)\n", r->oom_cut_step, r->device);
         else if (r->exhaustion_step >= 0)
             fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
+        if (r->stack->allocator >= 0) fprintf(f, "    a segment of %s\n", vt_allocator_name(r->stack->allocator));
         frames(f, a, r, "    ", 4, dim, off);
     }
+    int segment_leak = -1;
+    for (size_t i = 0; i < pr->nsites && segment_leak < 0; i++)
+        if (pr->sites[i].st.verdict == VT_LEAK && pr->sites[i].stack->allocator >= 0) segment_leak = pr->sites[i].stack->allocator;
+    if (segment_leak >= 0)
+        fprintf(f, "  %sA segment leak: %s reserved more memory from CUDA\n"
+                   "  at this call and kept it. Either the program keeps tensors alive (a list of losses\n"
+                   "  kept on the GPU, a cache of its own) or the allocator's cache grows; the tensors are\n"
+                   "  not visible at this level. `vramtrace run --tensors` shows each tensor at its line.%s\n",
+                dim, vt_allocator_name(segment_leak), off);
 
     if (p->nooms) fprintf(f, "\n%sOUT OF MEMORY%s\n", red, off);
     for (size_t i = 0; i < p->nooms && i < MAX_LIST; i++) {
