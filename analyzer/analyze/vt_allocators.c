@@ -13,6 +13,8 @@
 
 typedef struct alloc_row {
     const char *name;                 /* the report's words */
+    int segments;                     /* 1: hands out blocks inside memory it reserved (a cache or
+                                         pool); 0: one CUDA allocation per buffer (a wrapper) */
     const char *const *native;        /* function-name fragments, NULL-terminated */
     const char *const *python;        /* Python file fragments, NULL-terminated */
 } alloc_row;
@@ -40,20 +42,27 @@ static const char *const tfasync_native[] = {"stream_executor::GpuCudaMallocAsyn
 /* CuPy's pools are Cython (cupy/cuda/memory.pyx): the C functions Cython makes
  * carry the module path mangled ("__pyx_f_4cupy_4cuda_6memory_...") */
 static const char *const cupy_native[] = {"4cupy_4cuda_6memory_", NULL};
+/* RMM: the resources that call CUDA once per buffer, then every other resource
+ * (pools, arenas, binning: they hide buffers) */
+static const char *const rmm_plain_native[] = {"rmm::mr::cuda_memory_resource::", "rmm::mr::cuda_async_memory_resource::",
+                                               "rmm::mr::managed_memory_resource::", "rmm::mr::pinned_host_memory_resource::",
+                                               NULL};
 static const char *const rmm_native[] = {"rmm::mr::", "rmm::device_buffer::", NULL};
 /* Numba's memory manager is Python (numba/cuda/cudadrv/driver.py, also inside
  * the numba-cuda package) */
 static const char *const numba_python[] = {"/numba/cuda/cudadrv/", NULL};
 static const char *const none[] = {NULL};
 
+/* first match wins: a specific row before a general one */
 static const alloc_row table[] = {
-    {"the PyTorch caching allocator", torch_native, none},
-    {"the PyTorch pinned host memory cache", torch_host_native, none},
-    {"the TensorFlow/XLA BFC allocator", bfc_native, none},
-    {"the TensorFlow cudaMallocAsync allocator", tfasync_native, none},
-    {"the CuPy memory pool", cupy_native, none},
-    {"an RMM memory resource", rmm_native, none},
-    {"the Numba memory manager", none, numba_python},
+    {"the PyTorch caching allocator", 1, torch_native, none},
+    {"the PyTorch pinned host memory cache", 1, torch_host_native, none},
+    {"the TensorFlow/XLA BFC allocator", 1, bfc_native, none},
+    {"the TensorFlow cudaMallocAsync allocator", 1, tfasync_native, none},
+    {"the CuPy memory pool", 1, cupy_native, none},
+    {"RMM's CUDA memory resource", 0, rmm_plain_native, none},
+    {"an RMM memory resource", 1, rmm_native, none},
+    {"the Numba memory manager", 0, none, numba_python},
 };
 enum { NROWS = sizeof table / sizeof table[0] };
 
@@ -83,6 +92,11 @@ int vt_allocator_of_pyfile(const char *file)
 const char *vt_allocator_name(int a)
 {
     return a >= 0 && a < NROWS ? table[a].name : "";
+}
+
+int vt_allocator_segments(int a)
+{
+    return a >= 0 && a < NROWS ? table[a].segments : 0;
 }
 
 /* The allocator of view entry j of st, or -1. */

@@ -25,6 +25,11 @@ int vt_allocator_of_pyfile(const char *file);
 /* "the PyTorch caching allocator", ...; "" for an index out of range. */
 const char *vt_allocator_name(int a);
 
+/* 1 when allocator a hands out blocks inside memory it reserved from CUDA (a cache
+ * or pool: its sites are segments that hide tensors), 0 when it calls CUDA once
+ * per buffer (its frames are a wrapper; out of range: 0). */
+int vt_allocator_segments(int a);
+
 /* Sets st->allocator (the allocator of the innermost allocator frame in the view,
  * -1 when none) and, when the title frame is one of the innermost run of allocator
  * frames (native frames from the view's start, up to the first frame outside

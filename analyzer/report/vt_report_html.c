@@ -182,7 +182,10 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
             fputs("</td><td>", f);
             if (r->exhaustion_step >= 0) fprintf(f, "%" PRId64, r->exhaustion_step);
             fprintf(f, "</td><td>%s %d</td><td>", vt_kind_name(r->kind), r->device);
-            if (r->stack->allocator >= 0) fprintf(f, "a segment of %s (run with --tensors to see its tensors)", vt_allocator_name(r->stack->allocator));
+            if (vt_allocator_segments(r->stack->allocator))
+                fprintf(f, "a segment of %s (run with --tensors to see its tensors) ", vt_allocator_name(r->stack->allocator));
+            else if (r->stack->allocator >= 0)
+                fprintf(f, "allocated through %s ", vt_allocator_name(r->stack->allocator));
             stack_html(f, a, r);
             fputs("</td></tr>\n", f);
         }

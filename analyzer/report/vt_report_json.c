@@ -137,6 +137,7 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "frames", frames_json(a, r, UINT32_MAX));
     json_object_set_new(s, "title", jstr(vt_site_title(a, r)));
     json_object_set_new(s, "allocator", r->stack->allocator >= 0 ? jstr(vt_allocator_name(r->stack->allocator)) : json_null());
+    json_object_set_new(s, "allocator_segment", json_boolean(vt_allocator_segments(r->stack->allocator)));
     json_object_set_new(s, "python_frames", python_frames_json(r->stack));
     if (r->stack->npy && r->stack->nframes) json_object_set_new(s, "native_frames", native_frames_json(a, r->stack));
     (void)pr;

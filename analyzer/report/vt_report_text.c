@@ -198,12 +198,15 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     " (device %d ran out)\n", r->oom_cut_step, r->device);
         else if (r->exhaustion_step >= 0)
             fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
-        if (r->stack->allocator >= 0) fprintf(f, "    a segment of %s\n", vt_allocator_name(r->stack->allocator));
+        if (r->stack->allocator >= 0)
+            fprintf(f, "    %s %s\n", vt_allocator_segments(r->stack->allocator) ? "a segment of" : "allocated through",
+                    vt_allocator_name(r->stack->allocator));
         frames(f, a, r, "    ", 4, dim, off);
     }
     int segment_leak = -1;
     for (size_t i = 0; i < pr->nsites && segment_leak < 0; i++)
-        if (pr->sites[i].st.verdict == VT_LEAK && pr->sites[i].stack->allocator >= 0) segment_leak = pr->sites[i].stack->allocator;
+        if (pr->sites[i].st.verdict == VT_LEAK && vt_allocator_segments(pr->sites[i].stack->allocator))
+            segment_leak = pr->sites[i].stack->allocator;
     if (segment_leak >= 0)
         fprintf(f, "  %sA segment leak: %s reserved more memory from CUDA\n"
                    "  at this call and kept it. Either the program keeps tensors alive (a list of losses\n"

@@ -1,4 +1,4 @@
-"""check_numba.py REPORT.json TRACED.json PLAIN.json
+"""check_numba.py REPORT.json TRACED.json PLAIN.json [TENSORS_REPORT.json]
 
 Checks `vramtrace report --format json` of tests/numba/numba_client.py run under
 `vramtrace run` (TRACED.json: the program's own summary of that run) against what
@@ -19,6 +19,9 @@ the program did, and that the program saw the same results without the tracer
     ipc_import site of the exported bytes naming its OPEN line, lists the import as
     still open at exit from the exporter's pid, and counts none of it as its own;
     the exporter has no imported bytes (its SHARED site is checked above).
+  - TENSORS_REPORT.json (the same program under `vramtrace run --tensors`): the same
+    sites (title, kind, verdict, growth per step, peak) in each process, since Numba
+    already allocates per array; the report says the process ran with --tensors.
 Exit 0 = pass, 1 = a check failed (one FAIL line each).
 """
 import json
@@ -164,6 +167,25 @@ if run["ipc"].get("available"):
 else:
     # the simulated driver has legacy IPC: a run that could not export or open is a failure
     fail(f"IPC was not exercised: the driver answered {run['ipc'].get('error')}")
+
+def site_set(proc):
+    return sorted((s.get("title"), s.get("kind"), s.get("verdict"), round(s.get("growth_bytes_per_step") or 0),
+                   s.get("peak_bytes")) for s in proc["sites"])
+
+
+if len(sys.argv) > 4:
+    tdoc = json.load(open(sys.argv[4]))
+    tprocs = sorted(tdoc["processes"], key=lambda p: len(p["sites"]), reverse=True)
+    procs = sorted(doc["processes"], key=lambda p: len(p["sites"]), reverse=True)
+    if len(tprocs) != len(procs):
+        fail(f"--tensors: {len(tprocs)} processes, without: {len(procs)}")
+    for a, b in zip(procs, tprocs):
+        if site_set(a) != site_set(b):
+            fail(f"--tensors changed the sites of a process: without {site_set(a)}, with {site_set(b)}")
+        if b.get("tensors") is not True:
+            fail(f"--tensors: pid {b.get('pid')} is not marked as run with --tensors")
+    if not any("--tensors" in f for f in fails):
+        print(f"--tensors: the same {sum(len(p['sites']) for p in procs)} sites in {len(procs)} processes")
 
 for f in fails:
     print("FAIL:", f)

@@ -2,7 +2,8 @@
 # run_numba.sh <vramtrace-cli> <simcuda-dir> <outdir> [steps]
 # Runs tests/numba/numba_client.py with Numba's CUDA target on the simulated driver
 # (NUMBA_CUDA_DRIVER=<simcuda-dir>/libcuda.so.1): once alone, once under
-# `vramtrace run -o <outdir>/snap`, then checks the JSON report with check_numba.py.
+# `vramtrace run -o <outdir>/snap`, once under `vramtrace run --tensors`, then checks
+# the JSON reports with check_numba.py.
 # The interpreter is Debian's /usr/bin/python3 (python3-numba is built for it;
 # VT_NUMBA_PYTHON overrides). Exits 77 (CTest SKIP) with a SKIP line when that
 # interpreter cannot import numba.cuda.
@@ -28,6 +29,11 @@ $san env -u PYTHONPATH -u PYTHONHOME "$vt" run --interval 0 -o "$out/snap" -- \
   "$py" "$here/numba_client.py" "$out/traced.json" --steps "$steps" \
   || { echo "FAIL: numba_client.py failed under vramtrace run"; exit 1; }
 "$vt" report --format json "$out/snap" > "$out/report.json" || { echo "FAIL: report failed"; exit 1; }
+# the same under --tensors: Numba already allocates per array, so the same sites
+$san env -u PYTHONPATH -u PYTHONHOME "$vt" run --tensors --interval 0 -o "$out/snap_t" -- \
+  "$py" "$here/numba_client.py" "$out/traced_t.json" --steps "$steps" \
+  || { echo "FAIL: numba_client.py failed under vramtrace run --tensors"; exit 1; }
+"$vt" report --format json "$out/snap_t" > "$out/report_t.json" || { echo "FAIL: report (--tensors) failed"; exit 1; }
 "$vt" report "$out/snap" > "$out/report.txt" || { echo "FAIL: text report failed"; exit 1; }
 cat "$out/report.txt"
-exec "$py" "$here/check_numba.py" "$out/report.json" "$out/traced.json" "$out/plain.json"
+exec "$py" "$here/check_numba.py" "$out/report.json" "$out/traced.json" "$out/plain.json" "$out/report_t.json"
