@@ -6,6 +6,11 @@
 #   3. the driver-API resolver example, 4. the ctypes Python example
 #   5. a real PyTorch training loop: default allocator, expandable_segments:True,
 #      backend:cudaMallocAsync
+#   6. a small transformer keeping one 64 KiB tensor per step
+#      (examples/python/torch_small_leak.py): default allocator (a segment leak
+#      titled by the Python line), --tensors (the exact line at 64 KiB/step), the
+#      step time under --tensors against untraced (paired, 3 rounds), and steps
+#      counted from NVTX ranges alone (--step-range step); at most ~5 minutes
 #   and a CUDA library dlopen'ed RTLD_LOCAL (tests/preload/locallib.c, prog_locallib)
 # and keeps each report. SKIP_BUILD=1 uses an existing build/ (plus build/gpu-libs for
 # runtime libraries the machine lacks, build/gpu/training_loop_static prebuilt).
@@ -29,12 +34,12 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
       -L/usr/local/cuda/lib64/stubs -lcudart -lcuda -o build/gpu/liblocallib.so
 fi
 VT=$PWD/build/bin/vramtrace
-step() {  # step NAME CMD...
+step() {  # step NAME CMD...   (RUN_OPTS: more `vramtrace run` options)
   local name=$1; shift
-  echo "=== $name: $*"
+  echo "=== $name: ${RUN_OPTS:-} $*"
   rm -rf "$OUT/$name"
   local t0=$(date +%s.%N)
-  timeout 120 "$VT" run -o "$OUT/$name" -- "$@" >"$OUT/$name.out" 2>&1
+  timeout 120 "$VT" run ${RUN_OPTS:-} -o "$OUT/$name" -- "$@" >"$OUT/$name.out" 2>&1
   local rc=$?
   echo "exit $rc, $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s" | tee -a "$OUT/$name.out"
   tail -4 "$OUT/$name.out"
@@ -58,6 +63,28 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>"$OUT/torch-che
   step torch_default python3 examples/python/torch_train.py --steps 60
   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True step torch_expandable python3 examples/python/torch_train.py --steps 60
   PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync step torch_async python3 examples/python/torch_train.py --steps 60
+  # 6. one 64 KiB tensor kept per step: the segment leak by default, the tensor with --tensors
+  step torch_keep_default python3 examples/python/torch_small_leak.py --steps 80
+  RUN_OPTS=--tensors step torch_keep_tensors python3 examples/python/torch_small_leak.py --steps 80
+  RUN_OPTS="--step-range step" step torch_keep_nvtx python3 examples/python/torch_small_leak.py --steps 80 --no-mark
+  for n in torch_keep_default torch_keep_tensors torch_keep_nvtx; do
+    echo "--- $n: leaks, allocator, steps"
+    python3 - "$OUT/$n.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["processes"]:
+    print("steps", p.get("steps"), "tensors", p.get("tensors"), "allocators", p.get("allocator_env"))
+    for s in p["sites"]:
+        if s["verdict"] == "leak":
+            print("  leak %.0f B/step %s [%s]" % (s["growth_bytes_per_step"], s["title"], s.get("allocator")))
+PYEOF
+  done
+  echo "--- step time: untraced vs --tensors, paired, 3 rounds"
+  for r in 1 2 3; do
+    u=$(timeout 120 python3 examples/python/torch_small_leak.py --steps 60 | awk '/ms\/step/{print $2}')
+    t=$(timeout 120 "$VT" run --tensors -o "$OUT/torch_time_$r" -- python3 examples/python/torch_small_leak.py --steps 60 2>/dev/null | awk '/ms\/step/{print $2}')
+    echo "round $r: untraced $u ms/step, --tensors $t ms/step" | tee -a "$OUT/torch_time.txt"
+  done
 else
   echo "PyTorch with CUDA not available: torch steps skipped"; cat "$OUT/torch-check.txt"
 fi
