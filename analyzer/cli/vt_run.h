@@ -18,6 +18,7 @@ typedef struct vt_run_opts {
     const char *outdir;         /* NULL: a new folder under ./vramtrace-out */
     const char *interval_ms;    /* NULL: the preload's default */
     const char *depth;          /* NULL: the preload's default */
+    const char *step_range;     /* --step-range [DOMAIN:]NAME: VRAMTRACE_STEP_RANGE; NULL none */
     char *const *argv;          /* program and arguments, NULL-terminated */
     char outbuf[4096];          /* OUT: the folder used, absolute */
 } vt_run_opts;

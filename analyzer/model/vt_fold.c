@@ -306,8 +306,9 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         p->unfreed_exit_bytes = 0;
         for (size_t i = 0; i < rec->nse; i++) {
             vt_rsite *s2 = rec->se[i].site ? rec->se[i].site : vt_process_site(p, &rec->se[i].key, rec->se[i].canon);
-            /* imported memory is another process's: listed as imports, never as ours */
-            if (s2->key.kind != VT_KIND_IPC_IMPORT) {
+            /* imported memory is another process's, a region lies inside a heap counted already:
+             * neither counts in the process's unfreed bytes */
+            if (vt_kind_in_totals(s2->key.kind)) {
                 s2->unfreed_exit = vt_sat_add(s2->unfreed_exit, rec->se[i].live);
                 p->unfreed_exit_bytes = vt_sat_add(p->unfreed_exit_bytes, rec->se[i].live);
             }
@@ -343,7 +344,7 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         s->snap_live = vt_sat_add(s->snap_live, e->live);
         s->snap_peak = vt_sat_add(s->snap_peak, e->ipeak);
         s->snap_free_total = vt_sat_add(s->snap_free_total, e->free_total);
-        if (s->key.kind != VT_KIND_IPC_IMPORT)   /* another process's memory */
+        if (vt_kind_in_totals(s->key.kind))   /* not another process's memory, not a region */
             total = vt_sat_add(total, e->live);
     }
     for (size_t i = 0; i < nsnap; i++) {
