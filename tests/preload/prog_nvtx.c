@@ -129,32 +129,38 @@ static nvtxMemHeapHandle_t register_heap(void *base, size_t size)
     return nvtxMemHeapRegister(mem_dom, &d);
 }
 
-static inline __attribute__((always_inline)) nvtxMemRegionHandle_t register_region(size_t off, size_t size)
-{
-    nvtxMemVirtualRangeDesc_t r = { size, (char *)heap_base + off };
-    nvtxMemRegionHandle_t h = NULL;
-    nvtxMemRegionsRegisterBatch_t b;
-    memset(&b, 0, sizeof b);
-    b.extCompatID = NVTX_EXT_COMPATID_MEM;
-    b.structSize = sizeof b;
-    b.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
-    b.heap = heap;
-    b.regionCount = 1;
-    b.regionDescElementSize = sizeof r;
-    b.regionDescElements = &r;
-    b.regionHandleElementsOut = &h;
-    nvtxMemRegionsRegister(mem_dom, &b);
-    return h;
-}
+/* Registers size bytes at heap_base + off as one region, its handle into *hout. A
+ * macro: the registering call is then made by the function that uses it, which the
+ * region's site names. */
+#define REGISTER_REGION(off, size, hout)                                       \
+    do {                                                                       \
+        nvtxMemVirtualRangeDesc_t r_ = { (size), (char *)heap_base + (off) };  \
+        nvtxMemRegionsRegisterBatch_t b_;                                      \
+        memset(&b_, 0, sizeof b_);                                             \
+        b_.extCompatID = NVTX_EXT_COMPATID_MEM;                                \
+        b_.structSize = sizeof b_;                                             \
+        b_.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;                         \
+        b_.heap = heap;                                                        \
+        b_.regionCount = 1;                                                    \
+        b_.regionDescElementSize = sizeof r_;                                  \
+        b_.regionDescElements = &r_;                                           \
+        b_.regionHandleElementsOut = (hout);                                   \
+        nvtxMemRegionsRegister(mem_dom, &b_);                                  \
+    } while (0)
 
 __attribute__((noinline)) static void keep_region(size_t off)
 {
-    register_region(off, KEEP_BYTES);
+    nvtxMemRegionHandle_t h;
+    REGISTER_REGION(off, KEEP_BYTES, &h);
+    __asm__ volatile("" ::: "memory");   /* no tail call: this frame stays */
 }
 
 __attribute__((noinline)) static nvtxMemRegionHandle_t temp_region(size_t off)
 {
-    return register_region(off, TEMP_REGION);
+    nvtxMemRegionHandle_t h = NULL;
+    REGISTER_REGION(off, TEMP_REGION, &h);
+    __asm__ volatile("" ::: "memory");
+    return h;
 }
 
 static void unregister(int by_handle, const void *ptr, nvtxMemRegionHandle_t h)
