@@ -82,7 +82,8 @@ typedef struct vt_import_group {
 /* Groups of p, biggest first: how many (at most p->nimports); *out is malloc'ed (free it). */
 size_t vt_imports_by_exporter(const vt_analysis *a, const vt_process *p, vt_import_group **out);
 
-/* Sum of leak slopes on device dev (bytes/step) and the step at which its last
+/* Sum of leak slopes on device dev (bytes/step; region sites left out: their bytes
+ * are their heap's) and the step at which its last
  * known free memory is used up (-1 unknown). */
 double vt_device_leak_rate(const vt_proc_result *pr, int dev);
 int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev);

@@ -194,6 +194,9 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     " (device %d ran out)\n", r->oom_cut_step, r->device);
         else if (r->exhaustion_step >= 0)
             fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
+        if (r->kind == VT_KIND_REGION)
+            fprintf(f, "    regions of a heap announced through the NVTX memory API: the heap's own allocation "
+                    "holds these bytes (not counted again in the device's)\n");
         frames(f, a, r, "    ", 4, dim, off);
     }
 
