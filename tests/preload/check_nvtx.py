@@ -5,7 +5,8 @@
                            LD_PRELOAD + NVTX_INJECTION64_PATH + VRAMTRACE_STEP_RANGE:
                            one step snapshot per outermost "train_step" range (12), the
                            planted leak at exactly 327680 bytes/step, the temporary as
-                           churn, the marks as labels bounded to one a second.
+                           churn, the marks as labels bounded to one a second; a
+                           NVTX_INJECTION64_PATH the user set is kept, with a note.
   check_nvtx.py same       without --step-range the NVTX calls change nothing: the
                            report (sites, verdicts, bytes, steps) and the record triggers
                            are those of the same run without NVTX injection.
@@ -74,8 +75,8 @@ def run_preload(a, mode, d, **extra):
     return p
 
 
-def run_cli(a, mode, d, *opts):
-    e = env(a, False)
+def run_cli(a, mode, d, *opts, **extra):
+    e = env(a, False, **extra)
     e["VRAMTRACE_LIB"] = a.lib
     if os.environ.get("VT_SANITIZER_PRELOAD"):
         e["LD_PRELOAD"] = os.environ["VT_SANITIZER_PRELOAD"]
@@ -138,6 +139,11 @@ def check_steps(a, tmp):
         labels = [l["label"] for l in proc["labels"]]
         expect(labels and labels[0] == "step done", "%s: labels %r" % (how, labels))
         expect(len(labels) <= 1 + int(took) + 1, "%s: %d labels in %.1f s: marks not bounded" % (how, len(labels), took))
+    # another NVTX tool the user chose is kept (and said so): then no steps reach us
+    d = os.path.join(tmp, "steps_other_tool")
+    p = run_cli(a, "steps", d, "--step-range", "train_step", NVTX_INJECTION64_PATH="/nonexistent/libtool.so")
+    expect("NVTX_INJECTION64_PATH=/nonexistent/libtool.so kept" in p.stderr, "no note of the kept tool: %r" % p.stderr)
+    expect(step_count(d) == 0, "steps with another NVTX tool: %d" % step_count(d))
     print("steps ok: %d steps from NVTX ranges, leak %d B/step, marks as labels (vramtrace run and LD_PRELOAD)" % (STEPS, LEAK_BYTES))
 
 
