@@ -417,6 +417,21 @@ double vt_device_leak_rate(const vt_proc_result *pr, int dev)
     return r;
 }
 
+const vt_site_result *vt_region_heap(const vt_proc_result *pr, const vt_site_result *r, uint64_t *addr)
+{
+    if (r->kind != VT_KIND_REGION) return NULL;
+    vt_rsite *s, *t;
+    HASH_ITER(hh, pr->p->sites, s, t) {
+        if (!s->heap_site || vt_result_of(pr, s) != r) continue;
+        const vt_site_result *h = vt_result_of(pr, s->heap_site);
+        if (h) {
+            *addr = s->heap_addr;
+            return h;
+        }
+    }
+    return NULL;
+}
+
 int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev)
 {
     const vt_process *p = pr->p;

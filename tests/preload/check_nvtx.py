@@ -17,7 +17,8 @@
                            exactly 196608 bytes/step, the returned regions churn, the
                            device's live bytes the heap's at every snapshot, the
                            process's unfreed bytes the heap alone, no device exhaustion
-                           forecast from the region leak (text and JSON).
+                           forecast from the region leak, the leak shown inside the
+                           heap's allocation (text and JSON "inside_heap").
   check_nvtx.py unregister resize, reset and heap unregister free the regions; unknown
                            handles are ignored; a region of a forgotten heap is ignored.
   check_nvtx.py nocuda     NVTX calls in a process that never calls CUDA: no file, the
@@ -202,13 +203,15 @@ def check_suballoc(a, tmp):
            "returned regions: %r" % temps)
     heap = [s for s in proc["sites"] if s["kind"] == "device"]
     expect(len(heap) == 1 and heap[0]["unfreed_at_exit_bytes"] == HEAP_BYTES, "the heap's site: %r" % heap)
+    ih = lk.get("inside_heap")
+    expect(ih and ih["site"] == heap[0]["id"] and ih["address"] > 0, "kept region's heap: %r" % ih)
     expect(proc["unfreed_at_exit_bytes"] == HEAP_BYTES and proc["peak_bytes"] == HEAP_BYTES,
            "process unfreed %r peak %r, expected the heap alone" % (proc["unfreed_at_exit_bytes"], proc["peak_bytes"]))
     dev = proc["devices"][0]
     expect(dev["leak_bytes_per_step"] == 0 and dev["exhaustion_step"] is None,
            "a region leak counted against the device: %r" % dev)
     p = subprocess.run([a.vramtrace, "report", d], capture_output=True, text=True, timeout=60)
-    expect("regions of a heap announced through the NVTX memory API" in p.stdout and
+    expect("inside heap 0x%x of run_suballoc" % ih["address"] in p.stdout and
            "use up device" not in p.stdout, "text report:\n" + p.stdout)
     snaps = snapshots(d)
     for s in snaps:
