@@ -150,6 +150,20 @@ __attribute__((noinline)) void bench_measured_pairs(void (*pair)(void), long n)
         pair();
 }
 
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>
+#define BENCH_NVTX 1
+/* n NVTX push/pop pairs of a range named "inner" (the NVTX front door's per-call
+ * cost: no tool, the injection without a step range, with one that does not match). */
+__attribute__((noinline)) void bench_measured_nvtx(long n)
+{
+    for (long i = 0; i < n; i++) {
+        nvtxRangePushA("inner");
+        nvtxRangePop();
+    }
+}
+#endif
+
 __attribute__((noinline)) void bench_measured_unw(int depth, long n)
 {
     void *buf[300];
@@ -401,6 +415,18 @@ int main(int argc, char **argv)
         printf("mode=unw depth=%d n=%ld\n", j.depth, j.n);
         return 0;
     }
+#ifdef BENCH_NVTX
+    if (!strcmp(mode, "nvtx")) {
+        long n = atol(argv[2]);
+        pair_rt();                /* the process's first CUDA call: the tracer is active */
+        nvtxRangePushA("warm");   /* NVTX initialises (loads the injection) here */
+        nvtxRangePop();
+        uint64_t t0 = now_ns();
+        bench_measured_nvtx(n);
+        printf("mode=nvtx n=%ld ns_per_pair=%.1f\n", n, (double)(now_ns() - t0) / (double)(n ? n : 1));
+        return 0;
+    }
+#endif
     if (!strcmp(mode, "live"))
         return live_mode(atol(argv[2]));
     if (!strcmp(mode, "threads") && argc >= 4)

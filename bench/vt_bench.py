@@ -221,6 +221,18 @@ def fig1():
         row(1, f"{path} path: applying the pair's two events (core, off the program's thread; reference)",
             d / n, floor=None, target=None, unit="instr", ok=None,
             note="callgrind inclusive cost of vt__drain_locked per pair, any thread")
+    # The NVTX front door (preload/interpose/vt_nvtx.c): a push/pop pair of a range that
+    # is not the step range, against the same pair with no NVTX tool at all.
+    cmd = [binp("bench_alloc"), "nvtx", str(n)]
+    u, _, _ = callgrind(cmd, base_env())
+    lib = ARGS.preload_lib or os.path.join(ARGS.build, "lib", "libvramtrace.so")
+    for label, extra_env in (("injection, no --step-range", {}), ("injection, --step-range not matching",
+                                                                   {"STEP_RANGE": "train_step"})):
+        env = traced_env(DEPTH=0, INTERVAL_MS=0, **extra_env)
+        env["NVTX_INJECTION64_PATH"] = lib
+        t, _, _ = callgrind(cmd, env)
+        row(1, f"NVTX push/pop pair, {label}: instructions beyond no NVTX tool", (t - u) / n, floor=u / n,
+            target=None, unit="instr", ok=None, note="floor = the pair with no tool (NVTX's own no-op calls)")
 
 
 # ---- figure 2: stack capture ----

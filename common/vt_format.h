@@ -23,7 +23,8 @@
     X(VMM, "vmm")                     \
     X(ARRAY, "array")                 \
     X(GRAPH, "graph")                 \
-    X(IPC_IMPORT, "ipc_import")
+    X(IPC_IMPORT, "ipc_import")       \
+    X(REGION, "region")
 /* device: cudaMalloc*, cuMemAlloc*, pitch, 3D; managed: cudaMallocManaged,
  * cuMemAllocManaged; host_pinned: cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2,
  * cuMemHostAlloc, host registration (flag "registered"); async: stream-ordered
@@ -33,12 +34,23 @@
  * nodes, live from the launch that maps them to their free; ipc_import: memory
  * another process owns, mapped here (legacy IPC, pool pointer import, VMM shareable
  * handles, external memory): counted in its kind and sites, never in the device's
- * or the process's live bytes. Kinds below VT_KIND_LIMIT (16) fit the 4 bits a
+ * or the process's live bytes; region: a sub-allocation a program announced inside
+ * one of its own allocations (an NVTX memory-extension region of a registered heap):
+ * counted in its kind and sites, never in the device's or the process's live bytes
+ * (the heap's allocation already is). Kinds below VT_KIND_LIMIT (16) fit the 4 bits a
  * packed kind gives them (VT_KIND_PACK). */
 #define VT__KIND_ENUM(e, name) VT_KIND_##e,
 typedef enum vt_kind { VT_KINDS(VT__KIND_ENUM) VT_KIND_COUNT } vt_kind;
 
 #define VT_KIND_LIMIT 16
+
+/* 1 when live bytes of kind k count in the device's and the process's totals: every
+ * kind but ipc_import (another process's memory) and region (inside an allocation
+ * already counted). */
+static inline int vt_kind_in_totals(int k)
+{
+    return k != VT_KIND_IPC_IMPORT && k != VT_KIND_REGION;
+}
 
 /* Flags of a site (docs/snapshot-format.md "site"): X(ENUM, bit, "name"). A site is
  * one (stack, kind, flags, device); a record's flags are its site's.

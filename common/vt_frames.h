@@ -23,12 +23,15 @@
 
 /* Function-name prefixes of the CUDA API: X("prefix", upper), upper = 1 when the
  * character after the prefix must be an upper-case letter (cudaMalloc, cuMemAlloc_v2;
- * not cufft or cudnn). libcudart_static_<hash>: the static runtime's local symbols. */
+ * not cufft or cudnn). libcudart_static_<hash>: the static runtime's local symbols.
+ * nvtx: the header-only NVTX API's static functions compiled into the program
+ * (nvtxMemRegionsRegister: a region's registering call). */
 #define VT_FRAMES_CUDA_FUNCTIONS(X) \
     X("libcudart_static_", 0)       \
     X("__cudart", 0)                \
     X("cuda", 1)                    \
-    X("cu", 1)
+    X("cu", 1)                      \
+    X("nvtx", 1)
 
 /* The file name of path (after its last '/'). */
 static inline const char *vt_frames_basename(const char *path)

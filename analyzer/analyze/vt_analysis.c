@@ -182,8 +182,8 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         if (r->st.verdict == VT_LEAK) {
             r->curve = vt_xmalloc(n * sizeof *r->curve);
             memcpy(r->curve, live, n * sizeof *live);
-            for (size_t d = 0; d < p->ndevices; d++)
-                if (p->devices[d].device == r->device && p->devices[d].has_mem)
+            for (size_t d = 0; d < p->ndevices; d++)   /* a region grows inside its heap */
+                if (p->devices[d].device == r->device && p->devices[d].has_mem && r->kind != VT_KIND_REGION)
                     r->exhaustion_step = vt_exhaustion_step(p->steps[n - 1], p->devices[d].free_bytes, r->st.slope);
             if (r->oom_cut_step >= 0)
                 r->exhaustion_step = r->oom_cut_step;   /* it did run out there */
@@ -414,8 +414,24 @@ double vt_device_leak_rate(const vt_proc_result *pr, int dev)
 {
     double r = 0;
     for (size_t i = 0; i < pr->nsites; i++)
-        if (pr->sites[i].st.verdict == VT_LEAK && pr->sites[i].device == dev) r += pr->sites[i].st.slope;
+        if (pr->sites[i].st.verdict == VT_LEAK && pr->sites[i].device == dev && pr->sites[i].kind != VT_KIND_REGION)
+            r += pr->sites[i].st.slope;   /* a region's bytes are its heap's, counted already */
     return r;
+}
+
+const vt_site_result *vt_region_heap(const vt_proc_result *pr, const vt_site_result *r, uint64_t *addr)
+{
+    if (r->kind != VT_KIND_REGION) return NULL;
+    vt_rsite *s, *t;
+    HASH_ITER(hh, pr->p->sites, s, t) {
+        if (!s->heap_site || vt_result_of(pr, s) != r) continue;
+        const vt_site_result *h = vt_result_of(pr, s->heap_site);
+        if (h) {
+            *addr = s->heap_addr;
+            return h;
+        }
+    }
+    return NULL;
 }
 
 int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev)

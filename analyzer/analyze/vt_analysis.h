@@ -82,9 +82,14 @@ typedef struct vt_import_group {
 /* Groups of p, biggest first: how many (at most p->nimports); *out is malloc'ed (free it). */
 size_t vt_imports_by_exporter(const vt_analysis *a, const vt_process *p, vt_import_group **out);
 
-/* Sum of leak slopes on device dev (bytes/step) and the step at which its last
+/* Sum of leak slopes on device dev (bytes/step; region sites left out: their bytes
+ * are their heap's) and the step at which its last
  * known free memory is used up (-1 unknown). */
 double vt_device_leak_rate(const vt_proc_result *pr, int dev);
+/* A region site's heap (kind region, model/vt_model.h heap_site): the merged site of
+ * the allocation that holds its regions, and that allocation's address in *addr;
+ * NULL when r is no region site or its heap is not known. */
+const vt_site_result *vt_region_heap(const vt_proc_result *pr, const vt_site_result *r, uint64_t *addr);
 int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev);
 
 /* The merged site of raw site s (after vt_analyze_ex), or NULL. */

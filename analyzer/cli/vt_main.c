@@ -1,6 +1,7 @@
 /* vt_main.c — the `vramtrace` command: argument parsing and dispatch.
  *
- *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--tensors] [--check [CHECK-OPTIONS]] -- CMD [ARG...]
+ *   vramtrace run [-o DIR] [--interval MS] [--depth N] [--tensors] [--step-range [DOMAIN:]NAME]
+ *                 [--check [CHECK-OPTIONS]] -- CMD [ARG...]
  *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] [--rank LIST] PATH...
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
@@ -41,7 +42,8 @@
 static void usage(FILE *f)
 {
     fputs("usage:\n"
-          "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--tensors] [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
+          "  vramtrace run [-o DIR] [--interval MS] [--depth N] [--tensors] [--step-range [DOMAIN:]NAME]\n"
+          "                [--check [CHECK-OPTIONS]] -- CMD [ARG...]\n"
           "  vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only]\n"
           "                   [--rank LIST] PATH...\n"
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
@@ -484,7 +486,7 @@ static int cmd_report(int argc, char **argv)
     return rc < 0 ? 2 : 0;
 }
 
-enum { O_METRIC = 300 };
+enum { O_METRIC = 300, O_STEPR };
 
 static int cmd_export(int argc, char **argv)
 {
@@ -602,6 +604,7 @@ static int cmd_run(int argc, char **argv)
         {"allow-short", no_argument, 0, O_ALLOW_SHORT}, {"junit", required_argument, 0, O_JUNIT},
         {"allow-unreadable", no_argument, 0, O_ALLOW_UNREAD},
         {"force", no_argument, 0, O_FORCE}, {"rank", required_argument, 0, O_RANK},
+        {"step-range", required_argument, 0, O_STEPR},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     vt_run_opts ro;
     memset(&ro, 0, sizeof ro);
@@ -623,6 +626,13 @@ static int cmd_run(int argc, char **argv)
             }
             if (c == O_INTERVAL) ro.interval_ms = optarg;
             else ro.depth = optarg;
+        } else if (c == O_STEPR) {
+            const char *nm = strchr(optarg, ':');
+            if (!*(nm ? nm + 1 : optarg)) {
+                fprintf(stderr, "vramtrace: run: --step-range needs a range name ([DOMAIN:]NAME), not \"%s\"\n", optarg);
+                return 2;
+            }
+            ro.step_range = optarg;
         } else if (c == O_CHECK) check = 1;
         else if (c == O_TENSORS) ro.tensors = 1;
         else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }

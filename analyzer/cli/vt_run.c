@@ -167,6 +167,14 @@ int vt_run(vt_run_opts *o)
     if (o->interval_ms) setenv("VRAMTRACE_INTERVAL_MS", o->interval_ms, 1);
     if (o->depth) setenv("VRAMTRACE_DEPTH", o->depth, 1);
     if (o->tensors && vt_tensors_apply(stderr) < 0) return -1;
+    if (o->step_range) setenv("VRAMTRACE_STEP_RANGE", o->step_range, 1);
+    /* the library is the program's NVTX tool too (preload/interpose/vt_nvtx.c); a tool
+     * the user chose already is kept */
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if (!nvtx || !*nvtx) setenv("NVTX_INJECTION64_PATH", lib, 1);
+    else if (strcmp(nvtx, lib) != 0)
+        fprintf(stderr, "vramtrace: NVTX_INJECTION64_PATH=%s kept: NVTX ranges and memory regions reach that "
+                "tool, not vramtrace\n", nvtx);
     fflush(NULL);
 
     /* forwarded to the program: SIGTERM/SIGHUP (stop it), SIGUSR1/SIGUSR2 (users

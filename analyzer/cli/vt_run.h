@@ -19,6 +19,7 @@ typedef struct vt_run_opts {
     const char *interval_ms;    /* NULL: the preload's default */
     const char *depth;          /* NULL: the preload's default */
     int tensors;                /* --tensors: the frameworks' per-tensor switches (vt_tensors.h) */
+    const char *step_range;     /* --step-range [DOMAIN:]NAME: VRAMTRACE_STEP_RANGE; NULL none */
     char *const *argv;          /* program and arguments, NULL-terminated */
     char outbuf[4096];          /* OUT: the folder used, absolute */
 } vt_run_opts;

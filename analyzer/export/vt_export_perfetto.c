@@ -7,7 +7,7 @@
  *   - "M" process_name metadata: "rank R, pid P on HOST";
  *   - "C" counter events, one track per device and kind, named
  *     "gpu<D> <kind> live bytes" with args {"bytes": N}, plus "gpu<D> live bytes"
- *     (all kinds), one sample per step at the time of the step's last snapshot
+ *     (the kinds counted in a device's bytes: vt_kind_in_totals), one sample per step at the time of the step's last snapshot
  *     (ts in microseconds of CLOCK_MONOTONIC), in step order, so every track's
  *     timestamps are non-decreasing;
  *   - "i" instant events "step N" (process scope) and "OOM ..." with the
@@ -70,9 +70,10 @@ static int process_events(FILE *f, const vt_proc_result *pr, int64_t pid, int *f
         vt_rsite_expand(s, ns, tmp, NULL, NULL);
         track *a = track_for(&tr, &ntr, &captr, s->key.device, s->key.kind, ns);
         track *all = track_for(&tr, &ntr, &captr, s->key.device, -1, ns);
+        int in_all = vt_kind_in_totals(s->key.kind);   /* not another process's, not a region */
         for (size_t i = 0; i < ns; i++) {
             a->v[i] += tmp[i];
-            all->v[i] += tmp[i];
+            if (in_all) all->v[i] += tmp[i];
         }
     }
     free(tmp);

@@ -229,6 +229,59 @@ static void apply_ipc(vt_process *p, const vt_snaprec *rec)
     p->imports_at_exit = rec->is_exit;
 }
 
+static int cmp_alloc_addr(const void *a, const void *b)
+{
+    const vt_alloc *x = *(const vt_alloc *const *)a, *y = *(const vt_alloc *const *)b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static vt_rsite *alloc_site(vt_process *p, const vt_alloc *a)
+{
+    vt_site_key key;
+    memset(&key, 0, sizeof key);
+    key.stack = a->stack;
+    key.kind = a->kind;
+    key.device = a->device;
+    key.flags = a->flags;
+    return vt_process_site(p, &key, vt_process_rawstack(p, a->stack));
+}
+
+/* The heaps of region sites not placed yet: for each region row of the live list,
+ * the allocation of another kind whose range holds the region's address (the
+ * heap's own cudaMalloc, ...). Before vt_oom_build, which reorders rec->ae. */
+static void place_regions(vt_process *p, const vt_snaprec *rec)
+{
+    size_t nr = 0, nh = 0;
+    for (size_t i = 0; i < rec->nae; i++) {
+        if (rec->ae[i].stack == INT64_MIN) continue;
+        if (rec->ae[i].kind == VT_KIND_REGION) nr++;
+        else nh++;
+    }
+    if (!nr || !nh) return;
+    const vt_alloc **h = vt_xmalloc(nh * sizeof *h);
+    nh = 0;
+    for (size_t i = 0; i < rec->nae; i++)
+        if (rec->ae[i].stack != INT64_MIN && rec->ae[i].kind != VT_KIND_REGION) h[nh++] = &rec->ae[i];
+    qsort(h, nh, sizeof *h, cmp_alloc_addr);
+    for (size_t i = 0; i < rec->nae; i++) {
+        const vt_alloc *r = &rec->ae[i];
+        if (r->stack == INT64_MIN || r->kind != VT_KIND_REGION) continue;
+        vt_rsite *rs = alloc_site(p, r);
+        if (rs->heap_site) continue;
+        size_t lo = 0, hi = nh;   /* the last allocation starting at or below r->addr */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (h[mid]->addr <= r->addr) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo && r->addr - h[lo - 1]->addr < h[lo - 1]->size) {
+            rs->heap_addr = h[lo - 1]->addr;
+            rs->heap_site = alloc_site(p, h[lo - 1]);
+        }
+    }
+    free(h);
+}
+
 void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
 {
     uint64_t step = rec->step, seq = rec->seq, time_ns = rec->time_ns;
@@ -286,6 +339,8 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
             if (gret > dv->graph_retention_max) dv->graph_retention_max = gret;
         }
     }
+    if (have_allocs && rec->nae)
+        place_regions(p, rec);
     if (keep_allocs && have_allocs) {
         /* copied before vt_oom_build, which reorders rec->ae */
         vt_grow((void **)&p->alists, &p->capalists, p->nalists + 1, sizeof *p->alists);
@@ -307,8 +362,9 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         p->unfreed_exit_bytes = 0;
         for (size_t i = 0; i < rec->nse; i++) {
             vt_rsite *s2 = rec->se[i].site ? rec->se[i].site : vt_process_site(p, &rec->se[i].key, rec->se[i].canon);
-            /* imported memory is another process's: listed as imports, never as ours */
-            if (s2->key.kind != VT_KIND_IPC_IMPORT) {
+            /* imported memory is another process's, a region lies inside a heap counted already:
+             * neither counts in the process's unfreed bytes */
+            if (vt_kind_in_totals(s2->key.kind)) {
                 s2->unfreed_exit = vt_sat_add(s2->unfreed_exit, rec->se[i].live);
                 p->unfreed_exit_bytes = vt_sat_add(p->unfreed_exit_bytes, rec->se[i].live);
             }
@@ -344,7 +400,7 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         s->snap_live = vt_sat_add(s->snap_live, e->live);
         s->snap_peak = vt_sat_add(s->snap_peak, e->ipeak);
         s->snap_free_total = vt_sat_add(s->snap_free_total, e->free_total);
-        if (s->key.kind != VT_KIND_IPC_IMPORT)   /* another process's memory */
+        if (vt_kind_in_totals(s->key.kind))   /* not another process's memory, not a region */
             total = vt_sat_add(total, e->live);
     }
     for (size_t i = 0; i < nsnap; i++) {

@@ -121,6 +121,11 @@ typedef struct vt_rsite {
     uint64_t peak_bytes;        /* max live/interval peak ever seen */
     uint64_t unfreed_exit;      /* live bytes in the exit record */
     uint64_t last_live;         /* live bytes at the last series snapshot */
+    /* a region site (kind region): the allocation that held one of its regions in
+     * the first snapshot with an allocation list that had one (vt_fold.c): its
+     * address and site; 0 / NULL when none is known */
+    uint64_t heap_addr;
+    struct vt_rsite *heap_site;
     /* loading scratch of vt_fold.c: this snapshot's sums, this step's state */
     uint64_t snap_mark;         /* snapshot ordinal of snap_* values */
     uint64_t snap_live, snap_peak, snap_free_total;

@@ -204,7 +204,8 @@ static int rd_sites(vt_rd *r, const json_t *arr, int delta)
 
 /* devices[i].kinds: {"<kind>": {"alloc_total":.., "failed_total":.., "oom_total":..,
  * ...}} (docs/snapshot-format.md "snapshot"); the three cumulative counters are
- * summed over the kinds into d. Absent counters count 0; oom_total is newer
+ * summed over the kinds into d, region's left out (its "allocations" are NVTX
+ * announcements inside another allocation, not calls). Absent counters count 0; oom_total is newer
  * than the others (d->has_oom says whether any kind carried it). */
 static int rd_kind_counters(vt_rd *r, const json_t *kinds, size_t i, vt_rec_dev *d)
 {
@@ -218,6 +219,8 @@ static int rd_kind_counters(vt_rd *r, const json_t *kinds, size_t i, vt_rec_dev 
     json_object_foreach((json_t *)kinds, kn, ko) {
         if (!json_is_object(ko))
             return vt_rd_fail(r, "devices[%zu].kinds.%.40s: expected an object, got %s", i, kn, vt_jtype(ko));
+        if (vt_kind_from_name(kn) == VT_KIND_REGION)
+            continue;   /* announced sub-allocations, not CUDA calls */
         uint64_t *dst[] = {&d->calls, &d->failed, &d->oom};
         for (int k = 0; k < 3; k++) {
             json_t *v = json_object_get(ko, keys[k]);

@@ -129,6 +129,12 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "first_growth_step", r->st.has_first_growth ? ju(r->st.first_growth_step) : json_null());
     json_object_set_new(s, "exhaustion_step", r->exhaustion_step >= 0 ? json_integer(r->exhaustion_step) : json_null());
     json_object_set_new(s, "grew_until_oom_step", r->oom_cut_step >= 0 ? json_integer(r->oom_cut_step) : json_null());
+    if (r->kind == VT_KIND_REGION) {   /* the allocation that holds its regions, when known */
+        uint64_t haddr = 0;
+        const vt_site_result *h = vt_region_heap(pr, r, &haddr);
+        json_object_set_new(s, "inside_heap", h ? json_pack("{s:o, s:s}", "address", ju(haddr), "site", h->id)
+                                                : json_null());
+    }
     json_object_set_new(s, "floor_start_bytes", ju(r->st.floor_start));
     json_object_set_new(s, "floor_end_bytes", ju(r->st.floor_end));
     json_object_set_new(s, "last_live_bytes", ju(r->st.last_live));

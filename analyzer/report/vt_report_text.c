@@ -201,6 +201,16 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         if (r->stack->allocator >= 0)
             fprintf(f, "    %s %s\n", vt_allocator_segments(r->stack->allocator) ? "a segment of" : "allocated through",
                     vt_allocator_name(r->stack->allocator));
+        if (r->kind == VT_KIND_REGION) {
+            uint64_t haddr = 0;
+            const vt_site_result *h = vt_region_heap(pr, r, &haddr);
+            if (h)
+                fprintf(f, "    inside heap 0x%" PRIx64 " of %s (NVTX memory API): that allocation holds these "
+                        "bytes (not counted again in the device's)\n", haddr, top_label(a, h));
+            else
+                fprintf(f, "    regions of a heap announced through the NVTX memory API: the heap's own "
+                        "allocation holds these bytes (not counted again in the device's)\n");
+        }
         frames(f, a, r, "    ", 4, dim, off);
     }
     int segment_leak = -1;

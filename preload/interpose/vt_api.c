@@ -43,6 +43,11 @@ static int vt__api_in_hook(void)
 
 VT_EXPORT void vramtrace_step(void)
 {
+    vt_api_step();
+}
+
+void vt_api_step(void)
+{
     int e = errno;
     if (vt__api_in_hook()) {   /* the mark now, its snapshot by the writer thread */
         if (vt_core_enabled()) {
@@ -66,6 +71,11 @@ VT_EXPORT void vramtrace_step(void)
 }
 
 VT_EXPORT int vramtrace_snapshot(const char *label)
+{
+    return vt_api_snapshot(label);
+}
+
+int vt_api_snapshot(const char *label)
 {
     if (vt__api_in_hook())
         return -EAGAIN;   /* a signal handler inside a hook or the core: not here */

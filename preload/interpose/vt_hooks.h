@@ -167,6 +167,11 @@ void vt_preload_init(void);
  * then forwards. Cheap after the first (one load). Keeps errno. */
 void vt_preload_activate(void);
 
+/* The bodies of vramtrace_step and vramtrace_snapshot(label) (vt_api.c), for the
+ * other front doors of the library (the NVTX injection, vt_nvtx.c): same contracts. */
+void vt_api_step(void);
+int  vt_api_snapshot(const char *label);
+
 /* Looks up the C library's _exit and _Exit behind ours (vt_hooks_exit.c), at start-up,
  * so the hooks make no loader call. */
 void vt_hooks_exit_init(void);

@@ -169,6 +169,20 @@ int vt_config_parse(char *const *env, vt_config *c)
             else if (!strcasecmp(v, "on")) c->compress = 1;
             else if (vt__parse_long(v, 0, 1, &n)) bad = 1;
             else c->compress = (int)n;
+        } else if (VT_KEY("STEP_RANGE")) {
+            const char *colon = strchr(v, ':');
+            const char *name = colon ? colon + 1 : v;
+            size_t dl = colon ? (size_t)(colon - v) : 0;
+            if (!*name || strlen(name) >= sizeof c->step_range_name || dl >= sizeof c->step_range_domain) {
+                bad = 1;
+                c->step_range_on = 0;
+            } else {
+                c->step_range_on = 1;
+                c->step_range_any_domain = colon == NULL;
+                memcpy(c->step_range_domain, v, dl);
+                c->step_range_domain[dl] = 0;
+                strcpy(c->step_range_name, name);
+            }
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB") || VT_KEY("TENSORS") || VT_KEY("PYTHONPATH")) {

@@ -31,6 +31,13 @@ typedef struct vt_config {
                                 0 = never load libnvidia-ml.so.1 (vt_host.c)              */
     int  compress;           /* VRAMTRACE_COMPRESS: 1 = the stream as zstd frames, one per
                                 write, file *.jsonl.zst (default); 0 = plain *.jsonl      */
+    /* VRAMTRACE_STEP_RANGE: "NAME" or "DOMAIN:NAME" (split at the first ':'; an empty
+     * DOMAIN is NVTX's default domain): the end of each outermost NVTX range of that
+     * name is a step (interpose/vt_nvtx.c). Unset: step_range_on 0.                 */
+    int  step_range_on;
+    int  step_range_any_domain;  /* no ':' given: a range of that name in any domain  */
+    char step_range_domain[128]; /* with ':': the domain's name ("" = the default one) */
+    char step_range_name[256];   /* the range's name, never empty when on             */
 } vt_config;
 
 /* VRAMTRACE_PYTHON values: auto = Python frames when a supported CPython is in the

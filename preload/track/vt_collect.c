@@ -153,8 +153,22 @@ static void vt__row_of_vmm(vt_alloc_row *a, const vt_vmm *v)
     a->stream = 0;
 }
 
+static void vt__row_of_region(vt_alloc_row *a, const vt_region *r)
+{
+    a->addr = r->addr;
+    a->size = r->size;
+    a->kind = VT_KIND_REGION;
+    a->flags = r->site->flags;
+    a->device = r->site->device;
+    a->stack = r->site->stack;
+    a->step = r->step;
+    a->birth_ns = r->birth_ns;
+    a->tid = r->tid;
+    a->stream = 0;
+}
+
 /* Copies the live records, several slabs per hold (see above), then the counted VMM
- * allocations (one hold: there are few): as rows into c->allocs (room *cap) when g
+ * allocations and the announced regions (one hold: there are few): as rows into c->allocs (room *cap) when g
  * is NULL, else as ranges into g. Called without the lock. 0, or -1 out of memory. */
 static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
 {
@@ -192,7 +206,7 @@ static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
     for (int attempt = 0;; attempt++) {
         vt__lock_raw();   /* rows as of the first hold: no ring events between */
         uint64_t t0 = vt_now_ns();
-        size_t nv = HASH_COUNT(vt__core.vmms);
+        size_t nv = HASH_COUNT(vt__core.vmms) + HASH_COUNT(vt__core.regions);
         if (g ? g->n + nv <= g->cap : c->n_allocs + nv <= *cap) {
             vt_vmm *v, *vtmp;
             HASH_ITER(hh, vt__core.vmms, v, vtmp) {
@@ -202,6 +216,11 @@ static int vt__collect_live(vt_collect *c, size_t *cap, vt__ranges *g)
                     vt__range_add(g, v->va, v->size, v->site->kind, v->site->slot);
                 else
                     vt__row_of_vmm(&c->allocs[c->n_allocs++], v);
+            }
+            if (!g) {   /* regions are never fragmentation ranges (vt__frag_counts) */
+                vt_region *r, *rtmp;
+                HASH_ITER(hh, vt__core.regions, r, rtmp)
+                    vt__row_of_region(&c->allocs[c->n_allocs++], r);
             }
             vt__unlock_timed(t0, c);
             return 0;
@@ -447,7 +466,7 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         memcpy(d->kinds, vt__core.ks[slot], sizeof d->kinds);
     }
     vt__sites_collect(c, flags, leak_steps);
-    size_t cap_rows = (want_rows || want_ranges) ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;
+    size_t cap_rows = (want_rows || want_ranges) ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;   /* regions are in live_count */
     vt__unlock_timed(t0, c);
 
     vt__ranges g = { 0 };

@@ -123,6 +123,8 @@ void vt_core_after_fork_child(void)
     }
     vt__core.vmms = NULL;
     vt__core.maps = NULL;
+    vt__core.heaps = NULL;     /* the parent's heaps and regions: left as they are */
+    vt__core.regions = NULL;
     vt__core.sites = NULL;
     vt__core.free_id = VT_NO_ID;
     vt__core.slabs = NULL;

@@ -114,6 +114,26 @@ typedef struct vt_map {
     UT_hash_handle hh;
 } vt_map;
 
+/* A heap the program announced (vt_region.h): a range of its own memory that it
+ * sub-allocates. */
+typedef struct vt_heap {
+    uint64_t handle;              /* key: the interposer's handle                   */
+    uint64_t base, size;
+    UT_hash_handle hh;
+} vt_heap;
+
+/* A region announced inside a heap (vt_region.h), counted at its site. */
+typedef struct vt_region {
+    uint64_t addr;                /* key                                            */
+    uint64_t size;
+    uint64_t heap;                /* its heap's handle (0: the process-wide heap)   */
+    uint64_t birth_ns;            /* also the sequence                              */
+    vt_site *site;
+    uint32_t step;
+    int32_t  tid;
+    UT_hash_handle hh;
+} vt_region;
+
 /* The core's state (vt_core.c). */
 typedef struct vt_core_state {
     vt_lock_t lock;
@@ -121,6 +141,8 @@ typedef struct vt_core_state {
     vt_index  idx;                /* live records by address (under lock)           */
     vt_vmm   *vmms;               /* under lock                                     */
     vt_map   *maps;               /* under lock                                     */
+    vt_heap  *heaps;              /* under lock (vt_region.c)                       */
+    vt_region *regions;           /* under lock (vt_region.c)                       */
     vt_site  *sites;              /* under lock                                     */
     uint32_t  free_id;            /* slab free list head, VT_NO_ID if empty (lock)  */
     vt_site  *site_cache[VT_SITE_CACHE];      /* under lock                          */
@@ -263,11 +285,11 @@ static inline void vt__bump_changes(void)
 /* 1 when memory of kind at addr is part of the device's fragmentation (vt_frag.h):
  * device memory the process owns at a device address. Not pinned host memory, not
  * another process's memory mapped here (ipc_import), not an array (its address is
- * its handle, not where its memory lies), not address 0 (an unmapped VMM
- * allocation). */
+ * its handle, not where its memory lies), not a region (inside an allocation that
+ * counts already), not address 0 (an unmapped VMM allocation). */
 static inline int vt__frag_counts(int kind, uint64_t addr)
 {
-    return addr && kind != VT_KIND_HOST_PINNED && kind != VT_KIND_IPC_IMPORT && kind != VT_KIND_ARRAY;
+    return addr && kind != VT_KIND_HOST_PINNED && vt_kind_in_totals(kind) && kind != VT_KIND_ARRAY;
 }
 
 /* Under lock: the range [addr, addr+size) of device slot came (gone = 0) or went
@@ -310,6 +332,8 @@ void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore);
 void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq);
 /* Fork child: forgets the taken log (vt_core_after_fork_child). */
 void vt__table_after_fork(void);
+/* Under lock: the site of the live record that starts at addr, or NULL. */
+vt_site *vt__site_of_live(uint64_t addr);
 
 /* ---- vt_sites.c ---- */
 

@@ -196,11 +196,13 @@ static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int a
     __atomic_store_n(&vt__core.changes, vt__core.changes + 1, __ATOMIC_RELAXED);
 }
 
-/* The bytes of site s's size-byte record that are the process's own: none of an
- * ipc_import (another process owns that memory: counted in its kind and site only). */
+/* The bytes of site s's size-byte record that count in the device's and the
+ * process's totals: none of an ipc_import (another process owns that memory) or a
+ * region (inside a heap allocation counted already): those count in their kind and
+ * site only (vt_kind_in_totals). */
 static inline uint64_t vt__own_bytes(const vt_site *s, uint64_t size)
 {
-    return s->kind == VT_KIND_IPC_IMPORT ? 0 : size;
+    return vt_kind_in_totals(s->kind) ? size : 0;
 }
 
 /* Accounts size bytes becoming live at site s. restore: the bytes come back after a
@@ -747,6 +749,12 @@ uint64_t vt_core_drop_context(int device, uint64_t ctx, uint64_t before_seq)
     return n;
 }
 
+
+vt_site *vt__site_of_live(uint64_t addr)
+{
+    uint32_t slot, id = vt__rec_find(addr, &slot);
+    return id == VT_NO_ID ? NULL : vt__rec_at(id)->site;
+}
 
 int vt_core_live_kind(uint64_t addr)
 {

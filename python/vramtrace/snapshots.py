@@ -113,7 +113,7 @@ def _zstd_decompressobj(path):
 # file-name prefixes, and CUDA API function-name prefixes with whether the next
 # character must be an upper-case letter.
 TRIMMED_MODULES = ("libvramtrace", "libcudart", "libcuda.", "libcuda-")
-CUDA_FUNCTIONS = (("libcudart_static_", False), ("__cudart", False), ("cuda", True), ("cu", True))
+CUDA_FUNCTIONS = (("libcudart_static_", False), ("__cudart", False), ("cuda", True), ("cu", True), ("nvtx", True))
 
 
 def is_cuda_function(name):
@@ -130,7 +130,7 @@ class SnapshotError(Exception):
     """A malformed stream: the message is ``file:line: what``."""
 
 
-KINDS = ("device", "managed", "host_pinned", "async", "vmm", "array", "graph", "ipc_import")   # common/vt_format.h VT_KINDS
+KINDS = ("device", "managed", "host_pinned", "async", "vmm", "array", "graph", "ipc_import", "region")   # common/vt_format.h VT_KINDS
 SITE_FLAGS = ("registered", "multicast", "logical_size")   # common/vt_format.h VT_SITE_FLAGS
 INT64_MAX = (1 << 63) - 1
 

@@ -84,7 +84,7 @@ static double from_rows(const vt_collect *c, int device)
     size_t n = 0;
     for (size_t j = 0; j < c->n_allocs; j++) {
         const vt_alloc_row *a = &c->allocs[j];
-        if (a->device != device || a->kind == VT_KIND_HOST_PINNED || a->kind == VT_KIND_IPC_IMPORT ||
+        if (a->device != device || a->kind == VT_KIND_HOST_PINNED || !vt_kind_in_totals(a->kind) ||
             a->kind == VT_KIND_ARRAY || !a->addr)
             continue;
         r[n][0] = a->addr;
