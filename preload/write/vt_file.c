@@ -255,6 +255,53 @@ int vt_file_end(vt_file *f)
     return vt__append(f, "", 0, 1);
 }
 
+int vt_file_replace(vt_file *f, const char *p, size_t n)
+{
+    char tmp[PATH_MAX];
+    int len = snprintf(tmp, sizeof tmp, "%s.tmp", f->path);
+    if (len < 0 || (size_t)len >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)   /* ours, left by a killed replace */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    fchmod(fd, 0600);
+    /* a new frame with a context of its own: the old one stays usable until the
+     * rename, so a failure leaves the stream going on in the old file */
+    void *old_z = f->zctx;
+    f->zctx = NULL;
+    const char *err = NULL;
+    struct stat st;
+    int e = EIO;
+    if (f->compress) {
+        size_t zn = vt__zstream(f, p, n, 0, &err);
+        if (!zn)
+            goto fail;
+        p = f->zbuf;
+        n = zn;
+    }
+    if (vt_fd_write_all(fd, p, n) < 0 || fstat(fd, &st) < 0 || rename(tmp, f->path) < 0) {
+        e = errno;
+        goto fail;
+    }
+    ZSTD_freeCCtx((ZSTD_CCtx *)old_z);
+    vt_file_close(f);
+    f->fd = vt_fd_move_high(fd);
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    return 0;
+fail:
+    ZSTD_freeCCtx((ZSTD_CCtx *)f->zctx);
+    f->zctx = old_z;
+    close(fd);
+    unlink(tmp);
+    errno = e;
+    return -1;
+}
+
 void vt_file_close(vt_file *f)
 {
     if (vt_fd_is(f->fd, f->dev, f->ino))

@@ -64,6 +64,16 @@ int vt_file_append(vt_file *f, const char *p, size_t n);
  * of a process. Returns 0 or -EIO as vt_file_append. */
 int vt_file_end(vt_file *f);
 
+/* Replaces the file's whole content with the n bytes at p (whole records, from the
+ * header on): written to "<path>.tmp" (created new, 0600; a stale one of ours
+ * removed first), then renamed over the path, so the stream keeps its name and a
+ * reader sees the old file or the new one, never a mix. Compressed, p starts a new
+ * zstd frame (a compression context of its own) and later appends continue it. On
+ * success f->fd, dev and ino are the new file's (the old descriptor closed) and 0 is
+ * returned. -1 (errno) on any failure: the new file is removed, nothing of f changed,
+ * appends go on in the old file; nothing is latched off. */
+int vt_file_replace(vt_file *f, const char *p, size_t n);
+
 /* Closes f->fd when it still refers to f's file (never the program's descriptor at
  * that number) and sets it to -1. */
 void vt_file_close(vt_file *f);

@@ -47,6 +47,7 @@
 #include "vt_driver.h"
 #include "vt_annot.h"
 #include "vt_buf.h"
+#include "vt_cap.h"
 #include "vt_config.h"
 #include "vt_core.h"
 #include "vt_graph.h"
@@ -72,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define VT_FRAG_MAX_LIVE 262144   /* periodic fragmentation only up to this many live */
@@ -102,6 +104,10 @@ static struct {
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
     vt_host_sample host;          /* under out_lock: the host figures of a snapshot     */
+    vt_cap    cap;                /* under out_lock: the size cap's history (vt_cap.h)   */
+    char     *header;             /* under out_lock: the file's header line (malloc), for
+                                     a rewrite under the cap; NULL = none kept           */
+    size_t    header_len;
     uint64_t  per_n, per_sum_ns, per_max_ns;   /* atomic: periodic snapshots the writer
                                                   thread wrote, and how long each took */
     int       sig;                /* signal installed (0 none)                          */
@@ -361,6 +367,65 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     return 1;
 }
 
+/* The size cap (VRAMTRACE_MAX_BYTES, vt_cap.h): when the file has reached it, its
+ * whole content is replaced (vt_file_replace) by the header, the module, stack and
+ * site records it defines, one "summary" record of every step record written so
+ * far, and the kept OOM records; the next record, written complete (the site diff is
+ * reset), starts the exact steps again. The definitions are made again in the same
+ * set (every stack and site the file defined; the modules of those stacks), so when
+ * the replacement fails the old file goes on as it was: the cap then waits for
+ * another half cap of growth before it tries again. Under out_lock. */
+static void vt__cap_check_locked(void)
+{
+    vt_cap *k = &vt__w.cap;
+    struct stat st;
+    if (!vt__w.header || fstat(vt__w.file.fd, &st) < 0 || !vt_cap_due(k, (uint64_t)st.st_size, vt__config.max_bytes))
+        return;
+    uint64_t t0 = vt_now_ns(), max = vt__config.max_bytes;
+    vt_buf nb;
+    vt_buf_init(&nb);
+    vt_buf_put(&nb, vt__w.header, vt__w.header_len);
+    vt_encode_idset old_stacks = vt__w.defs.stacks, old_sites = vt__w.defs.sites;
+    uint8_t *stacks = old_stacks.cap ? malloc(old_stacks.cap) : NULL;
+    uint8_t *sites = old_sites.cap ? malloc(old_sites.cap) : NULL;
+    int rc = -1;
+    if ((old_stacks.cap && !stacks) || (old_sites.cap && !sites))
+        goto out;
+    if (stacks)
+        memcpy(stacks, old_stacks.on, old_stacks.cap);
+    if (sites)
+        memcpy(sites, old_sites.on, old_sites.cap);
+    vt_encode_defs_clear(&vt__w.defs);   /* the same set is defined again below */
+    for (size_t i = 0; i < old_stacks.cap; i++)
+        if (stacks[i])
+            vt_encode_stack_def(&nb, &vt__w.defs, (uint32_t)i);
+    size_t it = 0;
+    for (const vt_site_row *r; (r = vt_cap_site_next(k, &it));)
+        if (r->id < old_sites.cap && sites[r->id])
+            vt_encode_site_def(&nb, &vt__w.defs, r);
+    vt_cap_encode_summary(k, &nb, max, (size_t)(max / 4));
+    vt_cap_encode_ooms(k, &nb);
+    if (!nb.oom)
+        rc = vt_file_replace(&vt__w.file, nb.p, nb.len);
+out:;
+    int e = errno;
+    free(stacks);
+    free(sites);
+    vt_buf_free(&nb);
+    if (rc == 0 && fstat(vt__w.file.fd, &st) == 0) {
+        vt_sitediff_reset(&vt__w.sites);
+        k->base = (uint64_t)st.st_size;
+        k->rewrites++;
+        vt_log(VT_LOG_INFO, "size cap: %s rewritten to %llu bytes (steps %llu-%llu summarised in %u buckets) in %llu us",
+               vt__w.file.path, (unsigned long long)st.st_size, (unsigned long long)k->first_step[0],
+               (unsigned long long)k->last_step, k->nb, (unsigned long long)((vt_now_ns() - t0) / 1000));
+    } else {
+        k->base = (uint64_t)st.st_size;   /* try again after another half cap */
+        vt_log(VT_LOG_WARN, "size cap: cannot rewrite %s (%s); it grows past VRAMTRACE_MAX_BYTES meanwhile",
+               vt__w.file.path, nb.oom || rc == 0 ? "out of memory" : strerror(e));
+    }
+}
+
 /* The writing half: the module, stack and site records the file does not define yet,
  * then the snapshot record, each appended whole; then the Prometheus textfile and
  * new leak warnings. Frees pd's contents. Returns 0 written, -ECANCELED (tracking off
@@ -379,6 +444,8 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_collect *c = &pd->c;
     vt_buf *b = &vt__w.buf;
     vt_buf_reset(b);
+    if (vt__config.max_bytes)
+        vt__cap_check_locked();   /* before the delta test: a rewrite makes it complete */
     vt_sitediff_sort(c->sites, c->n_sites);
     int delta = p->delta && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
 
@@ -413,11 +480,15 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_host_measure(&vt__w.host);
     vt_host_format(b, &vt__w.host);
     vt_encode_end(b);
+    if (vt__config.max_bytes && trigger == VT_TRIG_OOM && !b->oom)
+        vt_cap_keep_oom(&vt__w.cap, b->p, b->len);
     rc = vt__flush();
     if (rc == 0)
         vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
     else
         vt_sitediff_reset(&vt__w.sites);
+    if (rc == 0 && vt__config.max_bytes && trigger != VT_TRIG_EXIT)
+        vt_cap_note(&vt__w.cap, c, pd->time_ns ? pd->time_ns : vt_now_ns());
     /* the textfile: written at once on the writer thread and at exit, else by the
      * writer thread's next tick (vt_prom.h) */
     int at_exit = trigger == VT_TRIG_EXIT;
@@ -646,6 +717,13 @@ static int vt__open_file(void)
     vt_encode_defs_clear(&vt__w.defs);
     vt_buf_reset(&vt__w.buf);
     vt_encode_header(&vt__w.buf, start_ns);
+    vt_cap_reset(&vt__w.cap);
+    free(vt__w.header);
+    vt__w.header = NULL;
+    if (vt__config.max_bytes && !vt__w.buf.oom && (vt__w.header = malloc(vt__w.buf.len))) {
+        memcpy(vt__w.header, vt__w.buf.p, vt__w.buf.len);
+        vt__w.header_len = vt__w.buf.len;
+    }
     int rc = vt__flush();
     pthread_mutex_unlock(&vt__w.out_lock);
     return rc < 0 ? -1 : 0;
@@ -916,6 +994,9 @@ void vt_writer_fork_child(void)
     vt_sitediff_reset(&vt__w.sites);
     vt__w.oom_classes = 0;
     vt_encode_defs_clear(&vt__w.defs);
+    vt_cap_reset(&vt__w.cap);   /* the parent's history; the child's file starts its own */
+    free(vt__w.header);
+    vt__w.header = NULL;
     if (vt_state_writer() == VT_STATE_WRITER_OPEN)
         sem_destroy(&vt__w.wake);
     vt_state_set_writer(VT_STATE_WRITER_NONE);

@@ -616,6 +616,24 @@ static void test_config(void)
     char *num[] = {"VRAMTRACE_SIGNAL=12", NULL};
     vt_config_parse(num, &c);
     CHECK_EQ_INT(c.signal, 12);
+    /* VRAMTRACE_MAX_BYTES: plain bytes and KiB/MiB/GiB suffixes; 0 = no cap */
+    CHECK(c.max_bytes == 1ull << 30);   /* the default */
+    char *mb[] = {"VRAMTRACE_MAX_BYTES=4MiB", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb, &c), 0);
+    CHECK(c.max_bytes == 4ull << 20);
+    char *mb2[] = {"VRAMTRACE_MAX_BYTES=262144", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb2, &c), 0);
+    CHECK(c.max_bytes == 262144);
+    char *mb3[] = {"VRAMTRACE_MAX_BYTES=2g", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb3, &c), 0);
+    CHECK(c.max_bytes == 2ull << 30);
+    char *mb4[] = {"VRAMTRACE_MAX_BYTES=0", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb4, &c), 0);
+    CHECK(c.max_bytes == 0);
+    char *mbad[] = {"VRAMTRACE_MAX_BYTES=4TB", "VRAMTRACE_MAX_BYTES=1000", "VRAMTRACE_MAX_BYTES=-1",
+                    "VRAMTRACE_MAX_BYTES=", NULL};
+    CHECK_EQ_INT(vt_config_parse(mbad, &c), 4);
+    CHECK(c.max_bytes == 1ull << 30);
 }
 
 static void test_buf(void)
