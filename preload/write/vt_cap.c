@@ -195,7 +195,49 @@ int vt_cap_due(const vt_cap *k, uint64_t size, uint64_t max)
 {
     if (!max || k->failed || !k->nb || size < max)
         return 0;
-    return size >= k->base + max / 2;
+    return k->keep_off || size >= k->base + max / 2;
+}
+
+int vt_cap_keep_due(const vt_cap *k, uint64_t size, uint64_t max)
+{
+    if (!max || k->failed || !k->nb || k->keep_off || k->base >= max || size >= max)
+        return 0;
+    return size >= k->base + (max - k->base) / 2;
+}
+
+int vt_cap_freeze(vt_cap *k, uint64_t off, const uint8_t *stacks, size_t ns, const uint8_t *sites, size_t nsi,
+                  uint64_t max_bytes, size_t room)
+{
+    vt_cap_thaw(k);
+    vt_buf_init(&k->keep_head);
+    vt_cap_encode_summary(k, &k->keep_head, max_bytes, room);
+    vt_cap_encode_ooms(k, &k->keep_head);
+    k->keep_stacks = ns ? malloc(ns) : NULL;
+    k->keep_sites = nsi ? malloc(nsi) : NULL;
+    if (k->keep_head.oom || (ns && !k->keep_stacks) || (nsi && !k->keep_sites) || !off) {
+        vt_cap_thaw(k);
+        return -1;
+    }
+    if (ns)
+        memcpy(k->keep_stacks, stacks, ns);
+    if (nsi)
+        memcpy(k->keep_sites, sites, nsi);
+    k->nkeep_stacks = ns;
+    k->nkeep_sites = nsi;
+    k->keep_off = off;
+    k->keep_step = k->last_step;
+    k->keep_nb = k->nb;
+    return 0;
+}
+
+void vt_cap_thaw(vt_cap *k)
+{
+    vt_buf_free(&k->keep_head);
+    free(k->keep_stacks);
+    free(k->keep_sites);
+    k->keep_stacks = k->keep_sites = NULL;
+    k->nkeep_stacks = k->nkeep_sites = 0;
+    k->keep_off = 0;
 }
 
 const vt_site_row *vt_cap_site_next(const vt_cap *k, size_t *i)
@@ -317,6 +359,7 @@ void vt_cap_encode_ooms(const vt_cap *k, vt_buf *b)
 
 void vt_cap_reset(vt_cap *k)
 {
+    vt_cap_thaw(k);
     for (size_t i = 0; i < k->nsite; i++)
         free(k->site[i]);
     free(k->site);

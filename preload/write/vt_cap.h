@@ -1,6 +1,7 @@
 /* vt_cap.h — the stream's size cap (VRAMTRACE_MAX_BYTES): a bounded history of every
  * step record written, from which the writer rebuilds a smaller file when its stream
- * reaches the cap (docs/snapshot-format.md "summary").
+ * reaches the cap (docs/snapshot-format.md "summary"), and the keep point: where the
+ * records the rebuilt file keeps exact start, with the summary of those before it.
  *
  * What is kept: for every site and every device, per bucket of steps, the floor (the
  * smallest live bytes of the records in the bucket; a site absent from a record has 0)
@@ -64,6 +65,14 @@ typedef struct vt_cap {
     vt_cap_oom oom_first[VT_CAP_OOM_FIRST], oom_last[VT_CAP_OOM_LAST];
     uint64_t  ooms;            /* OOM records seen                                      */
     uint64_t  base;            /* file bytes right after the last rewrite (0: none yet) */
+    /* the keep point: where the records the next rewrite keeps exact start */
+    uint64_t  keep_off;        /* its file offset; 0 = none                              */
+    uint64_t  keep_step;       /* the last step the summary of keep_head holds           */
+    uint32_t  keep_nb;         /* and its buckets                                        */
+    vt_buf    keep_head;       /* the summary and the kept OOM records as of it          */
+    uint8_t  *keep_stacks, *keep_sites;   /* the definitions the file had there (by id;
+                                             copies of vt_encode_defs' sets, malloc)     */
+    size_t    nkeep_stacks, nkeep_sites;
     uint64_t  rewrites;        /* rewrites done                                          */
 } vt_cap;
 
@@ -80,9 +89,27 @@ void vt_cap_note(vt_cap *k, const vt_collect *c, uint64_t time_ns);
 void vt_cap_keep_oom(vt_cap *k, const char *p, size_t n);
 
 /* 1 when a file of `size` bytes must be rewritten under the cap `max` (0 = none):
- * it reached the cap, and has grown by at least half the cap since the last rewrite
- * (a summary that alone nears the cap is not rewritten over and over). */
+ * it reached the cap, and either a keep point is set or it has grown by at least half
+ * the cap since the last rewrite (a summary that alone nears the cap is not rewritten
+ * over and over). */
 int vt_cap_due(const vt_cap *k, uint64_t size, uint64_t max);
+
+/* 1 when the keep point should be set at a file of `size` bytes: none is set, and
+ * the file is half way from its size after the last rewrite to the cap `max`. The
+ * records from there to the rewrite are kept exact by it, so after a rewrite the file
+ * holds at least (max - base) / 2 bytes of exact records. */
+int vt_cap_keep_due(const vt_cap *k, uint64_t size, uint64_t max);
+
+/* Sets the keep point at file offset `off` (a record boundary; compressed: where a
+ * new frame starts): the summary of every record noted so far and the kept OOM
+ * records are encoded now into keep_head (vt_cap_encode_summary with `room`), and
+ * copies of the definition sets are taken (stacks: ns bytes, sites: nsi bytes). 0, or
+ * -1 when out of memory (no keep point). */
+int vt_cap_freeze(vt_cap *k, uint64_t off, const uint8_t *stacks, size_t ns, const uint8_t *sites, size_t nsi,
+                  uint64_t max_bytes, size_t room);
+
+/* Forgets the keep point (after a rewrite, or when it failed). */
+void vt_cap_thaw(vt_cap *k);
 
 /* The site definitions the cap knows, one by one: i from 0 while it returns non-NULL
  * (an entry may be skipped: *i is advanced past it). */

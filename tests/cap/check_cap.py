@@ -7,7 +7,8 @@ MODE zst (the default zstd stream) or plain (VRAMTRACE_COMPRESS=0). PROG
 (prog_capjob) runs STEPS steps with a planted leak of LEAK bytes per step twice,
 deterministically (no periodic snapshots): uncapped (VRAMTRACE_MAX_BYTES=0) and
 capped at CAP. Checks:
-  - the capped file was rewritten several times (the writer's info lines) and its
+  - the capped file was rewritten several times (the writer's info lines), each
+    rewrite keeping the records since its keep point exact, and its
     size, sampled while the program runs and at the end, stays at most 1.1x CAP;
     the uncapped one is several times the cap;
   - the capped report says which steps are summarised (text and JSON), finds the
@@ -75,9 +76,12 @@ def site(proc, title):
 upath, usize, _ = run(os.path.join(out, "uncapped"), "0")
 cpath, csize, log = run(os.path.join(out, "capped"), str(CAP))
 
-rewrites = re.findall(r"size cap: .* rewritten to (\d+) bytes \(steps (\d+)-(\d+) summarised in (\d+) buckets\)", log)
+rewrites = re.findall(r"size cap: .* rewritten to (\d+) bytes \(steps (\d+)-(\d+) summarised in (\d+) buckets, "
+                      r"(\d+) bytes of records kept\)", log)
 assert len(rewrites) >= 3, log
-assert all(int(n) < CAP // 2 for n, _, _, _ in rewrites), rewrites
+# each rewrite keeps the records since its keep point (about a third of the cap,
+# once settled) and leaves room for as much again
+assert all(CAP // 4 <= int(n) <= CAP * 3 // 4 and int(kept) >= CAP // 5 for n, _, _, _, kept in rewrites[1:]), rewrites
 assert csize <= CAP * 1.1, (csize, CAP)
 assert usize > 3 * CAP, (usize, CAP)
 
@@ -85,7 +89,7 @@ u, c = report(upath), report(cpath)
 assert "summarised_steps" not in u, u.keys()
 sm = c["summarised_steps"]
 assert sm["max_bytes"] == CAP and sm["buckets"] >= 16, sm
-assert sm["last_step"] == int(rewrites[-1][2]), (sm, rewrites[-1])
+assert sm["last_step"] == int(rewrites[-1][2]) and sm["buckets"] == int(rewrites[-1][3]), (sm, rewrites[-1])
 assert sm["first_step"] == u["first_step"], (sm, u["first_step"])
 text = report(cpath, "text")
 assert re.search(r"steps %d-%d summarised in %d buckets \(VRAMTRACE_MAX_BYTES=256 KiB\)"
@@ -115,7 +119,7 @@ for uo, co in zip(u["ooms"], c["ooms"]):
 ut = dict(map(tuple, u["total_live_bytes_by_step"]))
 ct = [tuple(x) for x in c["total_live_bytes_by_step"]]
 recent = [(s, b) for s, b in ct if s > sm["last_step"]]
-assert len(recent) > 100, len(recent)
+assert len(recent) > 100, len(recent)   # at least a quarter of the cap of step records
 assert recent[-1][0] == STEPS == u["last_step"] == c["last_step"], (recent[-1], u["last_step"])
 assert [s for s, _ in recent] == [s for s in sorted(ut) if s > sm["last_step"]]
 for s, b in recent:
