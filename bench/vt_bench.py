@@ -614,12 +614,12 @@ def fig9():
 
 # ---- figure 11: the size cap (VRAMTRACE_MAX_BYTES) ----
 
-def cap_run(folder, steps, leak, max_bytes):
-    """prog_capjob STEPS LEAK under the preload, compressed (the default), with
+def cap_run(folder, steps, leak, max_bytes, compress=1):
+    """prog_capjob STEPS LEAK under the preload, compressed (the default) or not, with
     VRAMTRACE_MAX_BYTES=max_bytes: (file bytes, the largest seen while it ran, wall s,
     rewrite times in ms from the writer's info lines, the report's JSON process)."""
     shutil.rmtree(folder, ignore_errors=True)
-    env = traced_env(OUTPUT=folder, INTERVAL_MS=0, MAX_BYTES=max_bytes, COMPRESS=1, LOG="info")
+    env = traced_env(OUTPUT=folder, INTERVAL_MS=0, MAX_BYTES=max_bytes, COMPRESS=compress, LOG="info")
     t = time.perf_counter()
     p = subprocess.Popen([binp("prog_capjob"), str(steps), str(leak)], env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
@@ -650,29 +650,34 @@ def fig11():
     if not os.path.exists(binp("prog_capjob")):
         row(11, "size cap", "skipped", note="prog_capjob is not built (tests/cap)")
         return
-    steps, cap, cap_txt = (3000, 64 << 10, "64KiB") if ARGS.quick else (100000, 4 << 20, "4MiB")
+    steps, cap, cap_txt = (1500, 64 << 10, "64KiB") if ARGS.quick else (100000, 4 << 20, "4MiB")
     leak = 256
-    log(f"Figure 11: VRAMTRACE_MAX_BYTES={cap_txt} on {steps} steps (zstd stream), against the same job uncapped")
-    us, _, uwall, _, up = cap_run(os.path.join(ARGS.work, "cap-off"), steps, leak, 0)
-    cs, cmax, cwall, ms, cp = cap_run(os.path.join(ARGS.work, "cap-on"), steps, leak, cap_txt)
-    row(11, f"file bytes, capped at {cap_txt} (largest seen while running; final {cs})", cmax, floor=us,
-        target=int(cap * 1.125), unit="B", ok=cmax <= cap * 1.125,
-        note=f"floor = uncapped; {len(ms)} rewrites")
-    def leak_of(p):
-        g = [s for s in p["sites"] if s["title"].startswith("grow_cache")]
-        return (g[0]["verdict"], g[0]["growth_bytes_per_step"], g[0]["leaked_bytes"]) if g else (None, None, None)
-    cv, crate, cleaked = leak_of(cp)
-    uv, urate, uleaked = leak_of(up)
-    sm = cp.get("summarised_steps") or {}
-    row(11, "leak found: B/step at grow_cache (capped)", crate, floor=urate, target=leak, unit="B/step",
-        ok=cv == "leak" and crate == leak,
-        note=f"verdict {cv}; leaked {cleaked} vs {uleaked} uncapped; steps {sm.get('first_step')}-"
-             f"{sm.get('last_step')} summarised in {sm.get('buckets')} buckets")
-    if ms:
-        row(11, "writer cost of one rewrite (longest)", max(ms), floor=statistics.median(ms), unit="ms",
-            note="floor = the median rewrite; on the writer thread, under its output lock")
-    row(11, "wall time capped/uncapped", cwall / uwall, floor=1.0, unit="x",
-        note=f"{cwall:.2f} s vs {uwall:.2f} s, one pair")
+    for compress, kind in ((1, "zstd"), (0, "plain")):
+        log(f"Figure 11: VRAMTRACE_MAX_BYTES={cap_txt} on {steps} steps ({kind} stream), against the same job uncapped")
+        us, _, uwall, _, up = cap_run(os.path.join(ARGS.work, "cap-off"), steps, leak, 0, compress)
+        cs, cmax, cwall, ms, cp = cap_run(os.path.join(ARGS.work, "cap-on"), steps, leak, cap_txt, compress)
+        row(11, f"{kind}: file bytes, capped at {cap_txt} (largest seen while running; final {cs})", cmax,
+            floor=us, target=int(cap * 1.125), unit="B", ok=cmax <= cap * 1.125,
+            note=f"floor = uncapped; {len(ms)} rewrites")
+        def leak_of(p):
+            g = [s for s in p["sites"] if s["title"].startswith("grow_cache")]
+            return (g[0]["verdict"], g[0]["growth_bytes_per_step"], g[0]["leaked_bytes"]) if g else (None, None, None)
+        cv, crate, cleaked = leak_of(cp)
+        uv, urate, uleaked = leak_of(up)
+        sm = cp.get("summarised_steps") or {}
+        ut = dict(map(tuple, up["total_live_bytes_by_step"]))
+        exact = [(st, b) for st, b in cp["total_live_bytes_by_step"] if st > sm.get("last_step", -1)]
+        same = sum(ut.get(st) == b for st, b in exact)
+        row(11, f"{kind}: leak found, B/step at grow_cache (capped)", crate, floor=urate, target=leak, unit="B/step",
+            ok=cv == "leak" and crate == leak,
+            note=f"verdict {cv}; leaked {cleaked} vs {uleaked} uncapped; steps {sm.get('first_step')}-"
+                 f"{sm.get('last_step')} summarised in {sm.get('buckets')} buckets; {same} of {len(exact)} "
+                 f"later steps as uncapped")
+        if ms:
+            row(11, f"{kind}: writer cost of one rewrite (longest)", max(ms), floor=statistics.median(ms), unit="ms",
+                note="floor = the median rewrite; on the writer thread, under its output lock")
+        row(11, f"{kind}: wall time capped/uncapped", cwall / uwall, floor=1.0, unit="x",
+            note=f"{cwall:.2f} s vs {uwall:.2f} s, one pair")
 
 
 FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 11: fig11}
