@@ -11,10 +11,13 @@
  */
 #include "vt_cap.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "vt_format.h"
+#include "vt_host.h"
+#include "vt_log.h"
 
 /* The floor of bucket i of s, absent records counted as 0. */
 static uint64_t vt__floor(const vt_cap *k, const vt_cap_series *s, uint32_t i)
@@ -355,6 +358,125 @@ void vt_cap_encode_ooms(const vt_cap *k, vt_buf *b)
         vt_buf_put(b, all[i]->p, all[i]->n);
         vt_buf_cstr(b, ",\"summarised\":true}\n");
     }
+}
+
+/* ---- the rewrite ----
+ *
+ * vt_cap_check runs before each record. Half way
+ * from the size after the last rewrite to the cap, a keep point is set (vt__keep):
+ * the compressed stream's frame is ended there, the summary of the records before it
+ * is encoded, and the next record is written complete, so the file's bytes from there
+ * on are a stream of their own but for the definitions made before. When the file
+ * reaches the cap it is replaced (vt_file_replace) by the header, the definitions
+ * made before the keep point, the summary and the kept OOM records, then the old
+ * file's bytes from the keep point, unchanged: the records since then stay exact, the
+ * site deltas and the compressed frame go on. Without a keep point (one record took
+ * the file past both marks) everything written is summarised, and the next record is
+ * written complete. The definitions the file holds after a replacement are the same
+ * set as before (those made after the keep point are in the copied bytes; their
+ * records are made again into a discarded buffer only to mark their modules), so
+ * when the replacement fails the old file goes on as it was; the cap then tries
+ * again after another half cap of growth. */
+static void vt__keep(vt_cap *k, vt_file *f, const vt_encode_defs *d, vt_sitediff *sd, uint64_t max)
+{
+    struct stat st;
+    if (vt_file_end(f) < 0 || f->fd < 0 || fstat(f->fd, &st) < 0)
+        return;
+    if (vt_cap_freeze(k, (uint64_t)st.st_size, d->stacks.on, d->stacks.cap,
+                      d->sites.on, d->sites.cap, max, (size_t)(max / 4)) < 0)
+        return;
+    vt_sitediff_reset(sd);   /* the record at the keep point is complete */
+    vt_host_new_file();
+}
+
+/* 1 when id is set in the n-byte set. */
+static int vt__has(const uint8_t *set, size_t n, size_t id)
+{
+    return id < n && set[id];
+}
+
+void vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, const char *header, size_t hlen,
+                  uint64_t max)
+{
+    struct stat st;
+    if (fstat(f->fd, &st) < 0)
+        return;
+    uint64_t size = (uint64_t)st.st_size, t0 = vt_now_ns();
+    if (vt_cap_keep_due(k, size, max)) {
+        vt__keep(k, f, d, sd, max);
+        return;
+    }
+    if (!vt_cap_due(k, size, max))
+        return;
+    int keep = k->keep_off != 0;
+    if (!keep) {   /* compressed: appends after the head start a new frame */
+        if (vt_file_end(f) < 0 || f->fd < 0 || fstat(f->fd, &st) < 0)
+            return;
+        size = (uint64_t)st.st_size;
+    }
+    vt_buf nb, scratch;
+    vt_buf_init(&nb);
+    vt_buf_init(&scratch);
+    vt_buf_put(&nb, header, hlen);
+    vt_encode_idset old_stacks = d->stacks, old_sites = d->sites;
+    uint8_t *stacks = old_stacks.cap ? malloc(old_stacks.cap) : NULL;
+    uint8_t *sites = old_sites.cap ? malloc(old_sites.cap) : NULL;
+    int rc = -1;
+    if ((old_stacks.cap && !stacks) || (old_sites.cap && !sites))
+        goto out;
+    if (stacks)
+        memcpy(stacks, old_stacks.on, old_stacks.cap);
+    if (sites)
+        memcpy(sites, old_sites.on, old_sites.cap);
+    /* the head's definitions: those made before the keep point (all, without one) */
+    const uint8_t *hs = keep ? k->keep_stacks : stacks, *hsi = keep ? k->keep_sites : sites;
+    size_t nhs = keep ? k->nkeep_stacks : old_stacks.cap, nhsi = keep ? k->nkeep_sites : old_sites.cap;
+    vt_encode_defs_clear(d);
+    for (size_t i = 0; i < nhs; i++)
+        if (hs[i])
+            vt_encode_stack_def(&nb, d, (uint32_t)i);
+    size_t it = 0;
+    for (const vt_site_row *r; (r = vt_cap_site_next(k, &it));)
+        if (vt__has(hsi, nhsi, r->id))
+            vt_encode_site_def(&nb, d, r);
+    if (keep) {
+        vt_buf_put(&nb, k->keep_head.p, k->keep_head.len);
+        /* the definitions in the copied bytes: marked (and their modules), not written */
+        for (size_t i = 0; i < old_stacks.cap; i++)
+            if (stacks[i] && !vt__has(hs, nhs, i))
+                vt_encode_stack_def(&scratch, d, (uint32_t)i);
+        it = 0;
+        for (const vt_site_row *r; (r = vt_cap_site_next(k, &it));)
+            if (vt__has(sites, old_sites.cap, r->id) && !vt__has(hsi, nhsi, r->id))
+                vt_encode_site_def(&scratch, d, r);
+    } else {
+        vt_cap_encode_summary(k, &nb, max, (size_t)(max / 4));
+        vt_cap_encode_ooms(k, &nb);
+    }
+    if (!nb.oom)
+        rc = vt_file_replace(f, nb.p, nb.len, keep ? k->keep_off : size);
+out:;
+    int e = errno;
+    free(stacks);
+    free(sites);
+    vt_buf_free(&nb);
+    vt_buf_free(&scratch);
+    if (rc == 0 && fstat(f->fd, &st) == 0) {
+        if (!keep)
+            vt_sitediff_reset(sd);   /* nothing exact was kept */
+        k->rewrites++;
+        vt_log(VT_LOG_INFO, "size cap: %s rewritten to %llu bytes (steps %llu-%llu summarised in %u buckets, "
+               "%llu bytes of records kept) in %llu us",
+               f->path, (unsigned long long)st.st_size, (unsigned long long)k->first_step[0],
+               (unsigned long long)(keep ? k->keep_step : k->last_step), keep ? k->keep_nb : k->nb,
+               (unsigned long long)(keep ? size - k->keep_off : 0), (unsigned long long)((vt_now_ns() - t0) / 1000));
+        k->base = (uint64_t)st.st_size;
+    } else {
+        k->base = size;   /* try again after another half cap */
+        vt_log(VT_LOG_WARN, "size cap: cannot rewrite %s (%s); it grows past VRAMTRACE_MAX_BYTES meanwhile",
+               f->path, nb.oom || rc == 0 ? "out of memory" : strerror(e));
+    }
+    vt_cap_thaw(k);
 }
 
 void vt_cap_reset(vt_cap *k)

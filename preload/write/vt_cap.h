@@ -27,6 +27,9 @@
 
 #include "vt_buf.h"
 #include "vt_core.h"
+#include "vt_encode.h"
+#include "vt_file.h"
+#include "vt_sitediff.h"
 
 #define VT_CAP_BUCKETS   256   /* buckets per series, at most (a power of 2)           */
 #define VT_CAP_MIN_BUCKETS 16  /* the grid is coarsened down to this to fit the cap    */
@@ -75,6 +78,16 @@ typedef struct vt_cap {
     size_t    nkeep_stacks, nkeep_sites;
     uint64_t  rewrites;        /* rewrites done                                          */
 } vt_cap;
+
+/* Before each record of a stream capped at `max` bytes (VRAMTRACE_MAX_BYTES): sets
+ * the keep point, or rewrites the file f (vt_file_replace) from `header` (hlen bytes,
+ * the file's header line), the definitions d says it holds, the summary, the kept
+ * OOM records and the records since the keep point (docs/snapshot-format.md
+ * "summary"). Leaves d the same set, and sd reset when the next record must be
+ * complete. Logs each rewrite (info) and each failed one (warn: the old file goes
+ * on). Under the writer's output lock. */
+void vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, const char *header, size_t hlen,
+                  uint64_t max);
 
 /* Forgets everything and frees the memory (a fork child; the writer's start). */
 void vt_cap_reset(vt_cap *k);

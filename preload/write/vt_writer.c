@@ -73,7 +73,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define VT_FRAG_MAX_LIVE 262144   /* periodic fragmentation only up to this many live */
@@ -367,125 +366,6 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     return 1;
 }
 
-/* The size cap (VRAMTRACE_MAX_BYTES, vt_cap.h), checked before each record. Half way
- * from the size after the last rewrite to the cap, a keep point is set (vt__cap_keep):
- * the compressed stream's frame is ended there, the summary of the records before it
- * is encoded, and the next record is written complete, so the file's bytes from there
- * on are a stream of their own but for the definitions made before. When the file
- * reaches the cap it is replaced (vt_file_replace) by the header, the definitions
- * made before the keep point, the summary and the kept OOM records, then the old
- * file's bytes from the keep point, unchanged: the records since then stay exact, the
- * site deltas and the compressed frame go on. Without a keep point (one record took
- * the file past both marks) everything written is summarised, and the next record is
- * written complete. The definitions the file holds after a replacement are the same
- * set as before (those made after the keep point are in the copied bytes; their
- * records are made again into a discarded buffer only to mark their modules), so
- * when the replacement fails the old file goes on as it was; the cap then tries
- * again after another half cap of growth. Under out_lock. */
-static void vt__cap_keep_locked(void)
-{
-    struct stat st;
-    if (vt_file_end(&vt__w.file) < 0 || vt__w.file.fd < 0 || fstat(vt__w.file.fd, &st) < 0)
-        return;
-    uint64_t max = vt__config.max_bytes;
-    if (vt_cap_freeze(&vt__w.cap, (uint64_t)st.st_size, vt__w.defs.stacks.on, vt__w.defs.stacks.cap,
-                      vt__w.defs.sites.on, vt__w.defs.sites.cap, max, (size_t)(max / 4)) < 0)
-        return;
-    vt_sitediff_reset(&vt__w.sites);   /* the record at the keep point is complete */
-    vt_host_new_file();
-}
-
-/* 1 when id is set in the n-byte set. */
-static int vt__has(const uint8_t *set, size_t n, size_t id)
-{
-    return id < n && set[id];
-}
-
-static void vt__cap_check_locked(void)
-{
-    vt_cap *k = &vt__w.cap;
-    struct stat st;
-    uint64_t max = vt__config.max_bytes;
-    if (!vt__w.header || fstat(vt__w.file.fd, &st) < 0)
-        return;
-    uint64_t size = (uint64_t)st.st_size, t0 = vt_now_ns();
-    if (vt_cap_keep_due(k, size, max)) {
-        vt__cap_keep_locked();
-        return;
-    }
-    if (!vt_cap_due(k, size, max))
-        return;
-    int keep = k->keep_off != 0;
-    if (!keep) {   /* compressed: appends after the head start a new frame */
-        if (vt_file_end(&vt__w.file) < 0 || vt__w.file.fd < 0 || fstat(vt__w.file.fd, &st) < 0)
-            return;
-        size = (uint64_t)st.st_size;
-    }
-    vt_buf nb, scratch;
-    vt_buf_init(&nb);
-    vt_buf_init(&scratch);
-    vt_buf_put(&nb, vt__w.header, vt__w.header_len);
-    vt_encode_idset old_stacks = vt__w.defs.stacks, old_sites = vt__w.defs.sites;
-    uint8_t *stacks = old_stacks.cap ? malloc(old_stacks.cap) : NULL;
-    uint8_t *sites = old_sites.cap ? malloc(old_sites.cap) : NULL;
-    int rc = -1;
-    if ((old_stacks.cap && !stacks) || (old_sites.cap && !sites))
-        goto out;
-    if (stacks)
-        memcpy(stacks, old_stacks.on, old_stacks.cap);
-    if (sites)
-        memcpy(sites, old_sites.on, old_sites.cap);
-    /* the head's definitions: those made before the keep point (all, without one) */
-    const uint8_t *hs = keep ? k->keep_stacks : stacks, *hsi = keep ? k->keep_sites : sites;
-    size_t nhs = keep ? k->nkeep_stacks : old_stacks.cap, nhsi = keep ? k->nkeep_sites : old_sites.cap;
-    vt_encode_defs_clear(&vt__w.defs);
-    for (size_t i = 0; i < nhs; i++)
-        if (hs[i])
-            vt_encode_stack_def(&nb, &vt__w.defs, (uint32_t)i);
-    size_t it = 0;
-    for (const vt_site_row *r; (r = vt_cap_site_next(k, &it));)
-        if (vt__has(hsi, nhsi, r->id))
-            vt_encode_site_def(&nb, &vt__w.defs, r);
-    if (keep) {
-        vt_buf_put(&nb, k->keep_head.p, k->keep_head.len);
-        /* the definitions in the copied bytes: marked (and their modules), not written */
-        for (size_t i = 0; i < old_stacks.cap; i++)
-            if (stacks[i] && !vt__has(hs, nhs, i))
-                vt_encode_stack_def(&scratch, &vt__w.defs, (uint32_t)i);
-        it = 0;
-        for (const vt_site_row *r; (r = vt_cap_site_next(k, &it));)
-            if (vt__has(sites, old_sites.cap, r->id) && !vt__has(hsi, nhsi, r->id))
-                vt_encode_site_def(&scratch, &vt__w.defs, r);
-    } else {
-        vt_cap_encode_summary(k, &nb, max, (size_t)(max / 4));
-        vt_cap_encode_ooms(k, &nb);
-    }
-    if (!nb.oom)
-        rc = vt_file_replace(&vt__w.file, nb.p, nb.len, keep ? k->keep_off : size);
-out:;
-    int e = errno;
-    free(stacks);
-    free(sites);
-    vt_buf_free(&nb);
-    vt_buf_free(&scratch);
-    if (rc == 0 && fstat(vt__w.file.fd, &st) == 0) {
-        if (!keep)
-            vt_sitediff_reset(&vt__w.sites);   /* nothing exact was kept */
-        k->rewrites++;
-        vt_log(VT_LOG_INFO, "size cap: %s rewritten to %llu bytes (steps %llu-%llu summarised in %u buckets, "
-               "%llu bytes of records kept) in %llu us",
-               vt__w.file.path, (unsigned long long)st.st_size, (unsigned long long)k->first_step[0],
-               (unsigned long long)(keep ? k->keep_step : k->last_step), keep ? k->keep_nb : k->nb,
-               (unsigned long long)(keep ? size - k->keep_off : 0), (unsigned long long)((vt_now_ns() - t0) / 1000));
-        k->base = (uint64_t)st.st_size;
-    } else {
-        k->base = size;   /* try again after another half cap */
-        vt_log(VT_LOG_WARN, "size cap: cannot rewrite %s (%s); it grows past VRAMTRACE_MAX_BYTES meanwhile",
-               vt__w.file.path, nb.oom || rc == 0 ? "out of memory" : strerror(e));
-    }
-    vt_cap_thaw(k);
-}
-
 /* The writing half: the module, stack and site records the file does not define yet,
  * then the snapshot record, each appended whole; then the Prometheus textfile and
  * new leak warnings. Frees pd's contents. Returns 0 written, -ECANCELED (tracking off
@@ -504,8 +384,9 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_collect *c = &pd->c;
     vt_buf *b = &vt__w.buf;
     vt_buf_reset(b);
-    if (vt__config.max_bytes)
-        vt__cap_check_locked();   /* before the delta test: a rewrite makes it complete */
+    if (vt__config.max_bytes && vt__w.header)   /* before the delta test: a rewrite may reset it */
+        vt_cap_check(&vt__w.cap, &vt__w.file, &vt__w.defs, &vt__w.sites, vt__w.header, vt__w.header_len,
+                     vt__config.max_bytes);
     vt_sitediff_sort(c->sites, c->n_sites);
     int delta = p->delta && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
 
