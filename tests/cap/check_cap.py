@@ -17,7 +17,8 @@ capped at CAP. Checks:
     record kept by the rewrites, and step STEPS-5) with their top sites;
   - every step after the summary, the exit's unfreed bytes and the other sites'
     verdicts are those of the uncapped run;
-  - `vramtrace check` fails the capped run on the leak.
+  - `vramtrace check` fails the capped run on the leak;
+  - (plain) a summary record with a list one bucket short is an error of its line.
 """
 import glob
 import json
@@ -139,3 +140,18 @@ assert "leak +256 B/step" in p.stdout and "grow_cache" in p.stdout, p.stdout
 print("cap %s: %d rewrites, file at most %d bytes (cap %d; uncapped %d), steps %d-%d in %d buckets, "
       "%d exact steps after them" % (mode, len(rewrites), csize, CAP, usize, sm["first_step"], sm["last_step"],
                                       sm["buckets"], len(recent)))
+
+# a summary record of the wrong shape is an error of its line (file:line: what)
+if mode == "plain":
+    lines = open(cpath).read().split("\n")
+    k = next(i for i, l in enumerate(lines) if l.startswith('{"t":"summary"'))
+    rec = json.loads(lines[k])
+    rec["sites"][0][1] = rec["sites"][0][1][:-1]   # one floor short
+    lines[k] = json.dumps(rec, separators=(",", ":"))
+    bad = os.path.join(out, "bad.jsonl")
+    with open(bad, "w") as fh:
+        fh.write("\n".join(lines))
+    p = subprocess.run([vt, "report", bad], capture_output=True, text=True, timeout=120)
+    want = "%s:%d: summary.sites[0][1]: expected %d values (one per bucket), got %d" % (
+        bad, k + 1, len(rec["steps"]), len(rec["steps"]) - 1)
+    assert p.returncode == 2 and want in p.stderr, (p.returncode, p.stderr, want)
