@@ -481,6 +481,10 @@ out:;
 
 void vt_cap_reset(vt_cap *k)
 {
+    /* untouched (a fork child of a process that never capped): nothing to write to,
+     * so none of its pages is copied */
+    if (!k->nb && !k->site && !k->ndev && !k->ooms && !k->keep_off && !k->keep_head.p && !k->base && !k->failed)
+        return;
     vt_cap_thaw(k);
     for (size_t i = 0; i < k->nsite; i++)
         free(k->site[i]);

@@ -936,8 +936,10 @@ void vt_writer_fork_child(void)
     vt__w.oom_classes = 0;
     vt_encode_defs_clear(&vt__w.defs);
     vt_cap_reset(&vt__w.cap);   /* the parent's history; the child's file starts its own */
-    free(vt__w.header);
-    vt__w.header = NULL;
+    if (vt__w.header) {
+        free(vt__w.header);
+        vt__w.header = NULL;
+    }
     if (vt_state_writer() == VT_STATE_WRITER_OPEN)
         sem_destroy(&vt__w.wake);
     vt_state_set_writer(VT_STATE_WRITER_NONE);
