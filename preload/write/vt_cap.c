@@ -1,4 +1,5 @@
-/* vt_cap.c — the size cap's bounded step history (contract in vt_cap.h).
+/* vt_cap.c — the size cap: the bounded step history, the keep point and the rewrite
+ * (contract in vt_cap.h).
  *
  * Design: one grid of step buckets shared by every series, so that a bucket is one
  * point of the summary for all sites at once (the analyzer folds it as one step).

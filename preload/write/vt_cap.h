@@ -1,7 +1,7 @@
 /* vt_cap.h — the stream's size cap (VRAMTRACE_MAX_BYTES): a bounded history of every
- * step record written, from which the writer rebuilds a smaller file when its stream
- * reaches the cap (docs/snapshot-format.md "summary"), and the keep point: where the
- * records the rebuilt file keeps exact start, with the summary of those before it.
+ * step record written, the keep point (where the records a rebuilt file keeps exact
+ * start, with the summary of those before it), and the rebuild of the file when its
+ * stream reaches the cap (vt_cap_check; docs/snapshot-format.md "summary").
  *
  * What is kept: for every site and every device, per bucket of steps, the floor (the
  * smallest live bytes of the records in the bucket; a site absent from a record has 0)
@@ -15,7 +15,7 @@
  *
  * Ownership: a vt_cap owns all its memory (malloc); vt_cap_reset frees it.
  * Errors: a note that cannot get memory turns the cap's history off (vt_cap.failed):
- * the writer then stops rewriting (the file grows past the cap) rather than write a
+ * the file is then no longer rewritten (it grows past the cap) rather than given a
  * summary with holes. Thread safety: none; the writer calls everything under its
  * output lock.
  */
