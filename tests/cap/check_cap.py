@@ -17,6 +17,7 @@ capped at CAP. Checks:
     record kept by the rewrites, and step STEPS-5) with their top sites;
   - every step after the summary, the exit's unfreed bytes and the other sites'
     verdicts are those of the uncapped run;
+  - copies of the capped file taken while the program runs each read, with the leak;
   - `vramtrace check` fails the capped run on the leak;
   - (plain) a summary record with a list one bucket short is an error of its line.
 """
@@ -45,11 +46,17 @@ def run(folder, max_bytes):
         env["VRAMTRACE_COMPRESS"] = "0"
     p = subprocess.Popen([prog, str(STEPS), str(LEAK)], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    biggest = 0
+    biggest, copies, last_copy = 0, [], time.monotonic()
     while p.poll() is None:   # the file's size while the program runs
         for f in glob.glob(os.path.join(folder, "vt.*")):
             try:
                 biggest = max(biggest, os.stat(f).st_size)
+                if time.monotonic() - last_copy > 0.25 and not f.endswith(".tmp"):
+                    # a reader's view while it runs: the old file or the new one, whole
+                    snap = os.path.join(out, "copy-%d%s" % (len(copies), ".jsonl.zst" if mode == "zst" else ".jsonl"))
+                    shutil.copyfile(f, snap)
+                    copies.append(snap)
+                    last_copy = time.monotonic()
             except FileNotFoundError:
                 pass   # between the rename's two names
         time.sleep(0.002)
@@ -59,7 +66,7 @@ def run(folder, max_bytes):
     assert len(files) == 1, files   # no .tmp left
     path = os.path.join(folder, files[0])
     assert path.endswith(".jsonl.zst" if mode == "zst" else ".jsonl"), path
-    return path, max(biggest, os.stat(path).st_size), se
+    return path, max(biggest, os.stat(path).st_size), se, copies
 
 
 def report(path, fmt="json"):
@@ -74,8 +81,8 @@ def site(proc, title):
     return found[0]
 
 
-upath, usize, _ = run(os.path.join(out, "uncapped"), "0")
-cpath, csize, log = run(os.path.join(out, "capped"), str(CAP))
+upath, usize, _, _ = run(os.path.join(out, "uncapped"), "0")
+cpath, csize, log, copies = run(os.path.join(out, "capped"), str(CAP))
 
 rewrites = re.findall(r"size cap: .* rewritten to (\d+) bytes \(steps (\d+)-(\d+) summarised in (\d+) buckets, "
                       r"(\d+) bytes of records kept\)", log)
@@ -137,9 +144,18 @@ assert c["exited"] and c["unfreed_at_exit_bytes"] == u["unfreed_at_exit_bytes"],
 p = subprocess.run([vt, "check", "--allow-oom", cpath], capture_output=True, text=True, timeout=120)
 assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
 assert "leak +256 B/step" in p.stdout and "grow_cache" in p.stdout, p.stdout
-print("cap %s: %d rewrites, file at most %d bytes (cap %d; uncapped %d), steps %d-%d in %d buckets, "
+print("%d copies read; " % len(copies) + "cap %s: %d rewrites, file at most %d bytes (cap %d; uncapped %d), steps %d-%d in %d buckets, "
       "%d exact steps after them" % (mode, len(rewrites), csize, CAP, usize, sm["first_step"], sm["last_step"],
                                       sm["buckets"], len(recent)))
+
+# copies taken while the program ran each read (no exit record yet), with their leak
+for snap in copies:
+    q = subprocess.run([vt, "report", "--format", "json", snap], capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, (snap, q.returncode, q.stderr)
+    proc = json.loads(q.stdout)["processes"][0]
+    assert proc["last_step"] and not proc["exited"], (snap, proc["last_step"])
+    if proc["last_step"] > 1000:
+        assert site(proc, "grow_cache")["growth_bytes_per_step"] == LEAK, snap
 
 # a summary record of the wrong shape is an error of its line (file:line: what)
 if mode == "plain":
