@@ -624,7 +624,77 @@ def fig9():
     row(9, "open descriptors of a non-CUDA process (traced)", b, floor=a, target=a, ok=a == b)
 
 
-FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9}
+# ---- figure 11: the size cap (VRAMTRACE_MAX_BYTES) ----
+
+def cap_run(folder, steps, leak, max_bytes, compress=1):
+    """prog_capjob STEPS LEAK under the preload, compressed (the default) or not, with
+    VRAMTRACE_MAX_BYTES=max_bytes: (file bytes, the largest seen while it ran, wall s,
+    rewrite times in ms from the writer's info lines, the report's JSON process)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    env = traced_env(OUTPUT=folder, INTERVAL_MS=0, MAX_BYTES=max_bytes, COMPRESS=compress, LOG="info")
+    t = time.perf_counter()
+    p = subprocess.Popen([binp("prog_capjob"), str(steps), str(leak)], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    biggest = 0
+    while p.poll() is None:
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            try:
+                biggest = max(biggest, os.stat(os.path.join(folder, name)).st_size)
+            except FileNotFoundError:
+                pass
+        time.sleep(0.005)
+    wall = time.perf_counter() - t
+    err = p.stderr.read()
+    if p.returncode != 0:
+        raise RuntimeError(f"prog_capjob exited {p.returncode}: {err[-2000:]}")
+    names = os.listdir(folder)
+    path = os.path.join(folder, names[0])
+    size = os.stat(path).st_size
+    ms = [int(x) / 1000 for x in re.findall(r"size cap: .* rewritten to \d+ bytes .* in (\d+) us", err)]
+    rep = json.loads(run([binp("vramtrace"), "report", "--format", "json", path], base_env()))
+    return size, max(size, biggest), wall, ms, rep["processes"][0]
+
+
+def fig11():
+    """One deterministic job with a slow planted leak (prog_capjob: LEAK bytes more
+    every step), run uncapped (the floor) and capped, in one run: the file's size, the
+    leak's rate as the report finds it, the writer's cost of one rewrite, wall time."""
+    if not os.path.exists(binp("prog_capjob")):
+        row(11, "size cap", "skipped", note="prog_capjob is not built (tests/cap)")
+        return
+    cap, cap_txt = (64 << 10, "64KiB") if ARGS.quick else (4 << 20, "4MiB")
+    leak = 256
+    for compress, kind in ((1, "zstd"), (0, "plain")):
+        # --quick: just past the cap (about 76 B per step compressed, 450 plain)
+        steps = (1200 if compress else 300) if ARGS.quick else 100000
+        log(f"Figure 11: VRAMTRACE_MAX_BYTES={cap_txt} on {steps} steps ({kind} stream), against the same job uncapped")
+        us, _, uwall, _, up = cap_run(os.path.join(ARGS.work, "cap-off"), steps, leak, 0, compress)
+        cs, cmax, cwall, ms, cp = cap_run(os.path.join(ARGS.work, "cap-on"), steps, leak, cap_txt, compress)
+        row(11, f"{kind}: file bytes, capped at {cap_txt} (largest seen while running; final {cs})", cmax,
+            floor=us, target=int(cap * 1.125), unit="B", ok=cmax <= cap * 1.125,
+            note=f"floor = uncapped; {len(ms)} rewrites")
+        def leak_of(p):
+            g = [s for s in p["sites"] if s["title"].startswith("grow_cache")]
+            return (g[0]["verdict"], g[0]["growth_bytes_per_step"], g[0]["leaked_bytes"]) if g else (None, None, None)
+        cv, crate, cleaked = leak_of(cp)
+        uv, urate, uleaked = leak_of(up)
+        sm = cp.get("summarised_steps") or {}
+        ut = dict(map(tuple, up["total_live_bytes_by_step"]))
+        exact = [(st, b) for st, b in cp["total_live_bytes_by_step"] if st > sm.get("last_step", -1)]
+        same = sum(ut.get(st) == b for st, b in exact)
+        row(11, f"{kind}: leak found, B/step at grow_cache (capped)", crate, floor=urate, target=leak, unit="B/step",
+            ok=cv == "leak" and crate == leak,
+            note=f"verdict {cv}; leaked {cleaked} vs {uleaked} uncapped; steps {sm.get('first_step')}-"
+                 f"{sm.get('last_step')} summarised in {sm.get('buckets')} buckets; {same} of {len(exact)} "
+                 f"later steps as uncapped")
+        if ms:
+            row(11, f"{kind}: writer cost of one rewrite (longest)", max(ms), floor=statistics.median(ms), unit="ms",
+                note="floor = the median rewrite; on the writer thread, under its output lock")
+        row(11, f"{kind}: wall time capped/uncapped", cwall / uwall, floor=1.0, unit="x",
+            note=f"{cwall:.2f} s vs {uwall:.2f} s, one pair")
+
+
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 11: fig11}
 
 
 def main():
@@ -633,7 +703,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,11")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],

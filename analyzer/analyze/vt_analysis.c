@@ -113,6 +113,15 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
     pr->p = p;
     size_t n = p->nsteps;
     pr->warmup = warmup < 0 ? vt_auto_warmup(n) : (size_t)warmup;
+    if (warmup < 0 && p->has_summary && n) {
+        /* part of the steps are summary buckets (one point for many steps): the
+         * automatic warm-up counts the steps the run had, and ends at the first point
+         * at or past that many steps from the start */
+        uint64_t span = p->steps[n - 1] - p->steps[0] + 1;
+        uint64_t w = vt_auto_warmup(span > SIZE_MAX ? SIZE_MAX : (size_t)span), i = 0;
+        while (i < n && p->steps[i] < p->steps[0] + w) i++;
+        pr->warmup = (size_t)i;
+    }
     if (n && pr->warmup > n - 1) pr->warmup = n - 1;
     vt_rsite **all = vt_xmalloc((p->nsites ? p->nsites : 1) * sizeof *all);
     size_t na = 0;

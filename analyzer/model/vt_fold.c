@@ -375,6 +375,7 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         return;
     }
     if (rec->oom.present) vt_oom_build(p, rec);
+    if (rec->summarised) return;   /* its step is in the summary already */
     if (!p->nsteps || step > p->steps[p->nsteps - 1]) {
         close_step(p);
         VT_PUSH(p->steps, p->nsteps, p->capsteps, step);
@@ -442,7 +443,7 @@ void vt_snaprec_clear(vt_snaprec *rec)
     rec->trigger[0] = 0;
     free(rec->label);
     rec->label = NULL;
-    rec->step_marked = rec->is_exit = rec->have_allocs = 0;
+    rec->step_marked = rec->is_exit = rec->have_allocs = rec->summarised = 0;
     memset(&rec->oom, 0, sizeof rec->oom);
 }
 

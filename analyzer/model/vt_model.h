@@ -345,6 +345,11 @@ typedef struct vt_process {
     uint64_t unfreed_exit_bytes;
     uint64_t peak_bytes;        /* sum over devices of peak_max */
     int torn_tail;              /* a torn last line was ignored */
+    int has_summary;            /* a "summary" record (VRAMTRACE_MAX_BYTES) gave the steps
+                                   summary_first..summary_last, in summary_buckets buckets
+                                   (floor and peak each), from summary_records records */
+    uint64_t summary_first, summary_last, summary_records, summary_max_bytes;
+    uint32_t summary_buckets;
     /* loading scratch of vt_fold.c: sites touched in the current step, sites
      * non-zero at the end of the previous one, the last series snapshot's ordinal */
     vt_rsite **touched; size_t ntouched, captouched;

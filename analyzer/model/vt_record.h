@@ -64,6 +64,9 @@ typedef struct vt_snaprec {
                                    absent or null; owned (vt_snaprec_clear frees it) */
     int step_marked;
     int is_exit;                /* trigger "exit" or unfreed_at_exit: not a step */
+    int summarised;             /* "summarised":true: an OOM record kept by a rewrite under
+                                   the size cap, its step inside the summary: OOM forensics
+                                   and live list only, not a step */
     int have_allocs;            /* the "allocations" list was present */
     vt_rec_oom oom;
     vt_rec_site *se; size_t nse, capse;     /* sites */

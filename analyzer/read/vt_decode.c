@@ -477,6 +477,7 @@ static int rd_record(vt_rd *r, json_t *root)
     if (strcmp(type, "stack") == 0) return rd_stack(r, root);
     if (strcmp(type, "site") == 0) return rd_site(r, root);
     if (strcmp(type, "snapshot") == 0) return vt_rd_snapshot(r, root);
+    if (strcmp(type, "summary") == 0) return vt_rd_summary(r, root);
     return 0;   /* unknown record types are skipped (they were valid JSON) */
 }
 

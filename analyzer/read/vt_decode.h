@@ -82,6 +82,10 @@ int vt_rd_stack_of(vt_rd *r, int64_t id, const char *where, vt_stack **out);
 /* A "snapshot" record (vt_decode_snapshot.c). */
 int vt_rd_snapshot(vt_rd *r, json_t *o);
 
+/* A "summary" record (vt_decode_summary.c): each bucket folded as one step at its
+ * first step number (sites at their floor and peak), before the exact records. */
+int vt_rd_summary(vt_rd *r, json_t *o);
+
 /* One line, parsed here (the caller advanced r->line). 0 or -1. */
 int vt_rd_line(vt_rd *r, const char *line, size_t len);
 /* One line parsed by a vt_lineparse worker (vt_lp_fold_fn; ctx is the vt_rd):

@@ -528,8 +528,10 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     if (rd_ipc(r, json_object_get(o, "exports"), "exports", 0) < 0 ||
         rd_ipc(r, json_object_get(o, "imports"), "imports", 1) < 0)
         return -1;
+    if ((v = json_object_get(o, "summarised")) && vt_rd_bool(r, v, "snapshot.summarised", &rec->summarised) < 0)
+        return -1;
     rec->is_exit = unfreed || strcmp(rec->trigger, VT_TRIGGER_EXIT) == 0;
-    if (!rec->is_exit && p->nsteps && rec->step < p->steps[p->nsteps - 1])
+    if (!rec->is_exit && !rec->summarised && p->nsteps && rec->step < p->steps[p->nsteps - 1])
         return vt_rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",
                           (unsigned long long)rec->step, (unsigned long long)p->steps[p->nsteps - 1]);
 

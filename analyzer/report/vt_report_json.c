@@ -321,6 +321,15 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "exited", json_boolean(p->exited));
     json_object_set_new(j, "torn_tail", json_boolean(p->torn_tail));
     json_object_set_new(j, "dropped_records", ju(p->dropped_records));
+    if (p->has_summary) {   /* steps a writer under VRAMTRACE_MAX_BYTES folded into buckets */
+        json_t *sm = json_object();
+        json_object_set_new(sm, "first_step", ju(p->summary_first));
+        json_object_set_new(sm, "last_step", ju(p->summary_last));
+        json_object_set_new(sm, "buckets", ju(p->summary_buckets));
+        json_object_set_new(sm, "records", ju(p->summary_records));
+        json_object_set_new(sm, "max_bytes", ju(p->summary_max_bytes));
+        json_object_set_new(j, "summarised_steps", sm);
+    }
     json_t *counts = json_object();
     for (int v = 0; v < VT_NVERDICTS; v++) json_object_set_new(counts, vt_verdict_name((vt_verdict)v), ju(pr->count[v]));
     json_object_set_new(j, "verdict_counts", counts);

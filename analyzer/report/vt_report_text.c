@@ -168,6 +168,12 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
+    if (p->has_summary) {
+        char mb[32];
+        fprintf(f, "   steps %" PRIu64 "-%" PRIu64 " summarised in %u bucket%s (VRAMTRACE_MAX_BYTES=%s): floor and peak per bucket\n",
+                p->summary_first, p->summary_last, p->summary_buckets, p->summary_buckets == 1 ? "" : "s",
+                vt_size_fmt(p->summary_max_bytes, mb, sizeof mb));
+    }
     warn_ctx wc = {f, red, off};
     vt_hostsig_warnings(&p->hostsig, warn_line, &wc);
 

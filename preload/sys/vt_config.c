@@ -30,6 +30,7 @@ static void vt__config_defaults(vt_config *c)
     c->interval_ms = 1000;
     c->nvml = 1;
     c->compress = 1;
+    c->max_bytes = 1ull << 30;
     c->depth = 32;
     c->signal = SIGUSR1;
     c->step_every = 1;
@@ -51,6 +52,35 @@ static int vt__parse_long(const char *s, long lo, long hi, long *out)
     if (errno || !end || *end != 0 || v < lo || v > hi)
         return -1;
     *out = v;
+    return 0;
+}
+
+/* Parses a byte count: a whole decimal number with an optional suffix K, KiB, M, MiB,
+ * G, GiB (powers of 1024; case-insensitive; B alone accepted). Returns 0 and *out,
+ * or -1 (bad form, or above 2^62). */
+static int vt__parse_bytes(const char *s, unsigned long long *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || !end)
+        return -1;
+    unsigned shift = 0;
+    if (!strcasecmp(end, "") || !strcasecmp(end, "B"))
+        shift = 0;
+    else if (!strcasecmp(end, "K") || !strcasecmp(end, "KiB"))
+        shift = 10;
+    else if (!strcasecmp(end, "M") || !strcasecmp(end, "MiB"))
+        shift = 20;
+    else if (!strcasecmp(end, "G") || !strcasecmp(end, "GiB"))
+        shift = 30;
+    else
+        return -1;
+    if (v > (1ull << (62 - shift)))
+        return -1;
+    *out = v << shift;
     return 0;
 }
 
@@ -183,6 +213,9 @@ int vt_config_parse(char *const *env, vt_config *c)
                 c->step_range_domain[dl] = 0;
                 strcpy(c->step_range_name, name);
             }
+        } else if (VT_KEY("MAX_BYTES")) {
+            unsigned long long mb;
+            if (vt__parse_bytes(v, &mb) || (mb && mb < VT_MAX_BYTES_MIN)) bad = 1; else c->max_bytes = mb;
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB") || VT_KEY("TENSORS") || VT_KEY("PYTHONPATH")) {

@@ -38,7 +38,14 @@ typedef struct vt_config {
     int  step_range_any_domain;  /* no ':' given: a range of that name in any domain  */
     char step_range_domain[128]; /* with ':': the domain's name ("" = the default one) */
     char step_range_name[256];   /* the range's name, never empty when on             */
+    unsigned long long max_bytes; /* VRAMTRACE_MAX_BYTES: the stream's size cap in bytes as
+                                written (1 GiB; 0 = none): older steps folded into a summary
+                                when the file reaches it (write/vt_cap.h)                 */
 } vt_config;
+
+/* Smallest accepted VRAMTRACE_MAX_BYTES (but 0): below it the kept definitions alone
+ * would fill the cap. */
+#define VT_MAX_BYTES_MIN (64ull * 1024)
 
 /* VRAMTRACE_PYTHON values: auto = Python frames when a supported CPython is in the
  * process; on = the same, plus a warning when none is; off = native stacks only. */

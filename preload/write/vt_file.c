@@ -255,6 +255,117 @@ int vt_file_end(vt_file *f)
     return vt__append(f, "", 0, 1);
 }
 
+/* Copies the bytes of the file at path (which must be f's: dev+ino) from offset
+ * `from` to its end into fd. 0 or -1 (errno). */
+static int vt__copy_tail(const vt_file *f, uint64_t from, int fd)
+{
+    int in = open(f->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    struct stat st;
+    int rc = -1;
+    if (fstat(in, &st) < 0)
+        goto out;
+    if (st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t)st.st_size < from) {
+        errno = ESTALE;   /* another file under our name, or shorter than the keep point */
+        goto out;
+    }
+    loff_t off = (loff_t)from;
+    size_t left = (size_t)((uint64_t)st.st_size - from);
+    while (left) {   /* in the kernel where it can (same file system), else read/write */
+        ssize_t n = copy_file_range(in, &off, fd, NULL, left, 0);
+        if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL))
+            break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            goto out;
+        left -= (size_t)n;
+    }
+    char buf[65536];
+    while (left) {
+        ssize_t n = pread(in, buf, left < sizeof buf ? left : sizeof buf, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            goto out;
+        }
+        if (vt_fd_write_all(fd, buf, (size_t)n) < 0)
+            goto out;
+        off += n;
+        left -= (size_t)n;
+    }
+    rc = 0;
+out:;
+    int e = errno;
+    close(in);
+    errno = e;
+    return rc;
+}
+
+int vt_file_replace(vt_file *f, const char *head, size_t n, uint64_t from)
+{
+    char tmp[PATH_MAX];
+    int len = snprintf(tmp, sizeof tmp, "%s.tmp", f->path);
+    if (len < 0 || (size_t)len >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    /* O_APPEND once written: copy_file_range does not write to an appending file */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)   /* ours, left by a killed replace */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    fchmod(fd, 0600);
+    const char *p = head;
+    int e = EIO;
+    struct stat st;
+    ZSTD_CCtx *z = NULL;
+    char *zb = NULL;
+    if (f->compress) {   /* the head as a frame of its own, ended */
+        size_t cap = ZSTD_compressBound(n) + 64, r;
+        z = ZSTD_createCCtx();
+        zb = malloc(cap);
+        if (!z || !zb) {
+            e = ENOMEM;
+            goto fail;
+        }
+        ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
+        ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
+        ZSTD_inBuffer in = { head, n, 0 };
+        ZSTD_outBuffer out = { zb, cap, 0 };
+        r = ZSTD_compressStream2(z, &out, &in, ZSTD_e_end);
+        if (ZSTD_isError(r) || r != 0) {   /* the bound holds the whole frame */
+            e = ENOMEM;
+            goto fail;
+        }
+        p = zb;
+        n = out.pos;
+    }
+    if (vt_fd_write_all(fd, p, n) < 0 || vt__copy_tail(f, from, fd) < 0 || fstat(fd, &st) < 0 ||
+        fcntl(fd, F_SETFL, O_APPEND) < 0 || rename(tmp, f->path) < 0) {
+        e = errno;
+        goto fail;
+    }
+    ZSTD_freeCCtx(z);
+    free(zb);
+    vt_file_close(f);
+    f->fd = vt_fd_move_high(fd);
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    return 0;
+fail:
+    ZSTD_freeCCtx(z);
+    free(zb);
+    close(fd);
+    unlink(tmp);
+    errno = e;
+    return -1;
+}
+
 void vt_file_close(vt_file *f)
 {
     if (vt_fd_is(f->fd, f->dev, f->ino))

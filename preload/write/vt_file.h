@@ -61,8 +61,21 @@ int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, i
 int vt_file_append(vt_file *f, const char *p, size_t n);
 
 /* Ends the compressed stream's frame (nothing when not compressed): the last write
- * of a process. Returns 0 or -EIO as vt_file_append. */
+ * of a process, or a point the size cap keeps (the next append starts a new frame). Returns 0 or -EIO as vt_file_append. */
 int vt_file_end(vt_file *f);
+
+/* Replaces the file by `head` (n bytes of whole records, from the header on) followed
+ * by the file's own bytes from offset `from` to its end (none when `from` is its size):
+ * written to "<path>.tmp" (created new, 0600; a stale one of ours removed first), then
+ * renamed over the path, so the stream keeps its name and a reader sees the old file
+ * or the new one, never a mix. Compressed, the head is one zstd frame of its own,
+ * ended; `from` must then be where a frame of the old file starts (vt_file_end was
+ * called there), and the stream's current frame goes on in the new file (its bytes are
+ * copied unchanged). On success f->fd, dev and ino are the new file's (the old
+ * descriptor closed) and 0 is returned. -1 (errno) on any failure: the new file is
+ * removed, nothing of f changed, appends go on in the old file; nothing is latched
+ * off. Copies in the kernel (copy_file_range) where it can. */
+int vt_file_replace(vt_file *f, const char *head, size_t n, uint64_t from);
 
 /* Closes f->fd when it still refers to f's file (never the program's descriptor at
  * that number) and sets it to -1. */

@@ -47,6 +47,7 @@
 #include "vt_driver.h"
 #include "vt_annot.h"
 #include "vt_buf.h"
+#include "vt_cap.h"
 #include "vt_config.h"
 #include "vt_core.h"
 #include "vt_graph.h"
@@ -102,6 +103,10 @@ static struct {
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
     vt_host_sample host;          /* under out_lock: the host figures of a snapshot     */
+    vt_cap    cap;                /* under out_lock: the size cap's history (vt_cap.h)   */
+    char     *header;             /* under out_lock: the file's header line (malloc), for
+                                     a rewrite under the cap; NULL = none kept           */
+    size_t    header_len;
     uint64_t  per_n, per_sum_ns, per_max_ns;   /* atomic: periodic snapshots the writer
                                                   thread wrote, and how long each took */
     int       sig;                /* signal installed (0 none)                          */
@@ -379,6 +384,9 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_collect *c = &pd->c;
     vt_buf *b = &vt__w.buf;
     vt_buf_reset(b);
+    if (vt__config.max_bytes && vt__w.header)   /* before the delta test: a rewrite may reset it */
+        vt_cap_check(&vt__w.cap, &vt__w.file, &vt__w.defs, &vt__w.sites, vt__w.header, vt__w.header_len,
+                     vt__config.max_bytes);
     vt_sitediff_sort(c->sites, c->n_sites);
     int delta = p->delta && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
 
@@ -413,11 +421,15 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_host_measure(&vt__w.host);
     vt_host_format(b, &vt__w.host);
     vt_encode_end(b);
+    if (vt__config.max_bytes && trigger == VT_TRIG_OOM && !b->oom)
+        vt_cap_keep_oom(&vt__w.cap, b->p, b->len);
     rc = vt__flush();
     if (rc == 0)
         vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
     else
         vt_sitediff_reset(&vt__w.sites);
+    if (rc == 0 && vt__config.max_bytes && trigger != VT_TRIG_EXIT)
+        vt_cap_note(&vt__w.cap, c, pd->time_ns ? pd->time_ns : vt_now_ns());
     /* the textfile: written at once on the writer thread and at exit, else by the
      * writer thread's next tick (vt_prom.h) */
     int at_exit = trigger == VT_TRIG_EXIT;
@@ -646,6 +658,13 @@ static int vt__open_file(void)
     vt_encode_defs_clear(&vt__w.defs);
     vt_buf_reset(&vt__w.buf);
     vt_encode_header(&vt__w.buf, start_ns);
+    vt_cap_reset(&vt__w.cap);
+    free(vt__w.header);
+    vt__w.header = NULL;
+    if (vt__config.max_bytes && !vt__w.buf.oom && (vt__w.header = malloc(vt__w.buf.len))) {
+        memcpy(vt__w.header, vt__w.buf.p, vt__w.buf.len);
+        vt__w.header_len = vt__w.buf.len;
+    }
     int rc = vt__flush();
     pthread_mutex_unlock(&vt__w.out_lock);
     return rc < 0 ? -1 : 0;
@@ -916,6 +935,11 @@ void vt_writer_fork_child(void)
     vt_sitediff_reset(&vt__w.sites);
     vt__w.oom_classes = 0;
     vt_encode_defs_clear(&vt__w.defs);
+    vt_cap_reset(&vt__w.cap);   /* the parent's history; the child's file starts its own */
+    if (vt__w.header) {
+        free(vt__w.header);
+        vt__w.header = NULL;
+    }
     if (vt_state_writer() == VT_STATE_WRITER_OPEN)
         sem_destroy(&vt__w.wake);
     vt_state_set_writer(VT_STATE_WRITER_NONE);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include "vt_buf.h"
+#include "vt_cap.h"
 #include "vt_config.h"
 #include "vt_core.h"
 #include "vt_core_fast.h"
@@ -616,6 +617,110 @@ static void test_config(void)
     char *num[] = {"VRAMTRACE_SIGNAL=12", NULL};
     vt_config_parse(num, &c);
     CHECK_EQ_INT(c.signal, 12);
+    /* VRAMTRACE_MAX_BYTES: plain bytes and KiB/MiB/GiB suffixes; 0 = no cap */
+    CHECK(c.max_bytes == 1ull << 30);   /* the default */
+    char *mb[] = {"VRAMTRACE_MAX_BYTES=4MiB", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb, &c), 0);
+    CHECK(c.max_bytes == 4ull << 20);
+    char *mb2[] = {"VRAMTRACE_MAX_BYTES=262144", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb2, &c), 0);
+    CHECK(c.max_bytes == 262144);
+    char *mb3[] = {"VRAMTRACE_MAX_BYTES=2g", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb3, &c), 0);
+    CHECK(c.max_bytes == 2ull << 30);
+    char *mb4[] = {"VRAMTRACE_MAX_BYTES=0", NULL};
+    CHECK_EQ_INT(vt_config_parse(mb4, &c), 0);
+    CHECK(c.max_bytes == 0);
+    char *mbad[] = {"VRAMTRACE_MAX_BYTES=4TB", "VRAMTRACE_MAX_BYTES=1000", "VRAMTRACE_MAX_BYTES=-1",
+                    "VRAMTRACE_MAX_BYTES=", NULL};
+    CHECK_EQ_INT(vt_config_parse(mbad, &c), 4);
+    CHECK(c.max_bytes == 1ull << 30);
+}
+
+/* The size cap's history (write/vt_cap.h): 600 step records, so the grid of 256
+ * buckets is halved twice (width 4); a site present in every record (live 100 x
+ * step) and one present in even steps only (so every bucket's floor is 0); the
+ * summary's lists; the kept OOM records (first 2, last 2) marked "summarised". */
+static void test_cap(void)
+{
+    vt_cap k;
+    memset(&k, 0, sizeof k);
+    vt_site_row rows[2];
+    memset(rows, 0, sizeof rows);
+    rows[0].id = 1; rows[0].stack = 3; rows[0].device = 0;
+    rows[1].id = 2; rows[1].stack = 4; rows[1].device = 0;
+    vt_collect c;
+    memset(&c, 0, sizeof c);
+    c.sites = rows;
+    c.n_devs = 1;
+    for (uint64_t st = 0; st < 600; st++) {
+        c.step = st;
+        rows[0].live_bytes = 100 * st;
+        rows[0].interval_peak_bytes = 100 * st + 5;
+        rows[0].free_total = st;
+        rows[1].live_bytes = 7;
+        c.n_sites = st % 2 ? 1 : 2;
+        c.devs[0].device = 0;
+        c.devs[0].live_bytes = 1000 + st;
+        c.devs[0].peak_bytes = 2000 + st;
+        vt_cap_note(&k, &c, 1000 + st);
+    }
+    CHECK(!k.failed);
+    CHECK(k.width == 4);
+    CHECK_EQ_INT((int)k.nb, 150);
+    CHECK(k.records == 600 && k.last_step == 599);
+    CHECK(!vt_cap_due(&k, 1000, 0) && !vt_cap_due(&k, 999, 1000) && vt_cap_due(&k, 1000, 1000));
+    for (int i = 0; i < 5; i++) {
+        char rec[64];
+        int n = snprintf(rec, sizeof rec, "{\"t\":\"snapshot\",\"step\":%d}\n", i);
+        vt_cap_keep_oom(&k, rec, (size_t)n);
+    }
+    size_t it = 0;
+    const vt_site_row *d1 = vt_cap_site_next(&k, &it), *d2 = vt_cap_site_next(&k, &it);
+    CHECK(d1 && d2 && d1->id == 1 && d1->stack == 3 && d2->id == 2 && !vt_cap_site_next(&k, &it));
+    vt_buf b;
+    vt_buf_init(&b);
+    vt_cap_encode_summary(&k, &b, 1 << 20, 1 << 20);
+    vt_cap_encode_ooms(&k, &b);
+    vt_buf_put(&b, "", 1);
+    CHECK(!b.oom);
+    json_error_t je;
+    json_t *sm = json_loadb(b.p, strchr(b.p, '\n') - b.p, 0, &je);
+    CHECK(sm != NULL);
+    if (sm) {
+        json_t *steps = json_object_get(sm, "steps"), *sites = json_object_get(sm, "sites");
+        CHECK_EQ_INT((int)json_array_size(steps), 150);
+        CHECK(json_integer_value(json_array_get(steps, 10)) == 40);
+        CHECK(json_integer_value(json_object_get(sm, "records")) == 600);
+        json_t *s1 = json_array_get(sites, 0), *s2 = json_array_get(sites, 1);
+        CHECK(json_integer_value(json_array_get(s1, 0)) == 1);
+        /* bucket 10: steps 40..43: floor 4000, peak 4305, frees 43 */
+        CHECK(json_integer_value(json_array_get(json_array_get(s1, 1), 10)) == 4000);
+        CHECK(json_integer_value(json_array_get(json_array_get(s1, 2), 10)) == 4305);
+        CHECK(json_integer_value(json_array_get(json_array_get(s1, 3), 10)) == 43);
+        /* the last bucket (steps 596..599, not merged yet) */
+        CHECK(json_integer_value(json_array_get(json_array_get(s1, 1), 149)) == 59600);
+        CHECK(json_integer_value(json_array_get(json_array_get(s2, 1), 10)) == 0);
+        CHECK(json_integer_value(json_array_get(json_array_get(s2, 2), 10)) == 7);
+        json_t *dv = json_array_get(json_object_get(sm, "devices"), 0);
+        CHECK(json_integer_value(json_array_get(json_array_get(dv, 1), 10)) == 1040);
+        CHECK(json_integer_value(json_array_get(json_array_get(dv, 2), 10)) == 2043);
+        json_decref(sm);
+    }
+    /* the OOM records: 0 and 1 (the first), 3 and 4 (the last), each marked */
+    const char *o = strchr(b.p, '\n') + 1;
+    CHECK(!strcmp(o, "{\"t\":\"snapshot\",\"step\":0,\"summarised\":true}\n"
+                     "{\"t\":\"snapshot\",\"step\":1,\"summarised\":true}\n"
+                     "{\"t\":\"snapshot\",\"step\":3,\"summarised\":true}\n"
+                     "{\"t\":\"snapshot\",\"step\":4,\"summarised\":true}\n"));
+    /* a summary too long for its room is coarsened (pairs merged) */
+    vt_buf_reset(&b);
+    vt_cap_encode_summary(&k, &b, 1 << 20, 1500);
+    CHECK(k.nb < 150 && k.nb >= VT_CAP_MIN_BUCKETS && k.width >= 8);
+    CHECK(b.len <= 1500 || k.nb == VT_CAP_MIN_BUCKETS);
+    vt_buf_free(&b);
+    vt_cap_reset(&k);
+    CHECK(k.nb == 0 && k.site == NULL);
 }
 
 static void test_buf(void)
@@ -1342,6 +1447,7 @@ int main(void)
     test_fragmentation();
     test_stacks();
     test_config();
+    test_cap();
     test_buf();
     test_oom_latch();
     test_writer();
