@@ -1,8 +1,10 @@
 /* vt_annot.c — named gauges attached to snapshots (see vt_annot.h).
  *
  * Design: a fixed array under one mutex; set replaces the value of an existing key
- * or takes the next free slot. Values are formatted with %.17g on the writer side
- * (not on the hook path), so they round-trip exactly.
+ * or takes the next free slot. A snapshot copies the table when it is collected
+ * (vt_annot_copy) and formats the copy when it is written, against what the file's
+ * previous record said. Values are formatted with %.17g on the writer side (not on
+ * the hook path), so they round-trip exactly.
  */
 #define _GNU_SOURCE
 #include "vt_annot.h"
@@ -57,23 +59,39 @@ out:
     return rc;
 }
 
-void vt_annot_format(vt_buf *b)
+void vt_annot_copy(vt_annot_vals *out)
 {
     pthread_mutex_lock(&vt__an.lock);
-    if (vt__an.n) {
-        vt_buf_cstr(b, ",\"annotations\":{");
-        for (int i = 0; i < vt__an.n; i++) {
-            char num[40];
-            snprintf(num, sizeof num, "%.17g", vt__an.val[i]);
-            if (i)
-                vt_buf_put(b, ",", 1);
-            vt_buf_jstr(b, vt__an.key[i], 0);   /* keys are [A-Za-z0-9_.:-] */
-            vt_buf_put(b, ":", 1);
-            vt_buf_cstr(b, num);
-        }
-        vt_buf_put(b, "}", 1);
+    out->n = vt__an.n;
+    for (int i = 0; i < vt__an.n; i++) {
+        memcpy(out->key[i], vt__an.key[i], sizeof out->key[i]);
+        out->val[i] = vt__an.val[i];
     }
     pthread_mutex_unlock(&vt__an.lock);
+}
+
+void vt_annot_format(vt_buf *b, const vt_annot_vals *cur, vt_annot_vals *last, int complete)
+{
+    int written = 0;
+    for (int i = 0; i < cur->n; i++) {
+        /* keys are only ever added, at the end: key i of last is key i of cur */
+        if (!complete && i < last->n && !strcmp(last->key[i], cur->key[i]) &&
+            !memcmp(&last->val[i], &cur->val[i], sizeof cur->val[i]))
+            continue;
+        char num[40];
+        snprintf(num, sizeof num, "%.17g", cur->val[i]);
+        vt_buf_cstr(b, written++ ? "," : ",\"annotations\":{");
+        vt_buf_jstr(b, cur->key[i], 0);   /* keys are [A-Za-z0-9_.:-] */
+        vt_buf_put(b, ":", 1);
+        vt_buf_cstr(b, num);
+    }
+    if (written)
+        vt_buf_put(b, "}", 1);
+    last->n = cur->n;
+    for (int i = 0; i < cur->n; i++) {
+        memcpy(last->key[i], cur->key[i], sizeof last->key[i]);
+        last->val[i] = cur->val[i];
+    }
 }
 
 void vt_annot_reset(void)

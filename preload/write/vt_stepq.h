@@ -26,11 +26,12 @@
 
 #include <stddef.h>
 
+#include "vt_annot.h"    /* vt_annot_vals */
 #include "vt_buf.h"
 #include "vt_core.h"     /* vt_collect */
 #include "vt_format.h"   /* vt_trigger */
 
-#define VT_STEPQ_MAX 8   /* collected snapshots waiting at most (~45 KiB each, plus rows) */
+#define VT_STEPQ_MAX 8   /* collected snapshots waiting at most (~50 KiB each, plus rows) */
 
 /* One collected snapshot: what the record says, taken at one instant. */
 typedef struct vt_pending {
@@ -38,7 +39,8 @@ typedef struct vt_pending {
     uint64_t   time_ns;  /* CLOCK_MONOTONIC ns at the collection: the record's time_ns */
     vt_collect c;        /* the core's copy (owned)                                     */
     vt_buf     extra;    /* the record's members read at collection besides the core's:
-                            the IPC rows and the annotations, already encoded (owned)  */
+                            the IPC rows, already encoded (owned)                       */
+    vt_annot_vals annot; /* the gauges at the collection (formatted when written)        */
 } vt_pending;
 
 /* Frees p's arrays and buffer, then p itself when it was malloc'ed (heap != 0). */

@@ -28,11 +28,15 @@
  * VT_W_RETRY_NS (vt__own_snapshot, vt__write_queued), so it keeps applying the hooks'
  * ring events while another thread writes a long list.
  *
- * Sites (format versions 2 and 3): periodic and step snapshots list only the sites
- * whose row changed since the previous snapshot of this stream (vt_sitediff.h);
- * start, signal, OOM, manual and exit snapshots list every site, so a single such
- * record is readable on its own. All records go through out_lock in the order of
- * collection, so "previous" is the previous record in the file.
+ * Delta and complete records (format version 4): periodic and step snapshots list only
+ * the sites whose row changed since the previous snapshot of this stream
+ * (vt_sitediff.h), only the device figures and gauges that changed (vt_encode_last,
+ * vt_annot_format) and the host signals only after a new sample (vt_host_measure,
+ * VRAMTRACE_HOST_INTERVAL_MS); start, signal, OOM, manual and exit snapshots are
+ * complete, so a single such record is readable on its own, and so is the first
+ * record of a file: whatever starts, reopens or rewrites a file, or may have lost a
+ * record, calls vt__next_record_complete. All records go through out_lock in the
+ * order of collection, so "previous" is the previous record in the file.
  *
  * Steps: without vramtrace_step() marks, each periodic snapshot that is written closes
  * a step (the core's step counter advances); periodic snapshots are skipped when
@@ -101,7 +105,10 @@ static struct {
     vt_encode_defs defs;          /* under out_lock: stacks and sites this file defines */
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
-    vt_host_sample host;          /* under out_lock: the host figures of a snapshot     */
+    vt_encode_last last;          /* under out_lock: what the previous record said of the
+                                     devices, seq, step_marked (delta)                  */
+    vt_annot_vals annot;          /* under out_lock: the gauges the file says last       */
+    vt_host_sample host;          /* under out_lock: the latest host sample             */
     uint64_t  per_n, per_sum_ns, per_max_ns;   /* atomic: periodic snapshots the writer
                                                   thread wrote, and how long each took */
     int       sig;                /* signal installed (0 none)                          */
@@ -141,6 +148,20 @@ static uint64_t vt__realtime_ns(void)
 static int vt__on_writer_thread(void)
 {
     return __atomic_load_n(&vt__w.self_known, __ATOMIC_ACQUIRE) && pthread_equal(vt__w.self, pthread_self());
+}
+
+/* The next record written is complete: every site row, every device with all its
+ * figures, the host signals (a sample taken then, NVML included) and every
+ * annotation, as a reader needs after a file is started, reopened or rewritten, or
+ * after a record that may not have reached the file. Clears what the writer
+ * remembers of the previous record (vt_sitediff, vt_encode_last, the written
+ * gauges, the NVML sample written). Under out_lock (or before the writer runs). */
+static void vt__next_record_complete(void)
+{
+    vt_sitediff_reset(&vt__w.sites);
+    vt_encode_last_reset(&vt__w.last);
+    vt__w.annot.n = 0;
+    vt_host_new_file();
 }
 
 /* Appends the buffer (whole records) to the file; a write failure latches the writer
@@ -334,6 +355,7 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     pd->time_ns = 0;
     memset(&pd->c, 0, sizeof pd->c);
     vt_buf_init(&pd->extra);
+    pd->annot.n = 0;
     if (!vt_core_enabled() || !vt_writer_started())
         return -ECANCELED;
     const struct vt__policy *p = &vt__policy[trigger];
@@ -357,7 +379,7 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     vt__w.last_changes = pd->c.changes;
     vt__w.collected++;
     vt_encode_ipc(&pd->extra);
-    vt_annot_format(&pd->extra);
+    vt_annot_copy(&pd->annot);
     return 1;
 }
 
@@ -380,7 +402,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_buf *b = &vt__w.buf;
     vt_buf_reset(b);
     vt_sitediff_sort(c->sites, c->n_sites);
-    int delta = p->delta && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
+    int delta = p->delta && vt__w.last.valid && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
 
     /* definitions first: stacks, then the sites that use them */
     for (size_t i = 0; i < c->n_sites; i++)
@@ -398,26 +420,29 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
                           * row would name an undefined stack or site (vt_core.h latch) */
         vt_core_latch_off("out of memory for the snapshot buffer");
     if (rc < 0) {
-        vt_sitediff_reset(&vt__w.sites);
+        vt__next_record_complete();
         vt_pending_free(pd, 0);
         return rc;
     }
 
     vt_encode_snap snap = {
-        .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = c, .delta = delta,
+        .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = c, .delta = delta, .last = &vt__w.last,
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
     };
     vt_encode_snapshot(b, &snap);
-    if (pd->extra.len && !pd->extra.oom)   /* IPC rows, annotations; left out when they did not fit */
+    if (pd->extra.len && !pd->extra.oom)   /* IPC rows; left out when they did not fit */
         vt_buf_put(b, pd->extra.p, pd->extra.len);
-    vt_host_measure(&vt__w.host);
-    vt_host_format(b, &vt__w.host);
+    vt_annot_format(b, &pd->annot, &vt__w.annot, !delta);
+    /* host signals: in the record after a new sample (at most one per host interval),
+     * and in every complete record, with a sample taken now */
+    if (vt_host_measure(&vt__w.host, !delta) || !delta)
+        vt_host_format(b, &vt__w.host, !delta);
     vt_encode_end(b);
     rc = vt__flush();
     if (rc == 0)
         vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
     else
-        vt_sitediff_reset(&vt__w.sites);
+        vt__next_record_complete();
     /* the textfile: written at once on the writer thread and at exit, else by the
      * writer thread's next tick (vt_prom.h) */
     int at_exit = trigger == VT_TRIG_EXIT;
@@ -642,7 +667,7 @@ static int vt__open_file(void)
     vt__w.seq = 0;
     vt__w.last_changes = 0;
     vt__w.collected = 0;
-    vt_sitediff_reset(&vt__w.sites);
+    vt__next_record_complete();
     vt_encode_defs_clear(&vt__w.defs);
     vt_buf_reset(&vt__w.buf);
     vt_encode_header(&vt__w.buf, start_ns);
@@ -913,7 +938,7 @@ void vt_writer_fork_child(void)
     vt__w.seq = 0;
     vt__w.last_changes = 0;
     vt__w.collected = 0;
-    vt_sitediff_reset(&vt__w.sites);
+    vt__next_record_complete();
     vt__w.oom_classes = 0;
     vt_encode_defs_clear(&vt__w.defs);
     if (vt_state_writer() == VT_STATE_WRITER_OPEN)
