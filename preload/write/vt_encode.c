@@ -7,8 +7,9 @@
  * listed row is written as its differences from the site's previous row, signed,
  * trailing zeros left out (vt__site_row). A delta record (format version 4) also
  * leaves out every device figure, and the seq, step_marked and dropped count, that did
- * not change since the file's previous record (vt_encode_last); keys at their default
- * are left out of every record.
+ * not change since the file's previous record (vt_encode_last), and the leak warnings
+ * (the reader finds them in the site rows); keys at their default are left out of
+ * every record.
  */
 #define _GNU_SOURCE
 #include "vt_encode.h"
@@ -496,8 +497,10 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
         vt__site_row(b, r, s->delta, prev);
     }
     vt_buf_put(b, "]", 1);
+    /* leak warnings: in complete records; a delta record's are its sites with
+     * growth_steps at or above the header's leak_steps (a reader restores them) */
     int nw = 0;
-    for (size_t i = 0; i < c->n_sites; i++) {
+    for (size_t i = 0; !delta && i < c->n_sites; i++) {
         const vt_site_row *r = &c->sites[i];
         if (!r->leak_warn)
             continue;

@@ -101,8 +101,9 @@ typedef struct vt_encode_snap {
  * then vt_encode_end. Keys at their default (label null, oom null, allocations null,
  * unfreed_at_exit false, dropped_records 0, leak_warnings empty, sites_delta false)
  * are left out; a delta record also leaves out seq when it is the previous one plus
- * 1, step_marked and dropped_records when unchanged, and each device, device key and
- * kind figure that did not change since s->last (format version 4). */
+ * 1, step_marked and dropped_records when unchanged, each device, device key and
+ * kind figure that did not change since s->last, and the leak warnings (format
+ * version 4). */
 void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s);
 
 /* Appends ,"exports":[[address,"digest"],...] and ,"imports":[[address,"digest",size,opens],...]

@@ -345,6 +345,22 @@ def restore_record(rec, version, state):
     return rec
 
 
+def _leak_warnings(rec, version, leak_steps):
+    """After decode_sites: removes "sites_delta"; version 4 delta records leave out
+    "leak_warnings", which are their sites (as decode_sites completed them) whose
+    growth_steps is at least the header's `leak_steps`: set here. Older versions and
+    complete records keep what they wrote."""
+    delta = rec.pop("sites_delta", None) is True
+    if version < CARRY_VERSION or not delta:
+        return rec
+    if _is_int(leak_steps) and leak_steps > 0:
+        rec["leak_warnings"] = [
+            {"stack": d["stack"], "kind": d["kind"], "device": d["device"], "growth_steps": d["growth_steps"],
+             "growth_bytes_per_step": d["growth_bytes"] // d["growth_steps"]}
+            for d in rec["sites"] if d.get("growth_steps", 0) >= leak_steps]
+    return rec
+
+
 def decode_records(recs, where="stream"):
     """Decodes, in place, the "sites" of every snapshot record of `recs` (one
     file's records in file order, parsed JSON, the header first) with
@@ -371,7 +387,7 @@ def decode_records(recs, where="stream"):
             last = _check_step(rec, last, at)
             restore_record(rec, version, carry)
             rec["sites"] = decode_sites(rec, version, prev, "%s: record %d" % (where, i + 1), sites)
-            rec.pop("sites_delta", None)
+            _leak_warnings(rec, version, recs[0].get("leak_steps"))
             prev = rec["sites"]
     return recs
 
@@ -518,7 +534,7 @@ class Stream:
                 restore_record(rec, self.header["version"], self._carry)
                 rec["sites"] = decode_sites(rec, self.header["version"], self._prev_sites,
                                             "%s:%d" % (self.path, self._line), self.sites)
-                rec.pop("sites_delta", None)
+                _leak_warnings(rec, self.header["version"], self.header.get("leak_steps"))
                 self._prev_sites = rec["sites"]
                 out.append(rec)
             # other record types are skipped (docs/snapshot-format.md)

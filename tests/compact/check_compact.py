@@ -102,6 +102,14 @@ for r in recs:
         r.pop("sites_delta", None)
     expanded.append(r)
 exp_snaps = [r for r in expanded if r.get("t") == "snapshot"]
+# the leak warnings a delta record leaves out, restored from its sites: the 64 KiB log
+# buffer kept every step, from the header's leak_steps (10) on
+warned = [r for r in exp_snaps if r["trigger"] == "step" and r["step"] >= 15]
+if not warned or any([(w["kind"], w["device"], w["growth_bytes_per_step"]) for w in r["leak_warnings"]] !=
+                     [("device", 0, 65536)] for r in warned):
+    fail("restored leak warnings: %r" % [r["leak_warnings"] for r in warned[:2]])
+if any("leak_warnings" in r for r in deltas):
+    fail("a delta record writes leak_warnings")
 if any(len(r["devices"]) != DEVICES or "host" not in r or "seq" not in r for r in exp_snaps):
     fail("the replay did not restore every device, host sample and seq")
 os.makedirs(os.path.join(out, "v1"))
