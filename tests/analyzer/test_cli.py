@@ -303,8 +303,8 @@ def t_malformed(exe, testdir):
 
     add("empty", b"", 1, r"empty file")
     add("truncated_middle", with_line(snap_i, lines[snap_i][: len(lines[snap_i]) // 2]), snap_i + 1, r"not valid JSON: column \d+: .*(near end of file|premature end of input)")
-    h = json.loads(lines[0]); h["version"] = 4
-    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 4 \(this vramtrace reads versions 1 to 3\)")
+    h = json.loads(lines[0]); h["version"] = 5
+    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 5 \(this vramtrace reads versions 1 to 4\)")
     h = json.loads(lines[0]); h["version"] = 0
     add("version_zero", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 0")
     h = json.loads(lines[0]); h["format"] = "heaptrack"
@@ -779,7 +779,7 @@ def t_cli(exe, testdir):
             r = subprocess.run([exe] + args, stdout=full, stderr=subprocess.PIPE, timeout=60)
         check(r.returncode == 2, "%r > /dev/full: exit %d" % (args, r.returncode))
     r = run([exe, "--version"])
-    check(re.fullmatch(r"vramtrace \S+ \(reads snapshot formats 1 to 3\)\n", r.stdout), "--version: %r" % r.stdout)
+    check(re.fullmatch(r"vramtrace \S+ \(reads snapshot formats 1 to 4\)\n", r.stdout), "--version: %r" % r.stdout)
     r1, r2 = run([exe, "diff", base, leak]), run([exe, "compare", base, leak])
     check(r2.returncode == r1.returncode and r2.stdout == r1.stdout and r1.stdout, "compare differs from diff")
     # a warm-up that covers every step is said, not silently judged as "no leak"
