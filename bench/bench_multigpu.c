@@ -6,7 +6,8 @@
  *                          device needs SIMCUDA_DEVICES >= DEVICES; STEP_US: sleep
  *                          this many microseconds in each step, default 0)
  *
- * Setup: weights on every device, allocated once. Each step, on every device: five
+ * Setup: weights on every device, allocated once; device 0's weights exported for
+ * another process (cudaIpcGetMemHandle, as a job that shares memory does). Each step, on every device: five
  * temporaries (activations, gradients, a workspace, a communication buffer, a
  * scratch buffer) allocated and freed, each from its own call site: 5 x DEVICES
  * sites change per step; and one growing per-step log buffer on device 0 (kept: a
@@ -71,6 +72,9 @@ int main(int argc, char **argv)
         CHECK(cudaSetDevice(d));
         CHECK(cudaMalloc(&weights[d], 256 * MiB));
     }
+    cudaIpcMemHandle_t handle;
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaIpcGetMemHandle(&handle, weights[0]));
     for (int s = 0; s < steps; s++) {
         for (int d = 0; d < ndev; d++) {
             CHECK(cudaSetDevice(d));

@@ -18,8 +18,8 @@
  * in another column order; the decoder turns them back into full rows in version
  * 2's order. The canonical form the fold consumes is therefore version 2's
  * (vt_record.h). Version 4 delta records also leave out what did not change since
- * the previous snapshot record: devices, device keys and kind figures, gauges, seq,
- * step_marked, dropped_records (and host signals, which the fold keeps as first/last
+ * the previous snapshot record: devices, device keys and kind figures, gauges, IPC
+ * rows, seq, step_marked, dropped_records (and host signals, which the fold keeps as first/last
  * anyway); vt_decode_carry.c carries them forward, so the fold again sees version 3's
  * complete record.
  * Errors: "FILE:LINE: what" in rs->err, -1 (vt_reader.h lists them).
@@ -69,6 +69,8 @@ typedef struct vt_rd {
     vt_rd_dev *devs; size_t ndevs, capdevs;      /* every device, in order of first mention */
     char **akeys; size_t nakeys, capakeys;       /* every gauge key (owned) ...              */
     double *avals; size_t capavals;              /* ... and its latest value                 */
+    vt_ipc_row *cex; size_t ncex, capcex;        /* exports ...                              */
+    vt_ipc_row *cix; size_t ncix, capcix;        /* ... and imports                          */
     uint64_t last_seq, last_dropped;
     int last_step_marked;
     vt_jarena arena;            /* jansson memory of the current line (vt_jarena.h) */
@@ -106,6 +108,9 @@ int vt_rd_devices4(vt_rd *r, const json_t *arr, int delta);
  * gauges (replacing them when !delta); r->rec.an then lists every carried gauge, its
  * keys owned by r (valid until the next record). */
 void vt_rd_annotations4(vt_rd *r, int delta);
+/* Version 4: the record's exports and imports (decoded into r->rec), or, for a list
+ * a delta record left out (has_* 0), the carried ones; then carried for the next. */
+void vt_rd_ipc4(vt_rd *r, int delta, int has_exports, int has_imports);
 /* Frees the version 4 carried state. */
 void vt_rd_carry_release(vt_rd *r);
 

@@ -149,8 +149,30 @@ void vt_rd_annotations4(vt_rd *r, int delta)
     }
 }
 
+/* One IPC list: restored from the carried rows (*cv) when the record left it out,
+ * else kept as carried for the next record. */
+static void carry_rows(vt_ipc_row **rv, size_t *rn, size_t *rcap, vt_ipc_row **cv, size_t *cn, size_t *ccap,
+                       int restore)
+{
+    vt_ipc_row **from = restore ? cv : rv, **to = restore ? rv : cv;
+    size_t *nfrom = restore ? cn : rn, *nto = restore ? rn : cn, *capto = restore ? rcap : ccap;
+    vt_grow((void **)to, capto, *nfrom ? *nfrom : 1, sizeof **to);
+    if (*nfrom) memcpy(*to, *from, *nfrom * sizeof **to);
+    *nto = *nfrom;
+}
+
+void vt_rd_ipc4(vt_rd *r, int delta, int has_exports, int has_imports)
+{
+    carry_rows(&r->rec.ex, &r->rec.nex, &r->rec.capex, &r->cex, &r->ncex, &r->capcex, delta && !has_exports);
+    carry_rows(&r->rec.ix, &r->rec.nix, &r->rec.capix, &r->cix, &r->ncix, &r->capcix, delta && !has_imports);
+}
+
 void vt_rd_carry_release(vt_rd *r)
 {
+    free(r->cex);
+    free(r->cix);
+    r->cex = r->cix = NULL;
+    r->ncex = r->capcex = r->ncix = r->capcix = 0;
     free(r->devs);
     r->devs = NULL;
     r->ndevs = r->capdevs = 0;

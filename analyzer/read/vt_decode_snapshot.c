@@ -537,6 +537,7 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     if (rd_ipc(r, json_object_get(o, "exports"), "exports", 0) < 0 ||
         rd_ipc(r, json_object_get(o, "imports"), "imports", 1) < 0)
         return -1;
+    if (v4) vt_rd_ipc4(r, delta, json_object_get(o, "exports") != NULL, json_object_get(o, "imports") != NULL);
     rec->is_exit = unfreed || strcmp(rec->trigger, VT_TRIGGER_EXIT) == 0;
     if (!rec->is_exit && p->nsteps && rec->step < p->steps[p->nsteps - 1])
         return vt_rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",

@@ -623,6 +623,22 @@ void vt_encode_ipc(vt_buf *b)
     free(im);
 }
 
+void vt_encode_ipc_since(vt_buf *b, const vt_buf *rows, vt_buf *last, int delta)
+{
+    int same = delta && !last->oom && last->len == rows->len && (!rows->len || !memcmp(last->p, rows->p, rows->len));
+    if (!same) {
+        if (rows->len)
+            vt_buf_put(b, rows->p, rows->len);
+        if (delta && !(rows->len && memmem(rows->p, rows->len, ",\"exports\":", 11)))
+            vt_buf_cstr(b, ",\"exports\":[]");
+        if (delta && !(rows->len && memmem(rows->p, rows->len, ",\"imports\":", 11)))
+            vt_buf_cstr(b, ",\"imports\":[]");
+    }
+    vt_buf_reset(last);
+    if (rows->len)
+        vt_buf_put(last, rows->p, rows->len);
+}
+
 void vt_encode_end(vt_buf *b)
 {
     vt_buf_cstr(b, "}\n");

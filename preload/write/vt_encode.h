@@ -110,6 +110,13 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s);
  * (track/vt_ipc.h; digests as 16 hex digits), each only when it has a row. */
 void vt_encode_ipc(vt_buf *b);
 
+/* Appends the IPC rows of a record (rows: vt_encode_ipc's text). Complete record
+ * (delta 0): rows as they are. Delta record (format version 4): nothing when rows are
+ * the same as last (what the file's previous record carried); else rows, with an
+ * emptied list written as ,"exports":[] / ,"imports":[]. Then makes last a copy of
+ * rows (on allocation failure last->oom is set: the next delta writes them again). */
+void vt_encode_ipc_since(vt_buf *b, const vt_buf *rows, vt_buf *last, int delta);
+
 /* Closes a record left open: "}\n". */
 void vt_encode_end(vt_buf *b);
 

@@ -108,6 +108,7 @@ static struct {
     vt_encode_last last;          /* under out_lock: what the previous record said of the
                                      devices, seq, step_marked (delta)                  */
     vt_annot_vals annot;          /* under out_lock: the gauges the file says last       */
+    vt_buf    ipc_last;           /* under out_lock: the IPC rows the file says last     */
     vt_host_sample host;          /* under out_lock: the latest host sample             */
     uint64_t  per_n, per_sum_ns, per_max_ns;   /* atomic: periodic snapshots the writer
                                                   thread wrote, and how long each took */
@@ -430,8 +431,10 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
     };
     vt_encode_snapshot(b, &snap);
-    if (pd->extra.len && !pd->extra.oom)   /* IPC rows; left out when they did not fit */
-        vt_buf_put(b, pd->extra.p, pd->extra.len);
+    /* IPC rows; when they did not fit, left out and the next record is complete */
+    int ipc_lost = pd->extra.oom;
+    if (!ipc_lost)
+        vt_encode_ipc_since(b, &pd->extra, &vt__w.ipc_last, delta);
     vt_annot_format(b, &pd->annot, &vt__w.annot, !delta);
     /* host signals: in the record after a new sample (at most one per host interval),
      * and in every complete record, with a sample taken now */
@@ -441,7 +444,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     rc = vt__flush();
     if (rc == 0)
         vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
-    else
+    if (rc != 0 || ipc_lost)
         vt__next_record_complete();
     /* the textfile: written at once on the writer thread and at exit, else by the
      * writer thread's next tick (vt_prom.h) */

@@ -306,7 +306,8 @@ def restore_record(rec, version, state):
     """Version 4: gives snapshot record `rec` (parsed JSON, changed in place) every
     key it left out, so it reads like a version 3 record: in a delta record
     ("sites_delta": true) the devices, device keys and kind figures, the host
-    signals, the annotations, seq, step_marked and dropped_records the record does
+    signals, the annotations, exports, imports, seq, step_marked and
+    dropped_records the record does
     not list are the previous record's (`state`, a dict kept per file, start {} and
     pass the same one for every record of the file in order; updated here); keys at
     their default (label, oom, allocations null; unfreed_at_exit false; ...) are
@@ -331,6 +332,9 @@ def restore_record(rec, version, state):
         elif isinstance(rec.get("host"), dict) and isinstance(old_host, dict) and \
                 "nvml" not in rec["host"] and "nvml" in old_host:
             rec["host"]["nvml"] = old_host["nvml"]
+        for k in ("exports", "imports"):
+            if k not in rec and state.get(k):
+                rec[k] = state[k]
         ann = dict(state.get("annotations") or {})
         ann.update(rec.get("annotations") or {})
         if ann:
@@ -341,7 +345,7 @@ def restore_record(rec, version, state):
     rec.setdefault("devices", [])
     state.clear()
     state.update({k: rec.get(k) for k in ("seq", "step_marked", "dropped_records", "devices", "host",
-                                          "annotations")})
+                                          "annotations", "exports", "imports")})
     return rec
 
 

@@ -1,7 +1,7 @@
 /* test_carry.c — format version 4 (docs/snapshot-format.md "Version 4: what a record
  * leaves out"): a delta record without a devices block, or with a device entry that
  * lists only some keys and kind figures, keeps the previous record's device values;
- * gauges, seq and step_marked are carried the same way; the same records under a
+ * gauges, IPC rows, seq and step_marked are carried the same way; the same records under a
  * version 3 header read as version 3 always did (an absent key is "not written").
  *
  * analyzer_carry TMPDIR — writes its files there. Prints one line per failed
@@ -43,7 +43,8 @@ static const char *const REC1 =
     "{\"device\":1,\"free_bytes\":2000,\"total_bytes\":6000,\"live_bytes\":0,\"peak_bytes\":40,"
     "\"fragmentation\":0,\"pool_reserved_bytes\":null,\"pool_used_bytes\":0,"
     "\"kinds\":{\"device\":{\"peak_bytes\":40,\"alloc_total\":1,\"free_total\":1,\"alloc_bytes_total\":40}}}],"
-    "\"sites\":[[1,7,700,6,100,1,300,0,0]],\"annotations\":{\"a\":1,\"b\":2},\"host\":{\"rss_bytes\":10}}\n";
+    "\"sites\":[[1,7,700,6,100,1,300,0,0]],\"annotations\":{\"a\":1,\"b\":2},"
+    "\"exports\":[[4096,\"00000000000000aa\"]],\"host\":{\"rss_bytes\":10}}\n";
 
 /* delta: no devices, no seq, no step_marked, no gauges, no host */
 static const char *const REC2 =
@@ -119,6 +120,8 @@ static void check_v4(const char *dir, int nrec)
     CHECK(annot(p, "a") == 1 && annot(p, "b") == (nrec == 3 ? 3 : 2), "records %d: gauges a=%g b=%g", nrec,
           annot(p, "a"), annot(p, "b"));
     CHECK(p->hostsig.present && p->hostsig.rss.last == 10, "records %d: host", nrec);
+    CHECK(p->nexports == 1 && p->exports[0].digest == 0xaa && p->nimports == 0, "records %d: exports %zu",
+          nrec, p->nexports);
     vt_runset_free(&rs);
 }
 

@@ -83,6 +83,9 @@ if with_host == 0 or with_host > elapsed_ms / 100 * 1.2 + 2:
 if any("label" in r or "oom" in r or "allocations" in r or r.get("leak_warnings") == [] or
        "unfreed_at_exit" in r for r in deltas):
     fail("a delta record writes a key at its default")
+if "exports" not in first or any("exports" in r or "imports" in r for r in deltas):
+    fail("the IPC rows: in the first record %r, in a delta record %r" %
+         ("exports" in first, any("exports" in r or "imports" in r for r in deltas)))
 if any("seq" in r for r in deltas):
     fail("a delta record writes a seq that is the previous one plus 1")
 print("stream: %d records, %d delta; %d device entries without an unchanged key; host in %d delta records "
