@@ -587,9 +587,10 @@ static void test_config(void)
     char *good[] = {"VRAMTRACE_OUTPUT=/tmp/x", "VRAMTRACE_INTERVAL_MS=250", "VRAMTRACE_DEPTH=0",
                     "VRAMTRACE_SIGNAL=SIGUSR2", "VRAMTRACE_STEP_EVERY=4", "VRAMTRACE_LOG=quiet",
                     "VRAMTRACE_DISABLE=1", "VRAMTRACE_LEAK_STEPS=3", "VRAMTRACE_NVML=0",
-                    "PATH=/bin", NULL};
+                    "VRAMTRACE_HOST_INTERVAL_MS=50", "PATH=/bin", NULL};
     CHECK_EQ_INT(vt_config_parse(good, &c), 0);
     CHECK_EQ_INT(c.nvml, 0);
+    CHECK_EQ_INT(c.host_interval_ms, 50);
     CHECK(!strcmp(c.output, "/tmp/x"));
     CHECK_EQ_INT(c.interval_ms, 250);
     CHECK_EQ_INT(c.depth, 0);
@@ -599,9 +600,10 @@ static void test_config(void)
     CHECK_EQ_INT(c.leak_steps, 3);
     char *bad[] = {"VRAMTRACE_INTERVAL_MS=fast", "VRAMTRACE_DEPTH=100000", "VRAMTRACE_SIGNAL=KILL",
                    "VRAMTRACE_STEP_EVERY=0", "VRAMTRACE_BOGUS=1", "VRAMTRACE_DISABLE=yes",
-                   "VRAMTRACE_NVML=no", NULL};
-    CHECK_EQ_INT(vt_config_parse(bad, &c), 7);  /* one warning each */
+                   "VRAMTRACE_NVML=no", "VRAMTRACE_HOST_INTERVAL_MS=0", NULL};
+    CHECK_EQ_INT(vt_config_parse(bad, &c), 8);  /* one warning each */
     CHECK_EQ_INT(c.nvml, 1);
+    CHECK_EQ_INT(c.host_interval_ms, 1000);
     char *words[] = {"VRAMTRACE_NVML=OFF", NULL};
     CHECK_EQ_INT(vt_config_parse(words, &c), 0);
     CHECK_EQ_INT(c.nvml, 0);
