@@ -13,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct {
@@ -59,38 +60,42 @@ out:
     return rc;
 }
 
-void vt_annot_copy(vt_annot_vals *out)
+vt_annot_entry *vt_annot_copy(int *n)
 {
+    vt_annot_entry *out = NULL;
+    *n = 0;
     pthread_mutex_lock(&vt__an.lock);
-    out->n = vt__an.n;
-    for (int i = 0; i < vt__an.n; i++) {
-        memcpy(out->key[i], vt__an.key[i], sizeof out->key[i]);
-        out->val[i] = vt__an.val[i];
+    if (vt__an.n && (out = malloc((size_t)vt__an.n * sizeof *out))) {
+        for (int i = 0; i < vt__an.n; i++) {
+            memcpy(out[i].key, vt__an.key[i], sizeof out[i].key);
+            out[i].val = vt__an.val[i];
+        }
+        *n = vt__an.n;
     }
     pthread_mutex_unlock(&vt__an.lock);
+    return out;
 }
 
-void vt_annot_format(vt_buf *b, const vt_annot_vals *cur, vt_annot_vals *last, int complete)
+void vt_annot_format(vt_buf *b, const vt_annot_entry *cur, int n, vt_annot_vals *last, int complete)
 {
     int written = 0;
-    for (int i = 0; i < cur->n; i++) {
+    for (int i = 0; i < n; i++) {
         /* keys are only ever added, at the end: key i of last is key i of cur */
-        if (!complete && i < last->n && !strcmp(last->key[i], cur->key[i]) &&
-            !memcmp(&last->val[i], &cur->val[i], sizeof cur->val[i]))
+        if (!complete && i < last->n && !strcmp(last->e[i].key, cur[i].key) &&
+            !memcmp(&last->e[i].val, &cur[i].val, sizeof cur[i].val))
             continue;
         char num[40];
-        snprintf(num, sizeof num, "%.17g", cur->val[i]);
+        snprintf(num, sizeof num, "%.17g", cur[i].val);
         vt_buf_cstr(b, written++ ? "," : ",\"annotations\":{");
-        vt_buf_jstr(b, cur->key[i], 0);   /* keys are [A-Za-z0-9_.:-] */
+        vt_buf_jstr(b, cur[i].key, 0);   /* keys are [A-Za-z0-9_.:-] */
         vt_buf_put(b, ":", 1);
         vt_buf_cstr(b, num);
     }
     if (written)
         vt_buf_put(b, "}", 1);
-    last->n = cur->n;
-    for (int i = 0; i < cur->n; i++) {
-        memcpy(last->key[i], cur->key[i], sizeof last->key[i]);
-        last->val[i] = cur->val[i];
+    if (n || complete) {   /* no copy (none set, or no memory for it): last stands */
+        last->n = n;
+        memcpy(last->e, cur, (size_t)n * sizeof *cur);
     }
 }
 

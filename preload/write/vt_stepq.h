@@ -26,12 +26,12 @@
 
 #include <stddef.h>
 
-#include "vt_annot.h"    /* vt_annot_vals */
+#include "vt_annot.h"    /* vt_annot_entry */
 #include "vt_buf.h"
 #include "vt_core.h"     /* vt_collect */
 #include "vt_format.h"   /* vt_trigger */
 
-#define VT_STEPQ_MAX 8   /* collected snapshots waiting at most (~50 KiB each, plus rows) */
+#define VT_STEPQ_MAX 8   /* collected snapshots waiting at most (~45 KiB each, plus rows) */
 
 /* One collected snapshot: what the record says, taken at one instant. */
 typedef struct vt_pending {
@@ -40,7 +40,9 @@ typedef struct vt_pending {
     vt_collect c;        /* the core's copy (owned)                                     */
     vt_buf     extra;    /* the record's members read at collection besides the core's:
                             the IPC rows, already encoded (owned)                       */
-    vt_annot_vals annot; /* the gauges at the collection (formatted when written)        */
+    vt_annot_entry *annot; /* the gauges at the collection, nannot of them (malloc'ed, owned;
+                              formatted when written)                                    */
+    int        nannot;
 } vt_pending;
 
 /* Frees p's arrays and buffer, then p itself when it was malloc'ed (heap != 0). */

@@ -356,7 +356,8 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     pd->time_ns = 0;
     memset(&pd->c, 0, sizeof pd->c);
     vt_buf_init(&pd->extra);
-    pd->annot.n = 0;
+    pd->annot = NULL;
+    pd->nannot = 0;
     if (!vt_core_enabled() || !vt_writer_started())
         return -ECANCELED;
     const struct vt__policy *p = &vt__policy[trigger];
@@ -380,7 +381,7 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     vt__w.last_changes = pd->c.changes;
     vt__w.collected++;
     vt_encode_ipc(&pd->extra);
-    vt_annot_copy(&pd->annot);
+    pd->annot = vt_annot_copy(&pd->nannot);
     return 1;
 }
 
@@ -435,7 +436,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     int ipc_lost = pd->extra.oom;
     if (!ipc_lost)
         vt_encode_ipc_since(b, &pd->extra, &vt__w.ipc_last, delta);
-    vt_annot_format(b, &pd->annot, &vt__w.annot, !delta);
+    vt_annot_format(b, pd->annot, pd->nannot, &vt__w.annot, !delta);
     /* host signals: in the record after a new sample (at most one per host interval),
      * and in every complete record, with a sample taken now */
     if (vt_host_measure(&vt__w.host, !delta) || !delta)
