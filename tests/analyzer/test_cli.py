@@ -180,11 +180,11 @@ def malformed_v3(testdir, add):
 
 
 def t_versions(exe, testdir):
-    """Format versions 1, 2 and 3 of the same programs give the same reports (text
-    and JSON, every set written three ways by gen_fixtures.py)."""
+    """Format versions 1, 2, 3 and 4 of the same programs give the same reports (text
+    and JSON, every set written four ways by gen_fixtures.py)."""
     gdir = os.path.join(testdir, "golden")
-    pairs = [(n[:-3], n) for n in sorted(os.listdir(gdir)) if n.endswith("-v2") or n.endswith("-v3")]
-    check(len(pairs) >= 20, "only %d version 2 and 3 golden sets" % len(pairs))
+    pairs = [(n[:-3], n) for n in sorted(os.listdir(gdir)) if n[-3:] in ("-v2", "-v3", "-v4")]
+    check(len(pairs) >= 30, "only %d version 2, 3 and 4 golden sets" % len(pairs))
     exe = os.path.abspath(exe)
     for v1, v2 in pairs:
         outs = []
@@ -226,6 +226,18 @@ def t_versions(exe, testdir):
     rows = [row for r in recs if r.get("sites_delta") for row in r["sites"]]
     check(any(len(row) < 9 for row in rows), "no version 3 delta row leaves out its trailing zeros")
     check(all(len(row) == 1 or row[-1] != 0 for row in rows), "a version 3 delta row ends in a zero")
+    # version 4: smaller again, and its delta records leave out unchanged devices and keys
+    for n in sorted(os.listdir(gdir)):
+        if n.endswith("-v4"):
+            sz = [body_bytes(m) for m in (n[:-1] + "3", n)]
+            check(sz[1] < sz[0], "%s: version 4 records are not smaller than version 3's (%d vs %d bytes)" % (n, sz[1], sz[0]))
+    f4 = [x for x in os.listdir(os.path.join(gdir, "python_train-step-v4")) if x.endswith(".jsonl")][0]
+    recs4 = [json.loads(l) for l in open(os.path.join(gdir, "python_train-step-v4", f4))]
+    d4 = [r for r in recs4 if r.get("sites_delta")]
+    check(d4 and not any("seq" in r or "label" in r or "leak_warnings" in r for r in d4), "version 4 keys left out")
+    check(any("fragmentation" not in d for r in d4 for d in r.get("devices", [])), "no version 4 partial device entry")
+    check(any(r.get("annotations") and len(r["annotations"]) < len(recs4[-1].get("annotations", {})) for r in d4)
+          or not recs4[-1].get("annotations"), "no version 4 delta record with only the changed gauges")
     # site ids are looked up in a hash: the largest id costs no table of its size
     # (a 2^24-entry table was 400 MB for a 779-byte file); measured in a child of a child
     tmp = tempfile.mkdtemp()
