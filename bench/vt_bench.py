@@ -694,7 +694,50 @@ def fig11():
             note=f"{cwall:.2f} s vs {uwall:.2f} s, one pair")
 
 
-FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 11: fig11}
+
+
+def stream_bytes(lib, steps, compress):
+    """Size in bytes of the one stream bench_multigpu STEPS writes on 8 simulated devices
+    under preload `lib` (VRAMTRACE_COMPRESS=compress, every other setting default)."""
+    out = os.path.join(ARGS.work, "multigpu")
+    shutil.rmtree(out, ignore_errors=True)
+    env = traced_env()
+    env["LD_PRELOAD"] = lib
+    env["VRAMTRACE_OUTPUT"] = out
+    env["VRAMTRACE_COMPRESS"] = str(compress)
+    env["SIMCUDA_DEVICES"] = "8"
+    run([binp("bench_multigpu"), str(steps), "8"], env)
+    files = [f for f in os.listdir(out) if f.startswith("vt.")]
+    if len(files) != 1:
+        raise RuntimeError(f"bench_multigpu wrote {files}, expected one stream")
+    return os.path.getsize(os.path.join(out, files[0]))
+
+
+def fig12():
+    """Bytes per step of the snapshot stream of one rank of an 8-GPU job (bench_multigpu:
+    41 sites change per step), as written by default (zstd) and plain: (size at 2N - size
+    at N) / N, so the header and the definitions written once are left out; and the
+    7-days-at-2-steps/s projection per rank. With --before-lib (another build's
+    libvramtrace.so, e.g. the branch point), the same runs with it side by side: the
+    floor column is then the "before" figure and the note gives before/after."""
+    n = 20 if ARGS.quick else 1000
+    after = ARGS.preload_lib or os.path.join(ARGS.build, "lib", "libvramtrace.so")
+    week = 7 * 86400 * 2   # steps in 7 days at 2 steps/s
+    for compress, what in ((1, "zstd (the default)"), (0, "plain (VRAMTRACE_COMPRESS=0)")):
+        per = {}
+        for label, lib in (("after", after), ("before", ARGS.before_lib)):
+            if lib:
+                a, b = stream_bytes(lib, n, compress), stream_bytes(lib, 2 * n, compress)
+                per[label] = (b - a) / n
+        before = per.get("before")
+        note = f"N = {n}; 7 days at 2 steps/s: {per['after'] * week / 1e9:.2f} GB per rank"
+        if before:
+            note += f"; before {before * week / 1e9:.2f} GB, before/after {before / per['after']:.1f}x"
+        row(12, f"stream bytes per step, 8 GPUs, 41 sites changing, {what}", per["after"], floor=before,
+            target=650 if compress else None, unit="B", ok=per["after"] <= 650 if compress else None, note=note)
+
+
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 11: fig11, 12: fig12}
 
 
 def main():
@@ -703,7 +746,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,11")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,11,12")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],
@@ -718,6 +761,9 @@ def main():
     ap.add_argument("--preload-lib", default=None,
                     help="the libvramtrace.so the traced runs preload (default BUILD/lib/libvramtrace.so): "
                          "another build's, to measure before and after with the same benchmark programs")
+    ap.add_argument("--before-lib", default=None,
+                    help="figure 12: another build's libvramtrace.so (e.g. the branch point) measured side by "
+                         "side with this one")
     ap.add_argument("--cuda-lib", default=None,
                     help="folder of a real libcudart.so.13/libcuda.so.1 (GPU machine) instead of build/simcuda")
     ARGS = ap.parse_args()

@@ -7,7 +7,7 @@
 #define VT_FORMAT_H
 
 #define VT_FORMAT_NAME    "vramtrace-snapshot"
-#define VT_FORMAT_VERSION 3       /* written by the preload */
+#define VT_FORMAT_VERSION 4       /* written by the preload */
 #define VT_FORMAT_VERSION_MIN 1   /* oldest version the analyzer reads */
 #define VT_REPORT_NAME    "vramtrace-report"
 #define VT_REPORT_VERSION 1
@@ -198,6 +198,10 @@ enum { VT_SITE_COLUMNS(VT__SITE_ENUM) VT_SITE_NCOLS };
  * record (0 when that record has none), signed, without the trailing zeros (1 to
  * 9 columns); complete records write all 9, absolute. */
 #define VT_FORMAT_DELTA_ROWS 3
+/* First format version whose delta records leave out what did not change since the
+ * previous record of the file: devices and their figures, host signals, gauges, seq,
+ * step_marked, dropped_records (docs/snapshot-format.md "Version 4"). */
+#define VT_FORMAT_CARRY 4
 #define VT_SITE3_NCOLS 9
 /* VT_SITE3_ORDER[i]: the version 2 column (VT_SITE_*) written as version 3 column 1 + i
  * (column 0 is the site id). python/vramtrace/snapshots.py SITE_COLUMNS_V3 follows it. */

@@ -441,6 +441,7 @@ void vt_rd_release(vt_rd *r)
     r->prev = NULL;
     r->nprev = r->capprev = 0;
     free_site_defs(r);
+    vt_rd_carry_release(r);
     vt_jarena_release(&r->arena);
 }
 

@@ -17,7 +17,11 @@
  * of a delta record as differences from the site's previous row (vt_rsite.row),
  * in another column order; the decoder turns them back into full rows in version
  * 2's order. The canonical form the fold consumes is therefore version 2's
- * (vt_record.h).
+ * (vt_record.h). Version 4 delta records also leave out what did not change since
+ * the previous snapshot record: devices, device keys and kind figures, gauges, IPC
+ * rows, seq, step_marked, dropped_records (and host signals, which the fold keeps as first/last
+ * anyway); vt_decode_carry.c carries them forward, so the fold again sees version 3's
+ * complete record.
  * Errors: "FILE:LINE: what" in rs->err, -1 (vt_reader.h lists them).
  * Single-threaded: one vt_rd per file, on the loading thread.
  */
@@ -26,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "vt_format.h"
 #include "vt_jarena.h"
 #include "vt_reader.h"
 #include "vt_record.h"
@@ -37,6 +42,13 @@ typedef struct vt_site_def {
     vt_stack *canon;
     UT_hash_handle hh;
 } vt_site_def;
+
+/* Version 4: one device as the file's records said it so far (vt_decode_carry.c). */
+typedef struct vt_rd_dev {
+    vt_rec_dev d;                        /* its figures; calls/failed/oom summed from kc      */
+    uint64_t kc[VT_KIND_COUNT][3];       /* per kind: alloc_total, failed_total, oom_total    */
+    uint8_t koom[VT_KIND_COUNT];         /* the kind carried oom_total                        */
+} vt_rd_dev;
 
 /* The decoder's state for one file. */
 typedef struct vt_rd {
@@ -52,6 +64,15 @@ typedef struct vt_rd {
     vt_site_def *sdefs;         /* v3: "site" records by id (memory grows with the definitions a
                                    file has, not with the ids it names) */
     vt_site_def *sdef_last;     /* v3: the last one looked up (rows of one site come in runs) */
+    /* v4: what the previous snapshot record said, for the delta records that leave it
+     * out (vt_decode_carry.c) */
+    vt_rd_dev *devs; size_t ndevs, capdevs;      /* every device, in order of first mention */
+    char **akeys; size_t nakeys, capakeys;       /* every gauge key (owned) ...              */
+    double *avals; size_t capavals;              /* ... and its latest value                 */
+    vt_ipc_row *cex; size_t ncex, capcex;        /* exports ...                              */
+    vt_ipc_row *cix; size_t ncix, capcix;        /* ... and imports                          */
+    uint64_t last_seq, last_dropped;
+    int last_step_marked;
     vt_jarena arena;            /* jansson memory of the current line (vt_jarena.h) */
     char e[300];                /* message scratch for the vt_j* getters */
 } vt_rd;
@@ -78,6 +99,20 @@ int vt_rd_flags(vt_rd *r, const json_t *v, const char *f, int32_t *out);
 const char *vt_rd_field(char *buf, size_t cap, const char *arr, size_t i, const char *key);
 /* The canonical stack of stack id, or -1 after vt_rd_fail("<where>: stack N is not defined ..."). */
 int vt_rd_stack_of(vt_rd *r, int64_t id, const char *where, vt_stack **out);
+
+/* Version 4 (vt_decode_carry.c): the record's "devices" (arr, may be NULL) applied to
+ * the carried devices (replacing them when !delta), then every carried device pushed
+ * to r->rec.de. 0, or -1 after vt_rd_fail. */
+int vt_rd_devices4(vt_rd *r, const json_t *arr, int delta);
+/* Version 4: the record's decoded annotations (r->rec.an) merged into the carried
+ * gauges (replacing them when !delta); r->rec.an then lists every carried gauge, its
+ * keys owned by r (valid until the next record). */
+void vt_rd_annotations4(vt_rd *r, int delta);
+/* Version 4: the record's exports and imports (decoded into r->rec), or, for a list
+ * a delta record left out (has_* 0), the carried ones; then carried for the next. */
+void vt_rd_ipc4(vt_rd *r, int delta, int has_exports, int has_imports);
+/* Frees the version 4 carried state. */
+void vt_rd_carry_release(vt_rd *r);
 
 /* A "snapshot" record (vt_decode_snapshot.c). */
 int vt_rd_snapshot(vt_rd *r, json_t *o);

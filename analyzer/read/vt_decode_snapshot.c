@@ -1,7 +1,7 @@
 /* vt_decode_snapshot.c — a "snapshot" record into a vt_snaprec: sites in each
  * format version's form (version 1 objects, version 2 rows, version 3 rows by site
- * id and delta rows), completion of delta records, devices, live list, OOM,
- * annotations; then the checks against the process and the fold (contract in
+ * id and delta rows), completion of delta records, devices (version 4: carried
+ * forward, vt_decode_carry.c), live list, OOM, annotations; then the checks against the process and the fold (contract in
  * vt_decode.h).
  */
 #include "vt_decode.h"
@@ -496,11 +496,24 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     json_t *v;
     const char *s;
     vt_snaprec_clear(rec);
+    int v4 = r->version >= VT_FORMAT_CARRY;
+    /* version 4: a delta record's left-out keys are the previous record's (seq + 1) */
+    int delta = 0;
+    if (r->version >= 2 && (v = json_object_get(o, VT_SITES_DELTA_KEY)) &&
+        vt_rd_bool(r, v, "snapshot." VT_SITES_DELTA_KEY, &delta) < 0)
+        return -1;
+    int carry = v4 && delta;
+    if (carry) {
+        rec->seq = r->last_seq + 1;
+        rec->dropped = r->last_dropped;
+        rec->step_marked = r->last_step_marked;
+    }
     if (!(v = json_object_get(o, "step"))) return vt_rd_fail(r, "snapshot has no \"step\"");
     if (vt_rd_u64(r, v, "snapshot.step", &rec->step) < 0) return -1;
-    if (vt_rd_u64n(r, json_object_get(o, "seq"), "snapshot.seq", &rec->seq, &has) < 0 ||
-        vt_rd_u64n(r, json_object_get(o, "time_ns"), "snapshot.time_ns", &rec->time_ns, &has) < 0 ||
-        vt_rd_u64n(r, json_object_get(o, "dropped_records"), "snapshot.dropped_records", &rec->dropped, &has) < 0)
+    if ((v = json_object_get(o, "seq")) && vt_rd_u64n(r, v, "snapshot.seq", &rec->seq, &has) < 0) return -1;
+    if (vt_rd_u64n(r, json_object_get(o, "time_ns"), "snapshot.time_ns", &rec->time_ns, &has) < 0) return -1;
+    if ((v = json_object_get(o, "dropped_records")) &&
+        vt_rd_u64n(r, v, "snapshot.dropped_records", &rec->dropped, &has) < 0)
         return -1;
     if ((v = json_object_get(o, "trigger"))) {
         if (!(s = vt_rd_str(r, v, "snapshot.trigger", 31))) return -1;
@@ -514,22 +527,22 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
         return -1;
     if ((v = json_object_get(o, "unfreed_at_exit")) && vt_rd_bool(r, v, "snapshot.unfreed_at_exit", &unfreed) < 0)
         return -1;
-    int delta = 0;
-    if (r->version >= 2 && (v = json_object_get(o, VT_SITES_DELTA_KEY)) &&
-        vt_rd_bool(r, v, "snapshot." VT_SITES_DELTA_KEY, &delta) < 0)
-        return -1;
     if (!(v = json_object_get(o, "sites"))) return vt_rd_fail(r, "snapshot has no \"sites\"");
     if (rd_sites(r, v, delta) < 0) return -1;
     if (r->version >= 2 && rd_complete_sites(r, delta) < 0) return -1;
-    if (rd_devices(r, json_object_get(o, "devices")) < 0) return -1;
+    if (v4 ? vt_rd_devices4(r, json_object_get(o, "devices"), delta) < 0
+           : rd_devices(r, json_object_get(o, "devices")) < 0)
+        return -1;
     if (rd_oom(r, json_object_get(o, "oom"), &rec->oom) < 0) return -1;
     if (rd_allocations(r, json_object_get(o, "allocations"), &rec->have_allocs) < 0) return -1;
     if (rd_annotations(r, json_object_get(o, "annotations")) < 0) return -1;
+    if (v4) vt_rd_annotations4(r, delta);
     if (rd_ipc(r, json_object_get(o, "exports"), "exports", 0) < 0 ||
         rd_ipc(r, json_object_get(o, "imports"), "imports", 1) < 0)
         return -1;
     if ((v = json_object_get(o, "summarised")) && vt_rd_bool(r, v, "snapshot.summarised", &rec->summarised) < 0)
         return -1;
+    if (v4) vt_rd_ipc4(r, delta, json_object_get(o, "exports") != NULL, json_object_get(o, "imports") != NULL);
     rec->is_exit = unfreed || strcmp(rec->trigger, VT_TRIGGER_EXIT) == 0;
     if (!rec->is_exit && !rec->summarised && p->nsteps && rec->step < p->steps[p->nsteps - 1])
         return vt_rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",
@@ -547,6 +560,9 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
 
     /* apply: nothing above changed the process (but for new empty sites) */
     if (r->version >= 2) keep_prev(r);
+    r->last_seq = rec->seq;
+    r->last_dropped = rec->dropped;
+    r->last_step_marked = rec->step_marked;
     vt_fold_snapshot(p, rec, r->rs->keep_allocs);
     vt_hostsig_read(&p->hostsig, json_object_get(o, "host"));   /* lenient: cannot fail */
     return 0;

@@ -34,7 +34,7 @@
  * Two files of the same process (host, pid, start_ns): the fuller one is kept
  * (an exit record, else more snapshots; the first read on a tie), the other is
  * skipped with a note on stderr.
- * Format versions VT_FORMAT_VERSION_MIN..VT_FORMAT_VERSION (1 to 3) are read
+ * Format versions VT_FORMAT_VERSION_MIN..VT_FORMAT_VERSION (1 to 4) are read
  * (docs/snapshot-format.md); all version compatibility is in read/vt_decode*.c
  * (vt_decode.h). Versions 2 and 3 add the errors: a site row that is not
  * [stack, kind, device, 8 non-negative integers] (version 2) or [site id, 8

@@ -28,6 +28,7 @@ static void vt__config_defaults(vt_config *c)
     memset(c, 0, sizeof *c);
     strcpy(c->output, "vramtrace-out");
     c->interval_ms = 1000;
+    c->host_interval_ms = 1000;
     c->nvml = 1;
     c->compress = 1;
     c->max_bytes = 1ull << 30;
@@ -172,6 +173,8 @@ int vt_config_parse(char *const *env, vt_config *c)
             else strcpy(c->output, v);
         } else if (VT_KEY("INTERVAL_MS")) {
             if (vt__parse_long(v, 0, 86400000L, &n)) bad = 1; else c->interval_ms = (int)n;
+        } else if (VT_KEY("HOST_INTERVAL_MS")) {
+            if (vt__parse_long(v, 1, 86400000L, &n)) bad = 1; else c->host_interval_ms = (int)n;
         } else if (VT_KEY("DEPTH")) {
             if (vt__parse_long(v, 0, VT_DEPTH_MAX, &n)) bad = 1; else c->depth = (int)n;
         } else if (VT_KEY("SIGNAL")) {

@@ -17,6 +17,8 @@
 typedef struct vt_config {
     char output[PATH_MAX];   /* VRAMTRACE_OUTPUT: snapshot folder ("vramtrace-out")      */
     int  interval_ms;        /* VRAMTRACE_INTERVAL_MS: periodic snapshots (1000; 0 = off)  */
+    int  host_interval_ms;   /* VRAMTRACE_HOST_INTERVAL_MS: least time between two samples of
+                                the host signals (/proc, cgroup, NVML), ms (1000; 1..86400000) */
     int  depth;              /* VRAMTRACE_DEPTH: stack frames kept (32; 0 = no stacks)     */
     int  signal;             /* VRAMTRACE_SIGNAL: snapshot signal (SIGUSR1; 0 = none)      */
     int  step_every;         /* VRAMTRACE_STEP_EVERY: step snapshot every N marks (1)      */

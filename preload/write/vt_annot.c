@@ -1,8 +1,10 @@
 /* vt_annot.c — named gauges attached to snapshots (see vt_annot.h).
  *
  * Design: a fixed array under one mutex; set replaces the value of an existing key
- * or takes the next free slot. Values are formatted with %.17g on the writer side
- * (not on the hook path), so they round-trip exactly.
+ * or takes the next free slot. A snapshot copies the table when it is collected
+ * (vt_annot_copy) and formats the copy when it is written, against what the file's
+ * previous record said. Values are formatted with %.17g on the writer side (not on
+ * the hook path), so they round-trip exactly.
  */
 #define _GNU_SOURCE
 #include "vt_annot.h"
@@ -11,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct {
@@ -57,23 +60,43 @@ out:
     return rc;
 }
 
-void vt_annot_format(vt_buf *b)
+vt_annot_entry *vt_annot_copy(int *n)
 {
+    vt_annot_entry *out = NULL;
+    *n = 0;
     pthread_mutex_lock(&vt__an.lock);
-    if (vt__an.n) {
-        vt_buf_cstr(b, ",\"annotations\":{");
+    if (vt__an.n && (out = malloc((size_t)vt__an.n * sizeof *out))) {
         for (int i = 0; i < vt__an.n; i++) {
-            char num[40];
-            snprintf(num, sizeof num, "%.17g", vt__an.val[i]);
-            if (i)
-                vt_buf_put(b, ",", 1);
-            vt_buf_jstr(b, vt__an.key[i], 0);   /* keys are [A-Za-z0-9_.:-] */
-            vt_buf_put(b, ":", 1);
-            vt_buf_cstr(b, num);
+            memcpy(out[i].key, vt__an.key[i], sizeof out[i].key);
+            out[i].val = vt__an.val[i];
         }
-        vt_buf_put(b, "}", 1);
+        *n = vt__an.n;
     }
     pthread_mutex_unlock(&vt__an.lock);
+    return out;
+}
+
+void vt_annot_format(vt_buf *b, const vt_annot_entry *cur, int n, vt_annot_vals *last, int complete)
+{
+    int written = 0;
+    for (int i = 0; i < n; i++) {
+        /* keys are only ever added, at the end: key i of last is key i of cur */
+        if (!complete && i < last->n && !strcmp(last->e[i].key, cur[i].key) &&
+            !memcmp(&last->e[i].val, &cur[i].val, sizeof cur[i].val))
+            continue;
+        char num[40];
+        snprintf(num, sizeof num, "%.17g", cur[i].val);
+        vt_buf_cstr(b, written++ ? "," : ",\"annotations\":{");
+        vt_buf_jstr(b, cur[i].key, 0);   /* keys are [A-Za-z0-9_.:-] */
+        vt_buf_put(b, ":", 1);
+        vt_buf_cstr(b, num);
+    }
+    if (written)
+        vt_buf_put(b, "}", 1);
+    if (n || complete) {   /* no copy (none set, or no memory for it): last stands */
+        last->n = n;
+        memcpy(last->e, cur, (size_t)n * sizeof *cur);
+    }
 }
 
 void vt_annot_reset(void)

@@ -378,16 +378,17 @@ void vt_cap_encode_ooms(const vt_cap *k, vt_buf *b)
  * records are made again into a discarded buffer only to mark their modules), so
  * when the replacement fails the old file goes on as it was; the cap then tries
  * again after another half cap of growth. */
-static void vt__keep(vt_cap *k, vt_file *f, const vt_encode_defs *d, vt_sitediff *sd, uint64_t max)
+static int vt__keep(vt_cap *k, vt_file *f, const vt_encode_defs *d, vt_sitediff *sd, uint64_t max)
 {
     struct stat st;
     if (vt_file_end(f) < 0 || f->fd < 0 || fstat(f->fd, &st) < 0)
-        return;
+        return 0;
     if (vt_cap_freeze(k, (uint64_t)st.st_size, d->stacks.on, d->stacks.cap,
                       d->sites.on, d->sites.cap, max, (size_t)(max / 4)) < 0)
-        return;
+        return 0;
     vt_sitediff_reset(sd);   /* the record at the keep point is complete */
     vt_host_new_file();
+    return 1;
 }
 
 /* 1 when id is set in the n-byte set. */
@@ -396,23 +397,21 @@ static int vt__has(const uint8_t *set, size_t n, size_t id)
     return id < n && set[id];
 }
 
-void vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, const char *header, size_t hlen,
-                  uint64_t max)
+int vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, const char *header, size_t hlen,
+                 uint64_t max)
 {
     struct stat st;
     if (fstat(f->fd, &st) < 0)
-        return;
+        return 0;
     uint64_t size = (uint64_t)st.st_size, t0 = vt_now_ns();
-    if (vt_cap_keep_due(k, size, max)) {
-        vt__keep(k, f, d, sd, max);
-        return;
-    }
+    if (vt_cap_keep_due(k, size, max))
+        return vt__keep(k, f, d, sd, max);
     if (!vt_cap_due(k, size, max))
-        return;
-    int keep = k->keep_off != 0;
+        return 0;
+    int keep = k->keep_off != 0, complete = 0;
     if (!keep) {   /* compressed: appends after the head start a new frame */
         if (vt_file_end(f) < 0 || f->fd < 0 || fstat(f->fd, &st) < 0)
-            return;
+            return 0;
         size = (uint64_t)st.st_size;
     }
     vt_buf nb, scratch;
@@ -463,8 +462,10 @@ out:;
     vt_buf_free(&nb);
     vt_buf_free(&scratch);
     if (rc == 0 && fstat(f->fd, &st) == 0) {
-        if (!keep)
+        if (!keep) {
             vt_sitediff_reset(sd);   /* nothing exact was kept */
+            complete = 1;
+        }
         k->rewrites++;
         vt_log(VT_LOG_INFO, "size cap: %s rewritten to %llu bytes (steps %llu-%llu summarised in %u buckets, "
                "%llu bytes of records kept) in %llu us",
@@ -478,6 +479,7 @@ out:;
                f->path, nb.oom || rc == 0 ? "out of memory" : strerror(e));
     }
     vt_cap_thaw(k);
+    return complete;
 }
 
 void vt_cap_reset(vt_cap *k)

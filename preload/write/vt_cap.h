@@ -85,9 +85,11 @@ typedef struct vt_cap {
  * OOM records and the records since the keep point (docs/snapshot-format.md
  * "summary"). Leaves d the same set, and sd reset when the next record must be
  * complete. Logs each rewrite (info) and each failed one (warn: the old file goes
- * on). Under the writer's output lock. */
-void vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, const char *header, size_t hlen,
-                  uint64_t max);
+ * on). Returns 1 when the next record must be complete (every block: the caller
+ * forgets the rest of what the previous record said), else 0. Under the writer's
+ * output lock. */
+int vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, const char *header, size_t hlen,
+                 uint64_t max);
 
 /* Forgets everything and frees the memory (a fork child; the writer's start). */
 void vt_cap_reset(vt_cap *k);

@@ -5,7 +5,11 @@
  * over its sink: nothing here opens, writes or locks. Site rows (format version 3) are
  * positional: [site id, then the counters in VT_SITE3_ORDER]; in a delta record each
  * listed row is written as its differences from the site's previous row, signed,
- * trailing zeros left out (vt__site_row).
+ * trailing zeros left out (vt__site_row). A delta record (format version 4) also
+ * leaves out every device figure, and the seq, step_marked and dropped count, that did
+ * not change since the file's previous record (vt_encode_last), and the leak warnings
+ * (the reader finds them in the site rows); keys at their default are left out of
+ * every record.
  */
 #define _GNU_SOURCE
 #include "vt_encode.h"
@@ -57,6 +61,12 @@ void vt_encode_defs_clear(vt_encode_defs *d)
     vt__idset_clear(&d->sites);
     vt_modules_new_file();
     vt_host_new_file();
+}
+
+void vt_encode_last_reset(vt_encode_last *l)
+{
+    l->valid = 0;
+    memset(l->known, 0, sizeof l->known);
 }
 
 /* ---- small helpers ---- */
@@ -256,32 +266,95 @@ void vt_encode_stack_def(vt_buf *b, vt_encode_defs *d, uint32_t id)
     vt__idset_add(&d->stacks, id);
 }
 
-/* Writes the device's "kinds" object with the kinds that have any figure above 0; a
- * kind left out has every figure 0 (docs/snapshot-format.md "snapshot"). */
-static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d)
+/* The eight figures of a kind, in the order they are written. */
+#define VT__KIND_FIGS(s) { (s)->live_bytes, (s)->live_count, (s)->peak_bytes, (s)->alloc_total, (s)->free_total, \
+                           (s)->failed_total, (s)->oom_total, (s)->alloc_bytes_total }
+static const char *const vt__kind_keys[8] = { "live_bytes", "live_count", "peak_bytes", "alloc_total",
+                                              "free_total", "failed_total", "oom_total", "alloc_bytes_total" };
+
+/* Writes the device's "kinds" object. Complete (prev NULL): the kinds that have any
+ * figure above 0, each with its eight figures; a kind left out has every figure 0.
+ * Against prev (the device as the previous record said it): only the kinds with a
+ * changed figure, each with only its changed figures; nothing at all when none
+ * changed (docs/snapshot-format.md "snapshot", "Version 4"). */
+static void vt__format_kinds(vt_buf *b, const vt_dev_stats *d, const vt_dev_stats *prev)
 {
-    vt_buf_cstr(b, ",\"kinds\":{");
     int n = 0;
     for (int k = 0; k < VT_KIND_COUNT; k++) {
-        const vt_kind_stats *s = &d->kinds[k];
-        if (!(s->live_bytes | s->live_count | s->peak_bytes | s->alloc_total | s->free_total | s->failed_total |
-              s->oom_total | s->alloc_bytes_total))
+        const uint64_t cur[8] = VT__KIND_FIGS(&d->kinds[k]);
+        uint64_t old[8] = { 0 }, any = 0;
+        if (prev) {
+            const uint64_t o[8] = VT__KIND_FIGS(&prev->kinds[k]);
+            memcpy(old, o, sizeof old);
+        }
+        for (int f = 0; f < 8; f++)
+            any |= prev ? cur[f] ^ old[f] : cur[f];
+        if (!any)
             continue;
-        if (n++)
-            vt_buf_put(b, ",", 1);
-        vt_buf_put(b, "\"", 1);
+        vt_buf_cstr(b, n++ ? ",\"" : ",\"kinds\":{\"");
         vt_buf_cstr(b, vt_kind_name(k));
-        vt__kv_u64(b, "\":{\"live_bytes\":", s->live_bytes);
-        vt__kv_u64(b, ",\"live_count\":", s->live_count);
-        vt__kv_u64(b, ",\"peak_bytes\":", s->peak_bytes);
-        vt__kv_u64(b, ",\"alloc_total\":", s->alloc_total);
-        vt__kv_u64(b, ",\"free_total\":", s->free_total);
-        vt__kv_u64(b, ",\"failed_total\":", s->failed_total);
-        vt__kv_u64(b, ",\"oom_total\":", s->oom_total);
-        vt__kv_u64(b, ",\"alloc_bytes_total\":", s->alloc_bytes_total);
+        vt_buf_cstr(b, "\":{");
+        int m = 0;
+        for (int f = 0; f < 8; f++) {
+            if (prev && cur[f] == old[f])
+                continue;
+            vt_buf_cstr(b, m++ ? ",\"" : "\"");
+            vt_buf_cstr(b, vt__kind_keys[f]);
+            vt_buf_cstr(b, "\":");
+            vt_buf_u64(b, cur[f]);
+        }
         vt_buf_put(b, "}", 1);
     }
+    if (n)
+        vt_buf_put(b, "}", 1);
+    else if (!prev)
+        vt_buf_cstr(b, ",\"kinds\":{}");
+}
+
+/* Fragmentation as written (6 decimals), -1 for null: what "changed" compares. */
+static int64_t vt__frag_key(double v)
+{
+    return !(v >= 0.0) || v > 1e15 ? -1 : (int64_t)(v * 1e6 + 0.5);
+}
+
+/* One entry of "devices". Complete (prev NULL): every key. Against prev: "device"
+ * and only the keys whose value changed (free and total as a pair); returns 0 and
+ * writes nothing when nothing changed. Returns 1 when written. */
+static int vt__format_device(vt_buf *b, const vt_dev_stats *d, const vt_dev_stats *prev, int first)
+{
+    size_t mark = b->len;
+    vt_buf_cstr(b, first ? "{\"device\":" : ",{\"device\":");
+    vt_buf_i64(b, d->device);
+    size_t head = b->len;
+    if (!prev || d->meminfo_known != prev->meminfo_known || d->free_bytes != prev->free_bytes ||
+        d->total_bytes != prev->total_bytes) {
+        vt__kv_opt(b, ",\"free_bytes\":", d->meminfo_known, d->free_bytes);
+        vt__kv_opt(b, ",\"total_bytes\":", d->meminfo_known, d->total_bytes);
+    }
+    if (!prev || d->live_bytes != prev->live_bytes)
+        vt__kv_u64(b, ",\"live_bytes\":", d->live_bytes);
+    if (!prev || d->peak_bytes != prev->peak_bytes)
+        vt__kv_u64(b, ",\"peak_bytes\":", d->peak_bytes);
+    if (!prev || vt__frag_key(d->fragmentation) != vt__frag_key(prev->fragmentation)) {
+        vt_buf_cstr(b, ",\"fragmentation\":");
+        vt_buf_fixed6(b, d->fragmentation);
+    }
+    if (!prev || d->pool_known != prev->pool_known || d->pool_reserved_bytes != prev->pool_reserved_bytes)
+        vt__kv_opt(b, ",\"pool_reserved_bytes\":", d->pool_known, d->pool_reserved_bytes);
+    if (!prev || d->pool_used_bytes != prev->pool_used_bytes)
+        vt__kv_u64(b, ",\"pool_used_bytes\":", d->pool_used_bytes);
+    if (d->graph_known && (!prev || !prev->graph_known || d->graph_reserved_bytes != prev->graph_reserved_bytes ||
+                           d->graph_used_bytes != prev->graph_used_bytes)) {
+        vt__kv_u64(b, ",\"graph_reserved_bytes\":", d->graph_reserved_bytes);
+        vt__kv_u64(b, ",\"graph_used_bytes\":", d->graph_used_bytes);
+    }
+    vt__format_kinds(b, d, prev);
+    if (prev && b->len == head && !b->oom) {   /* nothing changed: no entry */
+        b->len = mark;
+        return 0;
+    }
     vt_buf_put(b, "}", 1);
+    return 1;
 }
 
 /* The kind and device: keyed, `,"kind":"<kind>","device":<device>` (objects); not
@@ -392,39 +465,42 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
 {
     const vt_collect *c = s->c;
     const vt_oom_info *oom = s->oom;
+    vt_encode_last *last = s->last;
+    int delta = s->delta && last->valid;
     vt_buf_cstr(b, "{\"t\":\"snapshot\"");
-    vt__kv_u64(b, ",\"seq\":", s->seq);
+    if (!delta || s->seq != last->seq + 1)
+        vt__kv_u64(b, ",\"seq\":", s->seq);
     vt_buf_cstr(b, ",\"trigger\":\"");
     vt_buf_cstr(b, vt_trigger_name(s->trigger));
-    vt_buf_cstr(b, "\",\"label\":");
-    vt_buf_jstr(b, s->label, 1024);
+    vt_buf_put(b, "\"", 1);
+    if (s->label) {
+        vt_buf_cstr(b, ",\"label\":");
+        vt_buf_jstr(b, s->label, 1024);
+    }
     vt__kv_u64(b, ",\"time_ns\":", s->time_ns ? s->time_ns : vt_now_ns());
     vt__kv_u64(b, ",\"step\":", c->step);
-    vt_buf_cstr(b, c->step_marked ? ",\"step_marked\":true" : ",\"step_marked\":false");
+    if (delta ? !c->step_marked != !last->step_marked : c->step_marked)
+        vt_buf_cstr(b, c->step_marked ? ",\"step_marked\":true" : ",\"step_marked\":false");
+    /* devices: all of them in a complete record; in a delta record only the changed
+     * ones, the key left out when none changed */
+    size_t dev_mark = b->len;
     vt_buf_cstr(b, ",\"devices\":[");
+    int ndev = 0;
     for (int i = 0; i < c->n_devs; i++) {
         const vt_dev_stats *d = &c->devs[i];
-        if (i)
-            vt_buf_put(b, ",", 1);
-        vt_buf_cstr(b, "{\"device\":");
-        vt_buf_i64(b, d->device);
-        vt__kv_opt(b, ",\"free_bytes\":", d->meminfo_known, d->free_bytes);
-        vt__kv_opt(b, ",\"total_bytes\":", d->meminfo_known, d->total_bytes);
-        vt__kv_u64(b, ",\"live_bytes\":", d->live_bytes);
-        vt__kv_u64(b, ",\"peak_bytes\":", d->peak_bytes);
-        vt_buf_cstr(b, ",\"fragmentation\":");
-        vt_buf_fixed6(b, d->fragmentation);
-        vt__kv_opt(b, ",\"pool_reserved_bytes\":", d->pool_known, d->pool_reserved_bytes);
-        vt__kv_u64(b, ",\"pool_used_bytes\":", d->pool_used_bytes);
-        if (d->graph_known) {
-            vt__kv_u64(b, ",\"graph_reserved_bytes\":", d->graph_reserved_bytes);
-            vt__kv_u64(b, ",\"graph_used_bytes\":", d->graph_used_bytes);
-        }
-        vt__format_kinds(b, d);
-        vt_buf_put(b, "}", 1);
+        int slot = d->device + 1;
+        int ok = slot >= 0 && slot < VT_DEV_SLOTS;
+        /* a device new since the previous record (prev NULL): all its keys */
+        const vt_dev_stats *prev = delta && ok && last->known[slot] ? &last->devs[slot] : NULL;
+        ndev += vt__format_device(b, d, prev, ndev == 0);
     }
-    vt_buf_cstr(b, s->delta ? "],\"" VT_SITES_DELTA_KEY "\":true,\"sites\":["
-                            : "],\"" VT_SITES_DELTA_KEY "\":false,\"sites\":[");
+    if (delta && ndev == 0 && !b->oom)
+        b->len = dev_mark;
+    else
+        vt_buf_put(b, "]", 1);
+    if (s->delta)
+        vt_buf_cstr(b, ",\"" VT_SITES_DELTA_KEY "\":true");
+    vt_buf_cstr(b, ",\"sites\":[");
     size_t cursor = 0;
     int nrows = 0;
     for (size_t i = 0; i < c->n_sites; i++) {
@@ -435,22 +511,24 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
             vt_buf_put(b, ",", 1);
         vt__site_row(b, r, s->delta, prev);
     }
-    vt_buf_cstr(b, "],\"leak_warnings\":[");
+    vt_buf_put(b, "]", 1);
+    /* leak warnings: in complete records; a delta record's are its sites with
+     * growth_steps at or above the header's leak_steps (a reader restores them) */
     int nw = 0;
-    for (size_t i = 0; i < c->n_sites; i++) {
+    for (size_t i = 0; !delta && i < c->n_sites; i++) {
         const vt_site_row *r = &c->sites[i];
         if (!r->leak_warn)
             continue;
-        if (nw++)
-            vt_buf_put(b, ",", 1);
+        vt_buf_cstr(b, nw++ ? "," : ",\"leak_warnings\":[");
         vt__site_key(b, r);
         vt__kv_u64(b, ",\"growth_steps\":", r->growth_steps);
         vt__kv_u64(b, ",\"growth_bytes_per_step\":", r->growth_steps ? r->growth_bytes / r->growth_steps : 0);
         vt_buf_put(b, "}", 1);
     }
-    vt_buf_cstr(b, "],\"oom\":");
+    if (nw)
+        vt_buf_put(b, "]", 1);
     if (oom) {
-        vt_buf_cstr(b, "{\"api\":");
+        vt_buf_cstr(b, ",\"oom\":{\"api\":");
         vt_buf_jstr(b, oom->api, 0);
         vt__kind_device(b, oom->kind, oom->device, 1);
         /* the one integer the program chooses (cudaMalloc(&p, (size_t)-1)) */
@@ -463,12 +541,9 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
         vt__kv_u64(b, ",\"tracked_bytes\":", vt_core_live_bytes(oom->device));
         vt__kv_u64(b, ",\"stack\":", oom->stack);
         vt_buf_put(b, "}", 1);
-    } else {
-        vt_buf_cstr(b, "null");
     }
-    vt_buf_cstr(b, ",\"allocations\":");
     if (s->allocations && !c->rows_failed) {
-        vt_buf_put(b, "[", 1);
+        vt_buf_cstr(b, ",\"allocations\":[");
         for (size_t i = 0; i < c->n_allocs; i++) {
             const vt_alloc_row *a = &c->allocs[i];
             if (i)
@@ -486,11 +561,26 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
             vt_buf_put(b, "]", 1);
         }
         vt_buf_put(b, "]", 1);
-    } else {
-        vt_buf_cstr(b, "null");
     }
-    vt_buf_cstr(b, s->trigger == VT_TRIG_EXIT ? ",\"unfreed_at_exit\":true" : ",\"unfreed_at_exit\":false");
-    vt__kv_u64(b, ",\"dropped_records\":", c->dropped_records);
+    if (s->trigger == VT_TRIG_EXIT)
+        vt_buf_cstr(b, ",\"unfreed_at_exit\":true");
+    if (delta ? c->dropped_records != last->dropped : c->dropped_records != 0)
+        vt__kv_u64(b, ",\"dropped_records\":", c->dropped_records);
+
+    /* what this record says, for the next one */
+    if (!delta)
+        memset(last->known, 0, sizeof last->known);
+    for (int i = 0; i < c->n_devs; i++) {
+        int slot = c->devs[i].device + 1;
+        if (slot >= 0 && slot < VT_DEV_SLOTS) {
+            last->devs[slot] = c->devs[i];
+            last->known[slot] = 1;
+        }
+    }
+    last->seq = s->seq;
+    last->dropped = c->dropped_records;
+    last->step_marked = c->step_marked;
+    last->valid = 1;
 }
 
 /* ---- memory shared with other processes ---- */
@@ -546,6 +636,22 @@ void vt_encode_ipc(vt_buf *b)
     }
     free(ex);
     free(im);
+}
+
+void vt_encode_ipc_since(vt_buf *b, const vt_buf *rows, vt_buf *last, int delta)
+{
+    int same = delta && !last->oom && last->len == rows->len && (!rows->len || !memcmp(last->p, rows->p, rows->len));
+    if (!same) {
+        if (rows->len)
+            vt_buf_put(b, rows->p, rows->len);
+        if (delta && !(rows->len && memmem(rows->p, rows->len, ",\"exports\":", 11)))
+            vt_buf_cstr(b, ",\"exports\":[]");
+        if (delta && !(rows->len && memmem(rows->p, rows->len, ",\"imports\":", 11)))
+            vt_buf_cstr(b, ",\"imports\":[]");
+    }
+    vt_buf_reset(last);
+    if (rows->len)
+        vt_buf_put(last, rows->p, rows->len);
 }
 
 void vt_encode_end(vt_buf *b)

@@ -50,6 +50,22 @@ typedef struct vt_encode_defs {
 /* A new file: nothing is defined in it (the module records too). Keeps the memory. */
 void vt_encode_defs_clear(vt_encode_defs *d);
 
+/* What the file's previous snapshot record said, for the blocks a delta record leaves
+ * out when unchanged (format version 4, docs/snapshot-format.md "Version 4: what a
+ * record leaves out"): each device's figures by slot (device + 1), the seq, the
+ * dropped count and step_marked. Filled by every vt_encode_snapshot; valid 0 (zeroed,
+ * or vt_encode_last_reset) = nothing known: the next record must be complete. */
+typedef struct vt_encode_last {
+    int          valid;
+    uint64_t     seq, dropped;
+    int          step_marked;
+    uint8_t      known[VT_DEV_SLOTS];      /* the device's figures are in devs[slot] */
+    vt_dev_stats devs[VT_DEV_SLOTS];
+} vt_encode_last;
+
+/* Forgets what the previous record said (a new file, a failed write). */
+void vt_encode_last_reset(vt_encode_last *l);
+
 /* {"t":"header",...}\n: format name and version, pid, ppid, host, exe, cmdline,
  * RANK/LOCAL_RANK/WORLD_SIZE, start_ns (CLOCK_REALTIME ns, as in the file name),
  * the monotonic start and the settings a reader needs (depth, interval_ms,
@@ -69,20 +85,37 @@ typedef struct vt_encode_snap {
     vt_trigger         trigger;
     const char        *label;        /* manual only; NULL = null                       */
     const vt_collect  *c;            /* the core's copy; c->sites sorted (vt_sitediff) */
-    int                delta;        /* list only changed sites (vt_sitediff_can_delta) */
+    int                delta;        /* a delta record: only the changed sites
+                                        (vt_sitediff_can_delta) and, against last, only
+                                        the changed device figures; else complete      */
+    vt_encode_last    *last;         /* the file's previous record (valid when delta);
+                                        updated to this record                          */
     const vt_sitediff *prev;         /* the previous record's rows, when delta          */
     const vt_oom_info *oom;          /* trigger oom only; else NULL                    */
     int                allocations;  /* write the "allocations" list (c->allocs)        */
     uint64_t           time_ns;      /* CLOCK_MONOTONIC when it was collected; 0 = now */
 } vt_encode_snap;
 
-/* {"t":"snapshot",... up to and including "dropped_records" — the record is left open:
- * the caller appends the annotations and host objects, then vt_encode_end. */
+/* {"t":"snapshot",... up to the sites, devices, leak warnings, OOM and live list — the
+ * record is left open: the caller appends the IPC rows, annotations and host objects,
+ * then vt_encode_end. Keys at their default (label null, oom null, allocations null,
+ * unfreed_at_exit false, dropped_records 0, leak_warnings empty, sites_delta false)
+ * are left out; a delta record also leaves out seq when it is the previous one plus
+ * 1, step_marked and dropped_records when unchanged, each device, device key and
+ * kind figure that did not change since s->last, and the leak warnings (format
+ * version 4). */
 void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s);
 
 /* Appends ,"exports":[[address,"digest"],...] and ,"imports":[[address,"digest",size,opens],...]
  * (track/vt_ipc.h; digests as 16 hex digits), each only when it has a row. */
 void vt_encode_ipc(vt_buf *b);
+
+/* Appends the IPC rows of a record (rows: vt_encode_ipc's text). Complete record
+ * (delta 0): rows as they are. Delta record (format version 4): nothing when rows are
+ * the same as last (what the file's previous record carried); else rows, with an
+ * emptied list written as ,"exports":[] / ,"imports":[]. Then makes last a copy of
+ * rows (on allocation failure last->oom is set: the next delta writes them again). */
+void vt_encode_ipc_since(vt_buf *b, const vt_buf *rows, vt_buf *last, int delta);
 
 /* Closes a record left open: "}\n". */
 void vt_encode_end(vt_buf *b);

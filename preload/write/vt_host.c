@@ -8,7 +8,8 @@
  *                   NVML dlopen + nvmlInit_v2 (once) and an NVML sample when due,
  *                   each into a local copy that is then stored under our lock.
  *   vt_host_measure (any thread writing a snapshot, under the writer's output lock)
- *                   reads /proc/self/status and the cgroup files (cheap syscalls) and
+ *                   when a sample is due (VRAMTRACE_HOST_INTERVAL_MS, or a complete
+ *                   record) reads /proc/self/status and the cgroup files and
  *                   copies the NVML cache into a vt_host_sample; vt_host_format
  *                   turns that into the "host" object.
  * Nothing here ever runs inside a CUDA hook except vt_host_measure for an "oom"
@@ -542,8 +543,27 @@ static void vt__cgroup_measure(vt_host_cgroup *g)
     g->ok = 1;
 }
 
-void vt_host_measure(vt_host_sample *s)
+/* time_ns of the NVML sample last written into the current output file (0: none);
+ * under the writer's output lock, like every vt_host_measure and vt_host_format call */
+static uint64_t vt__nvml_written_ns;
+
+/* The host interval in ns, with a tenth of slack: a sample due "every second" is not
+ * put off by a whole interval when a record comes a little early. */
+static uint64_t vt__host_every_ns(void)
 {
+    uint64_t every = (uint64_t)(vt__config.host_interval_ms > 0 ? vt__config.host_interval_ms : 1000) * 1000000ull;
+    return every - every / 10;
+}
+
+int vt_host_measure(vt_host_sample *s, int force)
+{
+    uint64_t now = vt_now_ns();
+    pthread_mutex_lock(&vt__host.lock);
+    uint64_t nvml_ns = vt__host.nvml_ns;
+    pthread_mutex_unlock(&vt__host.lock);
+    int nvml_new = nvml_ns && nvml_ns != vt__nvml_written_ns;
+    if (!force && !nvml_new && s->proc_ns && now - s->proc_ns < vt__host_every_ns())
+        return 0;
     char status[4096];
     s->rss_ok = s->hwm_ok = s->swap_ok = 0;
     if (vt__slurp_kept("/proc/self/status", status, sizeof status) > 0) {
@@ -553,6 +573,8 @@ void vt_host_measure(vt_host_sample *s)
     }
     vt__cgroup_measure(&s->cgroup);
     s->n_gpus = vt_host_nvml_copy(s->gpus, &s->nvml_ns);
+    s->proc_ns = now ? now : 1;
+    return 1;
 }
 
 int vt_host_nvml_copy(vt_host_gpu gpus[VT_HOST_GPUS], uint64_t *at_ns)
@@ -609,16 +631,12 @@ static void vt__format_gpu(vt_buf *b, const vt_host_gpu *g)
     vt_buf_put(b, "}", 1);
 }
 
-/* time_ns of the NVML sample last written into the current output file (0: none);
- * under the writer's output lock, like every vt_host_format call */
-static uint64_t vt__nvml_written_ns;
-
 void vt_host_new_file(void)
 {
     vt__nvml_written_ns = 0;
 }
 
-void vt_host_format(vt_buf *b, const vt_host_sample *s)
+void vt_host_format(vt_buf *b, const vt_host_sample *s, int complete)
 {
     vt_buf_cstr(b, ",\"host\":{");
     vt__kv_opt(b, "\"rss_bytes\":", s->rss_ok, s->rss);
@@ -636,7 +654,7 @@ void vt_host_format(vt_buf *b, const vt_host_sample *s)
         vt__kv_opt(b, ",\"memory_max_bytes\":", g->max_ok, g->max);
         vt_buf_put(b, "}", 1);
     }
-    if (s->nvml_ns && s->nvml_ns != vt__nvml_written_ns) {   /* a sample not written yet */
+    if (s->nvml_ns && (complete || s->nvml_ns != vt__nvml_written_ns)) {   /* not written yet */
         vt__nvml_written_ns = s->nvml_ns;
         vt_buf_cstr(b, ",\"nvml\":{\"time_ns\":");
         vt_buf_u64(b, s->nvml_ns);
@@ -674,8 +692,7 @@ int vt_host_tick(void)
     uint64_t now = vt_now_ns();
     if (now < vt__host.next_sample_ns)
         return 0;
-    uint64_t every = (uint64_t)(vt__config.interval_ms > 0 ? vt__config.interval_ms : 1000) * 1000000ull;
-    vt__host.next_sample_ns = now + every - every / 10;
+    vt__host.next_sample_ns = now + vt__host_every_ns();
     if (vt__host.nvml_state == 0)
         vt__nvml_open();
     if (vt__host.nvml_state > 0)

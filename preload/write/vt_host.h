@@ -1,5 +1,5 @@
-/* vt_host.h — host and hardware signals in every snapshot (the "host" object of
- * docs/snapshot-format.md), sampled into a vt_host_sample that the writer formats and
+/* vt_host.h — host and hardware signals of the snapshots (the "host" object of
+ * docs/snapshot-format.md), sampled at most once per VRAMTRACE_HOST_INTERVAL_MS into a vt_host_sample that the writer formats and
  * hands to the Prometheus textfile (vt_prom.h). No file is written here.
  *
  * What is sampled, and where:
@@ -7,8 +7,9 @@
  *     VmSwap; kB there, bytes here) and its cgroup's memory events (cgroup v2
  *     memory.events "oom"/"oom_kill", memory.current, memory.max; cgroup v1
  *     memory.oom_control "oom_kill", memory.usage_in_bytes, memory.limit_in_bytes):
- *     read when a snapshot is taken (vt_host_measure), on whichever thread writes it
- *     (pread on descriptors kept open, no lock but our own);
+ *     read when a snapshot is written and a sample is due (vt_host_measure), on
+ *     whichever thread writes it (pread on descriptors kept open, no lock but our
+ *     own);
  *   - NVML (libnvidia-ml.so.1, dlopen'ed on the writer thread only, never in a
  *     hook; nvmlInit_v2 once; absent library or failed init = no "nvml" key):
  *     per CUDA device, matched by UUID (nvmlDeviceGetHandleByUUID), the device's
@@ -18,8 +19,8 @@
  *     NVML_VOLATILE_ECC/NVML_AGGREGATE_ECC), retired pages
  *     (nvmlDeviceGetRetiredPages, per nvmlPageRetirementCause_t) and remapped rows
  *     (nvmlDeviceGetRemappedRows). Sampled by the writer thread, outside every lock,
- *     at most once per VRAMTRACE_INTERVAL_MS (1 s when 0), into a cache; snapshots
- *     carry the latest sample with its time;
+ *     at most once per VRAMTRACE_HOST_INTERVAL_MS, into a cache; the record written
+ *     after a sample carries it with its time;
  *   - device UUIDs (cuDeviceGetUuid_v2 of the real driver, found with
  *     dlopen("libcuda.so.1", RTLD_NOLOAD)), on the writer thread, outside locks,
  *     once, formatted like nvidia-smi and DCGM: "GPU-" and the 16 bytes as 8-4-4-4-12
@@ -74,6 +75,8 @@ typedef struct vt_host_cgroup {
 
 /* The host figures of one snapshot. Bytes. */
 typedef struct vt_host_sample {
+    uint64_t       proc_ns;             /* CLOCK_MONOTONIC of the /proc and cgroup reads;
+                                           0 = none yet                                  */
     int            rss_ok, hwm_ok, swap_ok;
     uint64_t       rss, hwm, swap;      /* VmRSS, VmHWM, VmSwap                          */
     vt_host_cgroup cgroup;
@@ -106,16 +109,20 @@ void vt_host_uuids(void);
  * vt_host_tick: call only while no writer thread runs. */
 void vt_host_prime(void);
 
-/* Fills s with the figures of now (/proc/self/status, the cgroup files) and the
- * latest NVML sample. Any thread that writes a snapshot (vt_writer.c, under its
- * output lock); no CUDA or NVML call. */
-void vt_host_measure(vt_host_sample *s);
+/* A new host sample into s when one is due: force, no sample in s yet, an NVML sample
+ * not yet written into the current output file, or VRAMTRACE_HOST_INTERVAL_MS (less a
+ * tenth) since s's last one. A sample is the figures of now (/proc/self/status, the
+ * cgroup files) and the latest NVML sample. Returns 1 when s holds a new sample (the
+ * record being written carries it: vt_host_format), 0 when s is unchanged. Any thread
+ * that writes a snapshot (vt_writer.c, under its output lock); no CUDA or NVML call. */
+int vt_host_measure(vt_host_sample *s, int force);
 
 /* Appends ,"host":{...} (docs/snapshot-format.md "host") for s to b; its "nvml" block
- * only when s holds an NVML sample not yet written into the current output file (the
- * sampler runs once per interval; steps come faster). Under the writer's output lock. */
-void vt_host_format(vt_buf *b, const vt_host_sample *s);
-/* A new output file begins: its first record carries the latest NVML sample again. */
+ * when s holds an NVML sample and either complete (a complete record: every block) or
+ * that sample is not yet written into the current output file (the sampler runs once
+ * per interval; steps come faster). Under the writer's output lock. */
+void vt_host_format(vt_buf *b, const vt_host_sample *s, int complete);
+/* A new output file begins: no NVML sample is written into it yet. */
 void vt_host_new_file(void);
 
 /* Copies the latest NVML sample into gpus; returns how many, *at_ns its time (0: no

@@ -33,6 +33,9 @@ void vt_pending_free(vt_pending *p, int heap)
         return;
     vt_collect_free(&p->c);
     vt_buf_free(&p->extra);
+    free(p->annot);
+    p->annot = NULL;
+    p->nannot = 0;
     if (heap)
         free(p);
 }

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 
+#include "vt_annot.h"    /* vt_annot_entry */
 #include "vt_buf.h"
 #include "vt_core.h"     /* vt_collect */
 #include "vt_format.h"   /* vt_trigger */
@@ -38,7 +39,10 @@ typedef struct vt_pending {
     uint64_t   time_ns;  /* CLOCK_MONOTONIC ns at the collection: the record's time_ns */
     vt_collect c;        /* the core's copy (owned)                                     */
     vt_buf     extra;    /* the record's members read at collection besides the core's:
-                            the IPC rows and the annotations, already encoded (owned)  */
+                            the IPC rows, already encoded (owned)                       */
+    vt_annot_entry *annot; /* the gauges at the collection, nannot of them (malloc'ed, owned;
+                              formatted when written)                                    */
+    int        nannot;
 } vt_pending;
 
 /* Frees p's arrays and buffer, then p itself when it was malloc'ed (heap != 0). */

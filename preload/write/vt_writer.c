@@ -28,11 +28,15 @@
  * VT_W_RETRY_NS (vt__own_snapshot, vt__write_queued), so it keeps applying the hooks'
  * ring events while another thread writes a long list.
  *
- * Sites (format versions 2 and 3): periodic and step snapshots list only the sites
- * whose row changed since the previous snapshot of this stream (vt_sitediff.h);
- * start, signal, OOM, manual and exit snapshots list every site, so a single such
- * record is readable on its own. All records go through out_lock in the order of
- * collection, so "previous" is the previous record in the file.
+ * Delta and complete records (format version 4): periodic and step snapshots list only
+ * the sites whose row changed since the previous snapshot of this stream
+ * (vt_sitediff.h), only the device figures and gauges that changed (vt_encode_last,
+ * vt_annot_format) and the host signals only after a new sample (vt_host_measure,
+ * VRAMTRACE_HOST_INTERVAL_MS); start, signal, OOM, manual and exit snapshots are
+ * complete, so a single such record is readable on its own, and so is the first
+ * record of a file: whatever starts, reopens or rewrites a file, or may have lost a
+ * record, calls vt__next_record_complete. All records go through out_lock in the
+ * order of collection, so "previous" is the previous record in the file.
  *
  * Steps: without vramtrace_step() marks, each periodic snapshot that is written closes
  * a step (the core's step counter advances); periodic snapshots are skipped when
@@ -102,7 +106,11 @@ static struct {
     vt_encode_defs defs;          /* under out_lock: stacks and sites this file defines */
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
-    vt_host_sample host;          /* under out_lock: the host figures of a snapshot     */
+    vt_encode_last last;          /* under out_lock: what the previous record said of the
+                                     devices, seq, step_marked (delta)                  */
+    vt_annot_vals annot;          /* under out_lock: the gauges the file says last       */
+    vt_buf    ipc_last;           /* under out_lock: the IPC rows the file says last     */
+    vt_host_sample host;          /* under out_lock: the latest host sample             */
     vt_cap    cap;                /* under out_lock: the size cap's history (vt_cap.h)   */
     char     *header;             /* under out_lock: the file's header line (malloc), for
                                      a rewrite under the cap; NULL = none kept           */
@@ -146,6 +154,20 @@ static uint64_t vt__realtime_ns(void)
 static int vt__on_writer_thread(void)
 {
     return __atomic_load_n(&vt__w.self_known, __ATOMIC_ACQUIRE) && pthread_equal(vt__w.self, pthread_self());
+}
+
+/* The next record written is complete: every site row, every device with all its
+ * figures, the host signals (a sample taken then, NVML included) and every
+ * annotation, as a reader needs after a file is started, reopened or rewritten, or
+ * after a record that may not have reached the file. Clears what the writer
+ * remembers of the previous record (vt_sitediff, vt_encode_last, the written
+ * gauges, the NVML sample written). Under out_lock (or before the writer runs). */
+static void vt__next_record_complete(void)
+{
+    vt_sitediff_reset(&vt__w.sites);
+    vt_encode_last_reset(&vt__w.last);
+    vt__w.annot.n = 0;
+    vt_host_new_file();
 }
 
 /* Appends the buffer (whole records) to the file; a write failure latches the writer
@@ -339,6 +361,8 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     pd->time_ns = 0;
     memset(&pd->c, 0, sizeof pd->c);
     vt_buf_init(&pd->extra);
+    pd->annot = NULL;
+    pd->nannot = 0;
     if (!vt_core_enabled() || !vt_writer_started())
         return -ECANCELED;
     const struct vt__policy *p = &vt__policy[trigger];
@@ -362,7 +386,7 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     vt__w.last_changes = pd->c.changes;
     vt__w.collected++;
     vt_encode_ipc(&pd->extra);
-    vt_annot_format(&pd->extra);
+    pd->annot = vt_annot_copy(&pd->nannot);
     return 1;
 }
 
@@ -384,11 +408,12 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_collect *c = &pd->c;
     vt_buf *b = &vt__w.buf;
     vt_buf_reset(b);
-    if (vt__config.max_bytes && vt__w.header)   /* before the delta test: a rewrite may reset it */
+    if (vt__config.max_bytes && vt__w.header &&   /* before the delta test: a rewrite may reset it */
         vt_cap_check(&vt__w.cap, &vt__w.file, &vt__w.defs, &vt__w.sites, vt__w.header, vt__w.header_len,
-                     vt__config.max_bytes);
+                     vt__config.max_bytes))
+        vt__next_record_complete();
     vt_sitediff_sort(c->sites, c->n_sites);
-    int delta = p->delta && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
+    int delta = p->delta && vt__w.last.valid && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
 
     /* definitions first: stacks, then the sites that use them */
     for (size_t i = 0; i < c->n_sites; i++)
@@ -406,28 +431,33 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
                           * row would name an undefined stack or site (vt_core.h latch) */
         vt_core_latch_off("out of memory for the snapshot buffer");
     if (rc < 0) {
-        vt_sitediff_reset(&vt__w.sites);
+        vt__next_record_complete();
         vt_pending_free(pd, 0);
         return rc;
     }
 
     vt_encode_snap snap = {
-        .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = c, .delta = delta,
+        .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = c, .delta = delta, .last = &vt__w.last,
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
     };
     vt_encode_snapshot(b, &snap);
-    if (pd->extra.len && !pd->extra.oom)   /* IPC rows, annotations; left out when they did not fit */
-        vt_buf_put(b, pd->extra.p, pd->extra.len);
-    vt_host_measure(&vt__w.host);
-    vt_host_format(b, &vt__w.host);
+    /* IPC rows; when they did not fit, left out and the next record is complete */
+    int ipc_lost = pd->extra.oom;
+    if (!ipc_lost)
+        vt_encode_ipc_since(b, &pd->extra, &vt__w.ipc_last, delta);
+    vt_annot_format(b, pd->annot, pd->nannot, &vt__w.annot, !delta);
+    /* host signals: in the record after a new sample (at most one per host interval),
+     * and in every complete record, with a sample taken now */
+    if (vt_host_measure(&vt__w.host, !delta) || !delta)
+        vt_host_format(b, &vt__w.host, !delta);
     vt_encode_end(b);
     if (vt__config.max_bytes && trigger == VT_TRIG_OOM && !b->oom)
         vt_cap_keep_oom(&vt__w.cap, b->p, b->len);
     rc = vt__flush();
     if (rc == 0)
         vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
-    else
-        vt_sitediff_reset(&vt__w.sites);
+    if (rc != 0 || ipc_lost)
+        vt__next_record_complete();
     if (rc == 0 && vt__config.max_bytes && trigger != VT_TRIG_EXIT)
         vt_cap_note(&vt__w.cap, c, pd->time_ns ? pd->time_ns : vt_now_ns());
     /* the textfile: written at once on the writer thread and at exit, else by the
@@ -654,7 +684,7 @@ static int vt__open_file(void)
     vt__w.seq = 0;
     vt__w.last_changes = 0;
     vt__w.collected = 0;
-    vt_sitediff_reset(&vt__w.sites);
+    vt__next_record_complete();
     vt_encode_defs_clear(&vt__w.defs);
     vt_buf_reset(&vt__w.buf);
     vt_encode_header(&vt__w.buf, start_ns);
@@ -932,7 +962,7 @@ void vt_writer_fork_child(void)
     vt__w.seq = 0;
     vt__w.last_changes = 0;
     vt__w.collected = 0;
-    vt_sitediff_reset(&vt__w.sites);
+    vt__next_record_complete();
     vt__w.oom_classes = 0;
     vt_encode_defs_clear(&vt__w.defs);
     vt_cap_reset(&vt__w.cap);   /* the parent's history; the child's file starts its own */

@@ -1,4 +1,4 @@
-"""Reading snapshot streams (docs/snapshot-format.md, versions 1 to 3).
+"""Reading snapshot streams (docs/snapshot-format.md, versions 1 to 4).
 
 Design: libvramtrace.so appends JSON Lines records to one file per process,
 ``vt.<host>.<pid>.<start_ns>.jsonl.zst`` (``.jsonl`` with VRAMTRACE_COMPRESS=0)
@@ -14,7 +14,9 @@ the new ``snapshot`` records, each with its ``"sites"`` decoded by
 :func:`decode_sites`: whatever the file's version, a record's ``"sites"`` is the
 complete list of site dicts a version 1 writer would have written (version 2
 rows become dicts; a version 2 delta record gets the unchanged sites back from
-the previous record), so callers never see rows or deltas. :func:`read_stream`
+the previous record), so callers never see rows or deltas; a version 4 delta
+record also gets back every block it left out as unchanged (devices, host signals,
+annotations, seq, step_marked, ...: :func:`restore_record`). :func:`read_stream`
 reads a whole file the same way. The window functions compare two labelled manual
 snapshots: allocations born between them and still live, grouped by site, and
 bounds of the highest live total between them.
@@ -28,9 +30,10 @@ import os
 import re
 
 FORMAT_NAME = "vramtrace-snapshot"
-FORMAT_VERSION = 3            # written by the preload
-FORMAT_VERSIONS = (1, 2, 3)   # read here
+FORMAT_VERSION = 4            # written by the preload
+FORMAT_VERSIONS = (1, 2, 3, 4)   # read here
 DELTA_ROWS_VERSION = 3        # first version whose delta rows are differences
+CARRY_VERSION = 4             # first version whose delta records leave unchanged blocks out
 # Column order of a version 2 site row (common/vt_format.h VT_SITE_COLUMNS).
 SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
                 "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes")
@@ -278,6 +281,90 @@ def decode_sites(rec, version, prev=None, where="snapshot", sites=None):
     return out
 
 
+# Keys a version 4 record leaves out when at their default (docs/snapshot-format.md
+# "Version 4: what a record leaves out").
+_DEFAULTS = (("label", None), ("oom", None), ("allocations", None), ("unfreed_at_exit", False),
+             ("leak_warnings", []), ("dropped_records", 0), ("step_marked", False))
+
+
+def _merge_device(old, new):
+    """A version 4 delta record's device entry `new` over the previous one `old`:
+    each key it lists replaces the old value; within "kinds", each figure."""
+    out = dict(old)
+    for k, v in new.items():
+        if k == "kinds" and isinstance(v, dict):
+            kinds = {kn: dict(fig) for kn, fig in (old.get("kinds") or {}).items()}
+            for kn, fig in v.items():
+                kinds.setdefault(kn, {}).update(fig if isinstance(fig, dict) else {})
+            out["kinds"] = kinds
+        else:
+            out[k] = v
+    return out
+
+
+def restore_record(rec, version, state):
+    """Version 4: gives snapshot record `rec` (parsed JSON, changed in place) every
+    key it left out, so it reads like a version 3 record: in a delta record
+    ("sites_delta": true) the devices, device keys and kind figures, the host
+    signals, the annotations, exports, imports, seq, step_marked and
+    dropped_records the record does
+    not list are the previous record's (`state`, a dict kept per file, start {} and
+    pass the same one for every record of the file in order; updated here); keys at
+    their default (label, oom, allocations null; unfreed_at_exit false; ...) are
+    set. Older versions: rec is returned unchanged. Returns rec."""
+    if version < CARRY_VERSION:
+        return rec
+    if rec.get("sites_delta") is True and state:
+        if "seq" not in rec and _is_int(state.get("seq")):
+            rec["seq"] = state["seq"] + 1
+        for k in ("step_marked", "dropped_records"):
+            if k not in rec and k in state:
+                rec[k] = state[k]
+        devs = {d.get("device"): d for d in state.get("devices") or []}
+        for d in rec.get("devices") or []:
+            if isinstance(d, dict):
+                old = devs.get(d.get("device"))
+                devs[d.get("device")] = _merge_device(old, d) if old else d
+        rec["devices"] = list(devs.values())
+        old_host = state.get("host")
+        if "host" not in rec and old_host is not None:
+            rec["host"] = old_host
+        elif isinstance(rec.get("host"), dict) and isinstance(old_host, dict) and \
+                "nvml" not in rec["host"] and "nvml" in old_host:
+            rec["host"]["nvml"] = old_host["nvml"]
+        for k in ("exports", "imports"):
+            if k not in rec and state.get(k):
+                rec[k] = state[k]
+        ann = dict(state.get("annotations") or {})
+        ann.update(rec.get("annotations") or {})
+        if ann:
+            rec["annotations"] = ann
+    for k, v in _DEFAULTS:
+        if k not in rec:
+            rec[k] = list(v) if isinstance(v, list) else v
+    rec.setdefault("devices", [])
+    state.clear()
+    state.update({k: rec.get(k) for k in ("seq", "step_marked", "dropped_records", "devices", "host",
+                                          "annotations", "exports", "imports")})
+    return rec
+
+
+def _leak_warnings(rec, version, leak_steps):
+    """After decode_sites: removes "sites_delta"; version 4 delta records leave out
+    "leak_warnings", which are their sites (as decode_sites completed them) whose
+    growth_steps is at least the header's `leak_steps`: set here. Older versions and
+    complete records keep what they wrote."""
+    delta = rec.pop("sites_delta", None) is True
+    if version < CARRY_VERSION or not delta:
+        return rec
+    if _is_int(leak_steps) and leak_steps > 0:
+        rec["leak_warnings"] = [
+            {"stack": d["stack"], "kind": d["kind"], "device": d["device"], "growth_steps": d["growth_steps"],
+             "growth_bytes_per_step": d["growth_bytes"] // d["growth_steps"]}
+            for d in rec["sites"] if d.get("growth_steps", 0) >= leak_steps]
+    return rec
+
+
 def decode_records(recs, where="stream"):
     """Decodes, in place, the "sites" of every snapshot record of `recs` (one
     file's records in file order, parsed JSON, the header first) with
@@ -288,6 +375,7 @@ def decode_records(recs, where="stream"):
             recs[0].get("format") != FORMAT_NAME or not _version_ok(recs[0].get("version")):
         raise SnapshotError("%s: not a %s stream of a known version" % (where, FORMAT_NAME))
     version, sites, stacks, modules, prev, last = recs[0]["version"], {}, set(), set(), None, None
+    carry = {}
     for i, rec in enumerate(recs):
         at = "%s: record %d" % (where, i + 1)
         if i and isinstance(rec, dict) and rec.get("t") == "header":
@@ -301,8 +389,9 @@ def decode_records(recs, where="stream"):
             add_site(sites, rec, stacks, at)
         if isinstance(rec, dict) and rec.get("t") == "snapshot":
             last = _check_step(rec, last, at)
+            restore_record(rec, version, carry)
             rec["sites"] = decode_sites(rec, version, prev, "%s: record %d" % (where, i + 1), sites)
-            rec.pop("sites_delta", None)
+            _leak_warnings(rec, version, recs[0].get("leak_steps"))
             prev = rec["sites"]
     return recs
 
@@ -385,6 +474,7 @@ class Stream:
         self._pending = b""        # compressed kinds: decoded bytes after the last whole line
         self._line = 0
         self._prev_sites = None   # decode_sites state (previous snapshot's sites)
+        self._carry = {}          # restore_record state (version 4)
         self._last_step = None    # step of the last snapshot but exit records
 
     def poll(self):
@@ -445,9 +535,10 @@ class Stream:
                 if self.header is None:
                     raise SnapshotError("%s:%d: snapshot before the header" % (self.path, self._line))
                 self._last_step = _check_step(rec, self._last_step, where)
+                restore_record(rec, self.header["version"], self._carry)
                 rec["sites"] = decode_sites(rec, self.header["version"], self._prev_sites,
                                             "%s:%d" % (self.path, self._line), self.sites)
-                rec.pop("sites_delta", None)
+                _leak_warnings(rec, self.header["version"], self.header.get("leak_steps"))
                 self._prev_sites = rec["sites"]
                 out.append(rec)
             # other record types are skipped (docs/snapshot-format.md)

@@ -14,8 +14,11 @@ Sets named "<scenario>-<mode>-v2" are the same programs written in format
 version 2 (site rows; periodic and step snapshots list only changed sites,
 "sites_delta": true), and "-v3" in format version 3 (the same, but a delta
 record's rows are differences from the previous record's rows, trailing zeros
-left out): their reports must equal the version 1 sets' reports. Every other
-set stays version 1, so the analyzer keeps reading old files.
+left out), and "-v4" in format version 4 (the same, and a delta record also
+leaves out the devices, device keys, kind figures, host, annotations, seq and
+step_marked that did not change, the leak warnings, and keys at their default):
+their reports must equal the version 1 sets' reports. Every other set stays
+version 1, so the analyzer keeps reading old files.
 
 Usage: gen_fixtures.py OUTDIR        (deterministic: fixed seeds, fixed clocks)
 """
@@ -29,13 +32,13 @@ MiB = 1 << 20
 GiB = 1 << 30
 HOST = "node7"
 EXE_BUILD_ID = "5f1c0ffee0ddba11c0de0000000000000000beef"
-# format version the Proc objects write (main() sets 2 / 3 for the "-v2" / "-v3" sets)
+# format version the Proc objects write (main() sets 2 / 3 / 4 for the "-v2" / "-v3" / "-v4" sets)
 VERSION = 1
 SITE_COLUMNS = ("stack", "kind", "device", "live_bytes", "live_count", "interval_peak_bytes",
                 "alloc_total", "alloc_bytes_total", "free_total", "growth_steps", "growth_bytes")
 # version 3: a row is [site id, then these version 2 columns] (common/vt_format.h VT_SITE3_ORDER)
 SITE3_ORDER = (6, 7, 8, 3, 4, 5, 9, 10)
-# scenarios also written as versions 2 and 3
+# scenarios also written as versions 2, 3 and 4
 V2_SCENARIOS = ("leak_churn", "reset", "oom_frag", "torn", "python_train")
 
 # function -> offset inside the (fictitious) program module
@@ -83,6 +86,7 @@ class Proc:
         self.version = VERSION
         self.prev_rows = None      # version 2: key -> row of the previous snapshot
         self.site_ids = {}         # version 3: (stack, kind, device) -> site id defined in this file
+        self.last_full = None      # version 4: the previous snapshot as version 3 wrote it
         h = {"t": "header", "format": "vramtrace-snapshot", "version": self.version}
         h.update({"pid": pid, "ppid": ppid,
                   "host": HOST, "exe": "/opt/vtdemo/bin/" + name, "cmdline": ["/opt/vtdemo/bin/" + name, "--steps"],
@@ -240,7 +244,65 @@ class Proc:
             rec["annotations"] = dict(self.annotations)
         if self.host is not None:
             rec["host"] = self.host(self)
+        if self.version >= 4:
+            self.compact_v4(rec)
         self.write(rec)
+
+    def compact_v4(self, rec):
+        """Version 4 (docs/snapshot-format.md "Version 4: what a record leaves out"),
+        written here independently of the preload: keys at their default left out;
+        a delta record also leaves out what equals the previous record's."""
+        full = json.loads(json.dumps(rec))
+        last = self.last_full
+        delta = rec.get("sites_delta") is True
+        for k, v in (("label", None), ("oom", None), ("allocations", None), ("unfreed_at_exit", False),
+                     ("sites_delta", False), ("leak_warnings", [])):
+            if k in rec and rec[k] == v:
+                del rec[k]
+        for k, v in (("dropped_records", 0), ("step_marked", False)):
+            if not delta and rec.get(k) == v:
+                del rec[k]
+        if delta:
+            rec.pop("leak_warnings", None)
+            if rec["seq"] == last["seq"] + 1:
+                del rec["seq"]
+            for k in ("step_marked", "dropped_records"):
+                if rec.get(k) == last.get(k):
+                    rec.pop(k, None)
+            old = {d["device"]: d for d in last.get("devices", [])}
+            devs = []
+            for d in rec.get("devices", []):
+                o = old.get(d["device"])
+                if o is None:
+                    devs.append(d)
+                    continue
+                e = {"device": d["device"]}
+                for pair in (("free_bytes", "total_bytes"), ("live_bytes",), ("peak_bytes",), ("fragmentation",),
+                             ("pool_reserved_bytes",), ("pool_used_bytes",),
+                             ("graph_reserved_bytes", "graph_used_bytes")):
+                    if any(k in d and d[k] != o.get(k) for k in pair):
+                        e.update({k: d[k] for k in pair if k in d})
+                kinds = {}
+                for kn, fig in d.get("kinds", {}).items():
+                    ch = {k: v for k, v in fig.items() if o.get("kinds", {}).get(kn, {}).get(k, 0) != v}
+                    if ch:
+                        kinds[kn] = ch
+                if kinds:
+                    e["kinds"] = kinds
+                if len(e) > 1:
+                    devs.append(e)
+            if devs:
+                rec["devices"] = devs
+            else:
+                rec.pop("devices", None)
+            if "host" in rec and rec["host"] == last.get("host"):
+                del rec["host"]
+            ann = {k: v for k, v in rec.get("annotations", {}).items() if last.get("annotations", {}).get(k) != v}
+            if ann:
+                rec["annotations"] = ann
+            else:
+                rec.pop("annotations", None)
+        self.last_full = full
 
     def rows_v2(self, rec, trigger):
         """Version 2 sites: rows; a periodic/step record lists only the rows that
@@ -718,7 +780,7 @@ def main():
     global VERSION
     out = sys.argv[1]
     for name, fn, version in [(n, f, 1) for n, f in SCENARIOS.items()] + \
-            [(n, SCENARIOS[n], v) for v in (2, 3) for n in V2_SCENARIOS]:
+            [(n, SCENARIOS[n], v) for v in (2, 3, 4) for n in V2_SCENARIOS]:
         VERSION = version
         for mode in ("step", "periodic"):
             FUNC_OFF.clear()

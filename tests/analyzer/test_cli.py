@@ -180,11 +180,11 @@ def malformed_v3(testdir, add):
 
 
 def t_versions(exe, testdir):
-    """Format versions 1, 2 and 3 of the same programs give the same reports (text
-    and JSON, every set written three ways by gen_fixtures.py)."""
+    """Format versions 1, 2, 3 and 4 of the same programs give the same reports (text
+    and JSON, every set written four ways by gen_fixtures.py)."""
     gdir = os.path.join(testdir, "golden")
-    pairs = [(n[:-3], n) for n in sorted(os.listdir(gdir)) if n.endswith("-v2") or n.endswith("-v3")]
-    check(len(pairs) >= 20, "only %d version 2 and 3 golden sets" % len(pairs))
+    pairs = [(n[:-3], n) for n in sorted(os.listdir(gdir)) if n[-3:] in ("-v2", "-v3", "-v4")]
+    check(len(pairs) >= 30, "only %d version 2, 3 and 4 golden sets" % len(pairs))
     exe = os.path.abspath(exe)
     for v1, v2 in pairs:
         outs = []
@@ -226,6 +226,18 @@ def t_versions(exe, testdir):
     rows = [row for r in recs if r.get("sites_delta") for row in r["sites"]]
     check(any(len(row) < 9 for row in rows), "no version 3 delta row leaves out its trailing zeros")
     check(all(len(row) == 1 or row[-1] != 0 for row in rows), "a version 3 delta row ends in a zero")
+    # version 4: smaller again, and its delta records leave out unchanged devices and keys
+    for n in sorted(os.listdir(gdir)):
+        if n.endswith("-v4"):
+            sz = [body_bytes(m) for m in (n[:-1] + "3", n)]
+            check(sz[1] < sz[0], "%s: version 4 records are not smaller than version 3's (%d vs %d bytes)" % (n, sz[1], sz[0]))
+    f4 = [x for x in os.listdir(os.path.join(gdir, "python_train-step-v4")) if x.endswith(".jsonl")][0]
+    recs4 = [json.loads(l) for l in open(os.path.join(gdir, "python_train-step-v4", f4))]
+    d4 = [r for r in recs4 if r.get("sites_delta")]
+    check(d4 and not any("seq" in r or "label" in r or "leak_warnings" in r for r in d4), "version 4 keys left out")
+    check(any("fragmentation" not in d for r in d4 for d in r.get("devices", [])), "no version 4 partial device entry")
+    check(any(r.get("annotations") and len(r["annotations"]) < len(recs4[-1].get("annotations", {})) for r in d4)
+          or not recs4[-1].get("annotations"), "no version 4 delta record with only the changed gauges")
     # site ids are looked up in a hash: the largest id costs no table of its size
     # (a 2^24-entry table was 400 MB for a 779-byte file); measured in a child of a child
     tmp = tempfile.mkdtemp()
@@ -303,8 +315,8 @@ def t_malformed(exe, testdir):
 
     add("empty", b"", 1, r"empty file")
     add("truncated_middle", with_line(snap_i, lines[snap_i][: len(lines[snap_i]) // 2]), snap_i + 1, r"not valid JSON: column \d+: .*(near end of file|premature end of input)")
-    h = json.loads(lines[0]); h["version"] = 4
-    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 4 \(this vramtrace reads versions 1 to 3\)")
+    h = json.loads(lines[0]); h["version"] = 5
+    add("wrong_version", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 5 \(this vramtrace reads versions 1 to 4\)")
     h = json.loads(lines[0]); h["version"] = 0
     add("version_zero", with_line(0, json.dumps(h)), 1, r"unsupported snapshot format version 0")
     h = json.loads(lines[0]); h["format"] = "heaptrack"
@@ -779,7 +791,7 @@ def t_cli(exe, testdir):
             r = subprocess.run([exe] + args, stdout=full, stderr=subprocess.PIPE, timeout=60)
         check(r.returncode == 2, "%r > /dev/full: exit %d" % (args, r.returncode))
     r = run([exe, "--version"])
-    check(re.fullmatch(r"vramtrace \S+ \(reads snapshot formats 1 to 3\)\n", r.stdout), "--version: %r" % r.stdout)
+    check(re.fullmatch(r"vramtrace \S+ \(reads snapshot formats 1 to 4\)\n", r.stdout), "--version: %r" % r.stdout)
     r1, r2 = run([exe, "diff", base, leak]), run([exe, "compare", base, leak])
     check(r2.returncode == r1.returncode and r2.stdout == r1.stdout and r1.stdout, "compare differs from diff")
     # a warm-up that covers every step is said, not silently judged as "no leak"

@@ -57,6 +57,9 @@ def run_prog(a, args, extra_env, interval=100):
         "LD_LIBRARY_PATH": a.simcuda,
         "VRAMTRACE_OUTPUT": os.path.join(a.work, "out"),
         "VRAMTRACE_INTERVAL_MS": str(interval),
+        # host signals sampled as often as the periodic snapshots (format version 4
+        # writes them only in the record after a new sample)
+        "VRAMTRACE_HOST_INTERVAL_MS": str(interval or 1000),
         "VRAMTRACE_LOG": "warn",
         "SIMCUDA_MEM": "1GiB",
     })
@@ -260,11 +263,16 @@ def test_host(a, ecc=False):
     check(h.get("restart") == 2, f"header restart {h.get('restart')}, want 2 (SLURM_RESTART_COUNT)")
     snaps = snapshots(a)
     check(len(snaps) >= 8, f"only {len(snaps)} snapshots")
+    # version 4: host signals in the record after each new sample, and in complete ones
+    check("host" in snaps[0] and "host" in snaps[-1], "the first or the exit record has no host object")
+    check(sum("host" in s for s in snaps) >= 5, f"only {sum('host' in s for s in snaps)} records carry host")
     for s in snaps:
         h = s.get("host")
-        if not check(isinstance(h, dict), f"snapshot {s['seq']} has no host object"):
+        if h is None:
             continue
-        check(isinstance(h.get("rss_bytes"), int) and h["rss_bytes"] > 0, f"snapshot {s['seq']}: rss_bytes {h.get('rss_bytes')}")
+        if not check(isinstance(h, dict), f"snapshot {s.get('seq')} has a host that is not an object"):
+            continue
+        check(isinstance(h.get("rss_bytes"), int) and h["rss_bytes"] > 0, f"snapshot {s.get('seq')}: rss_bytes {h.get('rss_bytes')}")
         check(isinstance(h.get("rss_peak_bytes"), int) and h["rss_peak_bytes"] >= h["rss_bytes"], "rss_peak_bytes < rss_bytes")
         check(isinstance(h.get("swap_bytes"), int), "swap_bytes missing")
         if "cgroup" in h:
@@ -305,13 +313,17 @@ def test_host(a, ecc=False):
 
 
 def no_nvml_snapshots(a, why):
-    """The run's snapshots: at least 4, each with host RSS and without an nvml key."""
+    """The run's snapshots: at least 4, at least 3 with host RSS (version 4: the records
+    after a new host sample), none with an nvml key."""
     snaps = snapshots(a)
     check(len(snaps) >= 4, f"{why}: only {len(snaps)} snapshots")
+    check(sum("host" in s for s in snaps) >= 3, f"{why}: only {sum('host' in s for s in snaps)} records carry host")
     for s in snaps:
-        h = s.get("host", {})
-        check(h.get("rss_bytes", 0) > 0, f"{why}, snapshot {s['seq']}: no rss_bytes")
-        check("nvml" not in h, f"{why}, snapshot {s['seq']}: nvml present")
+        if "host" not in s:
+            continue
+        h = s["host"]
+        check(h.get("rss_bytes", 0) > 0, f"{why}, snapshot {s.get('seq')}: no rss_bytes")
+        check("nvml" not in h, f"{why}, snapshot {s.get('seq')}: nvml present")
     return snaps
 
 

@@ -117,11 +117,12 @@ def read_records(path, allow_torn=True):
 
 
 def check_site_records(path, recs):
-    """The writer's version 3 rules as written: each site defined once by a "site"
-    record before its first row; site rows of 9 columns in complete records, of 1
-    to 9 (the site, then differences without the trailing zeros) in deltas;
-    periodic and step records may be deltas ("sites_delta": true), every other
-    trigger is complete; a delta is never the first snapshot."""
+    """The writer's version 3 and 4 rules as written: each site defined once by a
+    "site" record before its first row; site rows of 9 columns in complete records,
+    of 1 to 9 (the site, then differences without the trailing zeros) in deltas;
+    periodic and step records may be deltas ("sites_delta": true; version 4 leaves
+    the key out of complete records), every other trigger is complete; a delta is
+    never the first snapshot."""
     defined = set()
     seen_snapshot = False
     for r in recs:
@@ -130,8 +131,8 @@ def check_site_records(path, recs):
             defined.add(r.get("id"))
         if r.get("t") != "snapshot":
             continue
-        delta = r.get("sites_delta")
-        expect(delta in (True, False), "%s: snapshot seq %r without a boolean sites_delta" % (path, r.get("seq")))
+        delta = r.get("sites_delta", False)
+        expect(delta in (True, False), "%s: snapshot seq %r with a sites_delta that is not a boolean" % (path, r.get("seq")))
         if delta:
             expect(r["trigger"] in ("periodic", "step"), "%s: a %s record is a delta" % (path, r["trigger"]))
             expect(seen_snapshot, "%s: the first snapshot is a delta" % path)

@@ -588,9 +588,10 @@ static void test_config(void)
     char *good[] = {"VRAMTRACE_OUTPUT=/tmp/x", "VRAMTRACE_INTERVAL_MS=250", "VRAMTRACE_DEPTH=0",
                     "VRAMTRACE_SIGNAL=SIGUSR2", "VRAMTRACE_STEP_EVERY=4", "VRAMTRACE_LOG=quiet",
                     "VRAMTRACE_DISABLE=1", "VRAMTRACE_LEAK_STEPS=3", "VRAMTRACE_NVML=0",
-                    "PATH=/bin", NULL};
+                    "VRAMTRACE_HOST_INTERVAL_MS=50", "PATH=/bin", NULL};
     CHECK_EQ_INT(vt_config_parse(good, &c), 0);
     CHECK_EQ_INT(c.nvml, 0);
+    CHECK_EQ_INT(c.host_interval_ms, 50);
     CHECK(!strcmp(c.output, "/tmp/x"));
     CHECK_EQ_INT(c.interval_ms, 250);
     CHECK_EQ_INT(c.depth, 0);
@@ -600,9 +601,10 @@ static void test_config(void)
     CHECK_EQ_INT(c.leak_steps, 3);
     char *bad[] = {"VRAMTRACE_INTERVAL_MS=fast", "VRAMTRACE_DEPTH=100000", "VRAMTRACE_SIGNAL=KILL",
                    "VRAMTRACE_STEP_EVERY=0", "VRAMTRACE_BOGUS=1", "VRAMTRACE_DISABLE=yes",
-                   "VRAMTRACE_NVML=no", NULL};
-    CHECK_EQ_INT(vt_config_parse(bad, &c), 7);  /* one warning each */
+                   "VRAMTRACE_NVML=no", "VRAMTRACE_HOST_INTERVAL_MS=0", NULL};
+    CHECK_EQ_INT(vt_config_parse(bad, &c), 8);  /* one warning each */
     CHECK_EQ_INT(c.nvml, 1);
+    CHECK_EQ_INT(c.host_interval_ms, 1000);
     char *words[] = {"VRAMTRACE_NVML=OFF", NULL};
     CHECK_EQ_INT(vt_config_parse(words, &c), 0);
     CHECK_EQ_INT(c.nvml, 0);
@@ -841,7 +843,7 @@ static void test_writer(void)
             const char *trig = json_string_value(json_object_get(j, "trigger"));
             if (!strcmp(trig, "manual")) {
                 CHECK(!strcmp(json_string_value(json_object_get(j, "label")), "after \"a\""));
-                CHECK(json_is_null(json_object_get(j, "oom")));
+                CHECK(json_object_get(j, "oom") == NULL);   /* version 4: null left out */
             } else {
                 CHECK(!strcmp(trig, "oom"));
                 json_t *oom = json_object_get(j, "oom");
@@ -941,6 +943,7 @@ static void test_writer_delta(void)
     CHECK(data != NULL);
     int seen = 0;
     int64_t site_b = -1;   /* the id of B's site, from its "site" record */
+    uint64_t seq = 0;      /* version 4: a delta record leaves out seq when it is the previous + 1 */
     for (char *line = data, *nl; data && (nl = strchr(line, '\n')); line = nl + 1) {
         *nl = 0;
         json_t *j = json_loads(line, 0, NULL);
@@ -958,10 +961,12 @@ static void test_writer_delta(void)
             json_decref(j);
             continue;
         }
-        uint64_t seq = (uint64_t)json_integer_value(json_object_get(j, "seq"));
         json_t *sites = json_object_get(j, "sites");
         int delta = json_is_true(json_object_get(j, VT_SITES_DELTA_KEY));
-        CHECK(json_is_boolean(json_object_get(j, VT_SITES_DELTA_KEY)));
+        /* version 4: written only when true */
+        CHECK(!json_object_get(j, VT_SITES_DELTA_KEY) || delta);
+        seq = json_object_get(j, "seq") ? (uint64_t)json_integer_value(json_object_get(j, "seq")) : seq + 1;
+        CHECK(!delta || !json_object_get(j, "seq"));
         for (size_t i = 0; i < json_array_size(sites); i++) {
             json_t *row = json_array_get(sites, i);
             size_t n = json_array_size(row);
@@ -1374,14 +1379,15 @@ static void test_writer_step_not_waiting(void)
     CHECK(f != NULL);
     static char line[1 << 20];
     int phase = 0;   /* 0 before the first manual, 1 steps, 2 after */
-    uint64_t want = first, last_seq = 0;
+    uint64_t want = first, last_seq = 0, seq = 0;
     while (f && fgets(line, sizeof line, f)) {
         json_t *j = json_loads(line, 0, NULL);
         const char *t = j ? json_string_value(json_object_get(j, "t")) : NULL;
         if (t && !strcmp(t, "snapshot")) {
             const char *trig = json_string_value(json_object_get(j, "trigger"));
             const char *label = json_string_value(json_object_get(j, "label"));
-            uint64_t seq = (uint64_t)json_integer_value(json_object_get(j, "seq"));
+            /* version 4: a delta record leaves out seq when it is the previous one + 1 */
+            seq = json_object_get(j, "seq") ? (uint64_t)json_integer_value(json_object_get(j, "seq")) : seq + 1;
             if (phase == 0 && label && !strcmp(label, "before steps")) {
                 phase = 1;
             } else if (phase == 1 && trig && !strcmp(trig, "step")) {

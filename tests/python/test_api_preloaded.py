@@ -54,10 +54,13 @@ def run_script(tmp_path, env):
 
 
 def records(tmp_path):
+    """The file's records, a version 4 delta record's left-out keys restored
+    (vramtrace.snapshots.decode_records)."""
+    from vramtrace import snapshots
     files = glob.glob(str(tmp_path / "vt-out" / "vt.*.jsonl"))
     assert len(files) == 1, files
     with open(files[0]) as f:
-        return [json.loads(line) for line in f]
+        return snapshots.decode_records([json.loads(line) for line in f], files[0])
 
 
 def test_api_under_the_tracer(tmp_path, traced_env):

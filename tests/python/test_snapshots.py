@@ -481,3 +481,42 @@ def test_stream_rejects_a_first_delta_with_file_and_line(tmp_path):
     write(p, [HEADER2, snap2(1, [], True)])
     with pytest.raises(SnapshotError, match=r"s\.jsonl:2: .*no snapshot comes before it"):
         Stream(str(p)).poll()
+
+
+def test_version_4_delta_records_get_back_what_they_leave_out(tmp_path):
+    """Format version 4: a delta record's left-out devices, device keys, kind
+    figures, host signals, gauges, seq and step_marked are the previous record's;
+    its leak warnings are its sites at or above leak_steps; keys at their default
+    are set (docs/snapshot-format.md "Version 4: what a record leaves out")."""
+    a, a2 = site(10, 100), dict(site(10, 200, allocs=2), growth_steps=3, growth_bytes=300)
+    dev0 = {"device": 0, "free_bytes": 10, "total_bytes": 50, "live_bytes": 100, "peak_bytes": 100,
+            "kinds": {"device": {"live_bytes": 100, "alloc_total": 1, "failed_total": 4}}}
+    dev1 = {"device": 1, "free_bytes": 20, "total_bytes": 60, "live_bytes": 0, "peak_bytes": 7, "kinds": {}}
+    first = {"t": "snapshot", "seq": 1, "trigger": "step", "time_ns": 1, "step": 1, "step_marked": True,
+             "devices": [dev0, dev1], "sites": [row3(a)], "annotations": {"x": 1, "y": 2},
+             "host": {"rss_bytes": 5, "nvml": {"time_ns": 1, "devices": []}}}
+    second = {"t": "snapshot", "trigger": "step", "time_ns": 2, "step": 2, "sites_delta": True, "sites": []}
+    third = {"t": "snapshot", "trigger": "step", "time_ns": 3, "step": 3, "sites_delta": True,
+             "sites": [drow(a2, a)], "devices": [{"device": 0, "live_bytes": 200,
+                                                  "kinds": {"device": {"live_bytes": 200, "alloc_total": 2}}}],
+             "annotations": {"y": 3}, "host": {"rss_bytes": 6}}
+    p = tmp_path / "vt.h.1.9.jsonl"
+    write(p, [dict(HEADER, version=4, leak_steps=3)] + MODULES + STACKS + [site_rec(10), first, second, third])
+    _, _, _, snaps = read_stream(str(p))
+    s1, s2, s3 = snaps
+    assert [s["seq"] for s in snaps] == [1, 2, 3] and all(s["step_marked"] for s in snaps)
+    assert s2["devices"] == [dev0, dev1] and s2["annotations"] == {"x": 1, "y": 2}
+    assert s2["host"] == first["host"] and s2["label"] is None and s2["allocations"] is None
+    d0 = {d["device"]: d for d in s3["devices"]}[0]
+    assert d0["live_bytes"] == 200 and d0["peak_bytes"] == 100 and d0["free_bytes"] == 10
+    assert d0["kinds"]["device"] == {"live_bytes": 200, "alloc_total": 2, "failed_total": 4}
+    assert {d["device"]: d for d in s3["devices"]}[1] == dev1
+    assert s3["annotations"] == {"x": 1, "y": 3}
+    assert s3["host"] == {"rss_bytes": 6, "nvml": first["host"]["nvml"]}
+    assert s2["leak_warnings"] == []
+    assert s3["leak_warnings"] == [{"stack": 10, "kind": "device", "device": 0, "growth_steps": 3,
+                                    "growth_bytes_per_step": 100}]
+    assert [x["live_bytes"] for x in s3["sites"]] == [200]
+    # the same file read whole gives the same records
+    recs = [json.loads(x) for x in open(p)]
+    assert [r for r in decode_records(recs) if r["t"] == "snapshot"] == snaps
