@@ -118,6 +118,25 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
         gate_end(f);
     }
 
+    /* gaps: records the writer could not write (disk full, EIO, the file removed);
+     * only for a process whose stream says so. Fail, like "complete": what the
+     * process did meanwhile is unknown to every other gate (a peak or an OOM may be
+     * in the lost records; a leak's rate is still measured over the steps written) */
+    if (p->ngaps) {
+        gt = gate_add(g, t, "gaps");
+        if (!o->allow_gaps) {
+            f = gate_say(gt, VT_GATE_FAIL);
+            char gtx[320];
+            fprintf(f, "%" PRIu64 " record%s lost: the snapshot file could not be written", p->lost_records,
+                    p->lost_records == 1 ? "" : "s");
+            for (size_t k = 0; k < p->ngaps && k < 3; k++)
+                fprintf(f, "%s%s", k ? "; " : ": ", vt_gap_text(&p->gaps[k], gtx, sizeof gtx));
+            if (p->ngaps > 3) fprintf(f, "; and %zu more gap%s", p->ngaps - 3, p->ngaps == 4 ? "" : "s");
+            fputs(" (--allow-gaps passes it)\n", f);
+            gate_end(f);
+        }
+    }
+
     /* oom */
     gt = gate_add(g, t, "oom");
     uint64_t ooms = oom_calls > p->nooms ? oom_calls : p->nooms;

@@ -147,6 +147,16 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     esc(f, file_shown);
     free(file_shown);
     fputs("</p>\n", f);
+    if (p->ngaps) {   /* write faults: records the stream lacks */
+        fputs("<ul class=\"bad\">", f);
+        for (size_t g = 0; g < p->ngaps; g++) {
+            char gt[320];
+            fputs("<li>", f);
+            esc(f, vt_gap_text(&p->gaps[g], gt, sizeof gt));
+            fputs(" (the snapshot file could not be written; tracing went on)</li>", f);
+        }
+        fputs("</ul>\n", f);
+    }
     if (vt_hostsig_warnings(&p->hostsig, no_line, NULL)) {
         fputs("<ul class=\"bad\">", f);
         vt_hostsig_warnings(&p->hostsig, warn_html, f);

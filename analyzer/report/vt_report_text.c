@@ -164,6 +164,11 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
+    for (size_t g = 0; g < p->ngaps; g++) {   /* write faults (disk full, EIO, file removed) */
+        char gt[320];
+        fprintf(f, "   %swarning: %s (the snapshot file could not be written; tracing went on)%s\n", yel,
+                vt_gap_text(&p->gaps[g], gt, sizeof gt), off);
+    }
     warn_ctx wc = {f, red, off};
     vt_hostsig_warnings(&p->hostsig, warn_line, &wc);
 

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Write faults while a traced program runs (docs/snapshot-format.md "gap").
+
+check_iofault.py CHECK VRAMTRACE LIBVRAMTRACE PROG OUTDIR
+
+Each check runs PROG (prog_iofault.c: a planted leak of exactly 1 MiB/step) inside a
+user and mount namespace (`unshare -rm`) with its snapshot folder on a small tmpfs of
+its own, once untraced and once under the preload, and asserts:
+  - the traced run's exit status and output are the untraced run's;
+  - the snapshot file reads (`zstd -t` too when compressed: the frame the fault left
+    open was ended and a new one started), one process, with its exit record;
+  - the stream has a "gap" record naming the lost steps and the error; the text,
+    JSON and HTML reports say "records lost between step A and B: <error>";
+  - the leak is found with its exact rate (1 MiB/step) over the steps written;
+  - `check` fails the "gaps" gate with the error, and passes it with --allow-gaps.
+CHECK is one of:
+  full        the tmpfs is filled at step 20 and freed at step 60 (compressed stream);
+  full_plain  the same with VRAMTRACE_COMPRESS=0;
+  rmdir       the snapshot folder is removed at step 20: created again, with a new
+              header, and the gap says the file was removed.
+Exit status 77 (skipped, with a line saying why) where `unshare -rm` or a tmpfs
+mount is not permitted.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+STEPS, AT, UNTIL, SLEEP_MS = 130, 20, 60, 20
+MIB = 1 << 20
+
+if len(sys.argv) > 1 and sys.argv[1] == "--inside":
+    # inside the namespace: mount the tmpfs, run the command given, unmount
+    mnt, size = sys.argv[2], sys.argv[3]
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size + ",mode=0700", "tmpfs", mnt], check=True)
+    try:
+        p = subprocess.run(sys.argv[4:], capture_output=True, text=True, timeout=240)
+    finally:
+        pass
+    # the files stay readable after the namespace ends only if copied out
+    keep = os.environ["IOFAULT_KEEP"]
+    shutil.rmtree(keep, ignore_errors=True)
+    shutil.copytree(os.path.join(mnt, "out"), keep) if os.path.isdir(os.path.join(mnt, "out")) else os.makedirs(keep)
+    sys.stdout.write(json.dumps({"rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr}))
+    sys.exit(0)
+
+check, vt, lib, prog, out = sys.argv[1:6]
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+if not shutil.which("unshare"):
+    skip("no unshare(1) on this machine: the test needs a mount namespace for a small tmpfs")
+probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt 2>&1 || "
+                        "mount -t tmpfs -o size=64k tmpfs \"$0\"", out if os.path.isdir(out) else "/tmp"],
+                       capture_output=True, text=True)
+if probe.returncode != 0:
+    skip("`unshare -rm` with a tmpfs mount is not permitted here: " + (probe.stderr or probe.stdout).strip())
+
+shutil.rmtree(out, ignore_errors=True)
+os.makedirs(out)
+mnt = os.path.join(out, "mnt")
+os.makedirs(mnt)
+
+
+def run(traced, mode, compress="1"):
+    """PROG in its own namespace and tmpfs; returns (rc, stdout, stderr, folder copy)."""
+    keep = os.path.join(out, ("traced-" if traced else "untraced-") + mode)
+    env = dict(os.environ, IOFAULT_KEEP=keep)
+    env.pop("LD_PRELOAD", None)
+    folder = os.path.join(mnt, "out")
+    inner = ["env", "VRAMTRACE_OUTPUT=" + folder, "VRAMTRACE_INTERVAL_MS=0", "VRAMTRACE_COMPRESS=" + compress]
+    if traced:
+        inner.append("LD_PRELOAD=" + lib)
+    pmode = "full" if mode.startswith("full") else mode
+    inner += [prog, pmode, str(STEPS), str(AT), str(UNTIL), str(SLEEP_MS), os.path.join(mnt, "filler")]
+    # the folder made first (the untraced program removes or fills it as the traced one)
+    inner = ["sh", "-c", 'mkdir -p "$0" && exec "$@"', folder] + inner
+    p = subprocess.run(["unshare", "-rm", sys.executable, os.path.abspath(__file__), "--inside", mnt, "2m"] + inner,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+    r = json.loads(p.stdout)
+    return r["rc"], r["stdout"], r["stderr"], keep
+
+
+def vtrun(*args):
+    p = subprocess.run([vt] + list(args), capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+mode = check
+compress = "0" if check == "full_plain" else "1"
+urc, uout, uerr, _ = run(False, mode, compress)
+trc, tout, terr, folder = run(True, mode, compress)
+print("untraced:", urc, repr(uout))
+print("traced:", trc, repr(tout))
+print("traced stderr:", terr)
+assert urc == 0, (urc, uout, uerr)
+assert (trc, tout) == (urc, uout), "the preload changed the program's exit status or output"
+err_text = "the file was removed" if mode == "rmdir" else "No space left on device"
+err_no = 2 if mode == "rmdir" else 28
+
+# one "vramtrace:" line when the fault began, one when writing resumed
+assert re.search(r"^vramtrace: cannot write .*: " + re.escape(err_text) + r"; tracing goes on in memory", terr, re.M), terr
+m = re.search(r"^vramtrace: writing (.*) again: (\d+) records? lost between step (\d+) and (\d+): " + re.escape(err_text),
+              terr, re.M)
+assert m, terr
+lost, first, last = int(m.group(2)), int(m.group(3)), int(m.group(4))
+assert lost >= 1 and first <= last, m.group(0)
+if mode == "rmdir":
+    assert AT - 1 <= first <= AT + 2 and last <= AT + 20, m.group(0)
+else:
+    # a tmpfs fills a page at a time (the file's last page takes a few records more);
+    # the retry that finds space again comes up to twice the outage after the fault
+    assert AT <= first <= UNTIL and first <= last <= STEPS - 10, m.group(0)   # resumed before the end
+assert "exit record could not be written" not in terr, terr
+
+files = [f for f in sorted(os.listdir(folder)) if not f.startswith(".")]
+assert len(files) == 1, files
+path = os.path.join(folder, files[0])
+assert path.endswith(".jsonl.zst" if compress == "1" else ".jsonl"), path
+if compress == "1":
+    if shutil.which("zstd"):
+        z = subprocess.run(["zstd", "-t", "-q", path], capture_output=True, text=True)
+        assert z.returncode == 0, ("zstd -t", z.stderr)
+        raw = subprocess.run(["zstd", "-dc", path], capture_output=True, text=True, check=True).stdout
+    else:
+        raw = None
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if mode == "full":
+        # the open frame was ended and a new one started after the fault
+        assert data.count(b"\x28\xb5\x2f\xfd") >= 2, "expected a second zstd frame after the fault"
+else:
+    with open(path) as fh:
+        raw = fh.read()
+if raw is not None:
+    recs = [json.loads(line) for line in raw.splitlines()]
+    gaps = [r for r in recs if r["t"] == "gap"]
+    assert len(gaps) == 1, gaps
+    g = gaps[0]
+    assert (g["records"], g["first_step"], g["last_step"], g["errno"], g["error"]) == (lost, first, last, err_no, err_text), g
+    assert recs[0]["t"] == "header" and sum(r["t"] == "header" for r in recs) == 1
+    # the first snapshot after the gap is complete
+    i = recs.index(g)
+    nxt = next(r for r in recs[i + 1:] if r["t"] == "snapshot")
+    assert nxt["sites_delta"] is False, nxt
+    ids = [(r["t"], r["id"]) for r in recs if r["t"] in ("module", "stack", "site")]
+    assert len(ids) == len(set(ids)), "a definition written twice"
+    steps = [r["step"] for r in recs if r["t"] == "snapshot" and r["trigger"] == "step"]
+    assert not any(first <= s <= last for s in steps), "a lost step is in the file"
+
+# the reports
+rc, so, se = vtrun("report", "--format", "json", folder)
+assert rc == 0, (rc, se)
+assert "torn" not in se, se
+procs = json.loads(so)["processes"]
+assert len(procs) == 1, procs
+p = procs[0]
+assert p["exited"] is True and p["torn_tail"] is False, p
+assert p["lost_records"] == lost and len(p["gaps"]) == 1, p.get("gaps")
+gj = p["gaps"][0]
+assert (gj["first_step"], gj["last_step"], gj["errno"], gj["error"]) == (first, last, err_no, err_text), gj
+leaks = [s for s in p["sites"] if s["verdict"] == "leak"]
+assert len(leaks) == 1, [(s.get("title"), s["verdict"]) for s in p["sites"]]
+assert leaks[0]["growth_bytes_per_step"] == MIB, leaks[0]["growth_bytes_per_step"]
+assert "remember" in json.dumps(leaks[0]), leaks[0]
+want = "%d record%s lost between step %d and %d: %s" % (lost, "" if lost == 1 else "s", first, last, err_text)
+rc, so, se = vtrun("report", folder)
+assert rc == 0 and want in so, (rc, so)
+rc, so, se = vtrun("report", "--format", "html", folder)
+assert rc == 0 and want in so, rc
+
+rc, so, se = vtrun("check", "--max-growth", "2MiB", folder)
+assert rc == 1, (rc, so, se)
+assert "gaps" in so and want in so and "--allow-gaps" in so, so
+rc, so, se = vtrun("check", "--max-growth", "2MiB", "--allow-gaps", folder)
+assert rc == 0, (rc, so, se)
+rc, so, se = vtrun("check", "--allow-gaps", folder)
+assert rc == 1 and "leak +1 MiB/step" in so, (rc, so)
+print("ok:", check, want)
