@@ -18,6 +18,12 @@ CHECK is one of:
   full_plain  the same with VRAMTRACE_COMPRESS=0;
   rmdir       the snapshot folder is removed at step 20: created again, with a new
               header, and the gap says the file was removed.
+  full_exit   the tmpfs is filled at step 20 and never freed: the program's output
+              and status are unchanged, one "vramtrace:" line says the exit record
+              could not be written, and the file reads up to the fault (no torn tail).
+  frames      (no namespace) the reader on a stream of concatenated frames as the
+              writer leaves them after a fault: a flushed frame ended by an empty
+              raw last block, then a new frame, itself left open; a gap record in it.
 Exit status 77 (skipped, with a line saying why) where `unshare -rm` or a tmpfs
 mount is not permitted.
 """
@@ -50,6 +56,65 @@ if len(sys.argv) > 1 and sys.argv[1] == "--inside":
 check, vt, lib, prog, out = sys.argv[1:6]
 
 
+def vtrun(*args):
+    p = subprocess.run([vt] + list(args), capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+if check == "frames":
+    # RFC 8878 by hand: magic, frame header descriptor 0 (no content size, no
+    # checksum, not single segment), window descriptor 0x40 (2^18), raw blocks
+    def block(data, last):
+        return ((len(data) << 3) | int(last)).to_bytes(3, "little") + data
+
+    def frame(lines, end):
+        out_b = b"\x28\xb5\x2f\xfd\x00\x40"
+        for ln in lines:
+            out_b += block(ln.encode(), False)
+        return out_b + (block(b"", True) if end else b"")
+
+    hdr = ('{"t":"header","format":"vramtrace-snapshot","version":3,"pid":7,"ppid":1,"host":"h","exe":"/x",'
+           '"cmdline":["x"],"rank":null,"local_rank":null,"world_size":null,"start_ns":1,"clock":"CLOCK_MONOTONIC",'
+           '"mono_start_ns":0,"depth":8,"interval_ms":0,"step_every":1,"leak_steps":10}\n')
+    stack = '{"t":"stack","id":1,"frames":[]}\n'
+    site = '{"t":"site","id":1,"stack":1,"kind":"device","device":0}\n'
+
+    def snap(seq, step, live, trig="step", delta=False):
+        return ('{"t":"snapshot","seq":%d,"trigger":"%s","label":null,"time_ns":%d,"step":%d,"step_marked":true,'
+                '"devices":[],"sites_delta":false,"sites":[[1,%d,%d,0,%d,%d,%d,0,0]],"leak_warnings":[],"oom":null,'
+                '"allocations":%s,"unfreed_at_exit":%s,"dropped_records":0}\n'
+                % (seq, trig, step * 1000, step, step, step * MIB, live, step, live,
+                   "[]" if trig == "exit" else "null", "true" if trig == "exit" else "false"))
+    f1 = [hdr, stack + site] + [snap(i, i, i * MIB) for i in range(1, 11)]
+    gap = ('{"t":"gap","records":5,"first_step":11,"last_step":15,"first_ns":11000,"last_ns":15000,'
+           '"errno":28,"error":"No space left on device"}\n')
+    f2 = [gap] + [snap(i - 4, i, i * MIB) for i in range(16, 31)] + [snap(27, 30, 30 * MIB, "exit")]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    path = os.path.join(out, "vt.h.7.1.jsonl.zst")
+    with open(path, "wb") as fh:
+        fh.write(frame(f1, True) + frame(f2, False))
+    rc, so, se = vtrun("report", "--format", "json", path)
+    assert rc == 0, (rc, se)
+    assert "torn" not in se, se
+    p = json.loads(so)["processes"][0]
+    assert p["exited"] and p["first_step"] == 1 and p["last_step"] == 30, p
+    assert p["lost_records"] == 5 and p["gaps"][0]["error"] == "No space left on device", p.get("gaps")
+    leak = [s for s in p["sites"] if s["verdict"] == "leak"]
+    assert len(leak) == 1 and leak[0]["growth_bytes_per_step"] == MIB, leak
+    if shutil.which("zstd"):   # libzstd's own tool agrees the file is valid (the last frame left open)
+        z = subprocess.run(["zstd", "-dc", path], capture_output=True)
+        assert z.stdout.decode() == "".join(f1 + f2), z.stderr
+    # a gap record that is wrong is a file:line error
+    bad = os.path.join(out, "bad.jsonl")
+    with open(bad, "w") as fh:
+        fh.write(hdr + gap.replace('"last_step":15', '"last_step":9'))
+    rc, so, se = vtrun("report", bad)
+    assert rc == 2 and "bad.jsonl:2: gap: last_step 9 before first_step 11" in se, (rc, se)
+    print("ok: frames")
+    sys.exit(0)
+
+
 def skip(why):
     print("SKIP: " + why)
     sys.exit(77)
@@ -79,7 +144,8 @@ def run(traced, mode, compress="1"):
     if traced:
         inner.append("LD_PRELOAD=" + lib)
     pmode = "full" if mode.startswith("full") else mode
-    inner += [prog, pmode, str(STEPS), str(AT), str(UNTIL), str(SLEEP_MS), os.path.join(mnt, "filler")]
+    until = STEPS + 1 if mode == "full_exit" else UNTIL   # full_exit: never freed
+    inner += [prog, pmode, str(STEPS), str(AT), str(until), str(SLEEP_MS), os.path.join(mnt, "filler")]
     # the folder made first (the untraced program removes or fills it as the traced one)
     inner = ["sh", "-c", 'mkdir -p "$0" && exec "$@"', folder] + inner
     p = subprocess.run(["unshare", "-rm", sys.executable, os.path.abspath(__file__), "--inside", mnt, "2m"] + inner,
@@ -87,11 +153,6 @@ def run(traced, mode, compress="1"):
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     r = json.loads(p.stdout)
     return r["rc"], r["stdout"], r["stderr"], keep
-
-
-def vtrun(*args):
-    p = subprocess.run([vt] + list(args), capture_output=True, text=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr
 
 
 mode = check
@@ -105,6 +166,24 @@ assert urc == 0, (urc, uout, uerr)
 assert (trc, tout) == (urc, uout), "the preload changed the program's exit status or output"
 err_text = "the file was removed" if mode == "rmdir" else "No space left on device"
 err_no = 2 if mode == "rmdir" else 28
+
+if mode == "full_exit":
+    assert re.search(r"^vramtrace: cannot write .*: " + re.escape(err_text), terr, re.M), terr
+    lines = re.findall(r"^vramtrace: the exit record could not be written to .*: No space left on device "
+                       r"\((\d+) records lost since step (\d+)\)$", terr, re.M)
+    assert len(lines) == 1, terr
+    assert int(lines[0][0]) >= STEPS - UNTIL and AT <= int(lines[0][1]) <= UNTIL, lines
+    assert "again:" not in terr, terr
+    files = [f for f in os.listdir(folder) if not f.startswith(".")]
+    assert len(files) == 1, files
+    rc, so, se = vtrun("report", "--format", "json", folder)
+    assert rc == 0 and "torn" not in se, (rc, se)
+    p = json.loads(so)["processes"][0]
+    assert p["exited"] is False and p["torn_tail"] is False and AT <= p["last_step"] <= UNTIL, p
+    rc, so, se = vtrun("check", "--max-growth", "2MiB", folder)
+    assert rc == 1 and "without an exit record" in so, (rc, so)
+    print("ok:", check, lines[0])
+    sys.exit(0)
 
 # one "vramtrace:" line when the fault began, one when writing resumed
 assert re.search(r"^vramtrace: cannot write .*: " + re.escape(err_text) + r"; tracing goes on in memory", terr, re.M), terr
