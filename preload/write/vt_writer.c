@@ -124,6 +124,8 @@ static struct {
     struct {                      /* a write fault not resumed yet; under out_lock
                                      (active also read atomically by the writer loop)  */
         int      active;
+        int      faults, resumed; /* gaps opened and ended in this process: the first of
+                                     each is a warning, later ones only at VRAMTRACE_LOG=info */
         vt_encode_gap g;          /* what was lost; g.error points to file.why          */
         uint64_t retry_at, backoff_ns;   /* CLOCK_MONOTONIC ns                          */
     } gap;
@@ -176,7 +178,7 @@ static void vt__gap_fault(void)
         memset(&vt__w.gap.g, 0, sizeof vt__w.gap.g);
         vt__w.gap.backoff_ns = VT_GAP_FIRST_NS;
         __atomic_store_n(&vt__w.gap.active, 1, __ATOMIC_RELEASE);
-        vt_log(VT_LOG_WARN, "cannot write %s: %s; tracing goes on in memory and writing resumes when the file "
+        vt_log(vt__w.gap.faults++ ? VT_LOG_INFO : VT_LOG_WARN, "cannot write %s: %s; tracing goes on in memory and writing resumes when the file "
                "can be written again", vt__w.file.path, vt__w.file.why);
     } else if ((vt__w.gap.backoff_ns *= 2) > VT_GAP_MAX_NS) {
         vt__w.gap.backoff_ns = VT_GAP_MAX_NS;
@@ -587,12 +589,14 @@ static int vt__gap_retry_locked(int force)
         return 0;
     vt__next_full();
     __atomic_store_n(&vt__w.gap.active, 0, __ATOMIC_RELEASE);
+    /* the first resume of the process is a warning (the exit path's is not: its own
+     * line says what the exit record met) */
+    int level = force || vt__w.gap.resumed++ ? VT_LOG_INFO : VT_LOG_WARN;
     if (g.has_steps)
-        vt_log(VT_LOG_WARN, "writing %s again: %llu records lost between step %llu and %llu: %s", vt__w.file.path,
+        vt_log(level, "writing %s again: %llu records lost between step %llu and %llu: %s", vt__w.file.path,
                (unsigned long long)g.records, (unsigned long long)g.first_step, (unsigned long long)g.last_step, why);
     else
-        vt_log(VT_LOG_WARN, "writing %s again: %llu records lost: %s", vt__w.file.path,
-               (unsigned long long)g.records, why);
+        vt_log(level, "writing %s again: %llu records lost: %s", vt__w.file.path, (unsigned long long)g.records, why);
     return 1;
 }
 
@@ -1087,6 +1091,7 @@ void vt_writer_fork_child(void)
     vt_sitediff_reset(&vt__w.sites);
     vt__w.oom_classes = 0;
     vt__w.gap.active = 0;
+    vt__w.gap.faults = vt__w.gap.resumed = 0;
     vt__w.file.err = 0;
     vt_encode_defs_clear(&vt__w.defs);
     if (vt_state_writer() == VT_STATE_WRITER_OPEN)
