@@ -306,7 +306,9 @@ static int vt__append(vt_file *f, const char *p, size_t n, int end)
     return 0;
 }
 
-/* RFC 8878 3.1.1.2: Last_Block 1, Block_Type Raw (0), Block_Size 0, little-endian. */
+/* RFC 8878 3.1.1.2: Last_Block 1, Block_Type Raw (0), Block_Size 0, little-endian.
+ * It ends a frame completely only without a content checksum (ZSTD_c_checksumFlag
+ * is left at 0: docs/snapshot-format.md "Files"); with one, 4 bytes would follow. */
 static const char vt__zstd_last_block[3] = { 0x01, 0x00, 0x00 };
 
 int vt_file_resume(vt_file *f, const char *dir, uint64_t start_ns)

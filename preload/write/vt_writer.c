@@ -185,7 +185,7 @@ static void vt__gap_fault(void)
     }
     vt__w.gap.g.err = vt__w.file.err;
     vt__w.gap.g.error = vt__w.file.why;
-    vt__w.gap.retry_at = now + vt__w.gap.backoff_ns;
+    __atomic_store_n(&vt__w.gap.retry_at, now + vt__w.gap.backoff_ns, __ATOMIC_RELAXED);   /* read by the loop */
 }
 
 /* A snapshot collected and not written (the gap). Under out_lock. */
@@ -802,13 +802,9 @@ static int vt__open_file(void)
     vt_buf_reset(&vt__w.buf);
     vt_encode_header(&vt__w.buf, start_ns);
     int rc = vt__flush();
-    if (rc < 0 && vt__w.gap.active) {   /* not even the header: as a file not created */
-        char why[PATH_MAX + 128];
-        snprintf(why, sizeof why, "cannot write %s: %s", vt__w.file.path, vt__w.file.why);
-        vt__w.gap.active = 0;
-        vt_file_close(&vt__w.file);
-        vt_core_latch_off(why);
-    }
+    if (rc < 0 && vt__w.gap.active)   /* a write fault before the header: the gap's resume
+                                        * writes it (the file is empty: vt__gap_retry_locked) */
+        rc = 0;
     pthread_mutex_unlock(&vt__w.out_lock);
     return rc < 0 ? -1 : 0;
 }

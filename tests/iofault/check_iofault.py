@@ -18,6 +18,8 @@ CHECK is one of:
   full_plain  the same with VRAMTRACE_COMPRESS=0;
   rmdir       the snapshot folder is removed at step 20: created again, with a new
               header, and the gap says the file was removed.
+  full_start  the tmpfs is full before the first CUDA call (its header cannot be
+              written) and freed at step 60: the header is written when it resumes;
   full_exit   the tmpfs is filled at step 20 and never freed: the program's output
               and status are unchanged, one "vramtrace:" line says the exit record
               could not be written, and the file reads up to the fault (no torn tail).
@@ -145,7 +147,8 @@ def run(traced, mode, compress="1"):
         inner.append("LD_PRELOAD=" + lib)
     pmode = "full" if mode.startswith("full") else mode
     until = STEPS + 1 if mode == "full_exit" else UNTIL   # full_exit: never freed
-    inner += [prog, pmode, str(STEPS), str(AT), str(until), str(SLEEP_MS), os.path.join(mnt, "filler")]
+    at = 0 if mode == "full_start" else AT
+    inner += [prog, pmode, str(STEPS), str(at), str(until), str(SLEEP_MS), os.path.join(mnt, "filler")]
     # the folder made first (the untraced program removes or fills it as the traced one)
     inner = ["sh", "-c", 'mkdir -p "$0" && exec "$@"', folder] + inner
     p = subprocess.run(["unshare", "-rm", sys.executable, os.path.abspath(__file__), "--inside", mnt, "2m"] + inner,
@@ -197,7 +200,7 @@ if mode == "rmdir":
 else:
     # a tmpfs fills a page at a time (the file's last page takes a few records more);
     # the retry that finds space again comes up to twice the outage after the fault
-    assert AT <= first <= UNTIL and first <= last <= STEPS - 10, m.group(0)   # resumed before the end
+    assert (0 if mode == "full_start" else AT) <= first <= UNTIL and first <= last <= STEPS - 10, m.group(0)
 assert "exit record could not be written" not in terr, terr
 
 files = [f for f in sorted(os.listdir(folder)) if not f.startswith(".")]
