@@ -129,9 +129,10 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
             char gtx[320];
             fprintf(f, "%" PRIu64 " record%s lost: the snapshot file could not be written", p->lost_records,
                     p->lost_records == 1 ? "" : "s");
-            for (size_t k = 0; k < p->ngaps && k < 3; k++)
+            for (size_t k = 0; k < p->ngaps && k < VT_GAPS_SHOWN; k++)
                 fprintf(f, "%s%s", k ? "; " : ": ", vt_gap_text(&p->gaps[k], gtx, sizeof gtx));
-            if (p->ngaps > 3) fprintf(f, "; and %zu more gap%s", p->ngaps - 3, p->ngaps == 4 ? "" : "s");
+            if (p->ngaps > VT_GAPS_SHOWN)
+                fprintf(f, "; and %zu more gap%s", p->ngaps - VT_GAPS_SHOWN, p->ngaps == VT_GAPS_SHOWN + 1 ? "" : "s");
             fputs(" (--allow-gaps passes it)\n", f);
             gate_end(f);
         }

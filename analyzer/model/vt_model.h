@@ -371,6 +371,8 @@ typedef struct vt_runset {
 /* "N records lost between step A and B: ERROR" (or "N records lost: ERROR" when the
  * steps are not known) into buf; returns buf. */
 const char *vt_gap_text(const vt_gap *g, char *buf, size_t cap);
+/* Gaps the text and HTML reports and `check` list one by one; the rest are summed. */
+#define VT_GAPS_SHOWN 3
 
 /* Live bytes of site s at step index i (expanding the run-length series). Points
  * must be visited in order: use vt_rsite_expand for whole series. */

@@ -164,11 +164,14 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
-    for (size_t g = 0; g < p->ngaps; g++) {   /* write faults (disk full, EIO, file removed) */
+    for (size_t g = 0; g < p->ngaps && g < VT_GAPS_SHOWN; g++) {   /* write faults (disk full, EIO, removed) */
         char gt[320];
         fprintf(f, "   %swarning: %s (the snapshot file could not be written; tracing went on)%s\n", yel,
                 vt_gap_text(&p->gaps[g], gt, sizeof gt), off);
     }
+    if (p->ngaps > VT_GAPS_SHOWN)
+        fprintf(f, "   %swarning: and %zu more gaps; %" PRIu64 " records lost in all%s\n", yel,
+                p->ngaps - VT_GAPS_SHOWN, p->lost_records, off);
     warn_ctx wc = {f, red, off};
     vt_hostsig_warnings(&p->hostsig, warn_line, &wc);
 

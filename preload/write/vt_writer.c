@@ -446,8 +446,10 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     void (*held)(const char *) = __atomic_load_n(&vt_writer_test_held, __ATOMIC_ACQUIRE);
     if (held)
         held(vt_trigger_name(trigger));
-    if (vt__w.gap.active && vt_core_enabled()) {   /* not written: counted */
+    if (vt__w.gap.active && vt_core_enabled()) {   /* not written: counted (its leak
+                                                     * warnings still said) */
         vt__gap_lost(pd);
+        vt__warn_new_leaks(&pd->c);
         vt_pending_free(pd, 0);
         return -EIO;
     }
@@ -482,6 +484,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         if (rc == -EIO && vt__w.gap.active) {   /* never in the file: defined again later */
             vt_encode_defs_undo(&vt__w.defs);
             vt__gap_lost(pd);
+            vt__warn_new_leaks(c);
         }
         vt_sitediff_reset(&vt__w.sites);
         vt_pending_free(pd, 0);
@@ -512,7 +515,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
      * writer thread's next tick (vt_prom.h) */
     int at_exit = trigger == VT_TRIG_EXIT;
     vt_prom_snapshot(c, &vt__w.host, at_exit, at_exit || vt__on_writer_thread());
-    if (rc == 0)
+    if (rc == 0 || (rc == -EIO && vt__w.gap.active))
         vt__warn_new_leaks(c);
     vt_pending_free(pd, 0);
     return rc;

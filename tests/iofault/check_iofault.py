@@ -9,7 +9,8 @@ its own, once untraced and once under the preload, and asserts:
   - the traced run's exit status and output are the untraced run's;
   - the snapshot file reads (`zstd -t` too when compressed: the frame the fault left
     open was ended and a new one started), one process, with its exit record;
-  - the stream has a "gap" record naming the lost steps and the error; the text,
+  - the stream has a "gap" record naming the lost steps and the error (sometimes
+    more than one: a retry that finds room for a moment, faults again); the text,
     JSON and HTML reports say "records lost between step A and B: <error>";
   - the leak is found with its exact rate (1 MiB/step) over the steps written;
   - `check` fails the "gaps" gate with the error, and passes it with --allow-gaps.
@@ -176,7 +177,9 @@ if mode == "full_exit":
                        r"\((\d+) records lost since step (\d+)\)$", terr, re.M)
     assert len(lines) == 1, terr
     assert int(lines[0][0]) >= STEPS - UNTIL and AT <= int(lines[0][1]) <= UNTIL, lines
-    assert "again:" not in terr, terr
+    # (a retry may find room for its gap record in the file's last page for a moment:
+    # "writing ... again" then, and a later fault that is quiet)
+    assert len(re.findall(r"^vramtrace: ", terr, re.M)) <= 4, terr
     files = [f for f in os.listdir(folder) if not f.startswith(".")]
     assert len(files) == 1, files
     rc, so, se = vtrun("report", "--format", "json", folder)
@@ -188,25 +191,48 @@ if mode == "full_exit":
     print("ok:", check, lines[0])
     sys.exit(0)
 
-# one "vramtrace:" line when the fault began, one when writing resumed
+# one "vramtrace:" line when the fault began, one when writing resumed (a retry that
+# finds room for a moment and faults again makes a second gap: those are quiet)
 assert re.search(r"^vramtrace: cannot write .*: " + re.escape(err_text) + r"; tracing goes on in memory", terr, re.M), terr
 m = re.search(r"^vramtrace: writing (.*) again: (\d+) records? lost between step (\d+) and (\d+): " + re.escape(err_text),
               terr, re.M)
 assert m, terr
 lost, first, last = int(m.group(2)), int(m.group(3)), int(m.group(4))
 assert lost >= 1 and first <= last, m.group(0)
+assert len(re.findall(r"^vramtrace: ", terr, re.M)) == 3, terr   # the leak warning, the fault, the resume
 if mode == "rmdir":
     assert AT - 1 <= first <= AT + 2 and last <= AT + 20, m.group(0)
 else:
-    # a tmpfs fills a page at a time (the file's last page takes a few records more);
-    # the retry that finds space again comes up to twice the outage after the fault
-    assert (0 if mode == "full_start" else AT) <= first <= UNTIL and first <= last <= STEPS - 10, m.group(0)
+    # a tmpfs fills a page at a time (the file's last page takes a few records more)
+    assert (0 if mode == "full_start" else AT) <= first <= UNTIL, m.group(0)
 assert "exit record could not be written" not in terr, terr
 
 files = [f for f in sorted(os.listdir(folder)) if not f.startswith(".")]
 assert len(files) == 1, files
 path = os.path.join(folder, files[0])
 assert path.endswith(".jsonl.zst" if compress == "1" else ".jsonl"), path
+
+# the reports
+rc, so, se = vtrun("report", "--format", "json", folder)
+assert rc == 0, (rc, se)
+assert "torn" not in se, se
+procs = json.loads(so)["processes"]
+assert len(procs) == 1, procs
+p = procs[0]
+assert p["exited"] is True and p["torn_tail"] is False, p
+gaps = p["gaps"]
+assert len(gaps) == 1 if mode == "rmdir" else len(gaps) >= 1, gaps
+assert all((g["errno"], g["error"]) == (err_no, err_text) for g in gaps), gaps
+assert (gaps[0]["records"], gaps[0]["first_step"], gaps[0]["last_step"]) == (lost, first, last), gaps
+assert p["lost_records"] == sum(g["records"] for g in gaps), p["lost_records"]
+# the retry that finds space again comes up to twice the outage after the fault:
+# well before the end of the run
+assert gaps[-1]["last_step"] is None or gaps[-1]["last_step"] <= STEPS - 10, gaps
+leaks = [s for s in p["sites"] if s["verdict"] == "leak"]
+assert len(leaks) == 1, [(s.get("title"), s["verdict"]) for s in p["sites"]]
+assert leaks[0]["growth_bytes_per_step"] == MIB, leaks[0]["growth_bytes_per_step"]
+assert "remember" in json.dumps(leaks[0]), leaks[0]
+
 if compress == "1":
     if shutil.which("zstd"):
         z = subprocess.run(["zstd", "-t", "-q", path], capture_output=True, text=True)
@@ -224,35 +250,21 @@ else:
         raw = fh.read()
 if raw is not None:
     recs = [json.loads(line) for line in raw.splitlines()]
-    gaps = [r for r in recs if r["t"] == "gap"]
-    assert len(gaps) == 1, gaps
-    g = gaps[0]
-    assert (g["records"], g["first_step"], g["last_step"], g["errno"], g["error"]) == (lost, first, last, err_no, err_text), g
+    fgaps = [r for r in recs if r["t"] == "gap"]
+    assert [(g["records"], g["first_step"], g["last_step"], g["errno"], g["error"]) for g in fgaps] == \
+        [(g["records"], g["first_step"], g["last_step"], g["errno"], g["error"]) for g in gaps], (fgaps, gaps)
     assert recs[0]["t"] == "header" and sum(r["t"] == "header" for r in recs) == 1
-    # the first snapshot after the gap is complete
-    i = recs.index(g)
-    nxt = next(r for r in recs[i + 1:] if r["t"] == "snapshot")
-    assert nxt["sites_delta"] is False, nxt
     ids = [(r["t"], r["id"]) for r in recs if r["t"] in ("module", "stack", "site")]
     assert len(ids) == len(set(ids)), "a definition written twice"
     steps = [r["step"] for r in recs if r["t"] == "snapshot" and r["trigger"] == "step"]
-    assert not any(first <= s <= last for s in steps), "a lost step is in the file"
+    for g in fgaps:
+        # the first snapshot after a gap is complete; no lost step is in the file
+        i = recs.index(g)
+        nxt = next(r for r in recs[i + 1:] if r["t"] == "snapshot")
+        assert nxt["sites_delta"] is False, nxt
+        if g["first_step"] is not None:
+            assert not any(g["first_step"] <= s <= g["last_step"] for s in steps), ("a lost step is in the file", g)
 
-# the reports
-rc, so, se = vtrun("report", "--format", "json", folder)
-assert rc == 0, (rc, se)
-assert "torn" not in se, se
-procs = json.loads(so)["processes"]
-assert len(procs) == 1, procs
-p = procs[0]
-assert p["exited"] is True and p["torn_tail"] is False, p
-assert p["lost_records"] == lost and len(p["gaps"]) == 1, p.get("gaps")
-gj = p["gaps"][0]
-assert (gj["first_step"], gj["last_step"], gj["errno"], gj["error"]) == (first, last, err_no, err_text), gj
-leaks = [s for s in p["sites"] if s["verdict"] == "leak"]
-assert len(leaks) == 1, [(s.get("title"), s["verdict"]) for s in p["sites"]]
-assert leaks[0]["growth_bytes_per_step"] == MIB, leaks[0]["growth_bytes_per_step"]
-assert "remember" in json.dumps(leaks[0]), leaks[0]
 want = "%d record%s lost between step %d and %d: %s" % (lost, "" if lost == 1 else "s", first, last, err_text)
 rc, so, se = vtrun("report", folder)
 assert rc == 0 and want in so, (rc, so)
