@@ -108,6 +108,16 @@ if check == "frames":
     if shutil.which("zstd"):   # libzstd's own tool agrees the file is valid (the last frame left open)
         z = subprocess.run(["zstd", "-dc", path], capture_output=True)
         assert z.stdout.decode() == "".join(f1 + f2), z.stderr
+    # the Python helper reads every frame too: through libzstd (ctypes) and, where a
+    # python with the zstandard module is found, through it
+    pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+    code = ("import sys; from vramtrace.snapshots import read_stream; h, m, st, sn = read_stream(sys.argv[1]); "
+            "print(len(sn), sn[-1]['step'], sn[-1]['trigger'])")
+    pys = [sys.executable] + [x for x in ("/usr/bin/python3",) if os.path.exists(x) and
+                              subprocess.run([x, "-c", "import zstandard"], capture_output=True).returncode == 0]
+    for py in pys:
+        r = subprocess.run([py, "-c", code, path], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=pkg))
+        assert r.returncode == 0 and r.stdout.split() == ["26", "30", "exit"], (py, r.stdout, r.stderr)
     # a gap record that is wrong is a file:line error
     bad = os.path.join(out, "bad.jsonl")
     with open(bad, "w") as fh:
