@@ -35,7 +35,7 @@
  * collection, so "previous" is the previous record in the file.
  *
  * Write faults (disk full, EIO, quota, the file or folder removed; vt_file.h): a
- * failed append opens a gap (vt__gap, under out_lock) instead of latching tracking
+ * failed append opens a gap (vt__w.gap, under out_lock) instead of latching tracking
  * off. Collection goes on as before (the core, the leak detector, the step queue's
  * bound), but every snapshot written during the gap is only counted (records, first
  * and last step and time) and freed. The writer thread tries vt_file_resume at its
@@ -178,8 +178,9 @@ static void vt__gap_fault(void)
         memset(&vt__w.gap.g, 0, sizeof vt__w.gap.g);
         vt__w.gap.backoff_ns = VT_GAP_FIRST_NS;
         __atomic_store_n(&vt__w.gap.active, 1, __ATOMIC_RELEASE);
-        vt_log(vt__w.gap.faults++ ? VT_LOG_INFO : VT_LOG_WARN, "cannot write %s: %s; tracing goes on in memory and writing resumes when the file "
-               "can be written again", vt__w.file.path, vt__w.file.why);
+        vt_log(vt__w.gap.faults++ ? VT_LOG_INFO : VT_LOG_WARN,
+               "cannot write %s: %s; tracing goes on in memory and writing resumes when the file can be written "
+               "again", vt__w.file.path, vt__w.file.why);
     } else if ((vt__w.gap.backoff_ns *= 2) > VT_GAP_MAX_NS) {
         vt__w.gap.backoff_ns = VT_GAP_MAX_NS;
     }
@@ -506,8 +507,8 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
     else
         vt_sitediff_reset(&vt__w.sites);
-    if (rc == -EIO && vt__w.gap.active) {   /* the record, and its definitions' append
-                                             * was good: only the record is lost */
+    if (rc == -EIO && vt__w.gap.active) {   /* the record is lost (its definitions, in
+                                             * an append of their own, are in the file) */
         vt__w.seq--;
         vt__gap_lost(pd);
     }
