@@ -127,8 +127,11 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
         if (!o->allow_gaps) {
             f = gate_say(gt, VT_GATE_FAIL);
             char gtx[320];
-            fprintf(f, "%" PRIu64 " record%s lost: the snapshot file could not be written", p->lost_records,
-                    p->lost_records == 1 ? "" : "s");
+            if (p->ngaps == 1)
+                fputs("the snapshot file could not be written for a while", f);
+            else
+                fprintf(f, "the snapshot file could not be written %zu times (%" PRIu64 " record%s lost)", p->ngaps,
+                        p->lost_records, p->lost_records == 1 ? "" : "s");
             for (size_t k = 0; k < p->ngaps && k < VT_GAPS_SHOWN; k++)
                 fprintf(f, "%s%s", k ? "; " : ": ", vt_gap_text(&p->gaps[k], gtx, sizeof gtx));
             if (p->ngaps > VT_GAPS_SHOWN)
