@@ -448,8 +448,12 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     if (held)
         held(vt_trigger_name(trigger));
     if (vt__w.gap.active && vt_core_enabled()) {   /* not written: counted (its leak
-                                                     * warnings still said) */
+                                                     * warnings still said, the Prometheus
+                                                     * textfile still updated) */
         vt__gap_lost(pd);
+        vt_host_measure(&vt__w.host);
+        vt_prom_snapshot(&pd->c, &vt__w.host, trigger == VT_TRIG_EXIT,
+                         trigger == VT_TRIG_EXIT || vt__on_writer_thread());
         vt__warn_new_leaks(&pd->c);
         vt_pending_free(pd, 0);
         return -EIO;
