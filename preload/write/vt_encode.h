@@ -9,7 +9,10 @@
  * 2^63-1 (docs/snapshot-format.md "Records").
  *
  * Per-file state: which stacks and sites the current file defines (vt_encode_defs),
- * and the module records (vt_module.written, capture/vt_modules.h). The owner, the
+ * and the module records (vt_module.written, capture/vt_modules.h); for write faults,
+ * a note of the definitions encoded since the last vt_encode_defs_mark, so that those
+ * of an append that failed can be taken back (vt_encode_defs_undo). The "gap" record
+ * (vt_encode_gap_record) is the write faults' too. The owner, the
  * writer, holds its output lock across every call; nothing here is thread-safe.
  */
 #ifndef VT_ENCODE_H
