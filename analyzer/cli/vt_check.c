@@ -118,6 +118,29 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
         gate_end(f);
     }
 
+    /* gaps: records the writer could not write (disk full, EIO, the file removed);
+     * only for a process whose stream says so. Fail, like "complete": what the
+     * process did meanwhile is unknown to every other gate (a peak or an OOM may be
+     * in the lost records; a leak's rate is still measured over the steps written) */
+    if (p->ngaps) {
+        gt = gate_add(g, t, "gaps");
+        if (!o->allow_gaps) {
+            f = gate_say(gt, VT_GATE_FAIL);
+            char gtx[320];
+            if (p->ngaps == 1)
+                fputs("the snapshot file could not be written for a while", f);
+            else
+                fprintf(f, "the snapshot file could not be written %zu times (%" PRIu64 " record%s lost)", p->ngaps,
+                        p->lost_records, p->lost_records == 1 ? "" : "s");
+            for (size_t k = 0; k < p->ngaps && k < VT_GAPS_SHOWN; k++)
+                fprintf(f, "%s%s", k ? "; " : ": ", vt_gap_text(&p->gaps[k], gtx, sizeof gtx));
+            if (p->ngaps > VT_GAPS_SHOWN)
+                fprintf(f, "; and %zu more gap%s", p->ngaps - VT_GAPS_SHOWN, p->ngaps == VT_GAPS_SHOWN + 1 ? "" : "s");
+            fputs(" (--allow-gaps passes it)\n", f);
+            gate_end(f);
+        }
+    }
+
     /* oom */
     gt = gate_add(g, t, "oom");
     uint64_t ooms = oom_calls > p->nooms ? oom_calls : p->nooms;

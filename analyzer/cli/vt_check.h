@@ -10,6 +10,9 @@
  *             ("nothing was traced": no GPU, or no CUDA runtime on the library path);
  *   complete  a process without an exit record (killed, `_exit`, crashed) fails,
  *             naming the live bytes of its last snapshot, unless allow_incomplete;
+ *   gaps      (only for a process whose stream has "gap" records) records the writer
+ *             could not write (disk full, EIO, the file removed) fail, naming the
+ *             steps and the error, unless allow_gaps;
  *   oom       a process with an out-of-memory failure fails, unless allow_oom;
  *   steps     a process with fewer than VT_JUDGE_MIN_STEPS steps after warm-up is
  *             inconclusive (nothing could be called a leak), unless it exited with
@@ -44,6 +47,7 @@ typedef struct vt_check_opts {
     int allow_oom;              /* out-of-memory failures pass "oom" */
     int allow_short;            /* too few steps passes "steps" */
     int allow_unreadable;       /* skipped files pass "readable" */
+    int allow_gaps;             /* records lost to write faults pass "gaps" */
     FILE *junit;                /* write the JUnit XML file here and close it (NULL: none) */
     const char *junit_path;     /* its name, for messages */
 } vt_check_opts;

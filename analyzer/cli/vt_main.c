@@ -5,7 +5,7 @@
  *   vramtrace report [--format text|json|html] [-o FILE] [--force] [--warmup STEPS] [--python-only] [--rank LIST] PATH...
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
- *                   [--allow-incomplete] [--allow-oom] [--allow-short] [--junit FILE [--force]] PATH...
+ *                   [--allow-incomplete] [--allow-oom] [--allow-short] [--allow-gaps] [--junit FILE [--force]] PATH...
  *   vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW
  *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]
  *                    [--python-only] PATH...
@@ -48,7 +48,7 @@ static void usage(FILE *f)
           "                   [--rank LIST] PATH...\n"
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] [--allow-incomplete] [--allow-oom]\n"
-          "                  [--allow-short] [--allow-unreadable] [--junit FILE [--force]] [--rank LIST] PATH...\n"
+          "                  [--allow-short] [--allow-unreadable] [--allow-gaps] [--junit FILE [--force]] [--rank LIST] PATH...\n"
           "  vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW   (also: vramtrace compare)\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] [--rank LIST] PATH...\n"
@@ -60,7 +60,8 @@ static void usage(FILE *f)
           "check: a process fails when it leaks (above --max-growth), ended without an exit record\n"
           "  (killed or _exit; --allow-incomplete), had an out-of-memory failure (--allow-oom), traced\n"
           "  nothing, or passes a --max-* limit; a process with too few steps to judge is inconclusive\n"
-          "  (--allow-short); a folder with files that could not be read fails (--allow-unreadable).\n"
+          "  (--allow-short); a folder with files that could not be read fails (--allow-unreadable);\n"
+          "  a process whose stream records lost records (a disk full, the file removed) fails (--allow-gaps).\n"
           "  --junit FILE: also a JUnit XML file, one test case per process and gate.\n"
           "exit status: 0 pass, 1 a check failed, 2 bad usage or unreadable input,\n"
           "  3 inconclusive (check: too few steps to judge)\n",
@@ -323,7 +324,7 @@ static FILE *open_out(const char *out, int force, char *const *inputs, int n_inp
 }
 
 enum { O_FORMAT = 256, O_FORCE, O_WARMUP, O_MAXG, O_MAXU, O_MAXP, O_BASE, O_MAXPI, O_INTERVAL, O_DEPTH, O_CHECK, O_VERBOSE,
-       O_PYONLY, O_ALLOW_INC, O_ALLOW_OOM, O_ALLOW_SHORT, O_JUNIT, O_ALLOW_UNREAD, O_RANK, O_TENSORS };
+       O_PYONLY, O_ALLOW_INC, O_ALLOW_OOM, O_ALLOW_SHORT, O_JUNIT, O_ALLOW_UNREAD, O_RANK, O_TENSORS, O_ALLOW_GAPS };
 
 typedef struct check_args {
     vt_check_opts o;
@@ -342,6 +343,7 @@ static int check_option(int c, const char *arg, check_args *ca)
     case O_WARMUP: return parse_steps(arg, &ca->warmup) < 0 ? -1 : 1;
     case O_BASE: ca->baseline = arg; return 1;
     case O_ALLOW_INC: ca->o.allow_incomplete = 1; return 1;
+    case O_ALLOW_GAPS: ca->o.allow_gaps = 1; return 1;
     case O_ALLOW_OOM: ca->o.allow_oom = 1; return 1;
     case O_ALLOW_SHORT: ca->o.allow_short = 1; return 1;
     case O_ALLOW_UNREAD: ca->o.allow_unreadable = 1; return 1;
@@ -414,7 +416,7 @@ static const struct option check_longopts[] = {
     {"baseline", required_argument, 0, O_BASE}, {"max-peak-increase", required_argument, 0, O_MAXPI},
     {"allow-incomplete", no_argument, 0, O_ALLOW_INC}, {"allow-oom", no_argument, 0, O_ALLOW_OOM},
     {"allow-short", no_argument, 0, O_ALLOW_SHORT}, {"junit", required_argument, 0, O_JUNIT},
-    {"allow-unreadable", no_argument, 0, O_ALLOW_UNREAD},
+    {"allow-unreadable", no_argument, 0, O_ALLOW_UNREAD}, {"allow-gaps", no_argument, 0, O_ALLOW_GAPS},
     {"force", no_argument, 0, O_FORCE}, {"rank", required_argument, 0, O_RANK},
     {"verbose", no_argument, 0, O_VERBOSE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 
@@ -602,7 +604,7 @@ static int cmd_run(int argc, char **argv)
         {"baseline", required_argument, 0, O_BASE}, {"max-peak-increase", required_argument, 0, O_MAXPI},
         {"allow-incomplete", no_argument, 0, O_ALLOW_INC}, {"allow-oom", no_argument, 0, O_ALLOW_OOM},
         {"allow-short", no_argument, 0, O_ALLOW_SHORT}, {"junit", required_argument, 0, O_JUNIT},
-        {"allow-unreadable", no_argument, 0, O_ALLOW_UNREAD},
+        {"allow-unreadable", no_argument, 0, O_ALLOW_UNREAD}, {"allow-gaps", no_argument, 0, O_ALLOW_GAPS},
         {"force", no_argument, 0, O_FORCE}, {"rank", required_argument, 0, O_RANK},
         {"step-range", required_argument, 0, O_STEPR},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};

@@ -1,6 +1,7 @@
 /* vt_model.c — lifetime and expansion helpers of the analyzer's data model (vt_model.h). */
 #include "vt_model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,17 @@ vt_stack *vt_process_rawstack(const vt_process *p, int64_t id)
     return raw ? raw->canon : NULL;
 }
 
+const char *vt_gap_text(const vt_gap *g, char *buf, size_t cap)
+{
+    const char *err = g->error[0] ? g->error : "unknown error";
+    if (g->has_steps)
+        snprintf(buf, cap, "%llu record%s lost between step %llu and %llu: %s", (unsigned long long)g->records,
+                 g->records == 1 ? "" : "s", (unsigned long long)g->first_step, (unsigned long long)g->last_step, err);
+    else
+        snprintf(buf, cap, "%llu record%s lost: %s", (unsigned long long)g->records, g->records == 1 ? "" : "s", err);
+    return buf;
+}
+
 void vt_process_free(vt_process *p)
 {
     if (!p) return;
@@ -70,6 +82,7 @@ void vt_process_free(vt_process *p)
         free(m);
     }
     free(p->modules);
+    free(p->gaps);
     HASH_CLEAR(hh, p->stack_by_key);
     HASH_CLEAR(hh, p->pyonly_by_key);
     for (size_t i = 0; i < p->nstacks; i++) {

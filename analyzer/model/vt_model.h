@@ -303,6 +303,17 @@ typedef struct vt_host {
     vt_gpu_health *gpus; size_t ngpus, capgpus;
 } vt_host;
 
+/* A "gap" record: snapshots the writer collected and could not write (a write
+ * fault: disk full, EIO, the file removed), docs/snapshot-format.md "gap". */
+typedef struct vt_gap {
+    uint64_t records;           /* snapshots lost */
+    int has_steps;              /* first_step/last_step known */
+    uint64_t first_step, last_step;
+    uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC of the first and last lost (0 unknown) */
+    int64_t err;                /* errno, 0 unknown */
+    char error[128];            /* its text, display form (vt_display.h) */
+} vt_gap;
+
 typedef struct vt_process {
     char *file;                 /* snapshot file path */
     char *host;
@@ -350,6 +361,8 @@ typedef struct vt_process {
                                    (floor and peak each), from summary_records records */
     uint64_t summary_first, summary_last, summary_records, summary_max_bytes;
     uint32_t summary_buckets;
+    vt_gap *gaps; size_t ngaps, capgaps;   /* write faults the stream records, in file order */
+    uint64_t lost_records;      /* summed over gaps */
     /* loading scratch of vt_fold.c: sites touched in the current step, sites
      * non-zero at the end of the previous one, the last series snapshot's ordinal */
     vt_rsite **touched; size_t ntouched, captouched;
@@ -369,6 +382,12 @@ typedef struct vt_runset {
                                    noted on stderr; `check` fails on them) */
     char first_skipped[1200];   /* the first one's "file:line: what" */
 } vt_runset;
+
+/* "N records lost between step A and B: ERROR" (or "N records lost: ERROR" when the
+ * steps are not known) into buf; returns buf. */
+const char *vt_gap_text(const vt_gap *g, char *buf, size_t cap);
+/* Gaps the text and HTML reports and `check` list one by one; the rest are summed. */
+#define VT_GAPS_SHOWN 3
 
 /* Live bytes of site s at step index i (expanding the run-length series). Points
  * must be visited in order: use vt_rsite_expand for whole series. */

@@ -445,6 +445,42 @@ void vt_rd_release(vt_rd *r)
     vt_jarena_release(&r->arena);
 }
 
+/* "gap" record: {"t":"gap","records":N,"first_step":A|null,"last_step":B|null,
+ * "first_ns":..,"last_ns":..,"errno":E,"error":"..."} (docs/snapshot-format.md "gap").
+ * Every key but records is optional (read as not known). */
+static int rd_gap(vt_rd *r, json_t *root)
+{
+    vt_gap g;
+    memset(&g, 0, sizeof g);
+    if (vt_rd_u64(r, json_object_get(root, "records"), "records", &g.records) < 0) return -1;
+    int has_first = 0, has_last = 0, has;
+    if (vt_rd_u64n(r, json_object_get(root, "first_step"), "first_step", &g.first_step, &has_first) < 0) return -1;
+    if (vt_rd_u64n(r, json_object_get(root, "last_step"), "last_step", &g.last_step, &has_last) < 0) return -1;
+    if (has_first != has_last) return vt_rd_fail(r, "gap: first_step and last_step must both be given or both null");
+    if (has_first && g.last_step < g.first_step)
+        return vt_rd_fail(r, "gap: last_step %llu before first_step %llu", (unsigned long long)g.last_step,
+                          (unsigned long long)g.first_step);
+    g.has_steps = has_first;
+    if (vt_rd_u64n(r, json_object_get(root, "first_ns"), "first_ns", &g.first_ns, &has) < 0) return -1;
+    if (vt_rd_u64n(r, json_object_get(root, "last_ns"), "last_ns", &g.last_ns, &has) < 0) return -1;
+    json_t *e = json_object_get(root, "errno");
+    if (e && !json_is_null(e) && vt_rd_i64(r, e, "errno", &g.err) < 0) return -1;
+    json_t *t = json_object_get(root, "error");
+    if (t && !json_is_null(t)) {
+        const char *s = vt_rd_str(r, t, "error", 4096);
+        if (!s) return -1;
+        vt_display(g.error, sizeof g.error, s);
+    }
+    vt_process *p = r->p;
+    if (p->ngaps == p->capgaps) {
+        p->capgaps = p->capgaps ? 2 * p->capgaps : 4;
+        p->gaps = vt_xrealloc(p->gaps, p->capgaps * sizeof *p->gaps);
+    }
+    p->gaps[p->ngaps++] = g;
+    p->lost_records += g.records;
+    return 0;
+}
+
 /* ---- line loop ---- */
 
 static int rd_record(vt_rd *r, json_t *root)
@@ -466,7 +502,8 @@ static int rd_record(vt_rd *r, json_t *root)
     if (r->line == 1) {
         /* a record of ours first: the stream's head is missing (a copy of its tail,
          * or the part logrotate's copytruncate left), not a foreign file */
-        if (!strcmp(type, "snapshot") || !strcmp(type, "stack") || !strcmp(type, "module") || !strcmp(type, "site"))
+        if (!strcmp(type, "snapshot") || !strcmp(type, "stack") || !strcmp(type, "module") || !strcmp(type, "site") ||
+            !strcmp(type, "gap"))
             return vt_rd_fail(r, "no header: the first record is a \"%s\" (the start of the stream is missing: "
                                  "a copy of its tail, or what logrotate's copytruncate left)", type);
         if (strcmp(type, "header") != 0)
@@ -479,6 +516,7 @@ static int rd_record(vt_rd *r, json_t *root)
     if (strcmp(type, "site") == 0) return rd_site(r, root);
     if (strcmp(type, "snapshot") == 0) return vt_rd_snapshot(r, root);
     if (strcmp(type, "summary") == 0) return vt_rd_summary(r, root);
+    if (strcmp(type, "gap") == 0) return rd_gap(r, root);
     return 0;   /* unknown record types are skipped (they were valid JSON) */
 }
 

@@ -155,6 +155,19 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs(p->tensors ? "</code> (switched to one CUDA allocation per tensor: --tensors)" : "</code>", f);
     }
     fputs("</p>\n", f);
+    if (p->ngaps) {   /* write faults: records the stream lacks */
+        fputs("<ul class=\"bad\">", f);
+        for (size_t g = 0; g < p->ngaps && g < VT_GAPS_SHOWN; g++) {
+            char gt[320];
+            fputs("<li>", f);
+            esc(f, vt_gap_text(&p->gaps[g], gt, sizeof gt));
+            fputs(" (the snapshot file could not be written; tracing went on)</li>", f);
+        }
+        if (p->ngaps > VT_GAPS_SHOWN)
+            fprintf(f, "<li>and %zu more gaps; %llu records lost in all</li>", p->ngaps - VT_GAPS_SHOWN,
+                    (unsigned long long)p->lost_records);
+        fputs("</ul>\n", f);
+    }
     if (vt_hostsig_warnings(&p->hostsig, no_line, NULL)) {
         fputs("<ul class=\"bad\">", f);
         vt_hostsig_warnings(&p->hostsig, warn_html, f);

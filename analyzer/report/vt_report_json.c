@@ -330,6 +330,25 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
         json_object_set_new(sm, "max_bytes", ju(p->summary_max_bytes));
         json_object_set_new(j, "summarised_steps", sm);
     }
+    if (p->ngaps) {   /* only when the stream records a write fault */
+        json_object_set_new(j, "lost_records", ju(p->lost_records));
+        json_t *gaps = json_array();
+        for (size_t g = 0; g < p->ngaps; g++) {
+            const vt_gap *gp = &p->gaps[g];
+            char gt[320];
+            json_t *o = json_object();
+            json_object_set_new(o, "records", ju(gp->records));
+            json_object_set_new(o, "first_step", gp->has_steps ? ju(gp->first_step) : json_null());
+            json_object_set_new(o, "last_step", gp->has_steps ? ju(gp->last_step) : json_null());
+            json_object_set_new(o, "first_ns", ju(gp->first_ns));
+            json_object_set_new(o, "last_ns", ju(gp->last_ns));
+            json_object_set_new(o, "errno", json_integer(gp->err));
+            json_object_set_new(o, "error", jstr(gp->error));
+            json_object_set_new(o, "text", jstr(vt_gap_text(gp, gt, sizeof gt)));
+            json_array_append_new(gaps, o);
+        }
+        json_object_set_new(j, "gaps", gaps);
+    }
     json_t *counts = json_object();
     for (int v = 0; v < VT_NVERDICTS; v++) json_object_set_new(counts, vt_verdict_name((vt_verdict)v), ju(pr->count[v]));
     json_object_set_new(j, "verdict_counts", counts);

@@ -174,6 +174,14 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                 p->summary_first, p->summary_last, p->summary_buckets, p->summary_buckets == 1 ? "" : "s",
                 vt_size_fmt(p->summary_max_bytes, mb, sizeof mb));
     }
+    for (size_t g = 0; g < p->ngaps && g < VT_GAPS_SHOWN; g++) {   /* write faults (disk full, EIO, removed) */
+        char gt[320];
+        fprintf(f, "   %swarning: %s (the snapshot file could not be written; tracing went on)%s\n", yel,
+                vt_gap_text(&p->gaps[g], gt, sizeof gt), off);
+    }
+    if (p->ngaps > VT_GAPS_SHOWN)
+        fprintf(f, "   %swarning: and %zu more gaps; %" PRIu64 " records lost in all%s\n", yel,
+                p->ngaps - VT_GAPS_SHOWN, p->lost_records, off);
     warn_ctx wc = {f, red, off};
     vt_hostsig_warnings(&p->hostsig, warn_line, &wc);
 

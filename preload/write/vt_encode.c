@@ -55,8 +55,73 @@ static void vt__idset_clear(vt_encode_idset *set)
         memset(set->on, 0, set->cap);
 }
 
+/* Notes a definition marked written (vt_encode_defs_mark). */
+static void vt__journal(vt_encode_defs *d, void *module, uint32_t id, int site)
+{
+    if (d->njournal == d->capjournal) {
+        size_t cap = d->capjournal ? 2 * d->capjournal : 64;
+        vt_encode_jent *p = realloc(d->journal, cap * sizeof *p);
+        if (!p) {
+            d->journal_lost = 1;
+            return;
+        }
+        d->journal = p;
+        d->capjournal = cap;
+    }
+    d->journal[d->njournal++] = (vt_encode_jent){ module, id, (uint8_t)site };
+}
+
+void vt_encode_defs_mark(vt_encode_defs *d)
+{
+    d->njournal = 0;
+    d->journal_lost = 0;
+}
+
+void vt_encode_defs_undo(vt_encode_defs *d)
+{
+    if (d->journal_lost) {
+        vt_encode_defs_clear(d);
+        return;
+    }
+    for (size_t i = 0; i < d->njournal; i++) {
+        vt_encode_jent *j = &d->journal[i];
+        if (j->module)
+            ((vt_module *)j->module)->written = 0;
+        else if (j->site && j->id < d->sites.cap)
+            d->sites.on[j->id] = 0;
+        else if (!j->site && j->id < d->stacks.cap)
+            d->stacks.on[j->id] = 0;
+    }
+    d->njournal = 0;
+}
+
+void vt_encode_gap_record(vt_buf *b, const vt_encode_gap *g)
+{
+    vt_buf_cstr(b, "{\"t\":\"gap\",\"records\":");
+    vt_buf_u64(b, g->records);
+    if (g->has_steps) {
+        vt_buf_cstr(b, ",\"first_step\":");
+        vt_buf_u64(b, g->first_step);
+        vt_buf_cstr(b, ",\"last_step\":");
+        vt_buf_u64(b, g->last_step);
+    } else {
+        vt_buf_cstr(b, ",\"first_step\":null,\"last_step\":null");
+    }
+    vt_buf_cstr(b, ",\"first_ns\":");
+    vt_buf_u64(b, g->first_ns);
+    vt_buf_cstr(b, ",\"last_ns\":");
+    vt_buf_u64(b, g->last_ns);
+    vt_buf_cstr(b, ",\"errno\":");
+    vt_buf_u64(b, (uint64_t)(g->err > 0 ? g->err : 0));
+    vt_buf_cstr(b, ",\"error\":");
+    vt_buf_jstr(b, g->error ? g->error : "", 200);
+    vt_buf_cstr(b, "}\n");
+}
+
 void vt_encode_defs_clear(vt_encode_defs *d)
 {
+    d->njournal = 0;
+    d->journal_lost = 0;
     vt__idset_clear(&d->stacks);
     vt__idset_clear(&d->sites);
     vt_modules_new_file();
@@ -235,6 +300,7 @@ void vt_encode_stack_def(vt_buf *b, vt_encode_defs *d, uint32_t id)
         vt_buf_u64(b, (uint64_t)m->bias);
         vt_buf_cstr(b, "}\n");
         m->written = 1;
+        vt__journal(d, m, 0, 0);
     }
     vt_buf_cstr(b, "{\"t\":\"stack\",\"id\":");
     vt_buf_u64(b, id);
@@ -264,6 +330,7 @@ void vt_encode_stack_def(vt_buf *b, vt_encode_defs *d, uint32_t id)
     vt__define_py(b, id, pcs, n);
     vt_buf_cstr(b, "}\n");
     vt__idset_add(&d->stacks, id);
+    vt__journal(d, NULL, id, 0);
 }
 
 /* The eight figures of a kind, in the order they are written. */
@@ -408,6 +475,7 @@ void vt_encode_site_def(vt_buf *b, vt_encode_defs *d, const vt_site_row *s)
     vt__flags(b, s->flags, 1);
     vt_buf_cstr(b, "}\n");
     vt__idset_add(&d->sites, s->id);
+    vt__journal(d, NULL, s->id, 1);
 }
 
 /* A row's counters indexed by their version 2 column (VT_SITE_*; the key columns 0). */

@@ -9,7 +9,10 @@
  * 2^63-1 (docs/snapshot-format.md "Records").
  *
  * Per-file state: which stacks and sites the current file defines (vt_encode_defs),
- * and the module records (vt_module.written, capture/vt_modules.h). The owner, the
+ * and the module records (vt_module.written, capture/vt_modules.h); for write faults,
+ * a note of the definitions encoded since the last vt_encode_defs_mark, so that those
+ * of an append that failed can be taken back (vt_encode_defs_undo). The "gap" record
+ * (vt_encode_gap_record) is the write faults' too. The owner, the
  * writer, holds its output lock across every call; nothing here is thread-safe.
  */
 #ifndef VT_ENCODE_H
@@ -41,10 +44,20 @@ typedef struct vt_encode_idset {
     size_t   cap;
 } vt_encode_idset;
 
+/* One definition marked written since vt_encode_defs_mark (module, stack or site). */
+typedef struct vt_encode_jent {
+    void    *module;          /* vt_module *, or NULL for a stack or site          */
+    uint32_t id;
+    uint8_t  site;            /* 1 site id, 0 stack id                             */
+} vt_encode_jent;
+
 /* The definitions the current file holds. Zero-initialised = none. */
 typedef struct vt_encode_defs {
     vt_encode_idset stacks;
     vt_encode_idset sites;
+    vt_encode_jent *journal;  /* marked since vt_encode_defs_mark (malloc'ed)      */
+    size_t          njournal, capjournal;
+    int             journal_lost;   /* one could not be noted: undo clears all     */
 } vt_encode_defs;
 
 /* A new file: nothing is defined in it (the module records too). Keeps the memory. */
@@ -65,6 +78,26 @@ typedef struct vt_encode_last {
 
 /* Forgets what the previous record said (a new file, a failed write). */
 void vt_encode_last_reset(vt_encode_last *l);
+/* Write faults: the definitions encoded from here on are noted, so that when the
+ * bytes holding them never reach the file, vt_encode_defs_undo marks them not
+ * written again (the file keeps every definition it had before; none twice).
+ * vt_encode_defs_mark starts a new note; undo takes back those since the mark (all
+ * of the file's when one could not be noted: the file then holds some twice, which
+ * readers accept after a "gap" record). */
+void vt_encode_defs_mark(vt_encode_defs *d);
+void vt_encode_defs_undo(vt_encode_defs *d);
+
+/* {"t":"gap",...}\n (docs/snapshot-format.md "gap"): records collected and not
+ * written, from first_step to last_step (has_steps 0: none carried a step), at
+ * CLOCK_MONOTONIC first_ns..last_ns, and the write fault (errno, its text). */
+typedef struct vt_encode_gap {
+    uint64_t records;
+    int      has_steps;
+    uint64_t first_step, last_step, first_ns, last_ns;
+    int      err;
+    const char *error;
+} vt_encode_gap;
+void vt_encode_gap_record(vt_buf *b, const vt_encode_gap *g);
 
 /* {"t":"header",...}\n: format name and version, pid, ppid, host, exe, cmdline,
  * RANK/LOCAL_RANK/WORLD_SIZE, start_ns (CLOCK_REALTIME ns, as in the file name),

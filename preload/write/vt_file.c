@@ -3,6 +3,14 @@
  * Design: the file is found by dev+ino, not by descriptor number: every append checks
  * the number first (vt_fd_is) and reopens by path when the program took it. A removed
  * file (st_nlink 0) or folder is a write failure: records would go nowhere.
+ *
+ * Write faults (vt_file.h): the append counts the bytes each write(2) took; on a
+ * fault the file's end (lseek: O_APPEND writes leave the offset there) less those
+ * bytes is f->good, and the file is cut back to it at once (a process that dies
+ * during the fault leaves no torn record). vt_file_resume cuts again (in case that
+ * failed), ends the open frame with an empty raw last block and resets the
+ * compressor, or, when the file is gone, creates it again through the same code
+ * as the first file (vt__create) without latching anything off.
  */
 #define _GNU_SOURCE
 #include "vt_file.h"
@@ -88,17 +96,21 @@ static void vt__fail(const char *what, const char *path, const char *error)
     vt_core_latch_off(why);
 }
 
-int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, ino_t *ino)
+/* Creates the folder and the file (see vt_file_create). Returns the descriptor, or -1
+ * with why (a sentence) and errno; f->path as vt_file_create. */
+static int vt__create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, ino_t *ino, char *why,
+                      size_t whylen)
 {
     if (vt__mkdirs(dir) < 0) {
-        vt__fail("cannot create output folder", dir, strerror(errno));
+        int e = errno;
+        snprintf(why, whylen, "cannot create output folder %s: %s", dir, strerror(e));
+        errno = e;
         return -1;
     }
     const char *unsafe = vt__dir_unsafe(dir);
     if (unsafe) {
-        char why[PATH_MAX + 96];
-        snprintf(why, sizeof why, "output folder %s is not safe (%s)", dir, unsafe);
-        vt_core_latch_off(why);
+        snprintf(why, whylen, "output folder %s is not safe (%s)", dir, unsafe);
+        errno = EACCES;
         return -1;
     }
     char host[256] = "";
@@ -118,11 +130,10 @@ int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, i
                            (unsigned long long)start_ns, sfx);
         if (len < 0 || (size_t)len >= sizeof f->path) {
             /* never a truncated name: that would be a file nobody looks for */
-            char why[PATH_MAX + 96];
-            snprintf(why, sizeof why, "snapshot file name too long (%d bytes, PATH_MAX %d) in "
+            snprintf(why, whylen, "snapshot file name too long (%d bytes, PATH_MAX %d) in "
                      "VRAMTRACE_OUTPUT=%.200s...", len, PATH_MAX, dir);
-            vt_core_latch_off(why);
             f->path[0] = 0;
+            errno = ENAMETOOLONG;
             return -1;
         }
         fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
@@ -130,23 +141,38 @@ int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, i
             break;
     }
     if (fd < 0) {
-        vt__fail("cannot create", f->path, strerror(errno));
+        int e = errno;
+        snprintf(why, whylen, "cannot create %s: %s", f->path, strerror(e));
         f->path[0] = 0;
+        errno = e;
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;
         close(fd);
-        vt__fail("cannot examine", f->path, strerror(e));
+        snprintf(why, whylen, "cannot examine %s: %s", f->path, strerror(e));
+        errno = e;
         return -1;
     }
     fchmod(fd, 0600);              /* created by us: 0600 whatever the umask */
     if (f->zctx)                   /* a new file (a fork child's): a new frame */
         ZSTD_CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
+    f->frame_open = 0;
+    f->err = 0;
+    f->good = 0;
     *dev = st.st_dev;
     *ino = st.st_ino;
     return vt_fd_move_high(fd);    /* out of the program's low numbers (vt_fd.h) */
+}
+
+int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, ino_t *ino)
+{
+    char why[PATH_MAX + 160];
+    int fd = vt__create(f, dir, start_ns, dev, ino, why, sizeof why);
+    if (fd < 0)
+        vt_core_latch_off(why);
+    return fd;
 }
 
 /* Makes sure f->fd still refers to f's file; reopens it by path otherwise. Returns 0,
@@ -209,6 +235,48 @@ static size_t vt__zstream(vt_file *f, const char *p, size_t n, int end, const ch
     return len;
 }
 
+/* write(2) of all n bytes; *done: the bytes written (also on failure). 0 or -1
+ * (errno; EIO when write(2) wrote nothing without an error). */
+static int vt__write_counted(int fd, const char *p, size_t n, size_t *done)
+{
+    *done = 0;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+        *done += (size_t)w;
+    }
+    return 0;
+}
+
+/* A write fault: records it in f (err, why, good) and cuts the torn bytes off.
+ * removed: the file or its folder is gone. Returns -e. */
+static int vt__fault(vt_file *f, int e, int removed, size_t done)
+{
+    f->err = e ? e : EIO;
+    snprintf(f->why, sizeof f->why, "%s", removed ? "the file was removed" : strerror(f->err));
+    f->good = -1;   /* not known: vt_file_resume keeps the file's size */
+    if (!removed && f->fd >= 0) {
+        off_t end = lseek(f->fd, 0, SEEK_CUR);
+        struct stat st;
+        if (end < 0 && fstat(f->fd, &st) == 0)
+            end = st.st_size;
+        if (end >= (off_t)done) {
+            f->good = end - (off_t)done;
+            if (done)
+                (void)!ftruncate(f->fd, f->good);   /* vt_file_resume cuts again if this fails */
+        }
+    }
+    return -f->err;
+}
+
 /* The append itself; end: the compressed stream's frame is ended after p. */
 static int vt__append(vt_file *f, const char *p, size_t n, int end)
 {
@@ -224,23 +292,72 @@ static int vt__append(vt_file *f, const char *p, size_t n, int end)
         n = zn;
     }
     struct stat st;
-    int gone = 0;   /* the file (or its folder) was removed: records would go nowhere */
-    if ((gone = vt__fd_check(f) < 0) || vt_fd_write_all(f->fd, p, n) < 0 ||
-        (gone = fstat(f->fd, &st) == 0 && st.st_nlink == 0)) {
+    size_t done = 0;
+    if (vt__fd_check(f) < 0) {   /* our file is not at its path any more: removed */
         int e = errno;
-        char why[PATH_MAX + 64];
-        size_t pl = strlen(f->path);
-        if (pl > PATH_MAX - 1) pl = PATH_MAX - 1;
-        memcpy(why, "cannot write ", 13);
-        memcpy(why + 13, f->path, pl);
-        why[13 + pl] = 0;
-        strcat(why, ": ");
-        strcat(why, gone ? "the file was removed" : strerror(e));
-        vt_core_latch_off(why);
-        vt_file_close(f);
-        return -EIO;
+        return vt__fault(f, e, e == ENOENT, 0);
     }
+    if (vt__write_counted(f->fd, p, n, &done) < 0)
+        return vt__fault(f, errno, 0, done);
+    if (fstat(f->fd, &st) == 0 && st.st_nlink == 0)   /* records would go nowhere */
+        return vt__fault(f, ENOENT, 1, done);
+    if (f->compress)
+        f->frame_open = !end;
     return 0;
+}
+
+/* RFC 8878 3.1.1.2: Last_Block 1, Block_Type Raw (0), Block_Size 0, little-endian.
+ * It ends a frame completely only without a content checksum (ZSTD_c_checksumFlag
+ * is left at 0: docs/snapshot-format.md "Files"); with one, 4 bytes would follow. */
+static const char vt__zstd_last_block[3] = { 0x01, 0x00, 0x00 };
+
+int vt_file_resume(vt_file *f, const char *dir, uint64_t start_ns)
+{
+    struct stat st;
+    if (vt__fd_check(f) == 0 && fstat(f->fd, &st) == 0 && st.st_nlink > 0) {
+        /* the same file: cut back to the end of its last whole append */
+        if (f->good < 0)
+            f->good = st.st_size;
+        if (st.st_size > f->good && ftruncate(f->fd, f->good) < 0)
+            return -1;
+        if (st.st_size < f->good) {   /* cut by someone else meanwhile: its frame is broken anyway */
+            f->good = st.st_size;
+            f->frame_open = 0;
+        }
+        if (f->compress && f->frame_open) {
+            size_t done = 0;
+            if (vt__write_counted(f->fd, vt__zstd_last_block, sizeof vt__zstd_last_block, &done) < 0) {
+                int e = errno;
+                if (done)
+                    (void)!ftruncate(f->fd, f->good);
+                errno = e;
+                return -1;
+            }
+            f->good += (off_t)sizeof vt__zstd_last_block;
+            f->frame_open = 0;
+        }
+        if (f->zctx)   /* a new frame, without the lost records as context */
+            ZSTD_CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
+        f->err = 0;
+        return 0;
+    }
+    /* gone: a new file by the same rules as the first */
+    vt_file_close(f);
+    char keep[PATH_MAX], why[PATH_MAX + 160];
+    memcpy(keep, f->path, sizeof keep);
+    dev_t dev;
+    ino_t ino;
+    int fd = vt__create(f, dir, start_ns, &dev, &ino, why, sizeof why);
+    if (fd < 0) {
+        int e = errno;
+        memcpy(f->path, keep, sizeof keep);
+        errno = e;
+        return -1;
+    }
+    f->fd = fd;
+    f->dev = dev;
+    f->ino = ino;
+    return 1;
 }
 
 int vt_file_append(vt_file *f, const char *p, size_t n)
@@ -250,7 +367,7 @@ int vt_file_append(vt_file *f, const char *p, size_t n)
 
 int vt_file_end(vt_file *f)
 {
-    if (!f->compress || !f->zctx || f->fd < 0)
+    if (!f->compress || !f->zctx || f->fd < 0 || f->err)
         return 0;
     return vt__append(f, "", 0, 1);
 }

@@ -18,11 +18,21 @@
  * records: measured on examples/training_loop, 1.9x smaller than plain text against
  * 11x for the stream (docs/performance.md). The compression context is made at the
  * first compressed append (nothing is allocated in a process that never writes),
- * reset for each new file, and kept for the process's life. A failed write leaves the
- * stream unusable: the file is closed (as for a plain file).
+ * reset for each new file, and kept for the process's life.
  *
- * Errors: every failure latches tracking off through vt_core_latch_off with one line
- * saying why, and the caller gets -1 (create) or -EIO (append).
+ * Write faults (disk full, EIO, quota, the file or its folder removed): an append
+ * that fails returns -errno and leaves the file as it was before it: a partial write
+ * is cut off again (ftruncate to f->good, the end of the last whole append), so the
+ * file never ends in a torn record. Nothing is latched off: the writer counts what it
+ * cannot write and calls vt_file_resume at its own pace. Resuming the same file ends
+ * the frame the failed append left open (RFC 8878: an empty raw last block, 3 bytes,
+ * no checksum) and starts a new one with a fresh compressor context, so the file is
+ * a sequence of frames a reader decodes one after the other; a removed file (or
+ * folder) is created again by path and the caller writes its header first.
+ *
+ * Errors: a failure to create the first file or to compress latches tracking off
+ * through vt_core_latch_off with one line saying why, and the caller gets -1 (create)
+ * or -EIO (append); write faults are as above.
  * Thread safety: none of its own; the writer calls these under its output lock (create:
  * under its start lock; the result is stored under the output lock).
  */
@@ -43,6 +53,10 @@ typedef struct vt_file {
     void *zctx;               /* ZSTD_CCtx, NULL until the first compressed append        */
     char *zbuf;               /* one frame's bytes (malloc'ed), zcap bytes                */
     size_t zcap;
+    off_t good;               /* after a failed append: the file's bytes before it       */
+    int   frame_open;         /* compressed: the file ends inside a frame (whole blocks) */
+    int   err;                /* errno of the last failed append; 0 none                 */
+    char  why[96];            /* its text ("the file was removed", strerror)             */
 } vt_file;
 
 /* Creates the folder `dir` and a new file in it named after the host, the pid and
@@ -52,16 +66,29 @@ typedef struct vt_file {
  * is left alone: the caller stores the descriptor under its output lock. */
 int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, ino_t *ino);
 
-/* Appends n bytes (whole records) with write(2), as one zstd frame when f->compress, after making sure f->fd still refers
- * to f's file: a program that closed it (a daemon's close-all) or put its own file at
- * that number (dup2) gets it reopened by path (O_APPEND|O_NOFOLLOW, same dev+ino) at a
- * high number; the program's descriptor is never written to nor closed. Returns 0, or
- * -EIO when the file cannot be written or was removed (tracking latched off, f->fd
- * closed if ours and set to -1). */
+/* Appends n bytes (whole records) with write(2), through the zstd stream when
+ * f->compress, after making sure f->fd still refers to f's file: a program that
+ * closed it (a daemon's close-all) or put its own file at that number (dup2) gets it
+ * reopened by path (O_APPEND|O_NOFOLLOW, same dev+ino) at a high number; the
+ * program's descriptor is never written to nor closed. Returns 0; -EIO when the
+ * records cannot be compressed (tracking latched off, f->fd closed); or -errno of a
+ * write fault (ENOENT when the file or its folder was removed) with f->err, f->why
+ * and f->good set and the torn bytes cut off: nothing more may be appended before
+ * vt_file_resume succeeds. */
 int vt_file_append(vt_file *f, const char *p, size_t n);
 
-/* Ends the compressed stream's frame (nothing when not compressed): the last write
- * of a process, or a point the size cap keeps (the next append starts a new frame). Returns 0 or -EIO as vt_file_append. */
+/* After a write fault: makes the file writable again. The same file when it is still
+ * there (found by dev+ino, reopened by path if its descriptor was taken): cut back to
+ * f->good, its open frame ended, the next append starts a new frame; returns 0.
+ * Else (removed, or its folder) a new file at the same path (dir and start_ns as for
+ * vt_file_create; a -N name if that is taken), the old descriptor closed if ours;
+ * returns 1: the caller writes the header and every definition again. -1 (errno)
+ * when it still cannot be written (f->path kept; nothing latched off). */
+int vt_file_resume(vt_file *f, const char *dir, uint64_t start_ns);
+
+/* Ends the compressed stream's frame (nothing when not compressed, or after a write
+ * fault not resumed): the last write of a process, or a point the size cap keeps (the
+ * next append starts a new frame). Returns 0 or -EIO as vt_file_append. */
 int vt_file_end(vt_file *f);
 
 /* Replaces the file by `head` (n bytes of whole records, from the header on) followed

@@ -38,6 +38,19 @@
  * record, calls vt__next_record_complete. All records go through out_lock in the
  * order of collection, so "previous" is the previous record in the file.
  *
+ * Write faults (disk full, EIO, quota, the file or folder removed; vt_file.h): a
+ * failed append opens a gap (vt__w.gap, under out_lock) instead of latching tracking
+ * off. Collection goes on as before (the core, the leak detector, the step queue's
+ * bound), but every snapshot written during the gap is only counted (records, first
+ * and last step and time) and freed. The writer thread tries vt_file_resume at its
+ * wake-ups, 100 ms after the fault and then each time twice as long, at most 10 s
+ * (never on a program's thread; the exit path tries once more, as it writes the last
+ * record). A resumed file gets a "gap" record first (after a new header when the file
+ * had to be created again), then the next snapshot is complete (vt__next_record_complete).
+ * Definitions written in an append that failed are taken back
+ * (vt_encode_defs_mark/undo), so the same file never defines one twice; a new file
+ * defines everything again.
+ *
  * Steps: without vramtrace_step() marks, each periodic snapshot that is written closes
  * a step (the core's step counter advances); periodic snapshots are skipped when
  * nothing changed since the previous snapshot. With marks, a "step" snapshot is
@@ -119,6 +132,16 @@ static struct {
                                                   thread wrote, and how long each took */
     int       sig;                /* signal installed (0 none)                          */
     pid_t     pid;                /* the process that started the writer (atomic)       */
+    uint64_t  start_ns;           /* under start_lock, then constant: the file's name and
+                                     header (a file created again keeps them)           */
+    struct {                      /* a write fault not resumed yet; under out_lock
+                                     (active also read atomically by the writer loop)  */
+        int      active;
+        int      faults, resumed; /* gaps opened and ended in this process: the first of
+                                     each is a warning, later ones only at VRAMTRACE_LOG=info */
+        vt_encode_gap g;          /* what was lost; g.error points to file.why          */
+        uint64_t retry_at, backoff_ns;   /* CLOCK_MONOTONIC ns                          */
+    } gap;
 } vt__w = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
     .out_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -170,19 +193,63 @@ static void vt__next_record_complete(void)
     vt_host_new_file();
 }
 
-/* Appends the buffer (whole records) to the file; a write failure latches the writer
- * off (vt_file_append). Returns 0, -ENOMEM (the buffer ran out of memory: nothing
- * written), or -EIO. Empties the buffer. Under out_lock. */
+#define VT_GAP_FIRST_NS 100000000ull     /* first retry 100 ms after a write fault */
+#define VT_GAP_MAX_NS   10000000000ull   /* back-off doubles up to 10 s            */
+
+/* A write fault (vt__w.file.err, .why): opens the gap, or, when a retry failed,
+ * doubles the back-off. Under out_lock. */
+static void vt__gap_fault(void)
+{
+    uint64_t now = vt_now_ns();
+    if (!vt__w.gap.active) {
+        memset(&vt__w.gap.g, 0, sizeof vt__w.gap.g);
+        vt__w.gap.backoff_ns = VT_GAP_FIRST_NS;
+        __atomic_store_n(&vt__w.gap.active, 1, __ATOMIC_RELEASE);
+        vt_log(vt__w.gap.faults++ ? VT_LOG_INFO : VT_LOG_WARN,
+               "cannot write %s: %s; tracing goes on in memory and writing resumes when the file can be written "
+               "again", vt__w.file.path, vt__w.file.why);
+    } else if ((vt__w.gap.backoff_ns *= 2) > VT_GAP_MAX_NS) {
+        vt__w.gap.backoff_ns = VT_GAP_MAX_NS;
+    }
+    vt__w.gap.g.err = vt__w.file.err;
+    vt__w.gap.g.error = vt__w.file.why;
+    __atomic_store_n(&vt__w.gap.retry_at, now + vt__w.gap.backoff_ns, __ATOMIC_RELAXED);   /* read by the loop */
+}
+
+/* A snapshot collected and not written (the gap). Under out_lock. */
+static void vt__gap_lost(const vt_pending *pd)
+{
+    vt_encode_gap *g = &vt__w.gap.g;
+    uint64_t t = pd->time_ns ? pd->time_ns : vt_now_ns();
+    if (!g->records++)
+        g->first_ns = t;
+    g->last_ns = t;
+    if (!g->has_steps) {
+        g->has_steps = 1;
+        g->first_step = pd->c.step;
+    }
+    g->last_step = pd->c.step;
+}
+
+/* Appends the buffer (whole records) to the file. Returns 0, -ENOMEM (the buffer ran
+ * out of memory: nothing written), or -EIO (a write fault opens or prolongs the gap,
+ * vt__gap_fault; a compression failure has latched tracking off). Empties the buffer.
+ * Under out_lock. */
 static int vt__flush(void)
 {
     vt_buf *b = &vt__w.buf;
     int rc;
     if (b->oom)
         rc = -ENOMEM;
-    else if (vt__w.file.fd < 0)
+    else if (vt__w.file.fd < 0 && !vt__w.file.err)
         rc = -EIO;
-    else if ((rc = vt_file_append(&vt__w.file, b->p, b->len)) < 0)
-        vt_state_set_writer(VT_STATE_WRITER_FAILED);
+    else if ((rc = vt_file_append(&vt__w.file, b->p, b->len)) < 0) {
+        if (vt_core_enabled() && vt__w.file.err)
+            vt__gap_fault();
+        else
+            vt_state_set_writer(VT_STATE_WRITER_FAILED);
+        rc = -EIO;
+    }
     vt_buf_reset(b);
     return rc;
 }
@@ -400,6 +467,17 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     void (*held)(const char *) = __atomic_load_n(&vt_writer_test_held, __ATOMIC_ACQUIRE);
     if (held)
         held(vt_trigger_name(trigger));
+    if (vt__w.gap.active && vt_core_enabled()) {   /* not written: counted (its leak
+                                                     * warnings still said, the Prometheus
+                                                     * textfile still updated) */
+        vt__gap_lost(pd);
+        vt_host_measure(&vt__w.host, 0);
+        vt_prom_snapshot(&pd->c, &vt__w.host, trigger == VT_TRIG_EXIT,
+                         trigger == VT_TRIG_EXIT || vt__on_writer_thread());
+        vt__warn_new_leaks(&pd->c);
+        vt_pending_free(pd, 0);
+        return -EIO;
+    }
     if (!vt_core_enabled() || vt__w.file.fd < 0) {
         vt_pending_free(pd, 0);
         return -ECANCELED;
@@ -416,6 +494,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     int delta = p->delta && vt__w.last.valid && vt_sitediff_can_delta(&vt__w.sites, c->sites, c->n_sites);
 
     /* definitions first: stacks, then the sites that use them */
+    vt_encode_defs_mark(&vt__w.defs);
     for (size_t i = 0; i < c->n_sites; i++)
         vt_encode_stack_def(b, &vt__w.defs, c->sites[i].stack);
     for (size_t i = 0; i < c->n_sites; i++)
@@ -431,6 +510,11 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
                           * row would name an undefined stack or site (vt_core.h latch) */
         vt_core_latch_off("out of memory for the snapshot buffer");
     if (rc < 0) {
+        if (rc == -EIO && vt__w.gap.active) {   /* never in the file: defined again later */
+            vt_encode_defs_undo(&vt__w.defs);
+            vt__gap_lost(pd);
+            vt__warn_new_leaks(c);
+        }
         vt__next_record_complete();
         vt_pending_free(pd, 0);
         return rc;
@@ -460,11 +544,16 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         vt__next_record_complete();
     if (rc == 0 && vt__config.max_bytes && trigger != VT_TRIG_EXIT)
         vt_cap_note(&vt__w.cap, c, pd->time_ns ? pd->time_ns : vt_now_ns());
+    if (rc == -EIO && vt__w.gap.active) {   /* the record is lost (its definitions, in
+                                             * an append of their own, are in the file) */
+        vt__w.seq--;
+        vt__gap_lost(pd);
+    }
     /* the textfile: written at once on the writer thread and at exit, else by the
      * writer thread's next tick (vt_prom.h) */
     int at_exit = trigger == VT_TRIG_EXIT;
     vt_prom_snapshot(c, &vt__w.host, at_exit, at_exit || vt__on_writer_thread());
-    if (rc == 0)
+    if (rc == 0 || (rc == -EIO && vt__w.gap.active))
         vt__warn_new_leaks(c);
     vt_pending_free(pd, 0);
     return rc;
@@ -502,6 +591,65 @@ static int vt__snapshot_locked(vt_trigger trigger, const char *label, const vt_o
     else
         vt_pending_free(&pd, 0);
     return rc;
+}
+
+/* ---- write faults ---- */
+
+/* Tries to end the gap (force: whatever the back-off says): the file made writable
+ * again (vt_file_resume), its header when it is new, then the "gap" record; every
+ * definition the file lacks is written before its next use, and the next snapshot is
+ * complete. On failure the back-off doubles (vt__gap_fault). Returns 1 when the gap
+ * is over (or there was none). Under out_lock. */
+static int vt__gap_retry_locked(int force)
+{
+    if (!vt__w.gap.active)
+        return 1;
+    if (!vt_core_enabled() || (!force && vt_now_ns() < vt__w.gap.retry_at))
+        return 0;
+    int r = vt_file_resume(&vt__w.file, vt__config.output, vt__w.start_ns);
+    if (r < 0) {
+        vt__w.file.err = errno ? errno : EIO;
+        snprintf(vt__w.file.why, sizeof vt__w.file.why, "%s", strerror(vt__w.file.err));
+        vt__gap_fault();
+        return 0;
+    }
+    vt_buf *b = &vt__w.buf;
+    vt_buf_reset(b);
+    if (r == 1 || vt__w.file.good == 0) {   /* a new (or still empty) file: nothing of the old one */
+        vt_encode_defs_clear(&vt__w.defs);
+        vt__w.seq = 0;
+        vt_encode_header(b, vt__w.start_ns);
+        vt_cap_reset(&vt__w.cap);   /* its offsets and keep point were the old file's */
+    }
+    vt_encode_gap g = vt__w.gap.g;
+    char why[sizeof vt__w.file.why];
+    memcpy(why, vt__w.gap.g.error ? vt__w.gap.g.error : "", sizeof why);
+    why[sizeof why - 1] = 0;
+    g.error = why;
+    vt_encode_gap_record(b, &g);
+    if (vt__flush() < 0)   /* a fault again: the gap goes on (vt__gap_fault doubled the back-off) */
+        return 0;
+    vt__next_record_complete();
+    __atomic_store_n(&vt__w.gap.active, 0, __ATOMIC_RELEASE);
+    /* the first resume of the process is a warning (the exit path's is not: its own
+     * line says what the exit record met) */
+    int level = force || vt__w.gap.resumed++ ? VT_LOG_INFO : VT_LOG_WARN;
+    if (g.has_steps)
+        vt_log(level, "writing %s again: %llu records lost between step %llu and %llu: %s", vt__w.file.path,
+               (unsigned long long)g.records, (unsigned long long)g.first_step, (unsigned long long)g.last_step, why);
+    else
+        vt_log(level, "writing %s again: %llu records lost: %s", vt__w.file.path, (unsigned long long)g.records, why);
+    return 1;
+}
+
+/* The writer thread's retry at a wake-up: only when one is due, and without waiting
+ * for out_lock (another thread writing: tried at the next wake-up). */
+static void vt__gap_tick(void)
+{
+    if (!__atomic_load_n(&vt__w.gap.active, __ATOMIC_ACQUIRE) || !vt__out_trylock())
+        return;
+    vt__gap_retry_locked(0);
+    vt__out_unlock();
 }
 
 /* ---- the writer thread ---- */
@@ -642,12 +790,18 @@ static void *vt__writer_main(void *arg)
         if (retry && (wake <= now || wake > now + VT_W_RETRY_NS))
             wake = now + VT_W_RETRY_NS;
         retry = 0;
+        if (__atomic_load_n(&vt__w.gap.active, __ATOMIC_ACQUIRE)) {   /* a write fault's retry */
+            uint64_t at = __atomic_load_n(&vt__w.gap.retry_at, __ATOMIC_RELAXED);
+            if (at < wake)
+                wake = at > now ? at : now + 1000000ull;
+        }
         struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
         sem_clockwait(&vt__w.wake, CLOCK_MONOTONIC, &ts);
         if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
             break;
         vt_core_drain();   /* the hooks' ring events (woken every VT_RING_KICK of them) */
         vt_core_frag_keep();   /* fragmentation kept up to date between snapshots */
+        vt__gap_tick();        /* a write fault's retry, when one is due */
         retry |= vt__write_queued();   /* the steps vramtrace_step collected */
         /* set by the handler on another thread, and by vramtrace_step */
         retry |= vt__pending_snapshot((volatile int *)&vt__w.sig_pending, VT_TRIG_SIGNAL);
@@ -673,6 +827,7 @@ static int vt__open_file(void)
     uint64_t start_ns = vt__realtime_ns();
     dev_t dev;
     ino_t ino;
+    vt__w.start_ns = start_ns;
     vt__w.file.compress = vt__config.compress;
     int fd = vt_file_create(&vt__w.file, vt__config.output, start_ns, &dev, &ino);
     if (fd < 0)
@@ -696,6 +851,9 @@ static int vt__open_file(void)
         vt__w.header_len = vt__w.buf.len;
     }
     int rc = vt__flush();
+    if (rc < 0 && vt__w.gap.active)   /* a write fault before the header: the gap's resume
+                                        * writes it (the file is empty: vt__gap_retry_locked) */
+        rc = 0;
     pthread_mutex_unlock(&vt__w.out_lock);
     return rc < 0 ? -1 : 0;
 }
@@ -915,8 +1073,21 @@ void vt_writer_exit(void)
         VT_W_BUSY_END;
         return;
     }
+    /* a write fault: one more try now, on this thread, as the writer thread is gone
+     * (the last records would be lost otherwise) */
+    vt__gap_retry_locked(1);
     /* after every step queued before it (vt__snapshot_locked writes those first) */
-    vt__snapshot_locked(VT_TRIG_EXIT, NULL, NULL);
+    int rc = vt__snapshot_locked(VT_TRIG_EXIT, NULL, NULL);
+    if (rc == -EIO && vt__w.gap.active) {
+        const vt_encode_gap *g = &vt__w.gap.g;
+        if (g->has_steps)
+            vt_log(VT_LOG_WARN, "the exit record could not be written to %s: %s (%llu records lost since step %llu)",
+                   vt__w.file.path, vt__w.file.why, (unsigned long long)g->records,
+                   (unsigned long long)g->first_step);
+        else
+            vt_log(VT_LOG_WARN, "the exit record could not be written to %s: %s (%llu records lost)",
+                   vt__w.file.path, vt__w.file.why, (unsigned long long)g->records);
+    }
     vt_file_end(&vt__w.file);   /* the compressed stream's frame ended */
     vt_file_close(&vt__w.file);
     vt_state_set_writer(VT_STATE_WRITER_FAILED);
@@ -964,6 +1135,9 @@ void vt_writer_fork_child(void)
     vt__w.collected = 0;
     vt__next_record_complete();
     vt__w.oom_classes = 0;
+    vt__w.gap.active = 0;
+    vt__w.gap.faults = vt__w.gap.resumed = 0;
+    vt__w.file.err = 0;
     vt_encode_defs_clear(&vt__w.defs);
     vt_cap_reset(&vt__w.cap);   /* the parent's history; the child's file starts its own */
     if (vt__w.header) {

@@ -5,8 +5,9 @@
  * The file (rules in vt_file.h and docs/snapshot-format.md) is created lazily by
  * vt_writer_start (the first CUDA allocation call), so a process that never touches
  * CUDA writes nothing. Each record is formatted whole in memory (vt_encode.h) and
- * written with one write(2). A write error latches tracking off with one "vramtrace:"
- * line.
+ * written with one write(2). A write fault (disk full, EIO, the file removed) does not
+ * stop tracking: the snapshots are counted until the writer thread can write again,
+ * then a "gap" record says what was lost (vt_writer.c "Write faults").
  *
  * Every snapshot has two halves: its collection (the core's copy, vt_core_collect,
  * and the other figures of that instant), serialised by the writer's collection lock,

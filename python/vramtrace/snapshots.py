@@ -95,13 +95,33 @@ class _LibzstdDecompressor:
                 return b"".join(parts)
 
 
+class _ZstandardFrames:
+    """zstandard's decompressobj decodes one frame and stops: this one goes on with
+    the next, as libzstd's streaming decoder does (a stream holds several frames
+    after a write fault, docs/snapshot-format.md "Files")."""
+
+    def __init__(self, zstandard):
+        self._z = zstandard
+        self._d = zstandard.ZstdDecompressor().decompressobj()
+
+    def decompress(self, data):
+        out = []
+        while data:
+            out.append(self._d.decompress(data))
+            if not self._d.eof:
+                break
+            data = self._d.unused_data
+            self._d = self._z.ZstdDecompressor().decompressobj()
+        return b"".join(out)
+
+
 def _zstd_decompressobj(path):
     """A streaming zstd decompressor: the optional ``zstandard`` module's, else
     libzstd.so.1's through ctypes; raises SnapshotError naming the file when
     neither is there."""
     try:
         import zstandard
-        return zstandard.ZstdDecompressor().decompressobj()
+        return _ZstandardFrames(zstandard)
     except ImportError:
         pass
     try:

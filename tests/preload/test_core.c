@@ -6,6 +6,7 @@
 #include "vt_buf.h"
 #include "vt_cap.h"
 #include "vt_config.h"
+#include "vt_encode.h"
 #include "vt_core.h"
 #include "vt_core_fast.h"
 #include "vt_log.h"
@@ -723,6 +724,61 @@ static void test_cap(void)
     vt_buf_free(&b);
     vt_cap_reset(&k);
     CHECK(k.nb == 0 && k.site == NULL);
+}
+
+/* Write faults: definitions encoded in an append that failed are taken back
+ * (vt_encode_defs_undo) and written again before their next use; those of an append
+ * that reached the file are never written twice. */
+static void test_encode_defs_undo(void)
+{
+    vt_encode_defs d;
+    memset(&d, 0, sizeof d);
+    vt_buf b;
+    vt_buf_init(&b);
+    vt_site_row s;
+    memset(&s, 0, sizeof s);
+    s.id = 7;
+    s.stack = 4242;   /* not in the stack store: a stack record without frames */
+    s.kind = VT_KIND_DEVICE;
+    /* written: marked, not taken back */
+    vt_encode_defs_mark(&d);
+    vt_encode_stack_def(&b, &d, s.stack);
+    vt_encode_site_def(&b, &d, &s);
+    CHECK(b.len > 0 && strstr(b.p, "\"t\":\"site\",\"id\":7") != NULL);
+    vt_buf_reset(&b);
+    vt_encode_defs_mark(&d);   /* the next append */
+    vt_encode_stack_def(&b, &d, s.stack);
+    vt_encode_site_def(&b, &d, &s);
+    CHECK_EQ_U64(b.len, 0);   /* in the file already: not again */
+    /* a new site in an append that failed */
+    vt_site_row s2 = s;
+    s2.id = 8;
+    s2.stack = 4243;
+    vt_encode_defs_mark(&d);
+    vt_encode_stack_def(&b, &d, s2.stack);
+    vt_encode_site_def(&b, &d, &s2);
+    CHECK(b.len > 0);
+    vt_encode_defs_undo(&d);   /* those bytes never reached the file */
+    vt_buf_reset(&b);
+    vt_encode_defs_mark(&d);
+    vt_encode_stack_def(&b, &d, s.stack);
+    vt_encode_stack_def(&b, &d, s2.stack);
+    vt_encode_site_def(&b, &d, &s);
+    vt_encode_site_def(&b, &d, &s2);
+    CHECK(b.len > 0 && !b.oom);
+    vt_buf_put(&b, "", 1);
+    CHECK(strstr(b.p, "\"t\":\"site\",\"id\":8") != NULL && strstr(b.p, "\"id\":4243") != NULL);
+    CHECK(strstr(b.p, "\"t\":\"site\",\"id\":7") == NULL && strstr(b.p, "\"id\":4242") == NULL);
+    /* the gap record */
+    vt_buf_reset(&b);
+    vt_encode_gap g = { .records = 3, .has_steps = 1, .first_step = 10, .last_step = 12, .first_ns = 5,
+                        .last_ns = 9, .err = 28, .error = "No space left on device" };
+    vt_encode_gap_record(&b, &g);
+    vt_buf_put(&b, "", 1);
+    CHECK(strcmp(b.p, "{\"t\":\"gap\",\"records\":3,\"first_step\":10,\"last_step\":12,\"first_ns\":5,"
+                      "\"last_ns\":9,\"errno\":28,\"error\":\"No space left on device\"}\n") == 0);
+    vt_buf_free(&b);
+    vt_encode_defs_clear(&d);
 }
 
 static void test_buf(void)
@@ -1455,6 +1511,7 @@ int main(void)
     test_config();
     test_cap();
     test_buf();
+    test_encode_defs_undo();
     test_oom_latch();
     test_writer();
     test_writer_delta();
