@@ -61,6 +61,7 @@ vt_stack *vt_process_rawstack(const vt_process *p, int64_t id)
 void vt_process_free(vt_process *p)
 {
     if (!p) return;
+    free(p->peak_comp);
     vt_module *m, *mt;
     HASH_ITER(hh, p->module_by_id, m, mt) {
         HASH_DEL(p->module_by_id, m);

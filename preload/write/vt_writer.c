@@ -99,6 +99,9 @@ static struct {
     uint64_t  collected;          /* under coll_lock: collections for this file          */
     uint64_t  oom_classes;        /* atomic: size classes already written (bit i)       */
     vt_encode_defs defs;          /* under out_lock: stacks and sites this file defines */
+    uint64_t  peak_written[VT_DEV_SLOTS + 1];  /* under out_lock: the generation of each
+                                                  peak composition this file has (0 none;
+                                                  vt_encode_peaks)                     */
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
     vt_host_sample host;          /* under out_lock: the host figures of a snapshot     */
@@ -361,6 +364,24 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     return 1;
 }
 
+/* The stack and site records the peak compositions that this record will carry
+ * (those not yet in the file, vt_encode_peaks) need. */
+static void vt__define_peak_sites(vt_buf *b, const vt_collect *c)
+{
+    for (size_t i = 0; i < c->n_peaks; i++) {
+        const vt_peak_comp *p = &c->peaks[i];
+        if (p->gen == vt__w.peak_written[vt_encode_peak_index(p->device)])
+            continue;
+        for (uint32_t k = 0; k < p->n; k++) {
+            const vt_peak_site *t = &p->top[k];
+            vt_site_row r = { .id = t->id, .stack = t->stack, .kind = t->kind,
+                              .device = t->device, .flags = t->flags };
+            vt_encode_stack_def(b, &vt__w.defs, r.stack);
+            vt_encode_site_def(b, &vt__w.defs, &r);
+        }
+    }
+}
+
 /* The writing half: the module, stack and site records the file does not define yet,
  * then the snapshot record, each appended whole; then the Prometheus textfile and
  * new leak warnings. Frees pd's contents. Returns 0 written, -ECANCELED (tracking off
@@ -391,6 +412,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         vt_encode_stack_def(b, &vt__w.defs, c->allocs[i].stack);
     if (oom)
         vt_encode_stack_def(b, &vt__w.defs, oom->stack);
+    vt__define_peak_sites(b, c);
     int rc = 0;
     if (b->len)
         rc = vt__flush();
@@ -408,6 +430,9 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
     };
     vt_encode_snapshot(b, &snap);
+    uint64_t peak_before[VT_DEV_SLOTS + 1];
+    memcpy(peak_before, vt__w.peak_written, sizeof peak_before);
+    vt_encode_peaks(b, c, vt__w.peak_written);
     if (pd->extra.len && !pd->extra.oom)   /* IPC rows, annotations; left out when they did not fit */
         vt_buf_put(b, pd->extra.p, pd->extra.len);
     vt_host_measure(&vt__w.host);
@@ -418,6 +443,8 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         vt_sitediff_commit(&vt__w.sites, c->sites, c->n_sites);
     else
         vt_sitediff_reset(&vt__w.sites);
+    if (rc != 0)   /* not written: the next record carries them again */
+        memcpy(vt__w.peak_written, peak_before, sizeof peak_before);
     /* the textfile: written at once on the writer thread and at exit, else by the
      * writer thread's next tick (vt_prom.h) */
     int at_exit = trigger == VT_TRIG_EXIT;
@@ -644,6 +671,7 @@ static int vt__open_file(void)
     vt__w.collected = 0;
     vt_sitediff_reset(&vt__w.sites);
     vt_encode_defs_clear(&vt__w.defs);
+    memset(vt__w.peak_written, 0, sizeof vt__w.peak_written);
     vt_buf_reset(&vt__w.buf);
     vt_encode_header(&vt__w.buf, start_ns);
     int rc = vt__flush();
@@ -916,6 +944,7 @@ void vt_writer_fork_child(void)
     vt_sitediff_reset(&vt__w.sites);
     vt__w.oom_classes = 0;
     vt_encode_defs_clear(&vt__w.defs);
+    memset(vt__w.peak_written, 0, sizeof vt__w.peak_written);
     if (vt_state_writer() == VT_STATE_WRITER_OPEN)
         sem_destroy(&vt__w.wake);
     vt_state_set_writer(VT_STATE_WRITER_NONE);
