@@ -25,7 +25,8 @@
  * entry points (vt_core_alloc, vt_core_take, vt_core_restore) apply the ring first.
  *
  * Every change to the live list is also noted in the fragmentation journal
- * (vt__fj_note, vt_collect.c).
+ * (vt__fj_note, vt_collect.c). A rise to a new peak of a device's or the process's
+ * live bytes is handed to vt_peak.c (vt__peak_check), which may copy what is live.
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
