@@ -9,7 +9,9 @@ check_peak.py VRAMTRACE WORKDIR PROG_PEAK
    and the device with peak_only_buffer at its exact bytes though nothing of it is
    live at exit; the torch export has a "snapshot" trace entry at that moment and the
    compositions; the program itself checked vramtrace_peak_sites.
-2. `prog_peak ramp 1000`: 1000 rising peaks from 1 GiB to about 2 GiB make at most
+2. `prog_peak twodev` (two simulated devices): the process's composition ("all
+   devices") counts both, each device's its own.
+3. `prog_peak ramp 1000`: 1000 rising peaks from 1 GiB to about 2 GiB make at most
    log(top/base)/log(1.01) + 2 copies (+ one per snapshot interval of the run) and the
    last copy is within 1 % of the peak.
 Exit 0, or 1 with what failed.
@@ -100,6 +102,20 @@ def main():
     comp = [c for c in d["vramtrace_peak_composition"] if c["device"] == 0]
     if not comp or comp[0]["sites"][0]["size"] != PEAK_ONLY:
         fail("torch export: vramtrace_peak_composition lacks device 0's peak_only_buffer")
+
+    # two devices: the process's composition first ("all devices"), then each device's
+    env = dict(os.environ, SIMCUDA_DEVICES="2")
+    out2 = os.path.join(work, "twodev")
+    run(vt, out2, prog, "twodev", env=env)
+    text = subprocess.run([vt, "report", out2], capture_output=True, text=True).stdout
+    dev = text[text.index("DEVICES"):].splitlines()
+    if not dev[1].startswith("  all devices: at the peak (556 MiB, step 1): 300 MiB peak_only_buffer") or \
+            "256 MiB alloc_weights" not in dev[1]:
+        fail("two devices: no 'all devices' composition first:\n" + "\n".join(dev))
+    d1 = [l for l in dev if l.startswith("  device 1: at the peak (300 MiB, step 1): 300 MiB peak_only_buffer")]
+    d0 = [l for l in dev if l.startswith("  device 0: at the peak (256 MiB, step 1): 256 MiB alloc_weights")]
+    if not d0 or not d1 or "peak_only" in d0[0]:
+        fail("two devices: each device's composition:\n" + "\n".join(dev))
 
     # the hysteresis: a ramp of 1000 rising peaks
     t0 = time.monotonic()

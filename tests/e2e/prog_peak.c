@@ -5,6 +5,8 @@
  *                     peak_only_buffer of PEAK_ONLY bytes is allocated and freed
  *                     inside the step: it makes the peak of the run and is gone at exit.
  *                     Checks vramtrace_peak_sites against the exact sizes.
+ *   prog_peak twodev  weights on device 0, peak_only_buffer on device 1 (needs
+ *                     SIMCUDA_DEVICES=2).
  *   prog_peak ramp N  a base buffer, then N buffers of RAMP_STEP bytes kept: N rising
  *                     peaks. Prints "copies C base B top T" where C counts the
  *                     distinct copied peaks seen through vramtrace_peak_sites after
@@ -117,8 +119,25 @@ static int ramp(int n)
     return 0;
 }
 
+/* Two devices (SIMCUDA_DEVICES=2): weights kept on device 0, a peak_only_buffer of
+ * PEAK_ONLY bytes allocated and freed on device 1. */
+static int twodev(void)
+{
+    cudaSetDevice(0);
+    void *w = alloc_weights();
+    cudaSetDevice(1);
+    void *p = peak_only_buffer();
+    cudaFree(p);
+    vramtrace_step();
+    cudaSetDevice(0);
+    cudaFree(w);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "twodev"))
+        return twodev();
     if (argc > 1 && !strcmp(argv[1], "ramp"))
         return ramp(argc > 2 ? atoi(argv[2]) : 1000);
     return steps();
