@@ -157,6 +157,8 @@ typedef struct vt_core_state {
      * at VT_DEV_SLOTS (under lock) */
     vt_peak_comp pk[VT_DEV_SLOTS + 1];
     uint64_t  pk_gen;             /* copies taken so far, all compositions (lock)   */
+    uint64_t  pk_due_bytes[VT_DEV_SLOTS + 1];  /* a peak this high is copied (lock) */
+    uint64_t  pk_due_ns[VT_DEV_SLOTS + 1];     /* ... and any new peak from then on */
     /* fragmentation journal (vt__fj_note, vt_frag.h): every range that came or went
      * since the collector last took it, in the order applied (under lock) */
     uint64_t (*fj)[2];
@@ -342,16 +344,15 @@ void vt__sites_collect(vt_collect *c, unsigned flags, int leak_steps);
 
 /* ---- vt_peak.c ---- */
 
-/* Under lock, from the accounting of a rise: total (bytes of device slot, or of the
- * process when slot is VT_DEV_SLOTS) just reached a new peak at time now_ns during
- * step (the event's counter). Copies the composition when the hysteresis says so. */
+/* Under lock: copies the composition of device slot (the process's when slot is
+ * VT_DEV_SLOTS), whose total just reached the new peak `total` at time now_ns during
+ * step (the event's counter), and sets when the next copy is due. */
 void vt__peak_rise(int slot, uint64_t total, uint64_t now_ns, uint32_t step);
-/* Under lock: the composition due check, inline (a new peak below the next copy's
- * threshold costs two compares). */
+/* Under lock, from the accounting of a rise to a new peak: copies when the hysteresis
+ * says so (vt_peak.c); otherwise costs two compares. */
 static inline void vt__peak_check(int slot, uint64_t total, uint64_t now_ns, uint32_t step)
 {
-    const vt_peak_comp *p = &vt__core.pk[slot];
-    if (total > p->bytes)
+    if (__builtin_expect(total >= vt__core.pk_due_bytes[slot] || now_ns >= vt__core.pk_due_ns[slot], 0))
         vt__peak_rise(slot, total, now_ns, step);
 }
 /* Under lock: copies the compositions taken so far into c->peaks (room for

@@ -59,12 +59,13 @@ static void vt__peak_add(vt_peak_comp *p, const vt_site *s, uint64_t bytes)
 void vt__peak_rise(int slot, uint64_t total, uint64_t now_ns, uint32_t step)
 {
     vt_peak_comp *p = &vt__core.pk[slot];
-    uint64_t every = (uint64_t)(vt__config.interval_ms > 0 ? vt__config.interval_ms : 1000) * 1000000ull;
-    int due = p->gen == 0
-              || total - p->bytes >= p->bytes / 100 + (p->bytes % 100 != 0)  /* >= 1 % above */
-              || now_ns - p->time_ns >= every;
-    if (!due)
+    if (p->gen && total <= p->bytes)
         return;
+    uint64_t every = (uint64_t)(vt__config.interval_ms > 0 ? vt__config.interval_ms : 1000) * 1000000ull;
+    /* the next copy: a peak at least 1 % above this one, or any new peak once the
+     * interval has passed (vt__peak_check) */
+    vt__core.pk_due_bytes[slot] = total + total / 100 + (total % 100 != 0);
+    vt__core.pk_due_ns[slot] = now_ns + every;
     p->device = slot == VT_DEV_SLOTS ? VT_PEAK_PROCESS : vt__dev_of_slot(slot);
     p->n = 0;
     p->other_bytes = 0;
@@ -110,5 +111,7 @@ int vt_core_peak_sites(int device, vt_peak_comp *out)
 void vt__peak_after_fork(void)
 {
     memset(vt__core.pk, 0, sizeof vt__core.pk);
+    memset(vt__core.pk_due_bytes, 0, sizeof vt__core.pk_due_bytes);
+    memset(vt__core.pk_due_ns, 0, sizeof vt__core.pk_due_ns);
     vt__core.pk_gen = 0;
 }
