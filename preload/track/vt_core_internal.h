@@ -156,7 +156,8 @@ typedef struct vt_core_state {
     /* what was live at the peaks (vt_peak.c): per device slot, then the process's
      * at VT_DEV_SLOTS (under lock) */
     vt_peak_comp pk[VT_DEV_SLOTS + 1];
-    uint64_t  pk_gen;             /* copies taken so far, all compositions (lock)   */
+    uint64_t  pk_gen;             /* copies taken so far, all compositions: atomic
+                                     store under lock                               */
     uint64_t  pk_due_bytes[VT_DEV_SLOTS + 1];  /* a peak this high is copied (lock) */
     uint64_t  pk_due_ns[VT_DEV_SLOTS + 1];     /* ... and any new peak from then on */
     /* fragmentation journal (vt__fj_note, vt_frag.h): every range that came or went

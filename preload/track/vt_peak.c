@@ -78,7 +78,8 @@ void vt__peak_rise(int slot, uint64_t total, uint64_t now_ns, uint32_t step)
             continue;
         vt__peak_add(p, s, s->live_bytes);
     }
-    p->gen = ++vt__core.pk_gen;
+    p->gen = vt__core.pk_gen + 1;
+    __atomic_store_n(&vt__core.pk_gen, p->gen, __ATOMIC_RELAXED);   /* vt_core_peak_sites */
     p->bytes = total;
     p->time_ns = now_ns;
     p->step = (uint64_t)step + 1;
@@ -99,6 +100,9 @@ void vt__peak_collect(vt_collect *c)
 int vt_core_peak_sites(int device, vt_peak_comp *out)
 {
     memset(out, 0, sizeof *out);
+    /* none copied yet (a process that never allocated: no lock taken) */
+    if (!__atomic_load_n(&vt__core.pk_gen, __ATOMIC_RELAXED) && !vt_ring_pending(&vt__ring))
+        return 0;
     if (vt__no_lock_here())
         return 0;
     int slot = device == VT_PEAK_PROCESS ? VT_DEV_SLOTS : vt__slot(device);
