@@ -33,6 +33,26 @@
 extern "C" {
 #endif
 
+/* What was live at the peak (vramtrace_peak_sites). */
+#define VRAMTRACE_PEAK_TOP 16     /* most sites a composition names */
+typedef struct vramtrace_peak_site {
+    uint32_t stack;     /* stack id, as the snapshot file's "stack" records name it */
+    int32_t  kind;      /* kind number: 0 device, 1 managed, 2 host_pinned, 3 async,
+                           4 vmm, 5 array, 6 graph ("Kinds", docs/snapshot-format.md) */
+    int32_t  device;    /* CUDA ordinal, -1 unknown                                  */
+    uint32_t flags;     /* site flags: 1 registered, 2 multicast, 4 logical_size     */
+    uint64_t bytes;     /* its live bytes at the moment of the peak                  */
+} vramtrace_peak_site;
+typedef struct vramtrace_peak_info {
+    uint64_t peak_bytes;   /* the total at the moment copied (the peak, see below)   */
+    uint64_t step;         /* the step in progress then (the number its step
+                              snapshot carries)                                       */
+    uint64_t time_ns;      /* CLOCK_MONOTONIC of the moment                           */
+    uint64_t other_bytes;  /* live bytes of the sites not named                       */
+    uint32_t other_sites;  /* how many sites those are                                */
+    uint32_t n_sites;      /* sites the composition names (<= VRAMTRACE_PEAK_TOP)     */
+} vramtrace_peak_info;
+
 #ifdef VRAMTRACE_IMPLEMENTATION
 
 /* Marks the end of one step (one training iteration). Steps feed the leak analysis;
@@ -80,6 +100,18 @@ int      vramtrace_annotate(const char *key, double value);
 uint64_t vramtrace_peak_interval_bytes(void);
 /* 1 while tracking is on; 0 when disabled (VRAMTRACE_DISABLE=1) or latched off. */
 int      vramtrace_enabled(void);
+/* What was live at the highest peak so far of `device`'s live bytes (-1: of the
+ * process total, all devices): fills *info and the first `cap` of the sites that held
+ * the most bytes at that moment, bytes descending (sites past `cap` are not added to
+ * other_bytes: info->n_sites says how many there are). The moment is copied when a
+ * peak rises at least 1 % above the previous copy, or at all once the previous copy is
+ * older than the snapshot interval, so info->peak_bytes is at most 1 % below
+ * vramtrace_peak_bytes(device). Returns the number of sites written (0..cap), 0 with
+ * *info zeroed when no peak was copied yet (or tracking is off, or called from a
+ * signal handler that interrupted a CUDA call or vramtrace), -EINVAL when info is
+ * NULL, cap < 0, or sites is NULL with cap > 0. */
+int      vramtrace_peak_sites(int device, vramtrace_peak_info *info, vramtrace_peak_site *sites,
+                              int cap);
 
 #else /* a client program: resolve at run time, do nothing without the library */
 
@@ -161,6 +193,21 @@ static inline int vramtrace_enabled(void)
     static void *slot;
     int (*f)(void) = (int (*)(void))vramtrace__lookup(&slot, "vramtrace_enabled");
     return f ? f() : 0;
+}
+
+static inline int vramtrace_peak_sites(int device, vramtrace_peak_info *info,
+                                       vramtrace_peak_site *sites, int cap)
+{
+    static void *slot;
+    int (*f)(int, vramtrace_peak_info *, vramtrace_peak_site *, int) =
+        (int (*)(int, vramtrace_peak_info *, vramtrace_peak_site *, int))vramtrace__lookup(&slot, "vramtrace_peak_sites");
+    if (f)
+        return f(device, info, sites, cap);
+    if (info) {
+        vramtrace_peak_info z = {0, 0, 0, 0, 0, 0};
+        *info = z;
+    }
+    return 0;
 }
 
 #endif /* VRAMTRACE_IMPLEMENTATION */

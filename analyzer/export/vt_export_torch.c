@@ -13,6 +13,15 @@
  *       oom                     at each OOM record (size = request, device_free);
  *   so that replaying the trace backwards from the segments (what memory_viz
  *   does) is consistent: every block of a segment has an earlier alloc.
+ *       snapshot                at the moment of the device's peak composition
+ *                               (docs/snapshot-format.md "peak_composition"): size =
+ *                               the device's live bytes then, frames = its largest
+ *                               site's, user_metadata = "vramtrace peak, step N";
+ *   and, beside PyTorch's keys (memory_viz reads only its own), the compositions
+ *   themselves: "vramtrace_peak_composition", a list of {device (-1 and process
+ *   True: the process's, all devices), total_size, step, time_us, sites: [{size,
+ *   frames}] largest first, other_size, other_sites}. A composition counts sites, not
+ *   blocks, so it is not replayed into segments.
  * Allocations born and freed between two lists are not in the file and so not
  * in the trace. Host-pinned memory is host memory and is left out. Frames are
  * innermost first, {filename, line, name}; each stack's list is written once
@@ -39,7 +48,7 @@ typedef struct blk {
     UT_hash_handle hh;
 } blk;
 
-enum { EV_SEG_ALLOC, EV_ALLOC, EV_FREE, EV_SEG_FREE, EV_OOM };
+enum { EV_SEG_ALLOC, EV_ALLOC, EV_FREE, EV_SEG_FREE, EV_OOM, EV_PEAK };
 
 typedef struct ev {
     uint64_t time_ns;
@@ -47,6 +56,7 @@ typedef struct ev {
     int device;
     const blk *b;
     const vt_oom *o;
+    const vt_peakcomp *pc;      /* EV_PEAK */
     size_t order;
 } ev;
 
@@ -145,12 +155,23 @@ static void segment(tctx *t, const vt_alloc *r)
 
 static void trace_entry(tctx *t, const ev *e)
 {
-    static const char *const names[] = {"segment_alloc", "alloc", "free_completed", "segment_free", "oom"};
+    static const char *const names[] = {"segment_alloc", "alloc", "free_completed", "segment_free", "oom",
+                                        "snapshot"};
     vt_pickle *pk = &t->pk;
     vt_pk_dict(pk);
     vt_pk_mark(pk);
     vt_pk_kv_str(pk, "action", names[e->action]);
-    if (e->action == EV_OOM) {
+    if (e->action == EV_PEAK) {
+        const vt_peakcomp *pc = e->pc;
+        char meta[64];
+        snprintf(meta, sizeof meta, "vramtrace peak, step %llu", (unsigned long long)pc->step);
+        vt_pk_kv_uint(pk, "addr", 0);
+        vt_pk_kv_uint(pk, "size", pc->bytes);
+        vt_pk_kv_int(pk, "stream", 0);
+        vt_pk_str(pk, "frames");
+        frames(t, pc->n && pc->s[0].site ? pc->s[0].site->canon : NULL);
+        vt_pk_kv_str(pk, "user_metadata", meta);
+    } else if (e->action == EV_OOM) {
         const vt_oom *o = e->o;
         vt_pk_kv_uint(pk, "device_free", o->has_mem ? o->free_bytes : 0);
         vt_pk_kv_uint(pk, "size", o->requested_bytes);
@@ -166,6 +187,37 @@ static void trace_entry(tctx *t, const ev *e)
         frames(t, stack_of(t->p, r->stack));
     }
     vt_pk_kv_uint(pk, "time_us", e->time_ns / 1000);
+    vt_pk_setitems(pk);
+}
+
+/* One entry of "vramtrace_peak_composition". */
+static void peak_entry(tctx *t, const vt_peakcomp *pc, int device, int process)
+{
+    vt_pickle *pk = &t->pk;
+    vt_pk_dict(pk);
+    vt_pk_mark(pk);
+    vt_pk_kv_int(pk, "device", device);
+    vt_pk_str(pk, "process");
+    vt_pk_bool(pk, process);
+    vt_pk_kv_uint(pk, "total_size", pc->bytes);
+    vt_pk_kv_uint(pk, "step", pc->step);
+    vt_pk_kv_uint(pk, "time_us", pc->time_ns / 1000);
+    vt_pk_str(pk, "sites");
+    vt_pk_list(pk);
+    if (pc->n) {
+        vt_pk_mark(pk);
+        for (size_t i = 0; i < pc->n; i++) {
+            vt_pk_dict(pk);
+            vt_pk_mark(pk);
+            vt_pk_kv_uint(pk, "size", pc->s[i].bytes);
+            vt_pk_str(pk, "frames");
+            frames(t, pc->s[i].site ? pc->s[i].site->canon : NULL);
+            vt_pk_setitems(pk);
+        }
+        vt_pk_appends(pk);
+    }
+    vt_pk_kv_uint(pk, "other_size", pc->other_bytes);
+    vt_pk_kv_uint(pk, "other_sites", pc->other_sites);
     vt_pk_setitems(pk);
 }
 
@@ -222,6 +274,14 @@ int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
         ev e = {.time_ns = p->ooms[i].time_ns, .action = EV_OOM, .device = p->ooms[i].device, .o = &p->ooms[i], .order = nev};
         VT_PUSH(evs, nev, capev, e);
     }
+    for (size_t d = 0; d < p->ndevices; d++) {
+        const vt_device *dv = &p->devices[d];
+        if (dv->device < 0 || !dv->peak_comp.present) continue;
+        ev e = {.time_ns = dv->peak_comp.time_ns, .action = EV_PEAK, .device = dv->device, .pc = &dv->peak_comp,
+                .order = nev};
+        VT_PUSH(evs, nev, capev, e);
+        if (dv->device > maxdev) maxdev = dv->device;
+    }
     if (nev) qsort(evs, nev, sizeof *evs, cmp_ev);
 
     vt_pickle *pk = &t.pk;
@@ -268,6 +328,22 @@ int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
         if (n) vt_pk_appends(pk);
     }
     vt_pk_appends(pk);
+    vt_pk_str(pk, "vramtrace_peak_composition");
+    vt_pk_list(pk);
+    {
+        size_t n = 0;
+        if (p->peak_comp && p->peak_comp->present) {
+            vt_pk_mark(pk);
+            n++;
+            peak_entry(&t, p->peak_comp, -1, 1);
+        }
+        for (size_t d = 0; d < p->ndevices; d++) {
+            if (!p->devices[d].peak_comp.present) continue;
+            if (!n++) vt_pk_mark(pk);
+            peak_entry(&t, &p->devices[d].peak_comp, p->devices[d].device, 0);
+        }
+        if (n) vt_pk_appends(pk);
+    }
     vt_pk_str(pk, "allocator_settings");
     vt_pk_dict(pk);
     vt_pk_setitems(pk);

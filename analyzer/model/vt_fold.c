@@ -282,6 +282,35 @@ static void place_regions(vt_process *p, const vt_snaprec *rec)
     free(h);
 }
 
+/* The record's peak compositions: each replaces the one kept when its peak is at
+ * least as high (a writer's copies only rise; a higher one read earlier, e.g. from a
+ * concatenated stream, is kept). */
+static void apply_peaks(vt_process *p, const vt_snaprec *rec)
+{
+    for (size_t i = 0; i < rec->npk; i++) {
+        const vt_rec_peak *e = &rec->pk[i];
+        vt_peakcomp *pc;
+        if (e->process) {
+            if (!p->peak_comp) p->peak_comp = vt_xcalloc(1, sizeof *p->peak_comp);
+            pc = p->peak_comp;
+        } else {
+            pc = &vt_process_device(p, e->device)->peak_comp;
+        }
+        if (pc->present && pc->bytes > e->bytes) continue;
+        pc->present = 1;
+        pc->bytes = e->bytes;
+        pc->step = e->step;
+        pc->time_ns = e->time_ns;
+        pc->other_bytes = e->other_bytes;
+        pc->other_sites = e->other_sites;
+        pc->n = e->n;
+        for (size_t k = 0; k < e->n; k++) {
+            pc->s[k].site = vt_process_site(p, &e->s[k].key, e->s[k].canon);
+            pc->s[k].bytes = e->s[k].bytes;
+        }
+    }
+}
+
 void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
 {
     uint64_t step = rec->step, seq = rec->seq, time_ns = rec->time_ns;
@@ -291,6 +320,7 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     int step_marked = rec->step_marked;
     apply_annotations(p, rec, step);
     apply_ipc(p, rec);
+    apply_peaks(p, rec);
     if (rec->label) {
         if (p->nlabels < VT_MAX_LABELS) {
             vt_label l;
@@ -438,7 +468,7 @@ void vt_fold_finish(vt_process *p)
 
 void vt_snaprec_clear(vt_snaprec *rec)
 {
-    rec->nse = rec->nde = rec->nae = rec->nan = rec->nex = rec->nix = 0;
+    rec->nse = rec->nde = rec->nae = rec->nan = rec->nex = rec->nix = rec->npk = 0;
     rec->step = rec->seq = rec->time_ns = rec->dropped = 0;
     rec->trigger[0] = 0;
     free(rec->label);
@@ -457,6 +487,7 @@ void vt_snaprec_free(vt_snaprec *rec)
     free(rec->an);
     free(rec->ex);
     free(rec->ix);
+    free(rec->pk);
     uint64_t mark = rec->mark;
     memset(rec, 0, sizeof *rec);
     rec->mark = mark;

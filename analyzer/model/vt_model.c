@@ -73,6 +73,7 @@ const char *vt_gap_text(const vt_gap *g, char *buf, size_t cap)
 void vt_process_free(vt_process *p)
 {
     if (!p) return;
+    free(p->peak_comp);
     vt_module *m, *mt;
     HASH_ITER(hh, p->module_by_id, m, mt) {
         HASH_DEL(p->module_by_id, m);

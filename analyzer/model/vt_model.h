@@ -154,6 +154,22 @@ struct vt_device;
 #define vt_graph_retention(dv) \
     ((dv)->graph_reserved > (dv)->graph_used ? (dv)->graph_reserved - (dv)->graph_used : 0)
 
+/* What was live at the peak (docs/snapshot-format.md "peak_composition"): the sites
+ * holding the most bytes at the moment the total (of a device, or of the process)
+ * reached its highest copied peak; the latest composition read, which is the highest. */
+#define VT_PEAKCOMP_MAX 64      /* sites one composition may name */
+typedef struct vt_peakcomp_site {
+    vt_rsite *site;
+    uint64_t bytes;             /* its live bytes at the moment */
+} vt_peakcomp_site;
+typedef struct vt_peakcomp {
+    int present;                /* some record carried it */
+    uint64_t bytes, step, time_ns;          /* the total then; the step in progress; CLOCK_MONOTONIC */
+    uint64_t other_bytes, other_sites;      /* the sites not named */
+    size_t n;
+    vt_peakcomp_site s[VT_PEAKCOMP_MAX];    /* bytes descending */
+} vt_peakcomp;
+
 typedef struct vt_device {
     int device;
     int has_mem;                /* free/total known */
@@ -180,6 +196,7 @@ typedef struct vt_device {
      * files predate the counter, then the failures' cause is unknown) */
     uint64_t alloc_calls, failed_calls, oom_calls;
     int has_oom_total;
+    vt_peakcomp peak_comp;                  /* what was live at its peak */
 } vt_device;
 
 #define VT_TORCH_ALLOCATED 1
@@ -355,6 +372,8 @@ typedef struct vt_process {
     int imports_at_exit;        /* that snapshot was the exit record */
     uint64_t unfreed_exit_bytes;
     uint64_t peak_bytes;        /* sum over devices of peak_max */
+    vt_peakcomp *peak_comp;     /* what was live at the process's peak (all devices); owned,
+                                   NULL when no record carried it */
     int torn_tail;              /* a torn last line was ignored */
     int has_summary;            /* a "summary" record (VRAMTRACE_MAX_BYTES) gave the steps
                                    summary_first..summary_last, in summary_buckets buckets

@@ -57,6 +57,15 @@ typedef struct vt_rec_oom {
     int64_t result, stack;      /* CUDA error code; raw stack id, -1 none */
 } vt_rec_oom;
 
+/* One composition of the record's "peak_composition" (the process's or a device's). */
+typedef struct vt_rec_peak {
+    int process;                /* 1: the process's ("process"); 0: device's */
+    int32_t device;
+    uint64_t bytes, step, time_ns, other_bytes, other_sites;
+    size_t n;
+    struct { vt_site_key key; vt_stack *canon; uint64_t bytes; } s[VT_PEAKCOMP_MAX];
+} vt_rec_peak;
+
 typedef struct vt_snaprec {
     uint64_t step, seq, time_ns, dropped;
     char trigger[32];           /* "" when absent */
@@ -75,6 +84,7 @@ typedef struct vt_snaprec {
     vt_rec_annot *an; size_t nan, capan;    /* annotations */
     vt_ipc_row *ex; size_t nex, capex;      /* exports (absent: none) */
     vt_ipc_row *ix; size_t nix, capix;      /* imports still open (absent: none) */
+    vt_rec_peak *pk; size_t npk, cappk;     /* peak compositions (absent: unchanged) */
     uint64_t mark;              /* last vt_rsite.scratch_mark handed out (vt_oom.c) */
 } vt_snaprec;
 

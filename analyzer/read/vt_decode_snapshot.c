@@ -413,6 +413,88 @@ static int rd_ipc(vt_rd *r, const json_t *a, const char *key, int imports)
     return 0;
 }
 
+/* One composition of "peak_composition" (docs/snapshot-format.md): bytes, step,
+ * time_ns, sites [[site, bytes], ...] by site id (version 3 "site" records), other_bytes,
+ * other_sites. where: "peak_composition.process" or "...devices[i]". */
+static int rd_peak_one(vt_rd *r, const json_t *o, const char *where, vt_rec_peak *e)
+{
+    char f[96];
+    int has;
+    if (!json_is_object(o)) return vt_rd_fail(r, "%s: expected an object, got %s", where, vt_jtype(o));
+    snprintf(f, sizeof f, "%s.bytes", where);
+    if (vt_rd_u64(r, json_object_get(o, "bytes"), f, &e->bytes) < 0) return -1;
+    snprintf(f, sizeof f, "%s.step", where);
+    if (vt_rd_u64n(r, json_object_get(o, "step"), f, &e->step, &has) < 0) return -1;
+    snprintf(f, sizeof f, "%s.time_ns", where);
+    if (vt_rd_u64n(r, json_object_get(o, "time_ns"), f, &e->time_ns, &has) < 0) return -1;
+    snprintf(f, sizeof f, "%s.other_bytes", where);
+    if (vt_rd_u64n(r, json_object_get(o, "other_bytes"), f, &e->other_bytes, &has) < 0) return -1;
+    snprintf(f, sizeof f, "%s.other_sites", where);
+    if (vt_rd_u64n(r, json_object_get(o, "other_sites"), f, &e->other_sites, &has) < 0) return -1;
+    const json_t *a = json_object_get(o, "sites");
+    if (!json_is_array(a))
+        return vt_rd_fail(r, "%s.sites: expected an array, got %s", where, a ? vt_jtype(a) : "nothing");
+    if (json_array_size(a) > VT_PEAKCOMP_MAX)
+        return vt_rd_fail(r, "%s.sites: more than %d sites", where, VT_PEAKCOMP_MAX);
+    size_t i;
+    json_t *row;
+    e->n = 0;
+    json_array_foreach(a, i, row) {
+        int64_t id;
+        snprintf(f, sizeof f, "%s.sites[%zu]", where, i);
+        if (!json_is_array(row) || json_array_size(row) != 2)
+            return vt_rd_fail(r, "%s: expected [site, bytes]", f);
+        if (vt_rd_i64(r, json_array_get(row, 0), f, &id) < 0 ||
+            vt_rd_u64(r, json_array_get(row, 1), f, &e->s[e->n].bytes) < 0)
+            return -1;
+        vt_site_def *d;
+        HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
+        if (!d) return vt_rd_fail(r, "%s: site %lld is not defined before it is used", f, (long long)id);
+        e->s[e->n].key = d->key;
+        e->s[e->n].canon = d->canon;
+        e->n++;
+    }
+    return 0;
+}
+
+/* "peak_composition":{"process":{...},"devices":[{"device":D,...}]}: absent is
+ * "unchanged since the previous record"; files before version 3 have no site ids and
+ * never carry it. */
+static int rd_peaks(vt_rd *r, const json_t *o)
+{
+    if (!o || json_is_null(o)) return 0;
+    if (r->version < 3) return 0;
+    if (!json_is_object(o))
+        return vt_rd_fail(r, "snapshot.peak_composition: expected an object, got %s", vt_jtype(o));
+    const json_t *v = json_object_get(o, "process");
+    if (v) {
+        vt_rec_peak e;
+        memset(&e, 0, sizeof e);
+        e.process = 1;
+        if (rd_peak_one(r, v, "peak_composition.process", &e) < 0) return -1;
+        VT_PUSH(r->rec.pk, r->rec.npk, r->rec.cappk, e);
+    }
+    const json_t *a = json_object_get(o, "devices");
+    if (!a) return 0;
+    if (!json_is_array(a))
+        return vt_rd_fail(r, "peak_composition.devices: expected an array, got %s", vt_jtype(a));
+    size_t i;
+    json_t *d;
+    char f[96];
+    json_array_foreach(a, i, d) {
+        vt_rec_peak e;
+        memset(&e, 0, sizeof e);
+        snprintf(f, sizeof f, "peak_composition.devices[%zu]", i);
+        if (!json_is_object(d)) return vt_rd_fail(r, "%s: expected an object, got %s", f, vt_jtype(d));
+        char fd[112];
+        snprintf(fd, sizeof fd, "%s.device", f);
+        if (vt_rd_device(r, json_object_get(d, "device"), fd, &e.device) < 0) return -1;
+        if (rd_peak_one(r, d, f, &e) < 0) return -1;
+        VT_PUSH(r->rec.pk, r->rec.npk, r->rec.cappk, e);
+    }
+    return 0;
+}
+
 /* ---- format versions 2 and 3: completion of delta records ---- */
 
 /* Version 3 delta record: e's columns are differences; adds the site's row in the
@@ -543,6 +625,7 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     if ((v = json_object_get(o, "summarised")) && vt_rd_bool(r, v, "snapshot.summarised", &rec->summarised) < 0)
         return -1;
     if (v4) vt_rd_ipc4(r, delta, json_object_get(o, "exports") != NULL, json_object_get(o, "imports") != NULL);
+    if (rd_peaks(r, json_object_get(o, "peak_composition")) < 0) return -1;
     rec->is_exit = unfreed || strcmp(rec->trigger, VT_TRIGGER_EXIT) == 0;
     if (!rec->is_exit && !rec->summarised && p->nsteps && rec->step < p->steps[p->nsteps - 1])
         return vt_rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",

@@ -288,7 +288,22 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs("</table>\n", f);
     }
     if (p->ndevices) {
-        fputs("<h3>Devices</h3><table><tr><th>device</th><th>peak</th><th>free / total</th>"
+        fputs("<h3>Devices</h3>\n", f);
+        /* what was live at the peak: the process's (more than one device), then each
+         * device's, before the table */
+        char pl[1200];
+        if (p->ndevices > 1 && vt_peak_line(a, pr, p->peak_comp, 6, pl, sizeof pl)) {
+            fputs("<p class=\"peak\">all devices: ", f);
+            esc(f, pl);
+            fputs("</p>\n", f);
+        }
+        for (size_t d = 0; d < p->ndevices; d++)
+            if (vt_peak_line(a, pr, &p->devices[d].peak_comp, 6, pl, sizeof pl)) {
+                fprintf(f, "<p class=\"peak\">device %d: ", p->devices[d].device);
+                esc(f, pl);
+                fputs("</p>\n", f);
+            }
+        fputs("<table><tr><th>device</th><th>peak</th><th>free / total</th>"
               "<th>pool retention (max)</th><th>PyTorch caching allocator</th></tr>\n", f);
         for (size_t d = 0; d < p->ndevices; d++) {
             vt_device *dv = &p->devices[d];

@@ -270,6 +270,31 @@ static json_t *host_json(const vt_host *h)
     return j;
 }
 
+/* "peak_composition": what was live at the peak (pc present): bytes, step, time_ns,
+ * sites [{id, title, bytes}] (bytes descending, merged by site as the site list), and
+ * the sites not named (other_bytes, other_sites). */
+static json_t *peak_json(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "bytes", ju(pc->bytes));
+    json_object_set_new(j, "step", ju(pc->step));
+    json_object_set_new(j, "time_ns", ju(pc->time_ns));
+    vt_peak_part parts[VT_PEAKCOMP_MAX];
+    size_t n = vt_peak_parts(pr, pc, parts);
+    json_t *sites = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "id", parts[i].r ? json_string(parts[i].r->id) : json_null());
+        json_object_set_new(e, "title", parts[i].r ? jstr(vt_site_title(a, parts[i].r)) : json_null());
+        json_object_set_new(e, "bytes", ju(parts[i].bytes));
+        json_array_append_new(sites, e);
+    }
+    json_object_set_new(j, "sites", sites);
+    json_object_set_new(j, "other_bytes", ju(pc->other_bytes));
+    json_object_set_new(j, "other_sites", ju(pc->other_sites));
+    return j;
+}
+
 static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
 {
     const vt_process *p = pr->p;
@@ -281,6 +306,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "peak_bytes", ju(p->peak_bytes));
     json_object_set_new(j, "unfreed_at_exit_bytes", ju(p->unfreed_exit_bytes));
     json_object_set_new(j, "steps", ju(p->nsteps));
+    if (p->peak_comp && p->peak_comp->present)
+        json_object_set_new(j, "peak_composition", peak_json(a, pr, p->peak_comp));
     json_t *sites = json_array();
     for (size_t i = 0; i < pr->nsites; i++) json_array_append_new(sites, site_json(a, pr, &pr->sites[i]));
     json_object_set_new(j, "sites", sites);
@@ -373,6 +400,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
             json_object_set_new(o, "graph_retention_bytes", ju(vt_graph_retention(dv)));
             json_object_set_new(o, "graph_retention_max_bytes", ju(dv->graph_retention_max));
         }
+        if (dv->peak_comp.present)
+            json_object_set_new(o, "peak_composition", peak_json(a, pr, &dv->peak_comp));
         json_object_set_new(o, "leak_bytes_per_step", json_real(vt_device_leak_rate(pr, dv->device)));
         int64_t ex = vt_device_exhaustion_step(pr, dv->device);
         json_object_set_new(o, "exhaustion_step", ex >= 0 ? json_integer(ex) : json_null());

@@ -357,12 +357,20 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     }
 
     if (p->ndevices || p->hostsig.present) fprintf(f, "\n%sDEVICES%s\n", bold, off);
+    char pl[1200];
+    /* what was live at the peak: the process's (all devices) when it has more than one
+     * device, then each device's first */
+    if (p->ndevices > 1 && vt_peak_line(a, pr, p->peak_comp, 6, pl, sizeof pl))
+        fprintf(f, "  all devices: %s\n", pl);
     for (size_t d = 0; d < p->ndevices; d++) {
         vt_device *dv = &p->devices[d];
         if (dv->device < 0)   /* calls made while no context was current (or all of them failed) */
-            fprintf(f, "  no device known: peak %s", vt_size_fmt(dv->peak_max, b1, sizeof b1));
+            fprintf(f, "  no device known: ");
         else
-            fprintf(f, "  device %d: peak %s", dv->device, vt_size_fmt(dv->peak_max, b1, sizeof b1));
+            fprintf(f, "  device %d: ", dv->device);
+        if (vt_peak_line(a, pr, &dv->peak_comp, 6, pl, sizeof pl))
+            fprintf(f, "%s\n    ", pl);
+        fprintf(f, "peak %s", vt_size_fmt(dv->peak_max, b1, sizeof b1));
         if (dv->has_mem)
             fprintf(f, ", free %s of %s", vt_size_fmt(dv->free_bytes, b2, sizeof b2), vt_size_fmt(dv->total_bytes, b3, sizeof b3));
         /* the gap ratio between this process's own blocks is not shown here: it says

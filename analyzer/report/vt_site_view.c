@@ -77,3 +77,50 @@ char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t 
     buf[o] = 0;
     return buf;
 }
+
+size_t vt_peak_parts(const vt_proc_result *pr, const vt_peakcomp *pc, vt_peak_part *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; pc && pc->present && i < pc->n; i++) {
+        vt_site_result *r = vt_result_of(pr, pc->s[i].site);
+        size_t k = 0;
+        while (k < n && !(r && out[k].r == r)) k++;
+        if (k == n) out[n++] = (vt_peak_part){r, 0};
+        out[k].bytes += pc->s[i].bytes;
+    }
+    for (size_t i = 1; i < n; i++)   /* insertion sort, bytes descending (stable) */
+        for (size_t k = i; k > 0 && out[k].bytes > out[k - 1].bytes; k--) {
+            vt_peak_part t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    return n;
+}
+
+int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc, size_t most, char *buf,
+                 size_t cap)
+{
+    buf[0] = 0;
+    if (!pc || !pc->present) return 0;
+    vt_peak_part parts[VT_PEAKCOMP_MAX];
+    size_t n = vt_peak_parts(pr, pc, parts);
+    char b1[32];
+    size_t len = (size_t)snprintf(buf, cap, "at the peak (%s, step %llu):", vt_size_fmt(pc->bytes, b1, sizeof b1),
+                                  (unsigned long long)pc->step);
+    uint64_t rest = pc->other_bytes, nrest = pc->other_sites;
+    for (size_t i = 0; i < n; i++) {
+        if (i >= most) {
+            rest += parts[i].bytes;
+            nrest++;
+            continue;
+        }
+        if (len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s %s %s", i ? "," : "",
+                                    vt_size_fmt(parts[i].bytes, b1, sizeof b1),
+                                    parts[i].r ? vt_site_title(a, parts[i].r) : "(a site not listed)");
+    }
+    if (nrest && len < cap)
+        snprintf(buf + len, cap - len, "%s %s in %llu other site%s", n ? "," : "", vt_size_fmt(rest, b1, sizeof b1),
+                 (unsigned long long)nrest, nrest == 1 ? "" : "s");
+    return 1;
+}

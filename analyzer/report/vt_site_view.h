@@ -37,6 +37,23 @@ const char *vt_site_title(vt_analysis *a, const vt_site_result *r);
  * line in buf, or 0 (buf "") when the device has no torch numbers. */
 int vt_torch_line(const vt_device *dv, char *buf, size_t cap);
 
+/* One part of a peak composition as the reports show it: an analysed site and its
+ * live bytes at the moment of the peak. */
+typedef struct vt_peak_part {
+    vt_site_result *r;          /* NULL: a site the analysis does not list */
+    uint64_t bytes;
+} vt_peak_part;
+
+/* The sites of pc merged by analysed site (vt_result_of: stacks that show alike are
+ * one site), bytes descending, into out (room for VT_PEAKCOMP_MAX). Returns the count. */
+size_t vt_peak_parts(const vt_proc_result *pr, const vt_peakcomp *pc, vt_peak_part *out);
+
+/* "at the peak (897 MiB, step 12): 300 MiB peak_only_buffer, 256 MiB alloc_weights,
+ * 12 MiB in 3 other sites" naming at most `most` sites (the rest summed with pc's
+ * other sites) into buf. Returns 1, or 0 (buf "") when pc is absent. */
+int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc, size_t most, char *buf,
+                 size_t cap);
+
 /* Unicode block sparkline of v[0..n-1] in at most width cells (bucket maxima,
  * scaled 0..max) into buf (cap >= 3*width+1). */
 char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap);

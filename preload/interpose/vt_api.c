@@ -104,6 +104,38 @@ VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
     return v;
 }
 
+VT_EXPORT int vramtrace_peak_sites(int device, vramtrace_peak_info *info, vramtrace_peak_site *sites,
+                                   int cap)
+{
+    if (!info || cap < 0 || (!sites && cap > 0))
+        return -EINVAL;
+    int e = errno;
+    VT_QUERY_BEGIN;
+    vt_peak_comp p;
+    int have = vt_core_peak_sites(device == -1 ? VT_PEAK_PROCESS : device, &p);
+    VT_QUERY_END;
+    vramtrace_peak_info z = {0};
+    *info = z;
+    int n = 0;
+    if (have) {
+        info->peak_bytes = p.bytes;
+        info->step = p.step;
+        info->time_ns = p.time_ns;
+        info->other_bytes = p.other_bytes;
+        info->other_sites = p.other_sites;
+        info->n_sites = p.n;
+        for (; n < cap && (uint32_t)n < p.n; n++) {
+            sites[n].stack = p.top[n].stack;
+            sites[n].kind = p.top[n].kind;
+            sites[n].device = p.top[n].device;
+            sites[n].flags = (uint32_t)p.top[n].flags;
+            sites[n].bytes = p.top[n].bytes;
+        }
+    }
+    errno = e;
+    return n;
+}
+
 VT_EXPORT void vramtrace_scope_begin(void)
 {
     int e = errno;

@@ -35,9 +35,11 @@ void vt_collect_free(vt_collect *c)
 {
     free(c->sites);
     free(c->allocs);
+    free(c->peaks);
     c->sites = NULL;
     c->allocs = NULL;
-    c->n_sites = c->n_allocs = 0;
+    c->peaks = NULL;
+    c->n_sites = c->n_allocs = c->n_peaks = 0;
 }
 
 /* Chunked copy of the live list (VT_COLLECT_ALLOCS) and of the ranges that
@@ -406,6 +408,9 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
     uint64_t (*fj_drop)[2] = NULL;
     size_t cap_sites = 0;
     uint64_t t0 = 0;
+    /* room for every composition (vt_peak.c), taken before the lock; none: no
+     * compositions in this copy */
+    c->peaks = malloc((VT_DEV_SLOTS + 1) * sizeof *c->peaks);
     for (int attempt = 0;; attempt++) {
         if (flags & VT_COLLECT_APPLIED)
             vt__lock_raw();
@@ -421,6 +426,7 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         if (attempt > 8) {
             if (fc)
                 __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
+            vt_collect_free(c);
             return -1;
         }
         cap_sites = need_sites + need_sites / 4 + 16;
@@ -428,6 +434,7 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         if (!c->sites) {
             if (fc)
                 __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
+            vt_collect_free(c);
             return -1;
         }
     }
@@ -466,6 +473,7 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
         memcpy(d->kinds, vt__core.ks[slot], sizeof d->kinds);
     }
     vt__sites_collect(c, flags, leak_steps);
+    vt__peak_collect(c);
     size_t cap_rows = (want_rows || want_ranges) ? vt__core.live_count + HASH_COUNT(vt__core.vmms) : 0;   /* regions are in live_count */
     vt__unlock_timed(t0, c);
 

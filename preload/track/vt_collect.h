@@ -46,6 +46,33 @@ typedef struct vt_site_row {
     int      leak_new;                     /* crossed it in this collection        */
 } vt_site_row;
 
+/* What was live at a peak (vt_peak.c): the sites holding the most bytes at the
+ * moment a total reached a new peak, kept with hysteresis (vt_core_peak_sites). */
+#define VT_PEAK_TOP     16             /* sites named; the rest summed as "other"   */
+#define VT_PEAK_PROCESS (-2)           /* vt_peak_comp.device of the process's      */
+
+typedef struct vt_peak_site {
+    uint32_t id;                           /* the site's id (as vt_site_row.id)     */
+    uint32_t stack;
+    int16_t  kind, device;                 /* kind without its flags                */
+    int16_t  flags;                        /* VT_FLAG_* of the site                 */
+    uint64_t bytes;                        /* its live bytes at the moment          */
+} vt_peak_site;
+
+typedef struct vt_peak_comp {
+    int          device;                   /* CUDA ordinal, -1 unknown, or
+                                              VT_PEAK_PROCESS (every device)        */
+    uint32_t     n;                        /* entries of top, bytes descending      */
+    uint64_t     gen;                      /* 1, 2, ... per copy; 0: none yet       */
+    uint64_t     bytes;                    /* the total at the moment (the peak)    */
+    uint64_t     time_ns;                  /* CLOCK_MONOTONIC of the moment         */
+    uint64_t     step;                     /* the step in progress: the number its
+                                              step snapshot carries                 */
+    uint64_t     other_bytes;              /* live bytes of the sites not in top    */
+    uint32_t     other_sites;              /* how many such sites held bytes        */
+    vt_peak_site top[VT_PEAK_TOP];
+} vt_peak_comp;
+
 typedef struct vt_alloc_row {              /* docs/snapshot-format.md "allocations" */
     uint64_t addr, size;
     int      kind, device;
@@ -82,6 +109,9 @@ typedef struct vt_collect {
     int           frag_from_journal;       /* fragmentation came from the kept set
                                               and the journal (no copy of the live
                                               list; vt_frag.h)                      */
+    vt_peak_comp *peaks;    size_t n_peaks;   /* owned; the compositions taken so far
+                                              (gen > 0), the process's first, then
+                                              by device slot                         */
 } vt_collect;
 
 /* Copies the state for one snapshot (flags: VT_COLLECT_*), resets each site's

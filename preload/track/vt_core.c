@@ -154,6 +154,7 @@ void vt_core_after_fork_child(void)
     vt__core.fj_cap = 0;
     vt__core.fj_on = 0;
     vt__collect_after_fork();
+    vt__peak_after_fork();
 }
 
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)

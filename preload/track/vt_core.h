@@ -194,6 +194,11 @@ uint64_t vt_core_peak_bytes(int device);   /* device -1: peak of the process tot
 /* Highest process live bytes since the previous call (or the start); starts a new
  * interval at the live bytes of now. Does not change vt_core_peak_bytes. */
 uint64_t vt_core_peak_interval_take(void);
+/* What was live at the latest copied peak of device (-1 unknown device) or of the
+ * process (VT_PEAK_PROCESS): 1 and *out, or 0 when no peak was copied yet (out->gen
+ * 0). Takes the lock (applies the ring first). Hysteresis and error bound:
+ * vt_peak.c. */
+int      vt_core_peak_sites(int device, vt_peak_comp *out);
 void     vt_core_scope_begin(void);
 uint64_t vt_core_scope_leaked_bytes(void);
 uint64_t vt_core_changes(void);            /* bumps on every alloc/free/drop       */

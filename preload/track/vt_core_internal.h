@@ -175,6 +175,13 @@ typedef struct vt_core_state {
     uint8_t   graph_known[VT_DEV_SLOTS];                     /* under lock           */
     uint64_t  graph_reserved[VT_DEV_SLOTS], graph_used[VT_DEV_SLOTS]; /* under lock  */
     uint64_t  pool_used[VT_DEV_SLOTS];      /* sampled USED_MEM_CURRENT (pool_known 2)  */
+    /* what was live at the peaks (vt_peak.c): per device slot, then the process's
+     * at VT_DEV_SLOTS (under lock) */
+    vt_peak_comp pk[VT_DEV_SLOTS + 1];
+    uint64_t  pk_gen;             /* copies taken so far, all compositions: atomic
+                                     store under lock                               */
+    uint64_t  pk_due_bytes[VT_DEV_SLOTS + 1];  /* a peak this high is copied (lock) */
+    uint64_t  pk_due_ns[VT_DEV_SLOTS + 1];     /* ... and any new peak from then on */
     /* fragmentation journal (vt__fj_note, vt_frag.h): every range that came or went
      * since the collector last took it, in the order applied (under lock) */
     uint64_t (*fj)[2];
@@ -359,6 +366,25 @@ static inline vt_site *vt__site_get(uint32_t stack, int kind, int device)
  * per device x kind count and total columns (sums of the sites') into c->devs; on
  * VT_COLLECT_STEP closes the step of every site for the leak detector. */
 void vt__sites_collect(vt_collect *c, unsigned flags, int leak_steps);
+
+/* ---- vt_peak.c ---- */
+
+/* Under lock: copies the composition of device slot (the process's when slot is
+ * VT_DEV_SLOTS), whose total just reached the new peak `total` at time now_ns during
+ * step (the event's counter), and sets when the next copy is due. */
+void vt__peak_rise(int slot, uint64_t total, uint64_t now_ns, uint32_t step);
+/* Under lock, from the accounting of a rise to a new peak: copies when the hysteresis
+ * says so (vt_peak.c); otherwise costs two compares. */
+static inline void vt__peak_check(int slot, uint64_t total, uint64_t now_ns, uint32_t step)
+{
+    if (__builtin_expect(total >= vt__core.pk_due_bytes[slot] || now_ns >= vt__core.pk_due_ns[slot], 0))
+        vt__peak_rise(slot, total, now_ns, step);
+}
+/* Under lock: copies the compositions taken so far into c->peaks (room for
+ * VT_DEV_SLOTS + 1 given by the caller in c->peaks). */
+void vt__peak_collect(vt_collect *c);
+/* Fork child: forgets every composition (the child's sites are numbered afresh). */
+void vt__peak_after_fork(void);
 
 /* ---- vt_collect.c ---- */
 

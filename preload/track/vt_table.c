@@ -25,7 +25,8 @@
  * entry points (vt_core_alloc, vt_core_take, vt_core_restore) apply the ring first.
  *
  * Every change to the live list is also noted in the fragmentation journal
- * (vt__fj_note, vt_collect.c).
+ * (vt__fj_note, vt_collect.c). A rise to a new peak of a device's or the process's
+ * live bytes is handed to vt_peak.c (vt__peak_check), which may copy what is live.
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
@@ -171,17 +172,23 @@ static inline uint32_t vt__rec_find(uint64_t addr, uint32_t *slot)
 
 /* Process-wide part of accounting: device and process live/peak, interval peak,
  * scope bytes, live count, change counter. delta is +size or -size. */
-static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int add)
+static inline void vt__acct_process(int slot, uint64_t size, uint64_t seq, int add, uint32_t step)
 {
     uint64_t dl = add ? vt__core.dev_live[slot] + size : vt__core.dev_live[slot] - size;
     uint64_t tl = add ? vt__core.live_total + size : vt__core.live_total - size;
     __atomic_store_n(&vt__core.dev_live[slot], dl, __ATOMIC_RELAXED);
     __atomic_store_n(&vt__core.live_total, tl, __ATOMIC_RELAXED);
     if (add) {
-        if (dl > vt__core.dev_peak[slot])
+        /* a new peak: what is live now may be copied (vt_peak.c; seq is the
+         * allocation's time) */
+        if (dl > vt__core.dev_peak[slot]) {
             __atomic_store_n(&vt__core.dev_peak[slot], dl, __ATOMIC_RELAXED);
-        if (tl > vt__core.peak_total)
+            vt__peak_check(slot, dl, seq, step);
+        }
+        if (tl > vt__core.peak_total) {
             __atomic_store_n(&vt__core.peak_total, tl, __ATOMIC_RELAXED);
+            vt__peak_check(VT_DEV_SLOTS, tl, seq, step);
+        }
         if (tl > vt__core.ipeak_total)
             __atomic_store_n(&vt__core.ipeak_total, tl, __ATOMIC_RELAXED);
     }
@@ -209,7 +216,8 @@ static inline uint64_t vt__own_bytes(const vt_site *s, uint64_t size)
  * failed free (undo the free counter instead of counting a new allocation). The
  * per device x kind count/total columns are sums of the sites' (vt_core_collect). */
 static inline __attribute__((always_inline)) void vt__acct_add_inl(vt_site *s, uint64_t size,
-                                                                    uint64_t seq, int restore)
+                                                                    uint64_t seq, int restore,
+                                                                    uint32_t step)
 {
     vt_kind_stats *k = &vt__core.ks[s->slot][s->kind];
     uint64_t kl = k->live_bytes + size;
@@ -228,14 +236,15 @@ static inline __attribute__((always_inline)) void vt__acct_add_inl(vt_site *s, u
         s->alloc_bytes_total += size;
     }
     s->dirty = 1;
-    vt__acct_process(s->slot, vt__own_bytes(s, size), seq, 1);
+    vt__acct_process(s->slot, vt__own_bytes(s, size), seq, 1, step);
 }
 
 /* Out of line for the cold callers (restore, context drops, VMM); applying an event
  * inlines the _inl forms. */
 __attribute__((noinline)) void vt__acct_add(vt_site *s, uint64_t size, uint64_t seq, int restore)
 {
-    vt__acct_add_inl(s, size, seq, restore);
+    vt__acct_add_inl(s, size, seq, restore,
+                     (uint32_t)__atomic_load_n(&vt__core_step, __ATOMIC_RELAXED));
 }
 
 /* Accounts size bytes of site s ceasing to be live (a free or an implicit free). */
@@ -250,7 +259,7 @@ static inline __attribute__((always_inline)) void vt__acct_sub_inl(vt_site *s, u
     if (sl < s->step_min)
         s->step_min = sl;
     s->dirty = 1;
-    vt__acct_process(s->slot, vt__own_bytes(s, size), seq, 0);
+    vt__acct_process(s->slot, vt__own_bytes(s, size), seq, 0, 0);
 }
 
 __attribute__((noinline)) void vt__acct_sub(vt_site *s, uint64_t size, uint64_t seq)
@@ -297,7 +306,7 @@ static inline __attribute__((always_inline)) int vt__apply_alloc(const vt_alloc_
     r->site = s;
     r->step = step;
     r->tid = tid;
-    vt__acct_add_inl(s, r->size, r->birth_ns, 0);
+    vt__acct_add_inl(s, r->size, r->birth_ns, 0, step);
     vt__fj_note(r->addr, r->size, kind, s->slot, 0);
     return 0;
 }

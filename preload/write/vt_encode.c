@@ -651,6 +651,50 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
     last->valid = 1;
 }
 
+/* ---- what was live at the peak ---- */
+
+static void vt__peak_body(vt_buf *b, const vt_peak_comp *p)
+{
+    vt__kv_u64(b, "\"bytes\":", p->bytes);
+    vt__kv_u64(b, ",\"step\":", p->step);
+    vt__kv_u64(b, ",\"time_ns\":", p->time_ns);
+    vt_buf_cstr(b, ",\"sites\":[");
+    for (uint32_t i = 0; i < p->n; i++) {
+        vt__kv_u64(b, i ? ",[" : "[", p->top[i].id);
+        vt__kv_u64(b, ",", p->top[i].bytes);
+        vt_buf_put(b, "]", 1);
+    }
+    vt__kv_u64(b, "],\"other_bytes\":", p->other_bytes);
+    vt__kv_u64(b, ",\"other_sites\":", p->other_sites);
+}
+
+int vt_encode_peaks(vt_buf *b, const vt_collect *c, uint64_t written[VT_DEV_SLOTS + 1])
+{
+    int n = 0, ndev = 0;
+    for (size_t i = 0; i < c->n_peaks; i++) {
+        const vt_peak_comp *p = &c->peaks[i];
+        int ix = vt_encode_peak_index(p->device);
+        if (p->gen == written[ix])
+            continue;
+        vt_buf_cstr(b, n++ ? "" : ",\"peak_composition\":{");
+        if (p->device == VT_PEAK_PROCESS) {   /* first in c->peaks */
+            vt_buf_cstr(b, "\"process\":{");
+        } else {
+            vt_buf_cstr(b, ndev++ ? ",{\"device\":" : (n > 1 ? ",\"devices\":[{\"device\":" : "\"devices\":[{\"device\":"));
+            vt_buf_i64(b, p->device);
+            vt_buf_put(b, ",", 1);
+        }
+        vt__peak_body(b, p);
+        vt_buf_put(b, "}", 1);
+        written[ix] = p->gen;
+    }
+    if (ndev)
+        vt_buf_put(b, "]", 1);
+    if (n)
+        vt_buf_put(b, "}", 1);
+    return n;
+}
+
 /* ---- memory shared with other processes ---- */
 
 /* 1 live, 0 ended, -1 not known (a snapshot written from inside the core). */

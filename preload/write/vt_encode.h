@@ -139,6 +139,21 @@ typedef struct vt_encode_snap {
  * version 4). */
 void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s);
 
+/* Index of a composition (vt_peak_comp.device) in a per-file "written" array of
+ * VT_DEV_SLOTS + 1 generations: the device's slot, the process's last. */
+static inline int vt_encode_peak_index(int device)
+{
+    return device == VT_PEAK_PROCESS ? VT_DEV_SLOTS
+                                     : (device >= 0 && device < VT_MAX_DEVICES ? device + 1 : 0);
+}
+
+/* Appends ,"peak_composition":{"process":{...},"devices":[{"device":D,...}]} with the
+ * compositions of c->peaks whose generation differs from written[index] (the last
+ * one this file has: 0 none), and records them there; nothing when none changed
+ * (docs/snapshot-format.md "peak_composition"). The sites they name must be defined
+ * first (the caller: vt_encode_site_def for each). Returns how many were written. */
+int vt_encode_peaks(vt_buf *b, const vt_collect *c, uint64_t written[VT_DEV_SLOTS + 1]);
+
 /* Appends ,"exports":[[address,"digest"],...] and ,"imports":[[address,"digest",size,opens],...]
  * (track/vt_ipc.h; digests as 16 hex digits), each only when it has a row. */
 void vt_encode_ipc(vt_buf *b);

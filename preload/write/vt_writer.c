@@ -117,6 +117,9 @@ static struct {
     uint64_t  collected;          /* under coll_lock: collections for this file          */
     uint64_t  oom_classes;        /* atomic: size classes already written (bit i)       */
     vt_encode_defs defs;          /* under out_lock: stacks and sites this file defines */
+    uint64_t  peak_written[VT_DEV_SLOTS + 1];  /* under out_lock: the generation of each
+                                                  peak composition this file has (0 none;
+                                                  vt_encode_peaks)                     */
     vt_buf    buf;                /* under out_lock                                      */
     vt_sitediff sites;            /* under out_lock: previous record's site rows (delta) */
     vt_encode_last last;          /* under out_lock: what the previous record said of the
@@ -184,12 +187,13 @@ static int vt__on_writer_thread(void)
  * annotation, as a reader needs after a file is started, reopened or rewritten, or
  * after a record that may not have reached the file. Clears what the writer
  * remembers of the previous record (vt_sitediff, vt_encode_last, the written
- * gauges, the NVML sample written). Under out_lock (or before the writer runs). */
+ * gauges, the peak compositions written, the NVML sample written). Under out_lock (or before the writer runs). */
 static void vt__next_record_complete(void)
 {
     vt_sitediff_reset(&vt__w.sites);
     vt_encode_last_reset(&vt__w.last);
     vt__w.annot.n = 0;
+    memset(vt__w.peak_written, 0, sizeof vt__w.peak_written);
     vt_host_new_file();
 }
 
@@ -457,6 +461,24 @@ static int vt__collect_locked(vt_pending *pd, vt_trigger trigger)
     return 1;
 }
 
+/* The stack and site records the peak compositions that this record will carry
+ * (those not yet in the file, vt_encode_peaks) need. */
+static void vt__define_peak_sites(vt_buf *b, const vt_collect *c)
+{
+    for (size_t i = 0; i < c->n_peaks; i++) {
+        const vt_peak_comp *p = &c->peaks[i];
+        if (p->gen == vt__w.peak_written[vt_encode_peak_index(p->device)])
+            continue;
+        for (uint32_t k = 0; k < p->n; k++) {
+            const vt_peak_site *t = &p->top[k];
+            vt_site_row r = { .id = t->id, .stack = t->stack, .kind = t->kind,
+                              .device = t->device, .flags = t->flags };
+            vt_encode_stack_def(b, &vt__w.defs, r.stack);
+            vt_encode_site_def(b, &vt__w.defs, &r);
+        }
+    }
+}
+
 /* The writing half: the module, stack and site records the file does not define yet,
  * then the snapshot record, each appended whole; then the Prometheus textfile and
  * new leak warnings. Frees pd's contents. Returns 0 written, -ECANCELED (tracking off
@@ -503,6 +525,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         vt_encode_stack_def(b, &vt__w.defs, c->allocs[i].stack);
     if (oom)
         vt_encode_stack_def(b, &vt__w.defs, oom->stack);
+    vt__define_peak_sites(b, c);
     int rc = 0;
     if (b->len)
         rc = vt__flush();
@@ -525,6 +548,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
     };
     vt_encode_snapshot(b, &snap);
+    vt_encode_peaks(b, c, vt__w.peak_written);
     /* IPC rows; when they did not fit, left out and the next record is complete */
     int ipc_lost = pd->extra.oom;
     if (!ipc_lost)
@@ -841,6 +865,7 @@ static int vt__open_file(void)
     vt__w.collected = 0;
     vt__next_record_complete();
     vt_encode_defs_clear(&vt__w.defs);
+    memset(vt__w.peak_written, 0, sizeof vt__w.peak_written);
     vt_buf_reset(&vt__w.buf);
     vt_encode_header(&vt__w.buf, start_ns);
     vt_cap_reset(&vt__w.cap);
@@ -1144,6 +1169,7 @@ void vt_writer_fork_child(void)
         free(vt__w.header);
         vt__w.header = NULL;
     }
+    memset(vt__w.peak_written, 0, sizeof vt__w.peak_written);
     if (vt_state_writer() == VT_STATE_WRITER_OPEN)
         sem_destroy(&vt__w.wake);
     vt_state_set_writer(VT_STATE_WRITER_NONE);

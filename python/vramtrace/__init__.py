@@ -11,13 +11,15 @@ Units: bytes. Devices: CUDA device ordinals, -1 for all devices.
 Thread safety: every function may be called from any thread; scopes are
 process-wide, one at a time (the C API has one scope).
 """
+import collections
+import ctypes
 import threading
 
 from . import _native, _torch
 from .peaks import PeakWatch
 from .sizes import format_size, parse_size
 
-__all__ = ["step", "snapshot", "live_bytes", "peak_bytes", "scope", "Scope",
+__all__ = ["step", "snapshot", "live_bytes", "peak_bytes", "peak", "Peak", "scope", "Scope",
            "enabled", "annotate", "tensors", "parse_size", "format_size"]
 __version__ = "0.1.0"
 
@@ -91,6 +93,39 @@ def peak_bytes(device=-1):
     """Highest live bytes seen on `device` (-1: the process total) so far."""
     fn = _native.lookup("vramtrace_peak_bytes")
     return int(fn(int(device))) if fn is not None else 0
+
+
+Peak = collections.namedtuple("Peak", "sites peak_bytes step")
+Peak.__doc__ = """What was live at the peak (``vramtrace.peak()``).
+
+sites: [(stack, bytes), ...], bytes descending: the stack id of each site (the id
+    the snapshot file's ``stack`` records and ``vramtrace report --format json`` use;
+    the report titles it) and its live bytes at that moment; at most 16 sites, the
+    rest summed as ("other", bytes) at the end.
+peak_bytes: the total then (at most 1 % below ``peak_bytes(device)``).
+step: the step in progress then (the number its step snapshot carries)."""
+
+
+def peak(device=-1):
+    """What was live at the highest peak so far of `device`'s live bytes (-1: of
+    the process total, all devices): a :class:`Peak` (sites, peak_bytes, step).
+    ``Peak([], 0, 0)`` before the first allocation, without the library or when it
+    lacks ``vramtrace_peak_sites``. The moment is copied by the tracer when the
+    peak rises at least 1 % above the previous copy (or at all once the previous
+    copy is older than the snapshot interval), so a buffer that lived only inside
+    the peak step is there at its exact size."""
+    fn = _native.lookup("vramtrace_peak_sites")
+    if fn is None:
+        return Peak([], 0, 0)
+    info = _native.PeakInfo()
+    arr = (_native.PeakSite * _native.PEAK_TOP)()
+    n = int(fn(int(device), ctypes.byref(info), arr, _native.PEAK_TOP))
+    if n <= 0:
+        return Peak([], 0, 0)
+    sites = [(int(arr[i].stack), int(arr[i].bytes)) for i in range(n)]
+    if info.other_bytes:
+        sites.append(("other", int(info.other_bytes)))
+    return Peak(sites, int(info.peak_bytes), int(info.step))
 
 
 _scope_lock = threading.Lock()

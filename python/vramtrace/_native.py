@@ -11,12 +11,26 @@ library, allocates through CUDA or changes CUDA state.
 The C contracts (units: bytes; device ordinals, -1 for all devices) are those of
 ``include/vramtrace.h``. Optional entry points that a given libvramtrace.so may not
 export yet (``vramtrace_annotate``, ``vramtrace_peak_interval_bytes``,
-``vramtrace_enabled``) are looked up the same way; callers test :func:`has`.
+``vramtrace_enabled``, ``vramtrace_peak_sites``) are looked up the same way; callers test :func:`has`.
 
 Thread safety: lookups are guarded by a lock; the C functions are thread-safe.
 """
 import ctypes
 import threading
+
+class PeakInfo(ctypes.Structure):
+    """vramtrace_peak_info of include/vramtrace.h."""
+    _fields_ = [("peak_bytes", ctypes.c_uint64), ("step", ctypes.c_uint64), ("time_ns", ctypes.c_uint64),
+                ("other_bytes", ctypes.c_uint64), ("other_sites", ctypes.c_uint32), ("n_sites", ctypes.c_uint32)]
+
+
+class PeakSite(ctypes.Structure):
+    """vramtrace_peak_site of include/vramtrace.h."""
+    _fields_ = [("stack", ctypes.c_uint32), ("kind", ctypes.c_int32), ("device", ctypes.c_int32),
+                ("flags", ctypes.c_uint32), ("bytes", ctypes.c_uint64)]
+
+
+PEAK_TOP = 16   # VRAMTRACE_PEAK_TOP
 
 # name -> (restype, argtypes), as declared in include/vramtrace.h (and, for the
 # optional ones, the contracts in python/README.md "C entry points").
@@ -31,6 +45,8 @@ _SIGNATURES = {
     "vramtrace_annotate": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_double]),
     "vramtrace_peak_interval_bytes": (ctypes.c_uint64, []),
     "vramtrace_enabled": (ctypes.c_int, []),
+    "vramtrace_peak_sites": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(PeakInfo), ctypes.POINTER(PeakSite),
+                                            ctypes.c_int]),
 }
 
 _lock = threading.Lock()

@@ -172,6 +172,21 @@ def malformed_v3(testdir, add):
         add(name, with_line(site_i, dict(sd, **kv)), site_i + 1, pat)
     add("v3_site_no_kind", with_line(site_i, {k: v for k, v in sd.items() if k != "kind"}), site_i + 1,
         r"site %d has no \"kind\"" % sd["id"])
+    # peak_composition (docs/snapshot-format.md): rows name defined sites
+    good = {"bytes": 100, "step": 1, "time_ns": 5, "sites": [[sd["id"], 100]], "other_bytes": 0, "other_sites": 0}
+    for name, pc, pat in [
+            ("v3_peak_site_undefined", {"process": dict(good, sites=[[999, 1]])},
+             r"peak_composition.process.sites\[0\]: site 999 is not defined before it is used"),
+            ("v3_peak_row_shape", {"devices": [dict(good, device=0, sites=[[sd["id"]]])]},
+             r"peak_composition.devices\[0\].sites\[0\]: expected \[site, bytes\]"),
+            ("v3_peak_negative", {"process": dict(good, bytes=-1)},
+             r"peak_composition.process.bytes: negative value -1"),
+            ("v3_peak_not_object", {"devices": [7]},
+             r"peak_composition.devices\[0\]: expected an object, got integer"),
+            ("v3_peak_too_many", {"process": dict(good, sites=[[sd["id"], 1]] * 65)},
+             r"peak_composition.process.sites: more than 64 sites")]:
+        s = json.loads(lines[comp_i]); s["peak_composition"] = pc
+        add(name, with_line(comp_i, s), comp_i + 1, pat)
     l = list(lines)   # the same id again for another stack
     l.insert(site_i + 1, json.dumps(dict(sd, device=1), separators=(",", ":")))
     add("v3_site_twice", ("\n".join(l) + "\n").encode(), site_i + 2,

@@ -123,6 +123,12 @@ with open(v1, "w") as fh:
 
 a, b = report(files[0]), report(v1)
 pa, pb = a["processes"][0], b["processes"][0]
+# the peak compositions name sites by the ids of "site" records, which version 1 has
+# not: the copy cannot carry them (checked against the records by e2e_peak_composition)
+for p_ in (pa, pb):
+    p_.pop("peak_composition", None)
+    for d_ in p_.get("devices", []):
+        d_.pop("peak_composition", None)
 for key in sorted(set(pa) | set(pb)):
     if key in ("file", "path", "files"):
         continue

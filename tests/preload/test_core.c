@@ -9,6 +9,7 @@
 #include "vt_encode.h"
 #include "vt_core.h"
 #include "vt_core_fast.h"
+#include "vt_core_internal.h"   /* vt__peak_after_fork: the compositions of earlier tests */
 #include "vt_log.h"
 #include "vt_mem.h"
 #include "vt_ring.h"
@@ -845,6 +846,11 @@ static void test_writer(void)
     snprintf(vt__config.output, sizeof vt__config.output, "%s/out/sub", dir);
     vt__config.interval_ms = 0;
     vt__config.signal = 0;
+    /* the peak compositions of the tests before name their sites, which the file
+     * would then define: this file's checks count the sites of this test only */
+    vt__lock();
+    vt__peak_after_fork();
+    vt__unlock();
     vt_alloc_info a = A(0xabc000, 4096, VT_KIND_DEVICE, 0, capture_a());
     vt_core_alloc(&a);
     vt_core_set_meminfo(0, 1000, 2000);
@@ -1490,6 +1496,64 @@ static void test_log_controls(void)
     CHECK(!strcmp(buf, "vramtrace: possible leak: f?]0;t??[2J??FAKE?\xc3\xa9|?|??|???|?|??|\xf0\x9f\x98\x80 growing\n"));
 }
 
+/* What was live at the peak (vt_peak.c): 20 sites on a device not used before, each
+ * rise over 1 % (so each is copied); the 16 largest named, the rest summed; a buffer
+ * allocated and freed at once stays in the composition at its size; the process's
+ * composition counts every device. */
+static void test_peak_composition(void)
+{
+    const uint64_t G = 1ull << 30;
+    const uint64_t base = 0x7000000000ull;
+    vt_peak_comp pc;
+    CHECK_EQ_INT(vt_core_peak_sites(5, &pc), 0);   /* nothing on device 5 yet */
+    CHECK_EQ_U64(pc.gen, 0);
+    for (int i = 0; i < 20; i++) {
+        vt_alloc_info a = A(base + (uint64_t)i * 0x1000, (uint64_t)(i + 1) * G, VT_KIND_DEVICE, 5, 3000 + i);
+        CHECK_EQ_INT(vt_core_alloc(&a), 0);
+    }
+    CHECK_EQ_INT(vt_core_peak_sites(5, &pc), 1);
+    CHECK_EQ_INT(pc.device, 5);
+    CHECK_EQ_U64(pc.bytes, 210 * G);
+    CHECK_EQ_U64(pc.n, VT_PEAK_TOP);
+    CHECK_EQ_U64(pc.top[0].bytes, 20 * G);
+    CHECK_EQ_U64(pc.top[0].stack, 3019);
+    CHECK_EQ_U64(pc.top[15].bytes, 5 * G);
+    CHECK_EQ_U64(pc.other_bytes, 10 * G);       /* 1 + 2 + 3 + 4 GiB */
+    CHECK_EQ_U64(pc.other_sites, 4);
+    /* a temporary makes the peak, then is gone */
+    vt_alloc_info tmp = A(base + 0x100000, 100 * G, VT_KIND_DEVICE, 5, 4000);
+    CHECK_EQ_INT(vt_core_alloc(&tmp), 0);
+    vt_taken t;
+    CHECK_EQ_INT(vt_core_take(tmp.addr, 0, &t), 1); vt_core_commit(&t);
+    CHECK_EQ_INT(vt_core_peak_sites(5, &pc), 1);
+    CHECK_EQ_U64(pc.bytes, 310 * G);
+    CHECK_EQ_U64(pc.top[0].stack, 4000);
+    CHECK_EQ_U64(pc.top[0].bytes, 100 * G);
+    CHECK_EQ_U64(pc.other_bytes, 15 * G);       /* 5 GiB moved to "other" */
+    uint64_t sum = pc.other_bytes;
+    for (uint32_t i = 0; i < pc.n; i++) sum += pc.top[i].bytes;
+    CHECK_EQ_U64(sum, pc.bytes);
+    /* the process's: at least this device's bytes, on every device */
+    CHECK_EQ_INT(vt_core_peak_sites(VT_PEAK_PROCESS, &pc), 1);
+    CHECK_EQ_INT(pc.device, VT_PEAK_PROCESS);
+    CHECK(pc.bytes >= 310 * G);
+    CHECK_EQ_U64(pc.top[0].stack, 4000);
+    /* a collection carries them: the process's first */
+    vt_collect c;
+    CHECK_EQ_INT(vt_core_collect(&c, 0, 5), 0);
+    CHECK(c.n_peaks >= 2 && c.peaks[0].device == VT_PEAK_PROCESS);
+    int found = 0;
+    for (size_t i = 0; i < c.n_peaks; i++) found |= c.peaks[i].device == 5 && c.peaks[i].bytes == 310 * G;
+    CHECK(found);
+    vt_collect_free(&c);
+    for (int i = 0; i < 20; i++) {
+        CHECK_EQ_INT(vt_core_take(base + (uint64_t)i * 0x1000, 0, &t), 1);
+        vt_core_commit(&t);
+    }
+    CHECK_EQ_INT(vt_core_peak_sites(5, &pc), 1);   /* kept after the frees */
+    CHECK_EQ_U64(pc.bytes, 310 * G);
+}
+
 int main(void)
 {
     test_log_controls();
@@ -1518,5 +1582,6 @@ int main(void)
     test_chunked_rows();
     test_writer_drains_while_held();
     test_writer_step_not_waiting();
+    test_peak_composition();
     TEST_DONE();
 }

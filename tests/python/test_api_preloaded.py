@@ -25,6 +25,12 @@ with vramtrace.scope() as s:
         out["nested_refused"] = True
 out["scope_leaked"] = s.leaked_bytes
 out["peak"] = vramtrace.peak_bytes()
+# what was live at the peak: a 4 MiB buffer that lives only here makes it
+big = alloc(4 * MiB)
+free(big)
+pk = vramtrace.peak()
+out["peak_comp"] = [pk.peak_bytes, pk.step, [s[1] for s in pk.sites], [type(s[0]).__name__ for s in pk.sites]]
+out["peak_comp_dev0"] = vramtrace.peak(0).peak_bytes
 out["snapshot_rc"] = vramtrace.snapshot("python says hi")
 
 # A fake torch, as if the program had imported PyTorch with CUDA up.
@@ -72,6 +78,10 @@ def test_api_under_the_tracer(tmp_path, traced_env):
     assert out.get("nested_refused") is True
     assert out["peak"] == 6 * MiB          # 1 + 3 + 2 live at once
     assert out["snapshot_rc"] == 0
+    # b (3 MiB) and the 4 MiB buffer freed at once: the composition keeps it
+    assert out["peak_comp"][0] == 7 * MiB and out["peak_comp"][2] == [4 * MiB, 3 * MiB]
+    assert out["peak_comp"][3] == ["int", "int"] and out["peak_comp"][1] == 1
+    assert out["peak_comp_dev0"] == 7 * MiB
     snaps = [r for r in records(tmp_path) if r["t"] == "snapshot"]
     manual = [r for r in snaps if r["trigger"] == "manual"]
     assert [r["label"] for r in manual] == ["python says hi"]
@@ -91,5 +101,5 @@ def test_api_without_the_tracer(tmp_path, plain_env):
     out, _ = run_script(tmp_path, plain_env)
     assert out == {"enabled": False, "live_after_1MiB": 0, "live_dev0": 0,
                    "nested_refused": True, "scope_leaked": 0, "peak": 0, "snapshot_rc": 0,
-                   "has_annotate": False}
+                   "has_annotate": False, "peak_comp": [0, 0, [], []], "peak_comp_dev0": 0}
     assert not (tmp_path / "vt-out").exists()
