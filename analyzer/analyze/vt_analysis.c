@@ -11,6 +11,7 @@
 #include "vt_format.h"
 #include "vt_pyview.h"
 #include "vt_fold.h"
+#include "vt_slots.h"
 #include "vt_symbolize.h"
 #include "vt_util.h"
 
@@ -110,9 +111,14 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
 {
     memset(pr, 0, sizeof *pr);
     pr->p = p;
-    size_t n = p->nsteps;
-    pr->warmup = warmup < 0 ? vt_auto_warmup(n) : (size_t)warmup;
+    size_t n = p->nsteps;   /* slots (vt_slots.h); steps when unbucketed */
+    /* the warm-up is a number of steps; the series skip the slots that cover it */
+    uint64_t wsteps = warmup < 0 ? vt_auto_warmup(p->nsteps_real > SIZE_MAX ? SIZE_MAX : (size_t)p->nsteps_real)
+                                 : (uint64_t)warmup;
+    pr->warmup = vt_slots_for_steps(p, wsteps);
     if (n && pr->warmup > n - 1) pr->warmup = n - 1;
+    pr->warmup_steps = vt_steps_before_slot(p, pr->warmup);
+    if (!n) pr->warmup = pr->warmup_steps = wsteps;   /* nothing to skip: as asked */
     vt_rsite **all = vt_xmalloc((p->nsites ? p->nsites : 1) * sizeof *all);
     size_t na = 0;
     vt_rsite *s, *t;
@@ -166,7 +172,7 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
             sc.n = cut + 1;
             vt_site_stats st;
             long wc = (long)pr->warmup;
-            if (warmup < 0 && cut + 1 < pr->warmup + 4)
+            if (warmup < 0 && cut + 1 < pr->warmup + 4)   /* with slots: the automatic warm-up of that many slots */
                 wc = -1;
             vt_classify(&sc, wc, &st);
             if (st.verdict == VT_LEAK) {
@@ -183,7 +189,7 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
             memcpy(r->curve, live, n * sizeof *live);
             for (size_t d = 0; d < p->ndevices; d++)
                 if (p->devices[d].device == r->device && p->devices[d].has_mem)
-                    r->exhaustion_step = vt_exhaustion_step(p->steps[n - 1], p->devices[d].free_bytes, r->st.slope);
+                    r->exhaustion_step = vt_exhaustion_step(p->last_step, p->devices[d].free_bytes, r->st.slope);
             if (r->oom_cut_step >= 0)
                 r->exhaustion_step = r->oom_cut_step;   /* it did run out there */
         }
@@ -422,7 +428,7 @@ int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev)
     if (!p->nsteps) return -1;
     for (size_t d = 0; d < p->ndevices; d++)
         if (p->devices[d].device == dev && p->devices[d].has_mem)
-            return vt_exhaustion_step(p->steps[p->nsteps - 1], p->devices[d].free_bytes, vt_device_leak_rate(pr, dev));
+            return vt_exhaustion_step(p->last_step, p->devices[d].free_bytes, vt_device_leak_rate(pr, dev));
     return -1;
 }
 

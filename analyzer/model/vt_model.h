@@ -10,7 +10,9 @@
  *   - one vt_rsite per (raw stack id, kind, device) with its step series stored
  *     run-length encoded (vt_point: a value holds from its step until the next
  *     point), 24 bytes per change;
- *   - per step only the step number and the process's total live bytes;
+ *   - per step slot (vt_slots.h: at most a fixed number per process, each
+ *     covering a range of steps once a run has more steps than that) only its
+ *     first step number, the process's total live bytes and the time;
  *   - per device the last and extreme values; per OOM its forensics
  *     (vt_oom.c), computed from the record's live list while it is folded, which
  *     is then dropped;
@@ -95,12 +97,14 @@ typedef struct vt_rawstack {
     UT_hash_handle hh;
 } vt_rawstack;
 
-/* One change of a site's step series. */
+/* One change of a site's step series (per slot, vt_slots.h; a slot of one step
+ * holds that step's values). */
 typedef struct vt_point {
-    uint32_t step;              /* step index from which the values hold */
-    uint32_t nfree;             /* frees made by the site during that step (saturating) */
-    uint64_t live;              /* live bytes at the step's last snapshot (0 if absent) */
-    uint64_t peak;              /* highest live bytes seen during the step */
+    uint32_t step;              /* step (slot) index from which the values hold */
+    uint32_t nfree;             /* frees made by the site during the slot's steps (saturating) */
+    uint64_t live;              /* live bytes at the step's last snapshot (0 if absent); a slot:
+                                   the least over its steps */
+    uint64_t peak;              /* highest live bytes seen during the slot's steps */
 } vt_point;
 
 typedef struct vt_site_key {
@@ -123,8 +127,8 @@ typedef struct vt_rsite {
     uint64_t snap_mark;         /* snapshot ordinal of snap_* values */
     uint64_t snap_live, snap_peak, snap_free_total;
     uint64_t free_total;        /* cumulative frees as last written */
-    uint32_t step_mark;         /* step index + 1 when in the step's touched list */
-    uint32_t closed_mark;       /* step index + 1 when closed for that step */
+    uint64_t step_mark;         /* vt_process.nsteps_real of the step whose touched list holds it */
+    uint64_t closed_mark;       /* vt_process.nsteps_real of the last step closed for it */
     uint64_t step_seen_snap;    /* last snapshot ordinal in which it appeared */
     uint64_t step_live, step_peak;
     uint32_t step_nfree;
@@ -320,9 +324,17 @@ typedef struct vt_process {
     vt_rawstack *rawstacks;
     vt_rsite *sites;            /* hash of all sites */
     size_t nsites;
-    uint64_t *steps; size_t nsteps, capsteps;       /* step numbers, increasing */
-    uint64_t *step_total; size_t captotal;           /* total live bytes at each step's last snapshot */
-    uint64_t *step_time; size_t captime;             /* time_ns of each step's last snapshot (0 unknown) */
+    /* step slots (vt_slots.h): at most vt_slot_limit() of them; a "step index" is a
+     * slot index. Unbucketed (slot_width 1) a slot is one step. */
+    uint64_t *steps; size_t nsteps, capsteps;       /* each slot's first step number, increasing */
+    uint64_t *step_total; size_t captotal;           /* total live bytes at the last snapshot of each
+                                                        slot's last step */
+    uint64_t *step_time; size_t captime;             /* time_ns of that snapshot (0 unknown) */
+    uint64_t slot_width;        /* steps per slot (every slot but the last holds exactly this many);
+                                   0 before the first step, then 1, doubled by vt_slots_coarsen */
+    uint64_t nsteps_real;       /* steps folded: the slots' steps summed */
+    uint64_t last_step;         /* the last folded step's number (valid when nsteps_real > 0) */
+    uint64_t total_max;         /* the largest total live bytes at a step's last snapshot */
     vt_alloc_list *alists; size_t nalists, capalists; /* live lists, oldest first (keep_allocs only) */
     vt_device *devices; size_t ndevices, capdevices;
     vt_oom *ooms; size_t nooms, capooms;
@@ -335,11 +347,15 @@ typedef struct vt_process {
     uint64_t unfreed_exit_bytes;
     uint64_t peak_bytes;        /* sum over devices of peak_max */
     int torn_tail;              /* a torn last line was ignored */
-    /* loading scratch of vt_fold.c: sites touched in the current step, sites
-     * non-zero at the end of the previous one, the last series snapshot's ordinal */
+    /* loading scratch of vt_fold.c: sites touched in the current step, sites whose
+     * series is non-zero in the current slot, the last series snapshot's ordinal,
+     * whether the current step opened its slot, the slot limit (vt_slot_limit);
+     * touched and active are freed by vt_fold_finish */
     vt_rsite **touched; size_t ntouched, captouched;
     vt_rsite **active; size_t nactive, capactive;
     uint64_t last_series_snap;
+    int step_fresh;
+    size_t slot_limit;
 } vt_process;
 
 typedef struct vt_runset {
@@ -355,8 +371,8 @@ typedef struct vt_runset {
     char first_skipped[1200];   /* the first one's "file:line: what" */
 } vt_runset;
 
-/* Live bytes of site s at step index i (expanding the run-length series). Points
- * must be visited in order: use vt_rsite_expand for whole series. */
+/* Site s's series expanded to nsteps dense slots (run-length points in order);
+ * any of live, peak, nfree may be NULL. */
 void vt_rsite_expand(const vt_rsite *s, size_t nsteps, uint64_t *live, uint64_t *peak, uint32_t *nfree);
 
 /* Device entry for number dev, created on first use. */

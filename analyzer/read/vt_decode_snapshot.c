@@ -526,9 +526,9 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
         rd_ipc(r, json_object_get(o, "imports"), "imports", 1) < 0)
         return -1;
     rec->is_exit = unfreed || strcmp(rec->trigger, VT_TRIGGER_EXIT) == 0;
-    if (!rec->is_exit && p->nsteps && rec->step < p->steps[p->nsteps - 1])
+    if (!rec->is_exit && p->nsteps_real && rec->step < p->last_step)
         return vt_rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",
-                          (unsigned long long)rec->step, (unsigned long long)p->steps[p->nsteps - 1]);
+                          (unsigned long long)rec->step, (unsigned long long)p->last_step);
 
     size_t newkeys = 0;
     for (size_t i = 0; i < rec->nan; i++) {

@@ -147,9 +147,13 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     char *file_shown = vt_xdisplay(p->file);
     fprintf(f, "   %ssnapshots %s%s\n", dim, file_shown, off);
     free(file_shown);
-    fprintf(f, "   %zu step%s (%s), warm-up %zu   peak %s   unfreed at exit %s",
-            p->nsteps, p->nsteps == 1 ? "" : "s", p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
-            pr->warmup, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
+    char bk[96] = "";
+    if (p->slot_width > 1)   /* the series were kept in buckets of steps (vt_slots.h) */
+        snprintf(bk, sizeof bk, ", in %zu buckets of %" PRIu64, p->nsteps, p->slot_width);
+    fprintf(f, "   %" PRIu64 " step%s%s (%s), warm-up %" PRIu64 "   peak %s   unfreed at exit %s",
+            p->nsteps_real, p->nsteps_real == 1 ? "" : "s", bk,
+            p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
+            pr->warmup_steps, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
             p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown (no exit record)");
     if (p->exited && pr->unfreed_sites) fprintf(f, " in %zu site%s", pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
     /* a site that never held memory (every call of it failed, e.g. a too-large probe
@@ -188,7 +192,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         size_t w = r->st.warmup < p->nsteps ? r->st.warmup : p->nsteps - 1;
         fprintf(f, "    %s  %s at step %" PRIu64 " (after warm-up) .. %s at step %" PRIu64 "\n",
                 vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_start, b2, sizeof b2),
-                p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->steps[p->nsteps - 1]);
+                p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->last_step);
         if (r->oom_cut_step >= 0)
             fprintf(f, "    grew until its own allocation failed with out-of-memory at step %" PRId64
                     " (device %d ran out)\n", r->oom_cut_step, r->device);

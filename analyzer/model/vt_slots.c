@@ -1,0 +1,109 @@
+/* vt_slots.c — step slots (contract in vt_slots.h).
+ *
+ * Design: a site's series is run-length encoded over slots (vt_point.step is a
+ * slot index), so merging pairs of slots walks each site's points once: the
+ * merged value of new slot j depends only on the old values at 2j and 2j+1,
+ * which can differ from those of new slot j-1 only where an old point lies in
+ * 2j-1 .. 2j+1; those are the only new slots evaluated. Coarsening happens once
+ * per doubling of the width, so its cost per folded step stays constant.
+ */
+#include "vt_slots.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_util.h"
+
+size_t vt_slot_limit(void)
+{
+    const char *e = getenv(VT_SLOTS_ENV);
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end && v >= 4 && v <= (1ull << 30)) return (size_t)(v & ~1ull);
+    }
+    return VT_SLOTS_DEFAULT;
+}
+
+static uint64_t width_of(const vt_process *p)
+{
+    return p->slot_width ? p->slot_width : 1;
+}
+
+uint64_t vt_slot_steps(const vt_process *p, size_t i)
+{
+    uint64_t w = width_of(p);
+    if (i + 1 < p->nsteps) return w;
+    return p->nsteps_real - w * (uint64_t)(p->nsteps - 1);
+}
+
+uint64_t vt_steps_before_slot(const vt_process *p, size_t i)
+{
+    if (i >= p->nsteps) return p->nsteps_real;
+    return (uint64_t)i * width_of(p);
+}
+
+size_t vt_slots_for_steps(const vt_process *p, uint64_t nsteps)
+{
+    uint64_t w = width_of(p), k = nsteps / w + (nsteps % w != 0);
+    return k < p->nsteps ? (size_t)k : p->nsteps;
+}
+
+/* The value of an old slot: the last point at or before it. *next counts the
+ * points at or before the slots asked so far (it only moves forward). */
+static vt_point value_at(const vt_rsite *s, size_t *next, uint64_t slot)
+{
+    while (*next < s->npts && s->pts[*next].step <= slot) ++*next;
+    return *next ? s->pts[*next - 1] : (vt_point){0};
+}
+
+static vt_point merge(vt_point a, vt_point b)
+{
+    vt_point m = {0};
+    m.live = a.live < b.live ? a.live : b.live;
+    m.peak = a.peak > b.peak ? a.peak : b.peak;
+    m.nfree = a.nfree > UINT32_MAX - b.nfree ? UINT32_MAX : a.nfree + b.nfree;
+    return m;
+}
+
+static void coarsen_series(vt_rsite *s, size_t m)
+{
+    if (!s->npts) return;
+    vt_point *out = vt_xmalloc((2 * (size_t)s->npts + 1) * sizeof *out);
+    size_t no = 0, next = 0;
+    uint64_t done = 0;   /* new slots below it are evaluated */
+    for (uint32_t q = 0; q < s->npts; q++) {
+        uint64_t c[2] = {s->pts[q].step / 2, s->pts[q].step / 2 + 1};
+        int nc = (s->pts[q].step & 1) ? 2 : 1;
+        for (int t = 0; t < nc; t++) {
+            uint64_t j = c[t];
+            if (j < done || j >= m) continue;
+            done = j + 1;
+            vt_point a = value_at(s, &next, 2 * j), b = value_at(s, &next, 2 * j + 1);
+            vt_point v = merge(a, b);
+            v.step = (uint32_t)j;
+            if (no ? (out[no - 1].live == v.live && out[no - 1].peak == v.peak && out[no - 1].nfree == v.nfree)
+                   : (!v.live && !v.peak && !v.nfree))
+                continue;
+            out[no++] = v;
+        }
+    }
+    free(s->pts);
+    s->pts = no ? vt_xrealloc(out, no * sizeof *out) : NULL;
+    if (!no) free(out);
+    s->npts = s->cap = (uint32_t)no;
+}
+
+void vt_slots_coarsen(vt_process *p)
+{
+    size_t m = p->nsteps / 2;
+    for (size_t j = 0; j < m; j++) {
+        p->steps[j] = p->steps[2 * j];
+        p->step_total[j] = p->step_total[2 * j + 1];
+        p->step_time[j] = p->step_time[2 * j + 1];
+    }
+    p->nsteps = m;
+    p->slot_width = width_of(p) * 2;
+    vt_rsite *s, *t;
+    HASH_ITER(hh, p->sites, s, t) coarsen_series(s, m);
+}
