@@ -158,7 +158,8 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
             r->unfreed_exit = sat_add(r->unfreed_exit, all[k]->unfreed_exit);
             member_peak = sat_add(member_peak, all[k]->peak_bytes);
         }
-        vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n};
+        vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n,
+                        .bucketed = p->slot_width > 1};
         vt_classify(&se, (long)pr->warmup, &r->st);
         r->oom_cut_step = -1;
         size_t cut = r->st.verdict == VT_LEAK ? n : oom_cut_index(p, all, i, j, live, n);

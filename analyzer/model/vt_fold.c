@@ -135,17 +135,21 @@ static void append_point(vt_rsite *s, uint32_t step, uint64_t live, uint64_t pea
 }
 
 /* Puts one step's values of s into slot si: alone when the step opened the slot,
- * else merged with the slot's values so far (vt_slots.h). 1 when the slot's
- * values are not all zero. */
-static int put_step(vt_rsite *s, uint32_t si, int fresh, uint64_t live, uint64_t peak, uint32_t nfree)
+ * else merged with the slot's values so far (vt_slots.h: live the least, peak the
+ * most, nfree the sum of frees and give-backs). 1 when the slot's values are not
+ * all zero. */
+static int put_step(const vt_process *p, vt_rsite *s, uint32_t si, int fresh, uint64_t live, uint64_t peak,
+                    uint32_t nfree)
 {
-    if (!fresh && s->npts) {
-        const vt_point *c = &s->pts[s->npts - 1];   /* holds for si: points are at or before it */
-        if (c->live < live) live = c->live;
-        if (c->peak > peak) peak = c->peak;
-        nfree = c->nfree > UINT32_MAX - nfree ? UINT32_MAX : c->nfree + nfree;
-    } else if (!fresh) {
-        live = 0;   /* the slot's earlier steps had nothing of it */
+    if (p->slot_width > 1) {   /* give-backs inside a slot count as frees (vt_slots.h) */
+        uint64_t n = (uint64_t)nfree + (peak > live);
+        if (!fresh) {
+            vt_point c = s->npts ? s->pts[s->npts - 1] : (vt_point){0};   /* holds for si */
+            n += (uint64_t)c.nfree + (c.peak > live);
+            if (c.live < live) live = c.live;
+            if (c.peak > peak) peak = c.peak;
+        }
+        nfree = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
     }
     append_point(s, si, live, peak, nfree);
     return live || peak || nfree;
@@ -163,14 +167,14 @@ static void close_step(vt_process *p)
     for (size_t i = 0; i < p->ntouched; i++) {
         vt_rsite *s = p->touched[i];
         uint64_t live = s->step_seen_snap == p->last_series_snap ? s->step_live : 0;
-        if (put_step(s, si, fresh, live, s->step_peak, s->step_nfree)) VT_PUSH(nact, nnact, capnact, s);
+        if (put_step(p, s, si, fresh, live, s->step_peak, s->step_nfree)) VT_PUSH(nact, nnact, capnact, s);
         s->closed_mark = mark;
         s->last_live = live;
     }
     for (size_t i = 0; i < p->nactive; i++) {
         vt_rsite *s = p->active[i];
         if (s->closed_mark == mark) continue;
-        if (put_step(s, si, fresh, 0, 0, 0)) VT_PUSH(nact, nnact, capnact, s);
+        if (put_step(p, s, si, fresh, 0, 0, 0)) VT_PUSH(nact, nnact, capnact, s);
         s->closed_mark = mark;
         s->last_live = 0;
     }

@@ -57,16 +57,20 @@ static vt_point value_at(const vt_rsite *s, size_t *next, uint64_t slot)
     return *next ? s->pts[*next - 1] : (vt_point){0};
 }
 
-static vt_point merge(vt_point a, vt_point b)
+/* Slots a then b as one; single_steps: each holds one step (its peak above its
+ * live is then a give-back of its own, counted here). */
+static vt_point merge(vt_point a, vt_point b, int single_steps)
 {
     vt_point m = {0};
     m.live = a.live < b.live ? a.live : b.live;
     m.peak = a.peak > b.peak ? a.peak : b.peak;
-    m.nfree = a.nfree > UINT32_MAX - b.nfree ? UINT32_MAX : a.nfree + b.nfree;
+    uint64_t n = (uint64_t)a.nfree + b.nfree + (a.peak > b.live);
+    if (single_steps) n += (a.peak > a.live) + (b.peak > b.live);
+    m.nfree = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
     return m;
 }
 
-static void coarsen_series(vt_rsite *s, size_t m)
+static void coarsen_series(vt_rsite *s, size_t m, int single_steps)
 {
     if (!s->npts) return;
     vt_point *out = vt_xmalloc((2 * (size_t)s->npts + 1) * sizeof *out);
@@ -80,7 +84,7 @@ static void coarsen_series(vt_rsite *s, size_t m)
             if (j < done || j >= m) continue;
             done = j + 1;
             vt_point a = value_at(s, &next, 2 * j), b = value_at(s, &next, 2 * j + 1);
-            vt_point v = merge(a, b);
+            vt_point v = merge(a, b, single_steps);
             v.step = (uint32_t)j;
             if (no ? (out[no - 1].live == v.live && out[no - 1].peak == v.peak && out[no - 1].nfree == v.nfree)
                    : (!v.live && !v.peak && !v.nfree))
@@ -102,8 +106,9 @@ void vt_slots_coarsen(vt_process *p)
         p->step_total[j] = p->step_total[2 * j + 1];
         p->step_time[j] = p->step_time[2 * j + 1];
     }
+    int single = width_of(p) == 1;
     p->nsteps = m;
     p->slot_width = width_of(p) * 2;
     vt_rsite *s, *t;
-    HASH_ITER(hh, p->sites, s, t) coarsen_series(s, m);
+    HASH_ITER(hh, p->sites, s, t) coarsen_series(s, m, single);
 }
