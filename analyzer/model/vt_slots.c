@@ -57,20 +57,21 @@ static vt_point value_at(const vt_rsite *s, size_t *next, uint64_t slot)
     return *next ? s->pts[*next - 1] : (vt_point){0};
 }
 
-/* Slots a then b as one; single_steps: each holds one step (its peak above its
- * live is then a give-back of its own, counted here). */
-static vt_point merge(vt_point a, vt_point b, int single_steps)
+/* Slots a then b (when have_b) as one; single_steps: each holds one step (its peak
+ * above its live is then a give-back of its own, counted here). */
+static vt_point merge(vt_point a, vt_point b, int have_b, int single_steps)
 {
+    if (!have_b) b = a;
     vt_point m = {0};
     m.live = a.live < b.live ? a.live : b.live;
     m.peak = a.peak > b.peak ? a.peak : b.peak;
-    uint64_t n = (uint64_t)a.nfree + b.nfree + (a.peak > b.live);
-    if (single_steps) n += (a.peak > a.live) + (b.peak > b.live);
+    uint64_t n = (uint64_t)a.nfree + (have_b ? (uint64_t)b.nfree + (a.peak > b.live) : 0);
+    if (single_steps) n += (a.peak > a.live) + (have_b && b.peak > b.live);
     m.nfree = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
     return m;
 }
 
-static void coarsen_series(vt_rsite *s, size_t m, int single_steps)
+static void coarsen_series(vt_rsite *s, size_t n, size_t m, int single_steps)
 {
     if (!s->npts) return;
     vt_point *out = vt_xmalloc((2 * (size_t)s->npts + 1) * sizeof *out);
@@ -83,8 +84,9 @@ static void coarsen_series(vt_rsite *s, size_t m, int single_steps)
             uint64_t j = c[t];
             if (j < done || j >= m) continue;
             done = j + 1;
-            vt_point a = value_at(s, &next, 2 * j), b = value_at(s, &next, 2 * j + 1);
-            vt_point v = merge(a, b, single_steps);
+            int have_b = 2 * j + 1 < n;
+            vt_point a = value_at(s, &next, 2 * j), b = have_b ? value_at(s, &next, 2 * j + 1) : a;
+            vt_point v = merge(a, b, have_b, single_steps);
             v.step = (uint32_t)j;
             if (no ? (out[no - 1].live == v.live && out[no - 1].peak == v.peak && out[no - 1].nfree == v.nfree)
                    : (!v.live && !v.peak && !v.nfree))
@@ -100,15 +102,50 @@ static void coarsen_series(vt_rsite *s, size_t m, int single_steps)
 
 void vt_slots_coarsen(vt_process *p)
 {
-    size_t m = p->nsteps / 2;
+    size_t n = p->nsteps, m = (n + 1) / 2;
     for (size_t j = 0; j < m; j++) {
+        size_t last = 2 * j + 1 < n ? 2 * j + 1 : 2 * j;
         p->steps[j] = p->steps[2 * j];
-        p->step_total[j] = p->step_total[2 * j + 1];
-        p->step_time[j] = p->step_time[2 * j + 1];
+        p->step_total[j] = p->step_total[last];
+        p->step_time[j] = p->step_time[last];
     }
     int single = width_of(p) == 1;
     p->nsteps = m;
     p->slot_width = width_of(p) * 2;
     vt_rsite *s, *t;
-    HASH_ITER(hh, p->sites, s, t) coarsen_series(s, m, single);
+    HASH_ITER(hh, p->sites, s, t) coarsen_series(s, n, m, single);
+}
+
+size_t vt_process_points(const vt_process *p)
+{
+    size_t n = 0;
+    for (const vt_rsite *s = p->sites; s; s = s->hh.next) n += s->npts;
+    return n;
+}
+
+size_t vt_points_budget(void)
+{
+    const char *e = getenv(VT_POINTS_ENV);
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end && v >= 1) return (size_t)v;
+    }
+    return VT_POINTS_DEFAULT;
+}
+
+void vt_slots_fit(vt_process **procs, size_t n, size_t budget)
+{
+    size_t *pts = vt_xmalloc((n ? n : 1) * sizeof *pts), total = 0;
+    for (size_t i = 0; i < n; i++) total += pts[i] = vt_process_points(procs[i]);
+    while (total > budget) {
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (procs[i]->nsteps > VT_SLOTS_MIN && (best == n || pts[i] > pts[best])) best = i;
+        if (best == n || !pts[best]) break;
+        vt_slots_coarsen(procs[best]);
+        total -= pts[best];
+        total += pts[best] = vt_process_points(procs[best]);
+    }
+    free(pts);
 }

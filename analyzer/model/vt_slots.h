@@ -48,8 +48,24 @@ size_t vt_slots_for_steps(const vt_process *p, uint64_t nsteps);
 /* Steps folded into the slots before slot i (i <= p->nsteps). */
 uint64_t vt_steps_before_slot(const vt_process *p, size_t i);
 
-/* Merges adjacent pairs of p's slots (p->nsteps must be even, every slot full):
- * the slot arrays and every site's series; doubles p->slot_width. */
+/* Merges adjacent pairs of p's slots (the last one alone when their number is
+ * odd): the slot arrays and every site's series; doubles p->slot_width. Not while
+ * a step is open (the fold calls it between steps, when every slot is full). */
 void vt_slots_coarsen(vt_process *p);
+
+/* The series points of a run set together stay under a budget: after a file is
+ * folded, the process with the most points is coarsened (vt_slots_coarsen) until
+ * the loaded processes' points sum to at most the budget, or none has more than
+ * VT_SLOTS_MIN slots left. 24 bytes a point: the default is 96 MiB of series. */
+#define VT_POINTS_DEFAULT ((size_t)4 << 20)
+#define VT_POINTS_ENV "VRAMTRACE_ANALYZER_POINTS"   /* a number >= 1 overrides it (tests) */
+#define VT_SLOTS_MIN 64
+
+/* Points of every site's series of p. */
+size_t vt_process_points(const vt_process *p);
+/* VT_POINTS_ENV, else VT_POINTS_DEFAULT. */
+size_t vt_points_budget(void);
+/* Coarsens procs[0..n) until their points fit budget (see above). */
+void vt_slots_fit(vt_process **procs, size_t n, size_t budget);
 
 #endif /* VT_SLOTS_H */

@@ -35,8 +35,12 @@ typedef struct vt_site_def {
     int64_t id;
     vt_site_key key;
     vt_stack *canon;
+    vt_rsite *site;             /* its vt_rsite, once a row named it (vt_process_site) */
     UT_hash_handle hh;
 } vt_site_def;
+
+/* Site ids below this are also found by index (vt_rd.sdef_by_id). */
+#define VT_SDEF_DIRECT (1 << 20)
 
 /* The decoder's state for one file. */
 typedef struct vt_rd {
@@ -52,6 +56,8 @@ typedef struct vt_rd {
     vt_site_def *sdefs;         /* v3: "site" records by id (memory grows with the definitions a
                                    file has, not with the ids it names) */
     vt_site_def *sdef_last;     /* v3: the last one looked up (rows of one site come in runs) */
+    vt_site_def **sdef_by_id;   /* v3: the same by id for ids below VT_SDEF_DIRECT (NULL: none) */
+    size_t nsdef_by_id;
     vt_jarena arena;            /* jansson memory of the current line (vt_jarena.h) */
     char e[300];                /* message scratch for the vt_j* getters */
 } vt_rd;

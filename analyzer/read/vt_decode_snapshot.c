@@ -104,7 +104,8 @@ static int rd_site_row3(vt_rd *r, const json_t *a, size_t i, vt_rec_site *e, int
     int bad = vt_ji64(json_array_get(a, 0), &id, r->e, sizeof r->e);
     vt_site_def *d = r->sdef_last;
     if (!bad && (!d || d->id != id)) {
-        HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
+        if (id >= 0 && id < VT_SDEF_DIRECT && (uint64_t)id < r->nsdef_by_id) d = r->sdef_by_id[id];
+        else HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
         if (!d) {
             snprintf(r->e, sizeof r->e, "site %lld is not defined before it is used", (long long)id);
             bad = -1;
@@ -114,6 +115,8 @@ static int rd_site_row3(vt_rd *r, const json_t *a, size_t i, vt_rec_site *e, int
     if (bad) return vt_rd_fail(r, "sites[%zu][0] (site): %s", i, r->e);
     e->key = d->key;
     e->canon = d->canon;
+    if (!d->site) d->site = vt_process_site(r->p, &d->key, d->canon);
+    e->site = d->site;
     memset(e->row, 0, sizeof e->row);
     for (k = 1; k < (int)n; k++) {
         uint64_t *dst = &e->row[order3[k - 1] - VT_SITE_LIVE_BYTES];
@@ -451,7 +454,7 @@ static int rd_complete_sites(vt_rd *r, int delta)
     size_t nlisted = r->rec.nse;
     for (size_t i = 0; i < nlisted; i++) {
         vt_rec_site *e = &r->rec.se[i];
-        vt_rsite *s = vt_process_site(r->p, &e->key, e->canon);
+        vt_rsite *s = e->site ? e->site : vt_process_site(r->p, &e->key, e->canon);
         if (s->delta_mark == ord)
             return vt_rd_fail(r, "sites[%zu]: site (stack %lld, kind %s, device %d) is listed twice in one snapshot",
                            i, (long long)e->key.stack, vt_kind_name(e->key.kind), (int)e->key.device);

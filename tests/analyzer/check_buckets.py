@@ -17,7 +17,9 @@ Then reads it three times with `vramtrace report --format json`: unbucketed
 steps) and with the default limit, and checks that every site has the same
 verdict, every leak the same rate (exact for the constant ones, within 2 % for
 the slow one), the same step counts, first and last step, and that only the
-bucketed reads carry "step_buckets" and say so in the text report.
+bucketed reads carry "step_buckets" and say so in the text report. A fourth read
+keeps every step while loading and is then coarsened to fit a small points budget
+(VRAMTRACE_ANALYZER_POINTS), with the same checks.
 
 Usage: check_buckets.py VRAMTRACE WORKDIR [STEPS]
 """
@@ -103,8 +105,11 @@ def write(path, steps):
     out.close()
 
 
-def report(exe, folder, slots, fmt="json"):
+def report(exe, folder, slots, fmt="json", points=None):
     env = dict(os.environ, NO_COLOR="1", VRAMTRACE_NO_DWARF="1", VRAMTRACE_ANALYZER_SLOTS=str(slots))
+    env.pop("VRAMTRACE_ANALYZER_POINTS", None)
+    if points:
+        env["VRAMTRACE_ANALYZER_POINTS"] = str(points)
     r = subprocess.run([exe, "report", "--format", fmt, folder], capture_output=True, text=True, env=env)
     if not check(r.returncode in (0, 1), "slots %s: report exited %d: %s" % (slots, r.returncode, r.stderr[-500:])):
         return None
@@ -144,30 +149,33 @@ def main():
             "warm": "plateau"}
     for fn, v in want.items():
         check(fn in s0 and s0[fn]["verdict"] == v, "unbucketed: %s is %r, not %s" % (fn, s0.get(fn, {}).get("verdict"), v))
-    for slots in (64, 2048):
-        b = report(exe, folder, slots)
+    for slots, points in ((64, None), (2048, None), (1 << 20, 3000)):
+        b = report(exe, folder, slots, points=points)
         if b is None:
             continue
         p = b["processes"][0]
         sb = by_fn(p)
         bk = p.get("step_buckets")
-        if slots < steps:
+        if points:   # read step by step, then coarsened to fit the points budget
+            check(bk and 64 <= bk["count"] < steps // 2, "points %d: step_buckets %r" % (points, bk))
+            slots = "%d, points %d" % (slots, points)
+        elif slots < steps:
             check(bk and bk["count"] <= slots and bk["count"] * bk["width"] >= steps > (bk["count"] - 1) * bk["width"],
-                  "slots %d: step_buckets %r for %d steps" % (slots, bk, steps))
+                  "slots %s: step_buckets %r for %d steps" % (slots, bk, steps))
         else:
-            check(bk is None, "slots %d: step_buckets %r" % (slots, bk))
+            check(bk is None, "slots %s: step_buckets %r" % (slots, bk))
         for k in ("steps", "first_step", "last_step", "peak_bytes", "unfreed_at_exit_bytes"):
-            check(p[k] == p0[k], "slots %d: %s %r, unbucketed %r" % (slots, k, p[k], p0[k]))
+            check(p[k] == p0[k], "slots %s: %s %r, unbucketed %r" % (slots, k, p[k], p0[k]))
         for fn, s in s0.items():
             t = sb.get(fn)
-            if not check(t is not None, "slots %d: site %s missing" % (slots, fn)):
+            if not check(t is not None, "slots %s: site %s missing" % (slots, fn)):
                 continue
-            check(t["verdict"] == s["verdict"], "slots %d: %s is %s, unbucketed %s" % (slots, fn, t["verdict"], s["verdict"]))
+            check(t["verdict"] == s["verdict"], "slots %s: %s is %s, unbucketed %s" % (slots, fn, t["verdict"], s["verdict"]))
             if s["verdict"] == "leak":
                 r0, r1 = s["growth_bytes_per_step"], t["growth_bytes_per_step"]
                 tol = 0.02 if fn == "slow" else 1e-9
-                check(abs(r1 - r0) <= tol * abs(r0), "slots %d: %s rate %r, unbucketed %r" % (slots, fn, r1, r0))
-                print("slots %d: %s %s %.1f B/step (unbucketed %.1f)" % (slots, fn, t["verdict"], r1, r0))
+                check(abs(r1 - r0) <= tol * abs(r0), "slots %s: %s rate %r, unbucketed %r" % (slots, fn, r1, r0))
+                print("slots %s: %s %s %.1f B/step (unbucketed %.1f)" % (slots, fn, t["verdict"], r1, r0))
     txt = report(exe, folder, 64, fmt="text")
     if txt is not None:
         check(("%d steps, in " % steps) in txt and " buckets of " in txt, "text report does not say the steps were bucketed")
