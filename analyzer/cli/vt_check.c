@@ -120,7 +120,8 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
 
     /* oom */
     gt = gate_add(g, t, "oom");
-    uint64_t ooms = oom_calls > p->nooms ? oom_calls : p->nooms;
+    uint64_t kept = p->nooms + p->ooms_dropped;
+    uint64_t ooms = oom_calls > kept ? oom_calls : kept;
     if (ooms && !o->allow_oom) {
         f = gate_say(gt, VT_GATE_FAIL);
         fprintf(f, "%" PRIu64 " allocation%s failed with out-of-memory", ooms, ooms == 1 ? "" : "s");

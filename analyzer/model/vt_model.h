@@ -212,6 +212,7 @@ typedef struct vt_oom_site {
 } vt_oom_site;
 
 #define VT_OOM_TOP 5
+#define VT_MAX_OOMS 4096        /* OOM records kept per process; later ones are counted only */
 
 typedef struct vt_oom {
     uint64_t seq, step, time_ns;
@@ -337,7 +338,8 @@ typedef struct vt_process {
     uint64_t total_max;         /* the largest total live bytes at a step's last snapshot */
     vt_alloc_list *alists; size_t nalists, capalists; /* live lists, oldest first (keep_allocs only) */
     vt_device *devices; size_t ndevices, capdevices;
-    vt_oom *ooms; size_t nooms, capooms;
+    vt_oom *ooms; size_t nooms, capooms;                 /* the first VT_MAX_OOMS, in file order */
+    uint64_t ooms_dropped;                               /* OOM records past that cap (counted only) */
     uint64_t nsnapshots;        /* series snapshots (not exit) */
     uint64_t dropped_records;   /* max dropped_records written */
     int exited;                 /* an exit record was read */

@@ -56,8 +56,8 @@ void vt_slots_coarsen(vt_process *p);
 /* The series points of a run set together stay under a budget: after a file is
  * folded, the process with the most points is coarsened (vt_slots_coarsen) until
  * the loaded processes' points sum to at most the budget, or none has more than
- * VT_SLOTS_MIN slots left. 24 bytes a point: the default is 96 MiB of series. */
-#define VT_POINTS_DEFAULT ((size_t)4 << 20)
+ * VT_SLOTS_MIN slots left. 24 bytes a point: the default is 48 MiB of series. */
+#define VT_POINTS_DEFAULT ((size_t)2 << 20)
 #define VT_POINTS_ENV "VRAMTRACE_ANALYZER_POINTS"   /* a number >= 1 overrides it (tests) */
 #define VT_SLOTS_MIN 64
 

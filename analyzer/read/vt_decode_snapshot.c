@@ -225,10 +225,11 @@ static int rd_kind_counters(vt_rd *r, const json_t *kinds, size_t i, vt_rec_dev 
         for (int k = 0; k < 3; k++) {
             json_t *v = json_object_get(ko, keys[k]);
             uint64_t u;
-            int has;
-            snprintf(f, sizeof f, "devices[%zu].kinds.%.40s.%s", i, kn, keys[k]);
-            if (vt_rd_u64n(r, v, f, &u, &has) < 0) return -1;
-            if (!has) continue;
+            if (!v || json_is_null(v)) continue;
+            if (vt_ju64(v, &u, r->e, sizeof r->e) < 0) {   /* the field's name is formatted only then */
+                snprintf(f, sizeof f, "devices[%zu].kinds.%.40s.%s", i, kn, keys[k]);
+                return vt_rd_fail(r, "%s: %s", f, r->e);
+            }
             *dst[k] = vt_sat_add(*dst[k], u);
             if (k == 2) d->has_oom = 1;
         }

@@ -284,6 +284,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_t *ooms = json_array();
     for (size_t i = 0; i < p->nooms; i++) json_array_append_new(ooms, oom_json(a, pr, &p->ooms[i]));
     json_object_set_new(j, "ooms", ooms);
+    if (p->ooms_dropped)   /* past VT_MAX_OOMS: counted, not listed */
+        json_object_set_new(j, "ooms_not_listed", ju(p->ooms_dropped));
     /* extras */
     json_t *imports = json_array();
     uint64_t imported = 0;

@@ -239,7 +239,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     r ? top_label(a, r) : "?");
         }
     }
-    if (p->nooms > MAX_LIST) fprintf(f, "  ... and %zu more out-of-memory events\n", p->nooms - MAX_LIST);
+    if (p->nooms + p->ooms_dropped > MAX_LIST)
+        fprintf(f, "  ... and %zu more out-of-memory events\n", (size_t)(p->nooms + p->ooms_dropped - MAX_LIST));
 
     if (p->exited && p->unfreed_exit_bytes) {
         fprintf(f, "\n%sUNFREED AT EXIT%s  %s in %zu site%s\n", yel, off, vt_size_fmt(p->unfreed_exit_bytes, b1, sizeof b1),
@@ -411,7 +412,7 @@ int vt_report_text(FILE *f, vt_analysis *a, int color)
     size_t leaks = 0, ooms = 0;
     for (size_t i = 0; i < a->n; i++) {
         leaks += a->procs[i].count[VT_LEAK];
-        ooms += a->procs[i].p->nooms;
+        ooms += a->procs[i].p->nooms + (size_t)a->procs[i].p->ooms_dropped;
     }
     fprintf(f, "vramtrace report: %zu process%s, %zu leaking site%s, %zu out-of-memory event%s\n", a->n,
             a->n == 1 ? "" : "es", leaks, leaks == 1 ? "" : "s", ooms, ooms == 1 ? "" : "s");
