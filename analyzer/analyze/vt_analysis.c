@@ -161,6 +161,11 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n,
                         .bucketed = p->slot_width > 1};
         vt_classify(&se, (long)pr->warmup, &r->st);
+        if (se.bucketed) {   /* the last step's live bytes, not the last slot's least */
+            uint64_t ll = 0;
+            for (size_t k = i; k < j; k++) ll = sat_add(ll, all[k]->last_live);
+            r->st.last_live = ll;
+        }
         r->oom_cut_step = -1;
         size_t cut = r->st.verdict == VT_LEAK ? n : oom_cut_index(p, all, i, j, live, n);
         if (cut < n) {

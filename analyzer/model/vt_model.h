@@ -122,7 +122,7 @@ typedef struct vt_rsite {
     uint32_t npts, cap;
     uint64_t peak_bytes;        /* max live/interval peak ever seen */
     uint64_t unfreed_exit;      /* live bytes in the exit record */
-    uint64_t last_live;         /* live bytes at the last series snapshot */
+    uint64_t last_live;         /* live bytes at the last closed step (its last series snapshot) */
     /* loading scratch of vt_fold.c: this snapshot's sums, this step's state */
     uint64_t snap_mark;         /* snapshot ordinal of snap_* values */
     uint64_t snap_live, snap_peak, snap_free_total;

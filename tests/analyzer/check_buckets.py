@@ -171,6 +171,8 @@ def main():
             if not check(t is not None, "slots %s: site %s missing" % (slots, fn)):
                 continue
             check(t["verdict"] == s["verdict"], "slots %s: %s is %s, unbucketed %s" % (slots, fn, t["verdict"], s["verdict"]))
+            for k in ("last_live_bytes", "peak_bytes", "unfreed_at_exit_bytes"):
+                check(t[k] == s[k], "slots %s: %s %s %r, unbucketed %r" % (slots, fn, k, t[k], s[k]))
             if s["verdict"] == "leak":
                 r0, r1 = s["growth_bytes_per_step"], t["growth_bytes_per_step"]
                 tol = 0.02 if fn == "slow" else 1e-9
