@@ -141,11 +141,12 @@ static void append_point(vt_rsite *s, uint32_t step, uint64_t live, uint64_t pea
 static int put_step(const vt_process *p, vt_rsite *s, uint32_t si, int fresh, uint64_t live, uint64_t peak,
                     uint32_t nfree)
 {
-    if (p->slot_width > 1) {   /* give-backs inside a slot count as frees (vt_slots.h) */
-        uint64_t n = (uint64_t)nfree + (peak > live);
+    if (p->slot_width > 1) {   /* the step's give-backs count as frees (vt_slots.h) */
+        uint64_t before = s->closed_mark + 1 == p->nsteps_real ? s->last_live : 0;   /* the previous step's */
+        uint64_t n = (uint64_t)nfree + (peak > live) + (live < before);
         if (!fresh) {
             vt_point c = s->npts ? s->pts[s->npts - 1] : (vt_point){0};   /* holds for si */
-            n += (uint64_t)c.nfree + (c.peak > live);
+            n += c.nfree;
             if (c.live < live) live = c.live;
             if (c.peak > peak) peak = c.peak;
         }
@@ -195,7 +196,16 @@ static void open_step(vt_process *p, uint64_t step)
     if (p->nsteps && vt_slot_steps(p, p->nsteps - 1) < p->slot_width) {
         p->step_fresh = 0;
     } else {
-        if (p->nsteps >= p->slot_limit) vt_slots_coarsen(p);
+        if (p->nsteps >= p->slot_limit) {
+            vt_slots_coarsen(p);
+            /* a merged last slot can be non-zero where its second half was zero:
+             * every site whose series ends non-zero gets its value in the new slot */
+            p->nactive = 0;
+            for (vt_rsite *s = p->sites; s; s = s->hh.next) {
+                const vt_point *l = s->npts ? &s->pts[s->npts - 1] : NULL;
+                if (l && (l->live || l->peak || l->nfree)) VT_PUSH(p->active, p->nactive, p->capactive, s);
+            }
+        }
         VT_PUSH(p->steps, p->nsteps, p->capsteps, step);
         vt_grow((void **)&p->step_total, &p->captotal, p->nsteps, sizeof *p->step_total);
         vt_grow((void **)&p->step_time, &p->captime, p->nsteps, sizeof *p->step_time);

@@ -2,9 +2,10 @@
  *
  * Design: a site's series is run-length encoded over slots (vt_point.step is a
  * slot index), so merging pairs of slots walks each site's points once: the
- * merged value of new slot j depends only on the old values at 2j and 2j+1,
- * which can differ from those of new slot j-1 only where an old point lies in
- * 2j-1 .. 2j+1; those are the only new slots evaluated. Coarsening happens once
+ * merged value of new slot j depends only on the old values at 2j-1 (for the
+ * give-back into 2j, when slots are single steps), 2j and 2j+1, which can differ
+ * from those of new slot j-1 only where an old point lies in 2j-2 .. 2j+1; so
+ * only new slots k/2 and k/2+1 of each old point k are evaluated. Coarsening happens once
  * per doubling of the width, so its cost per folded step stays constant.
  */
 #include "vt_slots.h"
@@ -57,16 +58,24 @@ static vt_point value_at(const vt_rsite *s, size_t *next, uint64_t slot)
     return *next ? s->pts[*next - 1] : (vt_point){0};
 }
 
-/* Slots a then b (when have_b) as one; single_steps: each holds one step (its peak
- * above its live is then a give-back of its own, counted here). */
-static vt_point merge(vt_point a, vt_point b, int have_b, int single_steps)
+/* Give-backs of a one-step slot x that follows step prev: its peak above its live
+ * bytes, its live bytes below prev's. */
+static uint64_t step_givebacks(vt_point prev, vt_point x)
+{
+    return (uint64_t)(x.peak > x.live) + (x.live < prev.live);
+}
+
+/* Slots a then b (when have_b) as one. single_steps: each holds one step and
+ * their give-backs are not counted yet (width 1): they are counted here, prev
+ * being the step before a (zero for the first). */
+static vt_point merge(vt_point prev, vt_point a, vt_point b, int have_b, int single_steps)
 {
     if (!have_b) b = a;
     vt_point m = {0};
     m.live = a.live < b.live ? a.live : b.live;
     m.peak = a.peak > b.peak ? a.peak : b.peak;
-    uint64_t n = (uint64_t)a.nfree + (have_b ? (uint64_t)b.nfree + (a.peak > b.live) : 0);
-    if (single_steps) n += (a.peak > a.live) + (have_b && b.peak > b.live);
+    uint64_t n = (uint64_t)a.nfree + (have_b ? b.nfree : 0);
+    if (single_steps) n += step_givebacks(prev, a) + (have_b ? step_givebacks(a, b) : 0);
     m.nfree = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
     return m;
 }
@@ -78,15 +87,16 @@ static void coarsen_series(vt_rsite *s, size_t n, size_t m, int single_steps)
     size_t no = 0, next = 0;
     uint64_t done = 0;   /* new slots below it are evaluated */
     for (uint32_t q = 0; q < s->npts; q++) {
+        /* new slot j reads old slots 2j-1 (the step before, width 1), 2j, 2j+1 */
         uint64_t c[2] = {s->pts[q].step / 2, s->pts[q].step / 2 + 1};
-        int nc = (s->pts[q].step & 1) ? 2 : 1;
-        for (int t = 0; t < nc; t++) {
+        for (int t = 0; t < 2; t++) {
             uint64_t j = c[t];
             if (j < done || j >= m) continue;
             done = j + 1;
             int have_b = 2 * j + 1 < n;
+            vt_point prev = j ? value_at(s, &next, 2 * j - 1) : (vt_point){0};
             vt_point a = value_at(s, &next, 2 * j), b = have_b ? value_at(s, &next, 2 * j + 1) : a;
-            vt_point v = merge(a, b, have_b, single_steps);
+            vt_point v = merge(prev, a, b, have_b, single_steps);
             v.step = (uint32_t)j;
             if (no ? (out[no - 1].live == v.live && out[no - 1].peak == v.peak && out[no - 1].nfree == v.nfree)
                    : (!v.live && !v.peak && !v.nfree))

@@ -9,12 +9,12 @@
  * between limit/2 and limit slots remain. A site's values in a slot: live = the
  * minimum over the slot's steps (the floor, so a suffix minimum over slots is the
  * exact floor at each slot's first step), peak = the maximum, nfree = the frees
- * summed plus, once slots hold several steps, one for each give-back inside the
- * slot (a step whose peak is above its live bytes, or live bytes below the peak
- * of an earlier step of the slot), saturating at UINT32_MAX; so a slot's peak
- * above its live bytes is no give-back (growth inside the slot has it too), and
- * a slot gave memory back when its nfree is not 0 or its live bytes are below the
- * previous slot's peak (vt_series.h, vt_series.bucketed). The process's total live bytes and time of a slot
+ * summed plus, once slots hold several steps, one for each give-back of its steps
+ * (a step whose peak is above its live bytes, or whose live bytes are below the
+ * step before's, that one in the slot before or not), saturating at UINT32_MAX;
+ * so a slot's peak above its live bytes is no give-back (growth inside the slot
+ * has it too), and a slot gave memory back when its nfree is not 0
+ * (vt_series.h, vt_series.bucketed). The process's total live bytes and time of a slot
  * are those of the slot's last step (so the last step's are exact), and
  * vt_process.total_max is the largest total of any step. Width 1 (a run that
  * never reached the limit) is the unbucketed series: a slot is a step.

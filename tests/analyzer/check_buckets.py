@@ -11,7 +11,10 @@ steps with these sites on one device:
     (a leak under a sawtooth, 1 MiB/step);
   - late: nothing until the last quarter, then +64 KiB a step (a late leak);
   - temp: a 64 MiB temporary allocated and freed inside every step (churn);
-  - warm: grows 256 KiB a step for the first fifth, then flat (plateau).
+  - warm: grows 256 KiB a step for the first fifth, then flat (plateau);
+  - once: an 8 MiB temporary in step ONCE_STEP only (transient): with 64 slots
+    that step lies in the second-to-last slot when the slots merge at step 2,048,
+    the last one being empty for it.
 Then reads it three times with `vramtrace report --format json`: unbucketed
 (VRAMTRACE_ANALYZER_SLOTS larger than the steps), with 64 slots (buckets of 64
 steps) and with the default limit, and checks that every site has the same
@@ -33,7 +36,8 @@ MiB = 1 << 20
 GiB = 1 << 30
 TOTAL = 80 * GiB
 FUNCS = {"weights": 0x11a0, "kv": 0x12e0, "slow": 0x1420, "saw": 0x1560, "late": 0x16a0, "temp": 0x17e0,
-         "warm": 0x1920, "main": 0x1a60}
+         "warm": 0x1920, "once": 0x1a00, "main": 0x1a60}
+ONCE_STEP = 2000
 failures = []
 
 
@@ -100,6 +104,9 @@ def write(path, steps):
         touch("temp", -64 * MiB, frees=1)
         if step < steps // 5:
             touch("warm", 256 * 1024)
+        if step == ONCE_STEP:
+            touch("once", 8 * MiB)
+            touch("once", -8 * MiB, frees=1)
         snap(step + 1, "step", step)
     snap(steps + 1, "exit", steps, exit_=True)
     out.close()
@@ -146,7 +153,7 @@ def main():
           % (p0["steps"], p0.get("step_buckets")))
     s0 = by_fn(p0)
     want = {"weights": "stable", "kv": "leak", "slow": "leak", "saw": "leak", "late": "leak", "temp": "churn",
-            "warm": "plateau"}
+            "warm": "plateau", "once": "transient"}
     for fn, v in want.items():
         check(fn in s0 and s0[fn]["verdict"] == v, "unbucketed: %s is %r, not %s" % (fn, s0.get(fn, {}).get("verdict"), v))
     for slots, points in ((64, None), (2048, None), (1 << 20, 3000)):
