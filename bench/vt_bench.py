@@ -737,7 +737,119 @@ def fig12():
             target=650 if compress else None, unit="B", ok=per["after"] <= 650 if compress else None, note=note)
 
 
-FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 11: fig11, 12: fig12}
+
+
+# ---- figure 10: a bounded analyzer ----
+
+def analyzer_run(vt, folder):
+    """`vt report --format json folder`: (wall s, user+sys CPU s, max RSS MiB) of the
+    analyzer alone, as /usr/bin/time measures it (a child of this Python process would
+    count Python's own pages from before its exec in its max RSS)."""
+    env = base_env()
+    env["VRAMTRACE_NO_DWARF"] = "1"
+    timer = shutil.which("time", path="/usr/bin:/bin")
+    if not timer:
+        raise RuntimeError("/usr/bin/time not found (Debian package time): figure 10 needs it")
+    t = time.perf_counter()
+    p = subprocess.run([timer, "-f", "VTRU %M %U %S", vt, "report", "--format", "json", folder], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=3600)
+    wall = time.perf_counter() - t
+    m = re.search(r"VTRU (\d+) ([\d.]+) ([\d.]+)", p.stderr)
+    if p.returncode not in (0, 1) or not m:
+        raise RuntimeError(f"{vt} report exited {p.returncode}: {p.stderr[-1000:]}")
+    return wall, float(m.group(2)) + float(m.group(3)), int(m.group(1)) / 1024.0
+
+
+def gen_job(path, steps, sites):
+    """One generated stream (bench/gen_snapshots: every site changes every step); its size."""
+    return int(kv(run([binp("gen_snapshots"), path, str(steps), str(sites)], base_env()))["bytes"])
+
+
+def gen_ranks(folder, ranks, steps, sites):
+    """A folder of `ranks` streams of one generated job: one file made by gen_snapshots,
+    copied with the header's pid and rank rewritten (the reader keeps one stream per
+    process). Total bytes."""
+    os.makedirs(folder)
+    one = os.path.join(ARGS.work, "rank-template.jsonl")
+    gen_job(one, steps, sites)
+    total = 0
+    with open(one, "rb") as src:
+        header = src.readline()
+        for r in range(ranks):
+            pid = 5000 + r
+            h = header.replace(b'"pid":4242', b'"pid":%d' % pid).replace(
+                b'"rank":null,"local_rank":null,"world_size":null',
+                b'"rank":%d,"local_rank":%d,"world_size":%d' % (r, r % 8, ranks))
+            dst = os.path.join(folder, f"vt.benchhost.{pid}.1700000000000000000.jsonl")
+            with open(dst, "wb") as out:
+                out.write(h)
+                src.seek(len(header))
+                shutil.copyfileobj(src, out, 1 << 20)
+            total += os.path.getsize(dst)
+    os.unlink(one)
+    return total
+
+
+def fig10():
+    """The analyzer's memory and reading speed on long jobs: max RSS at two step counts of
+    one generated job (the ratio is what grows with steps), on a generated many-rank
+    folder at two step counts, and MB/s of uncompressed records; each for this build
+    and, with --before-build, another build (the floor), run one after the other."""
+    log("Figure 10: a bounded analyzer (max RSS, MB/s)")
+    builds = [("after", binp("vramtrace"))]
+    if ARGS.before_build:
+        builds.append(("before", os.path.join(os.path.abspath(ARGS.before_build), "bin", "vramtrace")))
+    sites = 20 if ARGS.quick else ARGS.bounded_sites
+    counts = (500, 2500) if ARGS.quick else (20000, 100000)
+    res = {}
+    for n in counts:
+        d = os.path.join(ARGS.work, f"bounded{n}")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        size = gen_job(os.path.join(d, "vt.benchhost.4242.1700000000000000000.jsonl"), n, sites)
+        for name, vt in builds:
+            wall, cpu, mib = analyzer_run(vt, d)
+            res[(name, n)] = (wall, cpu, mib, size)
+            log(f"  {name}: {n} steps x {sites} sites ({size / 1e6:.0f} MB): {wall:.2f} s wall, "
+                f"{cpu:.2f} s CPU, max RSS {mib:.1f} MiB, {size / 1e6 / wall:.0f} MB/s")
+        shutil.rmtree(d, ignore_errors=True)
+    a, b = counts
+    after = res[("after", b)][2] / res[("after", a)][2]
+    before = res[("before", b)][2] / res[("before", a)][2] if ARGS.before_build else None
+    row(10, f"max RSS at {b} / at {a} steps ({sites} sites)", after, floor=before, target=1.5, unit="x",
+        ok=after <= 1.5 if not ARGS.quick else None,
+        note=f"{res[('after', a)][2]:.1f} -> {res[('after', b)][2]:.1f} MiB"
+             + (f"; before {res[('before', a)][2]:.1f} -> {res[('before', b)][2]:.1f} MiB" if before else ""))
+    for name, _ in builds:
+        wall, cpu, mib, size = res[(name, b)]
+        row(10, f"{name}: MB/s of records read, {b} steps x {sites} sites", size / 1e6 / wall,
+            floor=(res[("before", b)][3] / 1e6 / res[("before", b)][0]) if name == "after" and ARGS.before_build else None,
+            target=200, unit="MB/s", ok=size / 1e6 / wall >= 200 if name == "after" and not ARGS.quick else None,
+            note=f"{size / 1e6 / cpu:.0f} MB per CPU second; {wall:.2f} s wall, {cpu:.2f} s CPU")
+    ranks = 4 if ARGS.quick else ARGS.bounded_ranks
+    rsteps = (200, 1000) if ARGS.quick else tuple(ARGS.bounded_rank_steps)
+    rres = {}
+    for n in rsteps:
+        d = os.path.join(ARGS.work, f"ranks{n}")
+        shutil.rmtree(d, ignore_errors=True)
+        size = gen_ranks(d, ranks, n, sites)
+        for name, vt in builds:
+            wall, cpu, mib = analyzer_run(vt, d)
+            rres[(name, n)] = mib
+            log(f"  {name}: {ranks} ranks x {n} steps x {sites} sites ({size / 1e6:.0f} MB): {wall:.1f} s wall, "
+                f"{cpu:.1f} s CPU, max RSS {mib:.1f} MiB, {size / 1e6 / wall:.0f} MB/s")
+        shutil.rmtree(d, ignore_errors=True)
+    for n in rsteps:
+        row(10, f"max RSS, {ranks} ranks x {n} steps x {sites} sites", rres[("after", n)],
+            floor=rres.get(("before", n)), target=256, unit="MiB",
+            ok=rres[("after", n)] <= 256 if not ARGS.quick else None)
+    lo, hi = rsteps[0], rsteps[-1]
+    row(10, f"max RSS, {ranks} ranks: {hi} / {lo} steps per rank", rres[("after", hi)] / rres[("after", lo)],
+        floor=rres[("before", hi)] / rres[("before", lo)] if ARGS.before_build else None, unit="x",
+        note="flat in steps: a week (1.2M steps per rank) stays at the same RSS")
+
+
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12}
 
 
 def main():
@@ -746,11 +858,17 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,11,12")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],
                     help="snapshot format versions figure 7 generates and reads (default: 3, the preload's)")
+    ap.add_argument("--before-build", default=None,
+                    help="figure 10: another build folder whose bin/vramtrace is measured beside this one (the floor)")
+    ap.add_argument("--bounded-sites", type=int, default=100, help="figure 10: sites of the generated job")
+    ap.add_argument("--bounded-ranks", type=int, default=64, help="figure 10: ranks of the generated folder")
+    ap.add_argument("--bounded-rank-steps", type=int, nargs="+", default=[2000, 10000],
+                    help="figure 10: steps per rank of the generated folder (two counts: RSS flat in steps)")
     ap.add_argument("--hyperfine", action="store_true", help="also run hyperfine (figure 3)")
     ap.add_argument("--churn-pairs", type=int, default=None,
                     help="alloc/free pairs of figure 3's churn run (default 100000)")

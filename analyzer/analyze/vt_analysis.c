@@ -12,6 +12,7 @@
 #include "vt_format.h"
 #include "vt_pyview.h"
 #include "vt_fold.h"
+#include "vt_slots.h"
 #include "vt_symbolize.h"
 #include "vt_util.h"
 
@@ -111,8 +112,11 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
 {
     memset(pr, 0, sizeof *pr);
     pr->p = p;
-    size_t n = p->nsteps;
-    pr->warmup = warmup < 0 ? vt_auto_warmup(n) : (size_t)warmup;
+    size_t n = p->nsteps;   /* slots (vt_slots.h); steps when unbucketed */
+    /* the warm-up is a number of steps; the series skip the slots that cover it */
+    uint64_t wsteps = warmup < 0 ? vt_auto_warmup(p->nsteps_real > SIZE_MAX ? SIZE_MAX : (size_t)p->nsteps_real)
+                                 : (uint64_t)warmup;
+    pr->warmup = vt_slots_for_steps(p, wsteps);
     if (warmup < 0 && p->has_summary && n) {
         /* part of the steps are summary buckets (one point for many steps): the
          * automatic warm-up counts the steps the run had, and ends at the first point
@@ -123,6 +127,10 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         pr->warmup = (size_t)i;
     }
     if (n && pr->warmup > n - 1) pr->warmup = n - 1;
+    pr->warmup_steps = vt_steps_before_slot(p, pr->warmup);
+    if (p->has_summary && pr->warmup < n)   /* summary points stand for many steps each */
+        pr->warmup_steps = p->steps[pr->warmup] - p->steps[0];
+    if (!n) pr->warmup = pr->warmup_steps = wsteps;   /* nothing to skip: as asked */
     vt_rsite **all = vt_xmalloc((p->nsites ? p->nsites : 1) * sizeof *all);
     size_t na = 0;
     vt_rsite *s, *t;
@@ -162,8 +170,14 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
             r->unfreed_exit = sat_add(r->unfreed_exit, all[k]->unfreed_exit);
             member_peak = sat_add(member_peak, all[k]->peak_bytes);
         }
-        vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n};
+        vt_series se = {.step = p->steps, .live = live, .peak = peak, .nfree = nf, .n = n,
+                        .bucketed = p->slot_width > 1};
         vt_classify(&se, (long)pr->warmup, &r->st);
+        if (se.bucketed) {   /* the last step's live bytes, not the last slot's least */
+            uint64_t ll = 0;
+            for (size_t k = i; k < j; k++) ll = sat_add(ll, all[k]->last_live);
+            r->st.last_live = ll;
+        }
         r->oom_cut_step = -1;
         size_t cut = r->st.verdict == VT_LEAK ? n : oom_cut_index(p, all, i, j, live, n);
         if (cut < n) {
@@ -176,7 +190,7 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
             sc.n = cut + 1;
             vt_site_stats st;
             long wc = (long)pr->warmup;
-            if (warmup < 0 && cut + 1 < pr->warmup + 4)
+            if (warmup < 0 && cut + 1 < pr->warmup + 4)   /* with slots: the automatic warm-up of that many slots */
                 wc = -1;
             vt_classify(&sc, wc, &st);
             if (st.verdict == VT_LEAK) {
@@ -193,7 +207,7 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
             memcpy(r->curve, live, n * sizeof *live);
             for (size_t d = 0; d < p->ndevices; d++)   /* a region grows inside its heap */
                 if (p->devices[d].device == r->device && p->devices[d].has_mem && r->kind != VT_KIND_REGION)
-                    r->exhaustion_step = vt_exhaustion_step(p->steps[n - 1], p->devices[d].free_bytes, r->st.slope);
+                    r->exhaustion_step = vt_exhaustion_step(p->last_step, p->devices[d].free_bytes, r->st.slope);
             if (r->oom_cut_step >= 0)
                 r->exhaustion_step = r->oom_cut_step;   /* it did run out there */
         }
@@ -449,7 +463,7 @@ int64_t vt_device_exhaustion_step(const vt_proc_result *pr, int dev)
     if (!p->nsteps) return -1;
     for (size_t d = 0; d < p->ndevices; d++)
         if (p->devices[d].device == dev && p->devices[d].has_mem)
-            return vt_exhaustion_step(p->steps[p->nsteps - 1], p->devices[d].free_bytes, vt_device_leak_rate(pr, dev));
+            return vt_exhaustion_step(p->last_step, p->devices[d].free_bytes, vt_device_leak_rate(pr, dev));
     return -1;
 }
 

@@ -41,7 +41,8 @@ typedef struct vt_site_result {
 
 typedef struct vt_proc_result {
     vt_process *p;
-    size_t warmup;              /* steps skipped */
+    size_t warmup;              /* step slots skipped (vt_slots.h; steps when unbucketed) */
+    uint64_t warmup_steps;      /* the steps those slots hold */
     vt_site_result *sites;
     size_t nsites;
     size_t count[VT_NVERDICTS]; /* by vt_verdict */

@@ -142,7 +142,7 @@ void vt_classify(const vt_series *s, long warmup, vt_site_stats *out)
         }
     for (size_t i = w; i < n; i++) {
         int gave_back = (i > 0 && s->live[i] < s->live[i - 1]) || (s->nfree && s->nfree[i] > 0) ||
-                        (s->peak && s->peak[i] > s->live[i]);
+                        (!s->bucketed && s->peak && s->peak[i] > s->live[i]);
         if (gave_back) out->churn_events++;
     }
     size_t m = n - w;

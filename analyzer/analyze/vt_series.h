@@ -58,6 +58,10 @@ typedef struct vt_series {
     const uint64_t *peak;   /* bytes, >= live; NULL = same as live */
     const uint32_t *nfree;  /* frees during the step; NULL = unknown (0) */
     size_t n;
+    int bucketed;           /* entries are slots of several steps (vt_slots.h): live is the least,
+                               peak the most over a slot's steps, nfree also counts its steps'
+                               give-backs; a slot gave memory back when nfree > 0 or its live bytes
+                               are below the previous slot's */
 } vt_series;
 
 typedef struct vt_site_stats {

@@ -143,7 +143,8 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
 
     /* oom */
     gt = gate_add(g, t, "oom");
-    uint64_t ooms = oom_calls > p->nooms ? oom_calls : p->nooms;
+    uint64_t kept = p->nooms + p->ooms_dropped;
+    uint64_t ooms = oom_calls > kept ? oom_calls : kept;
     if (ooms && !o->allow_oom) {
         f = gate_say(gt, VT_GATE_FAIL);
         fprintf(f, "%" PRIu64 " allocation%s failed with out-of-memory", ooms, ooms == 1 ? "" : "s");
@@ -159,12 +160,12 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
     /* steps: with too few steps after warm-up, no site can be called a leak; that
      * matters unless the process ended with everything given back */
     gt = gate_add(g, t, "steps");
-    size_t judged = p->nsteps > pr->warmup ? p->nsteps - pr->warmup : 0;
+    size_t judged = p->nsteps > pr->warmup ? (size_t)(p->nsteps_real - pr->warmup_steps) : 0;
     int all_back = p->exited && !p->unfreed_exit_bytes;
     if (judged < VT_JUDGE_MIN_STEPS && !all_back && !o->allow_short) {
         f = gate_say(gt, VT_GATE_INCONCLUSIVE);
         fprintf(f, "too few steps to judge: %zu step%s after warm-up (%zu in all), a leak needs at least %d, "
-                "and %s; ", judged, judged == 1 ? "" : "s", p->nsteps, VT_JUDGE_MIN_STEPS,
+                "and %s; ", judged, judged == 1 ? "" : "s", (size_t)p->nsteps_real, VT_JUDGE_MIN_STEPS,
                 p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
         char b4[32];
         if (p->exited) fprintf(f, "%s stayed unfreed; ", vt_size_fmt(p->unfreed_exit_bytes, b4, sizeof b4));
@@ -309,7 +310,7 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
     }
     int rc = fails ? VT_CHECK_FAILED : unsure ? VT_CHECK_INCONCLUSIVE : VT_CHECK_PASS;
     size_t steps = 0;
-    for (size_t i = 0; i < a->n; i++) steps += a->procs[i].p->nsteps;
+    for (size_t i = 0; i < a->n; i++) steps += (size_t)a->procs[i].p->nsteps_real;
     if (fails)
         fprintf(out, "vramtrace check: %zu problem%s%s\n", fails, fails == 1 ? "" : "s",
                 unsure ? ", and some processes could not be judged" : "");

@@ -210,11 +210,11 @@ static int load_ex(char *const *paths, int n, long warmup, int verbose, int keep
     vt_analyze_ex(rs, &o, a);
     for (size_t i = 0; warmup >= 0 && i < a->n; i++) {
         const vt_proc_result *pr = &a->procs[i];
-        if (pr->p->nsteps >= 2 && (uint64_t)warmup >= pr->p->nsteps - 1) {
+        if (pr->p->nsteps_real >= 2 && (uint64_t)warmup >= pr->p->nsteps_real - 1) {
             char title[512];
             fprintf(stderr, "vramtrace: note: --warmup %ld leaves no steps to judge in %s (%zu steps): "
                     "no growth can be found there\n", warmup, vt_process_title(pr->p, title, sizeof title),
-                    (size_t)pr->p->nsteps);
+                    (size_t)pr->p->nsteps_real);
         }
     }
     return 0;

@@ -15,6 +15,7 @@
 #include "vt_format.h"
 #include "vt_frames.h"
 #include "vt_oom.h"
+#include "vt_slots.h"
 #include "vt_util.h"
 
 static int trimmed_module(const vt_module *m)
@@ -111,7 +112,18 @@ static void append_point(vt_rsite *s, uint32_t step, uint64_t live, uint64_t pea
     if (s->npts) {
         vt_point *l = &s->pts[s->npts - 1];
         if (l->live == live && l->peak == peak && l->nfree == nfree) return;
-        if (l->step == step) { l->live = live; l->peak = peak; l->nfree = nfree; return; }
+        if (l->step == step) {
+            l->live = live;
+            l->peak = peak;
+            l->nfree = nfree;
+            if (s->npts >= 2) {   /* back to the value before: the point is not a change */
+                const vt_point *b = &s->pts[s->npts - 2];
+                if (b->live == live && b->peak == peak && b->nfree == nfree) s->npts--;
+            } else if (!live && !peak && !nfree) {
+                s->npts--;
+            }
+            return;
+        }
     } else if (!live && !peak && !nfree) {
         return;
     }
@@ -123,25 +135,48 @@ static void append_point(vt_rsite *s, uint32_t step, uint64_t live, uint64_t pea
     s->pts[s->npts++] = (vt_point){.step = step, .nfree = nfree, .live = live, .peak = peak};
 }
 
-/* Closes the current (last) step: appends each concerned site's value. */
+/* Puts one step's values of s into slot si: alone when the step opened the slot,
+ * else merged with the slot's values so far (vt_slots.h: live the least, peak the
+ * most, nfree the sum of frees and give-backs). 1 when the slot's values are not
+ * all zero. */
+static int put_step(const vt_process *p, vt_rsite *s, uint32_t si, int fresh, uint64_t live, uint64_t peak,
+                    uint32_t nfree)
+{
+    if (p->slot_width > 1) {   /* the step's give-backs count as frees (vt_slots.h) */
+        uint64_t before = s->closed_mark + 1 == p->nsteps_real ? s->last_live : 0;   /* the previous step's */
+        uint64_t n = (uint64_t)nfree + (peak > live) + (live < before);
+        if (!fresh) {
+            vt_point c = s->npts ? s->pts[s->npts - 1] : (vt_point){0};   /* holds for si */
+            n += c.nfree;
+            if (c.live < live) live = c.live;
+            if (c.peak > peak) peak = c.peak;
+        }
+        nfree = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    }
+    append_point(s, si, live, peak, nfree);
+    return live || peak || nfree;
+}
+
+/* Closes the current (last) step: puts each concerned site's value into its slot. */
 static void close_step(vt_process *p)
 {
-    if (!p->nsteps) return;
-    uint32_t si = (uint32_t)(p->nsteps - 1), mark = si + 1;
+    if (!p->nsteps_real) return;
+    uint32_t si = (uint32_t)(p->nsteps - 1);
+    uint64_t mark = p->nsteps_real;
+    int fresh = p->step_fresh;
     vt_rsite **nact = NULL;
     size_t nnact = 0, capnact = 0;
     for (size_t i = 0; i < p->ntouched; i++) {
         vt_rsite *s = p->touched[i];
         uint64_t live = s->step_seen_snap == p->last_series_snap ? s->step_live : 0;
-        append_point(s, si, live, s->step_peak, s->step_nfree);
+        if (put_step(p, s, si, fresh, live, s->step_peak, s->step_nfree)) VT_PUSH(nact, nnact, capnact, s);
         s->closed_mark = mark;
         s->last_live = live;
-        if (live || s->step_peak || s->step_nfree) VT_PUSH(nact, nnact, capnact, s);
     }
     for (size_t i = 0; i < p->nactive; i++) {
         vt_rsite *s = p->active[i];
         if (s->closed_mark == mark) continue;
-        append_point(s, si, 0, 0, 0);
+        if (put_step(p, s, si, fresh, 0, 0, 0)) VT_PUSH(nact, nnact, capnact, s);
         s->closed_mark = mark;
         s->last_live = 0;
     }
@@ -150,6 +185,37 @@ static void close_step(vt_process *p)
     p->nactive = nnact;
     p->capactive = capnact;
     p->ntouched = 0;
+    p->total_max = vt_u64max(p->total_max, p->step_total[si]);
+}
+
+/* Starts step number step: in the last slot while it holds fewer than the width,
+ * else in a new slot (merging pairs first when the limit is reached). */
+static void open_step(vt_process *p, uint64_t step)
+{
+    if (!p->slot_width) p->slot_width = 1;
+    if (!p->slot_limit) p->slot_limit = vt_slot_limit();
+    if (p->nsteps && vt_slot_steps(p, p->nsteps - 1) < p->slot_width) {
+        p->step_fresh = 0;
+    } else {
+        if (p->nsteps >= p->slot_limit) {
+            vt_slots_coarsen(p);
+            /* a merged last slot can be non-zero where its second half was zero:
+             * every site whose series ends non-zero gets its value in the new slot */
+            p->nactive = 0;
+            for (vt_rsite *s = p->sites; s; s = s->hh.next) {
+                const vt_point *l = s->npts ? &s->pts[s->npts - 1] : NULL;
+                if (l && (l->live || l->peak || l->nfree)) VT_PUSH(p->active, p->nactive, p->capactive, s);
+            }
+        }
+        VT_PUSH(p->steps, p->nsteps, p->capsteps, step);
+        vt_grow((void **)&p->step_total, &p->captotal, p->nsteps, sizeof *p->step_total);
+        vt_grow((void **)&p->step_time, &p->captime, p->nsteps, sizeof *p->step_time);
+        p->step_total[p->nsteps - 1] = 0;
+        p->step_time[p->nsteps - 1] = 0;
+        p->step_fresh = 1;
+    }
+    p->nsteps_real++;
+    p->last_step = step;
 }
 
 /* "torch.cuda:<device>.<name>" -> device and one of VT_TORCH_*; 0 if not such a key. */
@@ -406,15 +472,13 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     }
     if (rec->oom.present) vt_oom_build(p, rec);
     if (rec->summarised) return;   /* its step is in the summary already */
-    if (!p->nsteps || step > p->steps[p->nsteps - 1]) {
+    if (!p->nsteps_real || step > p->last_step) {
         close_step(p);
-        VT_PUSH(p->steps, p->nsteps, p->capsteps, step);
-        vt_grow((void **)&p->step_total, &p->captotal, p->nsteps, sizeof *p->step_total);
-        p->step_total[p->nsteps - 1] = 0;
-        vt_grow((void **)&p->step_time, &p->captime, p->nsteps, sizeof *p->step_time);
+        open_step(p, step);
     }
     uint64_t ord = ++p->nsnapshots;
     uint32_t si = (uint32_t)(p->nsteps - 1);
+    uint64_t smark = p->nsteps_real;
     uint64_t total = 0;
     /* sum duplicates of a key within the record, then fold into step state */
     size_t nsnap = 0;
@@ -436,8 +500,8 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     }
     for (size_t i = 0; i < nsnap; i++) {
         vt_rsite *s = rec->se[i].site;
-        if (s->step_mark != si + 1) {
-            s->step_mark = si + 1;
+        if (s->step_mark != smark) {
+            s->step_mark = smark;
             s->step_peak = 0;
             s->step_nfree = 0;
             VT_PUSH(p->touched, p->ntouched, p->captouched, s);
@@ -457,13 +521,41 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     p->step_time[si] = time_ns;
 }
 
+/* Shrinks an array of n elements to n (at least one). */
+static void *shrink(void *a, size_t n, size_t size, size_t *cap)
+{
+    if (!a) return NULL;
+    *cap = n ? n : 1;
+    return vt_xrealloc(a, *cap * size);
+}
+
 void vt_fold_finish(vt_process *p)
 {
     close_step(p);
-    uint64_t devpeak = 0, maxtotal = 0;
+    uint64_t devpeak = 0;
     for (size_t i = 0; i < p->ndevices; i++) devpeak = vt_sat_add(devpeak, p->devices[i].peak_max);
-    for (size_t i = 0; i < p->nsteps; i++) maxtotal = vt_u64max(maxtotal, p->step_total[i]);
-    p->peak_bytes = vt_u64max(devpeak, maxtotal);
+    p->peak_bytes = vt_u64max(devpeak, p->total_max);
+    /* the loading scratch goes; arrays keep only what they hold */
+    free(p->touched);
+    free(p->active);
+    p->touched = p->active = NULL;
+    p->ntouched = p->captouched = p->nactive = p->capactive = 0;
+    p->steps = shrink(p->steps, p->nsteps, sizeof *p->steps, &p->capsteps);
+    p->step_total = shrink(p->step_total, p->nsteps, sizeof *p->step_total, &p->captotal);
+    p->step_time = shrink(p->step_time, p->nsteps, sizeof *p->step_time, &p->captime);
+    p->annots = shrink(p->annots, p->nannots, sizeof *p->annots, &p->capannots);
+    p->labels = shrink(p->labels, p->nlabels, sizeof *p->labels, &p->caplabels);
+    p->ooms = shrink(p->ooms, p->nooms, sizeof *p->ooms, &p->capooms);
+    p->stacks = shrink(p->stacks, p->nstacks, sizeof *p->stacks, &p->capstacks);
+    p->modules = shrink(p->modules, p->nmodules, sizeof *p->modules, &p->capmodules);
+    vt_rsite *s, *t;
+    HASH_ITER(hh, p->sites, s, t) {
+        if (s->cap > s->npts) {
+            size_t cap = 0;
+            s->pts = shrink(s->pts, s->npts, sizeof *s->pts, &cap);
+            s->cap = (uint32_t)cap;
+        }
+    }
 }
 
 void vt_snaprec_clear(vt_snaprec *rec)

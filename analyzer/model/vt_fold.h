@@ -3,13 +3,14 @@
  * Contract: the decoder (read/) validates a record completely, then calls one
  * fold function; folding cannot fail, so a record that fails to decode changes
  * nothing but new empty sites. Memory grows with what is distinct (stacks,
- * sites, steps, series changes), not with the number of records.
+ * sites, series changes), not with the number of records or steps: steps go into
+ * a bounded number of slots (vt_slots.h).
  * Series: a snapshot updates each site's step state; when the step number
  * changes the previous step is closed: every site touched in it, and every site
- * that was non-zero before, gets its value for that step appended to its
- * run-length series (absent from the step's last snapshot = 0 live bytes,
- * docs/snapshot-format.md "sites"). The exit record is not a step: it gives
- * unfreed bytes.
+ * whose current slot is non-zero, gets its value for that step put into its
+ * slot of its run-length series (absent from the step's last snapshot = 0 live
+ * bytes, docs/snapshot-format.md "sites"). The exit record is not a step: it
+ * gives unfreed bytes.
  * Single-threaded; the caller owns p.
  */
 #ifndef VT_FOLD_H
@@ -31,8 +32,9 @@ void vt_fold_stack(vt_process *p, int64_t id, vt_frame *fr, size_t nfr, vt_pyfra
  * exit record, or the step series. Reorders rec->ae and reuses rec->se. */
 void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs);
 
-/* After the file's last record: closes the last step and computes
- * vt_process.peak_bytes. */
+/* After the file's last record: closes the last step, computes
+ * vt_process.peak_bytes, frees the loading scratch and shrinks p's arrays to what
+ * they hold. */
 void vt_fold_finish(vt_process *p);
 
 #endif /* VT_FOLD_H */

@@ -10,7 +10,9 @@
  *   - one vt_rsite per (raw stack id, kind, device) with its step series stored
  *     run-length encoded (vt_point: a value holds from its step until the next
  *     point), 24 bytes per change;
- *   - per step only the step number and the process's total live bytes;
+ *   - per step slot (vt_slots.h: at most a fixed number per process, each
+ *     covering a range of steps once a run has more steps than that) only its
+ *     first step number, the process's total live bytes and the time;
  *   - per device the last and extreme values; per OOM its forensics
  *     (vt_oom.c), computed from the record's live list while it is folded, which
  *     is then dropped;
@@ -97,12 +99,14 @@ typedef struct vt_rawstack {
     UT_hash_handle hh;
 } vt_rawstack;
 
-/* One change of a site's step series. */
+/* One change of a site's step series (per slot, vt_slots.h; a slot of one step
+ * holds that step's values). */
 typedef struct vt_point {
-    uint32_t step;              /* step index from which the values hold */
-    uint32_t nfree;             /* frees made by the site during that step (saturating) */
-    uint64_t live;              /* live bytes at the step's last snapshot (0 if absent) */
-    uint64_t peak;              /* highest live bytes seen during the step */
+    uint32_t step;              /* step (slot) index from which the values hold */
+    uint32_t nfree;             /* frees made by the site during the slot's steps (saturating) */
+    uint64_t live;              /* live bytes at the step's last snapshot (0 if absent); a slot:
+                                   the least over its steps */
+    uint64_t peak;              /* highest live bytes seen during the slot's steps */
 } vt_point;
 
 typedef struct vt_site_key {
@@ -120,7 +124,7 @@ typedef struct vt_rsite {
     uint32_t npts, cap;
     uint64_t peak_bytes;        /* max live/interval peak ever seen */
     uint64_t unfreed_exit;      /* live bytes in the exit record */
-    uint64_t last_live;         /* live bytes at the last series snapshot */
+    uint64_t last_live;         /* live bytes at the last closed step (its last series snapshot) */
     /* a region site (kind region): the allocation that held one of its regions in
      * the first snapshot with an allocation list that had one (vt_fold.c): its
      * address and site; 0 / NULL when none is known */
@@ -130,8 +134,8 @@ typedef struct vt_rsite {
     uint64_t snap_mark;         /* snapshot ordinal of snap_* values */
     uint64_t snap_live, snap_peak, snap_free_total;
     uint64_t free_total;        /* cumulative frees as last written */
-    uint32_t step_mark;         /* step index + 1 when in the step's touched list */
-    uint32_t closed_mark;       /* step index + 1 when closed for that step */
+    uint64_t step_mark;         /* vt_process.nsteps_real of the step whose touched list holds it */
+    uint64_t closed_mark;       /* vt_process.nsteps_real of the last step closed for it */
     uint64_t step_seen_snap;    /* last snapshot ordinal in which it appeared */
     uint64_t step_live, step_peak;
     uint32_t step_nfree;
@@ -232,6 +236,7 @@ typedef struct vt_oom_site {
 } vt_oom_site;
 
 #define VT_OOM_TOP 5
+#define VT_MAX_OOMS 4096        /* OOM records kept per process; later ones are counted only */
 
 typedef struct vt_oom {
     uint64_t seq, step, time_ns;
@@ -358,12 +363,21 @@ typedef struct vt_process {
     vt_rawstack *rawstacks;
     vt_rsite *sites;            /* hash of all sites */
     size_t nsites;
-    uint64_t *steps; size_t nsteps, capsteps;       /* step numbers, increasing */
-    uint64_t *step_total; size_t captotal;           /* total live bytes at each step's last snapshot */
-    uint64_t *step_time; size_t captime;             /* time_ns of each step's last snapshot (0 unknown) */
+    /* step slots (vt_slots.h): at most vt_slot_limit() of them; a "step index" is a
+     * slot index. Unbucketed (slot_width 1) a slot is one step. */
+    uint64_t *steps; size_t nsteps, capsteps;       /* each slot's first step number, increasing */
+    uint64_t *step_total; size_t captotal;           /* total live bytes at the last snapshot of each
+                                                        slot's last step */
+    uint64_t *step_time; size_t captime;             /* time_ns of that snapshot (0 unknown) */
+    uint64_t slot_width;        /* steps per slot (every slot but the last holds exactly this many);
+                                   0 before the first step, then 1, doubled by vt_slots_coarsen */
+    uint64_t nsteps_real;       /* steps folded: the slots' steps summed */
+    uint64_t last_step;         /* the last folded step's number (valid when nsteps_real > 0) */
+    uint64_t total_max;         /* the largest total live bytes at a step's last snapshot */
     vt_alloc_list *alists; size_t nalists, capalists; /* live lists, oldest first (keep_allocs only) */
     vt_device *devices; size_t ndevices, capdevices;
-    vt_oom *ooms; size_t nooms, capooms;
+    vt_oom *ooms; size_t nooms, capooms;                 /* the first VT_MAX_OOMS, in file order */
+    uint64_t ooms_dropped;                               /* OOM records past that cap (counted only) */
     uint64_t nsnapshots;        /* series snapshots (not exit) */
     uint64_t dropped_records;   /* max dropped_records written */
     int exited;                 /* an exit record was read */
@@ -382,11 +396,15 @@ typedef struct vt_process {
     uint32_t summary_buckets;
     vt_gap *gaps; size_t ngaps, capgaps;   /* write faults the stream records, in file order */
     uint64_t lost_records;      /* summed over gaps */
-    /* loading scratch of vt_fold.c: sites touched in the current step, sites
-     * non-zero at the end of the previous one, the last series snapshot's ordinal */
+    /* loading scratch of vt_fold.c: sites touched in the current step, sites whose
+     * series is non-zero in the current slot, the last series snapshot's ordinal,
+     * whether the current step opened its slot, the slot limit (vt_slot_limit);
+     * touched and active are freed by vt_fold_finish */
     vt_rsite **touched; size_t ntouched, captouched;
     vt_rsite **active; size_t nactive, capactive;
     uint64_t last_series_snap;
+    int step_fresh;
+    size_t slot_limit;
 } vt_process;
 
 typedef struct vt_runset {
@@ -408,8 +426,8 @@ const char *vt_gap_text(const vt_gap *g, char *buf, size_t cap);
 /* Gaps the text and HTML reports and `check` list one by one; the rest are summed. */
 #define VT_GAPS_SHOWN 3
 
-/* Live bytes of site s at step index i (expanding the run-length series). Points
- * must be visited in order: use vt_rsite_expand for whole series. */
+/* Site s's series expanded to nsteps dense slots (run-length points in order);
+ * any of live, peak, nfree may be NULL. */
 void vt_rsite_expand(const vt_rsite *s, size_t nsteps, uint64_t *live, uint64_t *peak, uint32_t *nfree);
 
 /* Device entry for number dev, created on first use. */

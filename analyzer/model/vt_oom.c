@@ -47,6 +47,10 @@ void vt_oom_build(vt_process *p, vt_snaprec *rec)
 {
     const vt_rec_oom *o = &rec->oom;
     int have_allocs = rec->have_allocs;
+    if (p->nooms >= VT_MAX_OOMS) {   /* the first ones are kept: the rest are counted */
+        p->ooms_dropped++;
+        return;
+    }
     vt_grow((void **)&p->ooms, &p->capooms, p->nooms + 1, sizeof *p->ooms);
     vt_oom *m = &p->ooms[p->nooms++];
     memset(m, 0, sizeof *m);

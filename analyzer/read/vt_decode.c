@@ -431,12 +431,24 @@ static int rd_site(vt_rd *r, json_t *o)
     d->key.flags = flags;
     d->canon = canon;
     HASH_ADD(hh, r->sdefs, id, sizeof d->id, d);
+    if (id >= 0 && id < VT_SDEF_DIRECT) {   /* the writer's ids are 1, 2, ...: found by index */
+        size_t cap = r->nsdef_by_id;
+        if ((size_t)id >= cap) {
+            vt_grow((void **)&r->sdef_by_id, &cap, (size_t)id + 1, sizeof *r->sdef_by_id);
+            memset(r->sdef_by_id + r->nsdef_by_id, 0, (cap - r->nsdef_by_id) * sizeof *r->sdef_by_id);
+            r->nsdef_by_id = cap;
+        }
+        r->sdef_by_id[id] = d;
+    }
     return 0;
 }
 
 void vt_rd_release(vt_rd *r)
 {
     vt_snaprec_free(&r->rec);
+    free(r->sdef_by_id);
+    r->sdef_by_id = NULL;
+    r->nsdef_by_id = 0;
     free(r->prev);
     r->prev = NULL;
     r->nprev = r->capprev = 0;

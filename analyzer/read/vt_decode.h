@@ -40,6 +40,7 @@ typedef struct vt_site_def {
     int64_t id;
     vt_site_key key;
     vt_stack *canon;
+    vt_rsite *site;             /* its vt_rsite, once a row named it (vt_process_site) */
     UT_hash_handle hh;
 } vt_site_def;
 
@@ -49,6 +50,8 @@ typedef struct vt_rd_dev {
     uint64_t kc[VT_KIND_COUNT][3];       /* per kind: alloc_total, failed_total, oom_total    */
     uint8_t koom[VT_KIND_COUNT];         /* the kind carried oom_total                        */
 } vt_rd_dev;
+/* Site ids below this are also found by index (vt_rd.sdef_by_id). */
+#define VT_SDEF_DIRECT (1 << 20)
 
 /* The decoder's state for one file. */
 typedef struct vt_rd {
@@ -73,6 +76,8 @@ typedef struct vt_rd {
     vt_ipc_row *cix; size_t ncix, capcix;        /* ... and imports                          */
     uint64_t last_seq, last_dropped;
     int last_step_marked;
+    vt_site_def **sdef_by_id;   /* v3: the same by id for ids below VT_SDEF_DIRECT (NULL: none) */
+    size_t nsdef_by_id;
     vt_jarena arena;            /* jansson memory of the current line (vt_jarena.h) */
     char e[300];                /* message scratch for the vt_j* getters */
 } vt_rd;

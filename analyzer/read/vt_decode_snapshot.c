@@ -104,7 +104,8 @@ static int rd_site_row3(vt_rd *r, const json_t *a, size_t i, vt_rec_site *e, int
     int bad = vt_ji64(json_array_get(a, 0), &id, r->e, sizeof r->e);
     vt_site_def *d = r->sdef_last;
     if (!bad && (!d || d->id != id)) {
-        HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
+        if (id >= 0 && id < VT_SDEF_DIRECT && (uint64_t)id < r->nsdef_by_id) d = r->sdef_by_id[id];
+        else HASH_FIND(hh, r->sdefs, &id, sizeof id, d);
         if (!d) {
             snprintf(r->e, sizeof r->e, "site %lld is not defined before it is used", (long long)id);
             bad = -1;
@@ -114,6 +115,8 @@ static int rd_site_row3(vt_rd *r, const json_t *a, size_t i, vt_rec_site *e, int
     if (bad) return vt_rd_fail(r, "sites[%zu][0] (site): %s", i, r->e);
     e->key = d->key;
     e->canon = d->canon;
+    if (!d->site) d->site = vt_process_site(r->p, &d->key, d->canon);
+    e->site = d->site;
     memset(e->row, 0, sizeof e->row);
     for (k = 1; k < (int)n; k++) {
         uint64_t *dst = &e->row[order3[k - 1] - VT_SITE_LIVE_BYTES];
@@ -225,10 +228,11 @@ static int rd_kind_counters(vt_rd *r, const json_t *kinds, size_t i, vt_rec_dev 
         for (int k = 0; k < 3; k++) {
             json_t *v = json_object_get(ko, keys[k]);
             uint64_t u;
-            int has;
-            snprintf(f, sizeof f, "devices[%zu].kinds.%.40s.%s", i, kn, keys[k]);
-            if (vt_rd_u64n(r, v, f, &u, &has) < 0) return -1;
-            if (!has) continue;
+            if (!v || json_is_null(v)) continue;
+            if (vt_ju64(v, &u, r->e, sizeof r->e) < 0) {   /* the field's name is formatted only then */
+                snprintf(f, sizeof f, "devices[%zu].kinds.%.40s.%s", i, kn, keys[k]);
+                return vt_rd_fail(r, "%s: %s", f, r->e);
+            }
             *dst[k] = vt_sat_add(*dst[k], u);
             if (k == 2) d->has_oom = 1;
         }
@@ -536,7 +540,7 @@ static int rd_complete_sites(vt_rd *r, int delta)
     size_t nlisted = r->rec.nse;
     for (size_t i = 0; i < nlisted; i++) {
         vt_rec_site *e = &r->rec.se[i];
-        vt_rsite *s = vt_process_site(r->p, &e->key, e->canon);
+        vt_rsite *s = e->site ? e->site : vt_process_site(r->p, &e->key, e->canon);
         if (s->delta_mark == ord)
             return vt_rd_fail(r, "sites[%zu]: site (stack %lld, kind %s, device %d) is listed twice in one snapshot",
                            i, (long long)e->key.stack, vt_kind_name(e->key.kind), (int)e->key.device);
@@ -627,9 +631,9 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     if (v4) vt_rd_ipc4(r, delta, json_object_get(o, "exports") != NULL, json_object_get(o, "imports") != NULL);
     if (rd_peaks(r, json_object_get(o, "peak_composition")) < 0) return -1;
     rec->is_exit = unfreed || strcmp(rec->trigger, VT_TRIGGER_EXIT) == 0;
-    if (!rec->is_exit && !rec->summarised && p->nsteps && rec->step < p->steps[p->nsteps - 1])
+    if (!rec->is_exit && !rec->summarised && p->nsteps_real && rec->step < p->last_step)
         return vt_rd_fail(r, "snapshot step %llu comes after step %llu (steps must not go backwards)",
-                          (unsigned long long)rec->step, (unsigned long long)p->steps[p->nsteps - 1]);
+                          (unsigned long long)rec->step, (unsigned long long)p->last_step);
 
     size_t newkeys = 0;
     for (size_t i = 0; i < rec->nan; i++) {

@@ -31,6 +31,7 @@
 #include "vt_decode.h"
 #include "vt_display.h"
 #include "vt_fold.h"
+#include "vt_slots.h"
 #include "vt_lineparse.h"
 #include "vt_util.h"
 
@@ -315,6 +316,7 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
         }
     }
     VT_PUSH(rs->procs, rs->n, rs->cap, p);
+    vt_slots_fit(rs->procs, rs->n, vt_points_budget());   /* the series of all processes stay bounded */
     return 0;
 }
 

@@ -305,7 +305,13 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "restart", p->has_restart ? json_integer(p->restart) : json_null());
     json_object_set_new(j, "peak_bytes", ju(p->peak_bytes));
     json_object_set_new(j, "unfreed_at_exit_bytes", ju(p->unfreed_exit_bytes));
-    json_object_set_new(j, "steps", ju(p->nsteps));
+    json_object_set_new(j, "steps", ju(p->nsteps_real));
+    if (p->slot_width > 1) {   /* the series were kept in buckets of steps (vt_slots.h) */
+        json_t *b = json_object();
+        json_object_set_new(b, "count", ju(p->nsteps));
+        json_object_set_new(b, "width", ju(p->slot_width));
+        json_object_set_new(j, "step_buckets", b);
+    }
     if (p->peak_comp && p->peak_comp->present)
         json_object_set_new(j, "peak_composition", peak_json(a, pr, p->peak_comp));
     json_t *sites = json_array();
@@ -314,6 +320,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_t *ooms = json_array();
     for (size_t i = 0; i < p->nooms; i++) json_array_append_new(ooms, oom_json(a, pr, &p->ooms[i]));
     json_object_set_new(j, "ooms", ooms);
+    if (p->ooms_dropped)   /* past VT_MAX_OOMS: counted, not listed */
+        json_object_set_new(j, "ooms_not_listed", ju(p->ooms_dropped));
     /* extras */
     json_t *imports = json_array();
     uint64_t imported = 0;
@@ -343,8 +351,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "tensors", json_boolean(p->tensors));
     json_object_set_new(j, "step_marked", json_boolean(p->step_marked));
     json_object_set_new(j, "first_step", p->nsteps ? ju(p->steps[0]) : json_null());
-    json_object_set_new(j, "last_step", p->nsteps ? ju(p->steps[p->nsteps - 1]) : json_null());
-    json_object_set_new(j, "warmup_steps", ju(pr->warmup));
+    json_object_set_new(j, "last_step", p->nsteps ? ju(p->last_step) : json_null());
+    json_object_set_new(j, "warmup_steps", ju(pr->warmup_steps));
     json_object_set_new(j, "exited", json_boolean(p->exited));
     json_object_set_new(j, "torn_tail", json_boolean(p->torn_tail));
     json_object_set_new(j, "dropped_records", ju(p->dropped_records));

@@ -151,9 +151,13 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (p->alloc_env)
         fprintf(f, "   allocators: %s%s\n", p->alloc_env,
                 p->tensors ? " (switched to one CUDA allocation per tensor: --tensors)" : "");
-    fprintf(f, "   %zu step%s (%s), warm-up %zu   peak %s   unfreed at exit %s",
-            p->nsteps, p->nsteps == 1 ? "" : "s", p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
-            pr->warmup, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
+    char bk[96] = "";
+    if (p->slot_width > 1)   /* the series were kept in buckets of steps (vt_slots.h) */
+        snprintf(bk, sizeof bk, ", in %zu buckets of %" PRIu64, p->nsteps, p->slot_width);
+    fprintf(f, "   %" PRIu64 " step%s%s (%s), warm-up %" PRIu64 "   peak %s   unfreed at exit %s",
+            p->nsteps_real, p->nsteps_real == 1 ? "" : "s", bk,
+            p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
+            pr->warmup_steps, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
             p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown (no exit record)");
     if (p->exited && pr->unfreed_sites) fprintf(f, " in %zu site%s", pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
     /* a site that never held memory (every call of it failed, e.g. a too-large probe
@@ -206,7 +210,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         size_t w = r->st.warmup < p->nsteps ? r->st.warmup : p->nsteps - 1;
         fprintf(f, "    %s  %s at step %" PRIu64 " (after warm-up) .. %s at step %" PRIu64 "\n",
                 vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_start, b2, sizeof b2),
-                p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->steps[p->nsteps - 1]);
+                p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->last_step);
         if (r->oom_cut_step >= 0)
             fprintf(f, "    grew until its own allocation failed with out-of-memory at step %" PRId64
                     " (device %d ran out)\n", r->oom_cut_step, r->device);
@@ -276,7 +280,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     r ? top_label(a, r) : "?");
         }
     }
-    if (p->nooms > MAX_LIST) fprintf(f, "  ... and %zu more out-of-memory events\n", p->nooms - MAX_LIST);
+    if (p->nooms + p->ooms_dropped > MAX_LIST)
+        fprintf(f, "  ... and %zu more out-of-memory events\n", (size_t)(p->nooms + p->ooms_dropped - MAX_LIST));
 
     if (p->exited && p->unfreed_exit_bytes) {
         fprintf(f, "\n%sUNFREED AT EXIT%s  %s in %zu site%s\n", yel, off, vt_size_fmt(p->unfreed_exit_bytes, b1, sizeof b1),
@@ -456,7 +461,7 @@ int vt_report_text(FILE *f, vt_analysis *a, int color)
     size_t leaks = 0, ooms = 0;
     for (size_t i = 0; i < a->n; i++) {
         leaks += a->procs[i].count[VT_LEAK];
-        ooms += a->procs[i].p->nooms;
+        ooms += a->procs[i].p->nooms + (size_t)a->procs[i].p->ooms_dropped;
     }
     fprintf(f, "vramtrace report: %zu process%s, %zu leaking site%s, %zu out-of-memory event%s\n", a->n,
             a->n == 1 ? "" : "es", leaks, leaks == 1 ? "" : "s", ooms, ooms == 1 ? "" : "s");

@@ -874,7 +874,8 @@ def t_cli(exe, testdir):
                                        for i in range(3000)]))
         reader = subprocess.Popen(["head", "-c", "1", fifo], stdout=subprocess.DEVNULL)
         r = subprocess.run([exe, "report", "--format", "json", "--force", "-o", fifo, many], capture_output=True,
-                           text=True, timeout=60, restore_signals=False)   # SIGPIPE ignored: EPIPE, exit 2
+                           text=True, timeout=60, restore_signals=False,   # SIGPIPE ignored: EPIPE, exit 2
+                           env=dict(os.environ, VRAMTRACE_ANALYZER_SLOTS="100000"))   # every step in the JSON
         reader.wait(timeout=30)
         check(r.returncode == 2 and os.path.exists(fifo), "report into a closed FIFO: %d, FIFO %s %r" %
               (r.returncode, "kept" if os.path.exists(fifo) else "REMOVED", r.stderr[:200]))
