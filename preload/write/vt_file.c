@@ -9,6 +9,7 @@
 #include "vt_core.h"
 #include "vt_fd.h"
 #include "vt_log.h"
+#include "vt_zstd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +18,6 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <zstd.h>
 
 /* zstd level 3 (zstd's default). Window 256 KiB: the redundancy is between one
  * record and the few before it (a step record is 1-15 KiB), and it bounds the
@@ -107,6 +107,8 @@ int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, i
         if (*p == '/' || (unsigned char)*p <= ' ' || *p == 0x7f)
             *p = '_';
     int fd = -1;
+    if (f->compress && vt_zstd_load() != 0)
+        f->compress = 0;           /* libzstd missing (logged) or being loaded: plain text */
     const char *sfx = f->compress ? ".jsonl.zst" : ".jsonl";
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
         int len;
@@ -143,7 +145,7 @@ int vt_file_create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev, i
     }
     fchmod(fd, 0600);              /* created by us: 0600 whatever the umask */
     if (f->zctx)                   /* a new file (a fork child's): a new frame */
-        ZSTD_CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
+        vt_zstd.CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
     *dev = st.st_dev;
     *ino = st.st_ino;
     return vt_fd_move_high(fd);    /* out of the program's low numbers (vt_fd.h) */
@@ -177,18 +179,18 @@ static size_t vt__zstream(vt_file *f, const char *p, size_t n, int end, const ch
 {
     ZSTD_CCtx *z = f->zctx;
     if (!z) {
-        if (!(z = ZSTD_createCCtx())) {
+        if (!(z = vt_zstd.createCCtx())) {
             *err = "out of memory for the zstd context";
             return 0;
         }
-        ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
-        ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
+        vt_zstd.CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
+        vt_zstd.CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
         f->zctx = z;
     }
     ZSTD_inBuffer in = { p, n, 0 };
     size_t len = 0, r;
     do {
-        size_t want = len + ZSTD_compressBound(n - in.pos) + 64;
+        size_t want = len + vt_zstd.compressBound(n - in.pos) + 64;
         if (want > f->zcap) {
             char *nb = realloc(f->zbuf, want);
             if (!nb) {
@@ -199,9 +201,9 @@ static size_t vt__zstream(vt_file *f, const char *p, size_t n, int end, const ch
             f->zcap = want;
         }
         ZSTD_outBuffer out = { f->zbuf, f->zcap, len };
-        r = ZSTD_compressStream2(z, &out, &in, end ? ZSTD_e_end : ZSTD_e_flush);
-        if (ZSTD_isError(r)) {
-            *err = ZSTD_getErrorName(r);
+        r = vt_zstd.compressStream2(z, &out, &in, end ? ZSTD_e_end : ZSTD_e_flush);
+        if (vt_zstd.isError(r)) {
+            *err = vt_zstd.getErrorName(r);
             return 0;
         }
         len = out.pos;

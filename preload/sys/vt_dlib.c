@@ -1,0 +1,44 @@
+/* vt_dlib.c — libraries loaded when first needed (contract in vt_dlib.h).
+ *
+ * The slots are written only before the state becomes 2 (release), and read by
+ * callers after they saw 2 (acquire) or after their own vt_dlib_load returned 0. A
+ * library whose load fails is closed again and its slots cleared: nothing is half
+ * loaded.
+ */
+#define _GNU_SOURCE
+#include "vt_dlib.h"
+#include "vt_log.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+
+int vt_dlib_load(vt_dlib *l)
+{
+    int st = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
+    if (st == 2)
+        return 0;
+    if (st == 0 && !__atomic_compare_exchange_n(&l->state, &st, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        st = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);   /* another thread came first */
+    if (st != 0)
+        return st == 2 ? 0 : st < 0 ? -1 : 1;
+    int e = errno;
+    const char *missing = NULL;
+    void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        missing = l->soname;
+    } else {
+        for (size_t i = 0; i < l->n && !missing; i++)
+            if (!(*l->fns[i].slot = dlsym(h, l->fns[i].name)))
+                missing = l->fns[i].name;
+    }
+    if (missing) {
+        for (size_t i = 0; i < l->n; i++)
+            *l->fns[i].slot = NULL;
+        if (h)
+            dlclose(h);
+        vt_log(VT_LOG_WARN, "cannot load %s (%s missing): %s", l->soname, missing, l->what);
+    }
+    __atomic_store_n(&l->state, missing ? -1 : 2, __ATOMIC_RELEASE);
+    errno = e;
+    return missing ? -1 : 0;
+}

@@ -1,0 +1,25 @@
+/* vt_zstd.c — libzstd loaded when the writer starts (contract in vt_zstd.h). */
+#include "vt_zstd.h"
+#include "vt_dlib.h"
+
+vt_zstd_api vt_zstd;
+
+static vt_dlib_fn vt__zstd_fns[] = {
+    { "ZSTD_createCCtx",        (void **)&vt_zstd.createCCtx },
+    { "ZSTD_CCtx_reset",        (void **)&vt_zstd.CCtx_reset },
+    { "ZSTD_CCtx_setParameter", (void **)&vt_zstd.CCtx_setParameter },
+    { "ZSTD_compressBound",     (void **)&vt_zstd.compressBound },
+    { "ZSTD_compressStream2",   (void **)&vt_zstd.compressStream2 },
+    { "ZSTD_isError",           (void **)&vt_zstd.isError },
+    { "ZSTD_getErrorName",      (void **)&vt_zstd.getErrorName },
+};
+
+static vt_dlib vt__zstd_lib = {
+    "libzstd.so.1", "snapshot files are written uncompressed (.jsonl)",
+    vt__zstd_fns, sizeof vt__zstd_fns / sizeof vt__zstd_fns[0], 0
+};
+
+int vt_zstd_load(void)
+{
+    return vt_dlib_load(&vt__zstd_lib);
+}
