@@ -4,7 +4,7 @@
 
 vt_libelf_api vt_libelf;
 
-static vt_dlib_fn vt__libelf_fns[] = {
+static const vt_dlib_fn vt__libelf_fns[] = {
     { "elf_version",  (void **)&vt_libelf.version },
     { "elf_begin",    (void **)&vt_libelf.begin },
     { "elf_kind",     (void **)&vt_libelf.kind },
@@ -16,9 +16,10 @@ static vt_dlib_fn vt__libelf_fns[] = {
     { "gelf_getsym",  (void **)&vt_libelf.getsym },
 };
 
-static vt_dlib vt__libelf_lib = {
+static int vt__libelf_state;
+static const vt_dlib vt__libelf_lib = {
     "libelf.so.1", "leak warnings name only exported functions",
-    vt__libelf_fns, sizeof vt__libelf_fns / sizeof vt__libelf_fns[0], 0
+    vt__libelf_fns, sizeof vt__libelf_fns / sizeof vt__libelf_fns[0], &vt__libelf_state
 };
 
 int vt_libelf_load(void)

@@ -4,13 +4,14 @@
 
 vt_unw_backtrace_fn vt__unw_backtrace;
 
-static vt_dlib_fn vt__unw_fns[] = {
+static const vt_dlib_fn vt__unw_fns[] = {
     { "unw_backtrace", (void **)&vt__unw_backtrace },
 };
 
-static vt_dlib vt__unw_lib = {
+static int vt__unw_state;
+static const vt_dlib vt__unw_lib = {
     "libunwind.so.8", "allocations are recorded without stacks",
-    vt__unw_fns, 1, 0
+    vt__unw_fns, 1, &vt__unw_state
 };
 
 int vt_libunwind_load(void)

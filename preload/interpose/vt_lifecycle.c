@@ -204,16 +204,14 @@ extern __typeof__(vt__register_atfork) __register_atfork
  * installed one both in LD_PRELOAD) comes first in the global scope: its hooks are
  * the program's, and it reaches ours through RTLD_NEXT, so this copy must only
  * forward (two copies recording would count every allocation twice and write two
- * files). Asked with the real dlsym (vt_resolve_init first). */
+ * files). Asked with the real dlsym (vt_resolve_init first): the global scope's
+ * vramtrace_live_bytes is another copy's when it is not this copy's own definition. */
 static int vt__other_copy_first(void)
 {
     if (!vt__real_dlsym)
         return 0;
     void *first = vt__real_dlsym(RTLD_DEFAULT, "vramtrace_live_bytes");
-    Dl_info a, b;
-    if (!first || !dladdr(first, &a) || !dladdr((void *)&vt_preload_init, &b))
-        return 0;
-    return a.dli_fbase != b.dli_fbase;
+    return first && first != (void *)&vt__live_bytes_here;
 }
 
 void vt_preload_init(void)

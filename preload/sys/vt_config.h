@@ -14,8 +14,7 @@
 
 #define VT_DEPTH_MAX 256  /* largest accepted VRAMTRACE_DEPTH */
 
-typedef struct vt_config {
-    char output[PATH_MAX];   /* VRAMTRACE_OUTPUT: snapshot folder ("vramtrace-out")      */
+typedef struct vt_config {   /* the two paths last: vt_config_parse writes only their starts */
     int  interval_ms;        /* VRAMTRACE_INTERVAL_MS: periodic snapshots (1000; 0 = off)  */
     int  depth;              /* VRAMTRACE_DEPTH: stack frames kept (32; 0 = no stacks)     */
     int  signal;             /* VRAMTRACE_SIGNAL: snapshot signal (SIGUSR1; 0 = none)      */
@@ -26,11 +25,12 @@ typedef struct vt_config {
     long test_fail_alloc_at; /* VRAMTRACE_TEST_FAIL_ALLOC_AT: TEST ONLY, 0 = off; the Nth
                                 internal allocation of the core fails                     */
     int  python;             /* VRAMTRACE_PYTHON: VT_PYTHON_* (auto); see vt_python.h     */
-    char prometheus[PATH_MAX]; /* VRAMTRACE_PROMETHEUS: textfile folder ("" = off); vt_prom.h */
     int  nvml;               /* VRAMTRACE_NVML: 1 = sample NVML on the writer thread (default);
                                 0 = never load libnvidia-ml.so.1 (vt_host.c)              */
     int  compress;           /* VRAMTRACE_COMPRESS: 1 = the stream as zstd frames, one per
                                 write, file *.jsonl.zst (default); 0 = plain *.jsonl      */
+    char output[PATH_MAX];   /* VRAMTRACE_OUTPUT: snapshot folder ("vramtrace-out")      */
+    char prometheus[PATH_MAX]; /* VRAMTRACE_PROMETHEUS: textfile folder ("" = off); vt_prom.h */
 } vt_config;
 
 /* VRAMTRACE_PYTHON values: auto = Python frames when a supported CPython is in the

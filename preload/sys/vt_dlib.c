@@ -12,13 +12,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 
-int vt_dlib_load(vt_dlib *l)
+int vt_dlib_load(const vt_dlib *l)
 {
-    int st = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
+    int st = __atomic_load_n(l->state, __ATOMIC_ACQUIRE);
     if (st == 2)
         return 0;
-    if (st == 0 && !__atomic_compare_exchange_n(&l->state, &st, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        st = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);   /* another thread came first */
+    if (st == 0 && !__atomic_compare_exchange_n(l->state, &st, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        st = __atomic_load_n(l->state, __ATOMIC_ACQUIRE);   /* another thread came first */
     if (st != 0)
         return st == 2 ? 0 : st < 0 ? -1 : 1;
     int e = errno;
@@ -38,7 +38,7 @@ int vt_dlib_load(vt_dlib *l)
             dlclose(h);
         vt_log(VT_LOG_WARN, "cannot load %s (%s missing): %s", l->soname, missing, l->what);
     }
-    __atomic_store_n(&l->state, missing ? -1 : 2, __ATOMIC_RELEASE);
+    __atomic_store_n(l->state, missing ? -1 : 2, __ATOMIC_RELEASE);
     errno = e;
     return missing ? -1 : 0;
 }

@@ -4,7 +4,8 @@
  *
  * A wrapper (one file per library: write/vt_zstd.c, capture/vt_libelf.c,
  * capture/vt_libunwind.c) lists the functions it uses as a vt_dlib_fn table and
- * calls them through the pointers vt_dlib_load fills. Loading takes the loader's
+ * calls them through the pointers vt_dlib_load fills. The tables are const (their
+ * relocations land on pages the loader writes anyway, not on more of ours). Loading takes the loader's
  * locks: never inside a dl_iterate_phdr callback (vt_guard_in_iterate) nor with a
  * lock of ours held that a thread inside dlopen could wait for.
  */
@@ -19,11 +20,11 @@ typedef struct vt_dlib_fn {
 } vt_dlib_fn;
 
 typedef struct vt_dlib {
-    const char *soname;   /* e.g. "libzstd.so.1"                           */
-    const char *what;     /* what goes without it, for the one log line    */
-    vt_dlib_fn *fns;
-    size_t      n;
-    int         state;    /* 0 not tried, 1 loading, 2 loaded, -1 missing (atomic) */
+    const char       *soname;   /* e.g. "libzstd.so.1"                        */
+    const char       *what;     /* what goes without it, for the one log line */
+    const vt_dlib_fn *fns;
+    size_t            n;
+    int              *state;    /* 0 not tried, 1 loading, 2 loaded, -1 missing (atomic) */
 } vt_dlib;
 
 /* Loads l once (dlopen RTLD_NOW | RTLD_LOCAL, then dlsym of every function of its
@@ -34,12 +35,12 @@ typedef struct vt_dlib {
  * deadlock on the loader's lock; the caller tries again later or goes without.
  * Thread-safe; keeps errno; the program's pending dlerror() message is the caller's
  * business (vt_dlerr_save). Cheap after the first call (one load). */
-int vt_dlib_load(vt_dlib *l);
+int vt_dlib_load(const vt_dlib *l);
 
 /* 1 once l is loaded (its slots filled), else 0. Any thread; async-signal-safe. */
 static inline int vt_dlib_ready(const vt_dlib *l)
 {
-    return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == 2;
+    return __atomic_load_n(l->state, __ATOMIC_ACQUIRE) == 2;
 }
 
 #endif /* VT_DLIB_H */

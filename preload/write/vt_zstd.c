@@ -4,7 +4,7 @@
 
 vt_zstd_api vt_zstd;
 
-static vt_dlib_fn vt__zstd_fns[] = {
+static const vt_dlib_fn vt__zstd_fns[] = {
     { "ZSTD_createCCtx",        (void **)&vt_zstd.createCCtx },
     { "ZSTD_CCtx_reset",        (void **)&vt_zstd.CCtx_reset },
     { "ZSTD_CCtx_setParameter", (void **)&vt_zstd.CCtx_setParameter },
@@ -14,9 +14,10 @@ static vt_dlib_fn vt__zstd_fns[] = {
     { "ZSTD_getErrorName",      (void **)&vt_zstd.getErrorName },
 };
 
-static vt_dlib vt__zstd_lib = {
+static int vt__zstd_state;
+static const vt_dlib vt__zstd_lib = {
     "libzstd.so.1", "snapshot files are written uncompressed (.jsonl)",
-    vt__zstd_fns, sizeof vt__zstd_fns / sizeof vt__zstd_fns[0], 0
+    vt__zstd_fns, sizeof vt__zstd_fns / sizeof vt__zstd_fns[0], &vt__zstd_state
 };
 
 int vt_zstd_load(void)
