@@ -2,8 +2,8 @@
  *
  * The slots are written only before the state becomes 2 (release), and read by
  * callers after they saw 2 (acquire) or after their own vt_dlib_load returned 0. A
- * library whose load fails is closed again and its slots cleared: nothing is half
- * loaded.
+ * library that lacks one of the functions has every slot cleared (it stays mapped,
+ * unused): nothing of it is half used.
  */
 #define _GNU_SOURCE
 #include "vt_dlib.h"
@@ -35,8 +35,9 @@ int vt_dlib_load(const vt_dlib *l)
         for (size_t i = 0; i < l->n; i++)
             *l->fns[i].slot = NULL;
         if (h)
-            dlclose(h);
-        vt_log(VT_LOG_WARN, "cannot load %s (%s missing): %s", l->soname, missing, l->what);
+            vt_log(VT_LOG_WARN, "cannot use %s (no %s in it): %s", l->soname, missing, l->what);
+        else
+            vt_log(VT_LOG_WARN, "cannot load %s: %s", l->soname, l->what);
     }
     __atomic_store_n(l->state, missing ? -1 : 2, __ATOMIC_RELEASE);
     errno = e;
