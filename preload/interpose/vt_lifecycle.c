@@ -8,9 +8,11 @@
  * touched, no descriptor opened, no thread started (a process under a global
  * LD_PRELOAD that never calls CUDA pays only this). The first hooked CUDA call (or
  * vramtrace_* API call) activates the preload (vt_preload_activate): numbers the
- * core's event ring (1 MiB) and warms libunwind up (its validation pipe); hooked calls
- * of other threads made while that runs only forward, like those made while the
- * settings are being read. Nothing is written and no thread is started
+ * core's event ring (1 MiB), loads libunwind (dlopen; inside a dl_iterate_phdr
+ * callback this waits for the first allocation outside one, vt_stack_warm) and warms
+ * it up (its validation pipe); hooked calls of other threads made while that runs
+ * only forward, like those made while the settings are being read. libzstd and
+ * libelf are loaded at the first allocation (vt_hook_start). Nothing is written and no thread is started
  * until the first CUDA allocation call.
  *
  * Exit ordering (what "unfreed at exit" means, docs/metrics.md):

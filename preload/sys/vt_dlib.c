@@ -11,16 +11,26 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <unistd.h>
+
+/* state values: 0 not tried, 2 loaded, -1 missing, VT__LOADING + pid: being loaded by
+ * a thread of process pid (a fork child, where that thread does not exist, sees
+ * another pid and loads it itself). */
+#define VT__LOADING 3
 
 int vt_dlib_load(const vt_dlib *l)
 {
     int st = __atomic_load_n(l->state, __ATOMIC_ACQUIRE);
     if (st == 2)
         return 0;
-    if (st == 0 && !__atomic_compare_exchange_n(l->state, &st, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        st = __atomic_load_n(l->state, __ATOMIC_ACQUIRE);   /* another thread came first */
-    if (st != 0)
-        return st == 2 ? 0 : st < 0 ? -1 : 1;
+    if (st == -1)
+        return -1;
+    int me = VT__LOADING + (int)getpid();
+    if (st >= VT__LOADING && st == me)
+        return 1;   /* another thread of this process is loading it */
+    /* not tried yet, or being loaded in the parent of this fork child */
+    if (!__atomic_compare_exchange_n(l->state, &st, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return st == 2 ? 0 : st == -1 ? -1 : 1;   /* another thread came first */
     int e = errno;
     const char *missing = NULL;
     void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);

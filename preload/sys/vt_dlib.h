@@ -24,15 +24,16 @@ typedef struct vt_dlib {
     const char       *what;     /* what goes without it, for the one log line */
     const vt_dlib_fn *fns;
     size_t            n;
-    int              *state;    /* 0 not tried, 1 loading, 2 loaded, -1 missing (atomic) */
+    int              *state;    /* vt_dlib.c's (atomic; 0 = not tried)        */
 } vt_dlib;
 
 /* Loads l once (dlopen RTLD_NOW | RTLD_LOCAL, then dlsym of every function of its
  * table). Returns 0 when every slot is filled; -1 when the library or one of its
  * functions is missing: then every slot stays NULL, one "vramtrace:" warning says
  * what goes without it, and later calls return -1 at once (latched); 1 when another
- * thread is loading it (or was, in the parent of a fork child): no wait, which could
- * deadlock on the loader's lock; the caller tries again later or goes without.
+ * thread of this process is loading it: no wait, which could deadlock on the loader's
+ * lock; the caller tries again later or goes without. In a fork child whose parent
+ * was loading it, the child loads it itself.
  * Thread-safe; keeps errno; the program's pending dlerror() message is the caller's
  * business (vt_dlerr_save). Cheap after the first call (one load). */
 int vt_dlib_load(const vt_dlib *l);
