@@ -85,11 +85,12 @@ static void vt__fork_prepare(void)
      * nothing of ours is written in the parent (each page written after the fork is
      * one the kernel copies), and the child clears nothing. A thread that activates
      * during the fork is seen by the child (vt__fork_child reads the flag again). */
-    vt__fork_used = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) != 0;
-    if (!vt__fork_used) {
-        vt_hooks_cancel_fork_prepare();
-        return;
-    }
+    int used = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) != 0;
+    if (vt__fork_used != used)   /* unchanged from the last fork: not written again */
+        vt__fork_used = used;
+    if (!used)
+        return;   /* no capture has run: none to settle (one that a thread activating
+                   * during the fork begins is seen by the child: vt_cancel_fork_child) */
     vt_guard_enter();
     vt_writer_fork_prepare();
     vt_core_fork_prepare();
@@ -99,9 +100,9 @@ static void vt__fork_prepare(void)
 
 static void vt__fork_parent(void)
 {
-    vt_hooks_cancel_fork_parent();
     if (!vt__fork_used)
-        return;
+        return;   /* prepare set nothing: nothing to write (a written page is a copy) */
+    vt_hooks_cancel_fork_parent();
     vt_stack_fork_parent();
     vt_core_fork_parent();
     vt_writer_fork_parent();
