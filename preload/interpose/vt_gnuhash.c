@@ -1,7 +1,9 @@
 /* vt_gnuhash.c — a symbol's definition in one loaded object, from its DT_GNU_HASH,
  * DT_SYMTAB, DT_STRTAB and DT_VERSYM (see vt_gnuhash.h). The GNU hash layout: nbuckets,
  * symoffset, bloom_size, bloom_shift, the bloom words, the buckets, then one chain
- * word per symbol from symoffset on (low bit set on a chain's last symbol).
+ * word per symbol from symoffset on (low bit set on a chain's last symbol). The same
+ * tables, read once per object, answer whether any loaded object may define one of a
+ * list of names (vt_gnuhash_may_define).
  */
 #define _GNU_SOURCE
 #include "vt_gnuhash.h"
