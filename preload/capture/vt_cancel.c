@@ -154,7 +154,10 @@ void vt_cancel_fork_wait(void)
 
 int vt_cancel_fork_child(int in_unwind)
 {
-    __atomic_and_fetch(&vt__cancel_guard, ~VT_CANCEL_FORKING, __ATOMIC_SEQ_CST);
+    /* each store only when it changes something: a page written in the child is a copy
+     * (a process that never unwound writes nothing here) */
+    if (__atomic_load_n(&vt__cancel_guard, __ATOMIC_SEQ_CST) & VT_CANCEL_FORKING)
+        __atomic_and_fetch(&vt__cancel_guard, ~VT_CANCEL_FORKING, __ATOMIC_SEQ_CST);
     /* Every unwind raises one of the two counts before libunwind runs and lowers it
      * after libunwind returned (seq_cst raise, release lowering), so a lock libunwind
      * held at the fork shows as a count above 0 here. A thread between the raise and
@@ -164,7 +167,9 @@ int vt_cancel_fork_child(int in_unwind)
                __atomic_load_n(&vt__unwind_guarded, __ATOMIC_SEQ_CST) > 0 || in_unwind;
     if (in_unwind)
         __atomic_or_fetch(&vt__cancel_guard, VT_CANCEL_FORKED, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&vt__cancel_active, 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&vt__unwind_guarded, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&vt__cancel_active, __ATOMIC_SEQ_CST))
+        __atomic_store_n(&vt__cancel_active, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&vt__unwind_guarded, __ATOMIC_SEQ_CST))
+        __atomic_store_n(&vt__unwind_guarded, 0, __ATOMIC_SEQ_CST);
     return busy;
 }

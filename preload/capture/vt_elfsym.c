@@ -7,10 +7,9 @@
  */
 #define _GNU_SOURCE
 #include "vt_elfsym.h"
+#include "vt_libelf.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,12 +39,12 @@ static int vt__fn_cmp(const void *a, const void *b)
  * with a size: its name, and *sym; else NULL. */
 static const char *vt__fn_sym(Elf *e, Elf_Data *data, size_t link, size_t i, GElf_Sym *sym)
 {
-    if (!gelf_getsym(data, (int)i, sym))
+    if (!vt_libelf.getsym(data, (int)i, sym))
         return NULL;
     int t = GELF_ST_TYPE(sym->st_info);
     if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !sym->st_size || sym->st_shndx == SHN_UNDEF)
         return NULL;
-    const char *nm = elf_strptr(e, link, sym->st_name);
+    const char *nm = vt_libelf.strptr(e, link, sym->st_name);
     return nm && nm[0] ? nm : NULL;
 }
 
@@ -57,7 +56,7 @@ static int vt__read_table(Elf *e, Elf_Scn *scn, vt__obj *o)
     GElf_Shdr sh;
     Elf_Data *data;
     GElf_Sym sym;
-    if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+    if (!vt_libelf.getshdr(scn, &sh) || !sh.sh_entsize || !(data = vt_libelf.getdata(scn, NULL)))
         return 0;
     size_t count = sh.sh_size / sh.sh_entsize, n = 0, bytes = 0;
     for (size_t i = 0; i < count; i++) {
@@ -95,13 +94,13 @@ static int vt__load(vt__obj *o, const char *path)
     if (fd < 0)
         return 0;
     int rc = 0;
-    elf_version(EV_CURRENT);
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    if (e && elf_kind(e) == ELF_K_ELF) {
+    vt_libelf.version(EV_CURRENT);
+    Elf *e = vt_libelf.begin(fd, ELF_C_READ_MMAP, NULL);
+    if (e && vt_libelf.kind(e) == ELF_K_ELF) {
         Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-        while ((scn = elf_nextscn(e, scn))) {
+        while ((scn = vt_libelf.nextscn(e, scn))) {
             GElf_Shdr sh;
-            if (!gelf_getshdr(scn, &sh))
+            if (!vt_libelf.getshdr(scn, &sh))
                 continue;
             if (sh.sh_type == SHT_SYMTAB)
                 symtab = scn;
@@ -114,15 +113,15 @@ static int vt__load(vt__obj *o, const char *path)
             rc = vt__read_table(e, dynsym, o);
     }
     if (e)
-        elf_end(e);
+        vt_libelf.end(e);
     close(fd);
     return rc;
 }
 
 const char *vt_elfsym_lookup(const char *path, uint64_t vaddr)
 {
-    if (!path || !path[0])
-        return NULL;
+    if (!path || !path[0] || !vt_libelf_ready())
+        return NULL;   /* libelf missing or not loaded yet: nothing cached */
     vt__obj *o = NULL;
     for (int i = 0; i < vt__nobjs; i++)
         if (!strcmp(vt__objs[i].path, path)) {

@@ -18,7 +18,8 @@
 
 /* The name (as in the symbol table: C++ names mangled) of the function symbol of
  * the object at path whose [st_value, st_value + st_size) holds vaddr (an ELF
- * virtual address: pc - load bias), or NULL (no such symbol, the file unreadable, or
+ * virtual address: pc - load bias), or NULL (no such symbol, the file unreadable,
+ * libelf not loaded (vt_libelf.h), or
  * the cache full). The string lives as long as the process. */
 const char *vt_elfsym_lookup(const char *path, uint64_t vaddr);
 

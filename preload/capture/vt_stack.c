@@ -36,6 +36,8 @@
 #include "vt_stack.h"
 #include "vt_config.h"
 #include "vt_fd.h"
+#include "vt_guard.h"
+#include "vt_libunwind.h"
 #include "vt_log.h"
 #include "vt_mem.h"
 #include "vt_modules.h"
@@ -43,7 +45,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <libunwind.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -469,9 +470,16 @@ void vt_stack_setup(int trim_own)
 
 void vt_stack_warm(void)
 {
-    static int warmed;   /* atomic */
-    if (__atomic_exchange_n(&warmed, 1, __ATOMIC_ACQ_REL))
+    static int warmed;   /* atomic: 0 not yet, 1 being done or done */
+    if (__atomic_load_n(&warmed, __ATOMIC_ACQUIRE) || !__atomic_load_n(&vt__stk.inited, __ATOMIC_ACQUIRE) ||
+        vt_guard_in_iterate() || __atomic_exchange_n(&warmed, 1, __ATOMIC_ACQ_REL))
         return;
+    int rc = vt_libunwind_load();
+    if (rc != 0) {
+        if (rc > 0)   /* another thread is loading it: a later call warms */
+            __atomic_store_n(&warmed, 0, __ATOMIC_RELEASE);
+        return;
+    }
     void *warm[8];
     /* first call initialises libunwind's caches and its validation pipe; the pipe
      * goes to high descriptor numbers (vt_hooks_fd.c), so the program's next open()
@@ -480,7 +488,7 @@ void vt_stack_warm(void)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     vt_fd_unwind_enter();
     vt_cancel_guarded_begin();
-    unw_backtrace(warm, 8);
+    vt__unw_backtrace(warm, 8);
     vt_cancel_guarded_end();
     vt_fd_unwind_leave();
     pthread_setcancelstate(oldcs, NULL);

@@ -19,10 +19,8 @@
 #include "vt_cancel.h"
 #include "vt_fd.h"
 #include "vt_python.h"
+#include "vt_libunwind.h"
 
-/* libunwind's (libunwind.h, UNW_LOCAL_ONLY or not: the same symbol). Declared here so
- * that the hooks need not include libunwind.h. */
-extern int unw_backtrace(void **buffer, int size);
 
 /* Warms libunwind up (its first call may allocate and dl_iterate_phdr) and, when
  * trim_own is 1, finds the address range of the object that holds this code so that
@@ -31,8 +29,12 @@ extern int unw_backtrace(void **buffer, int size);
  * Idempotent; call from the constructor, after vt_config_load. */
 void vt_stack_init(int trim_own);
 /* vt_stack_init in two steps: setup (our address range, Python detection; loader
- * calls, no descriptor, nothing large) and warm (libunwind's first walk: its caches
- * and its validation pipe). Each idempotent; setup before the first capture. */
+ * calls, no descriptor, nothing large) and warm (libunwind loaded with dlopen,
+ * vt_libunwind.h, and its first walk: its caches and its validation pipe). Setup is
+ * idempotent and comes before the first capture. Warm does nothing before setup or
+ * inside a dl_iterate_phdr callback (vt_guard_in_iterate: the load takes the loader's
+ * locks) or while another thread loads libunwind: call it again later (captures
+ * until then have no stack); once done, it does nothing. */
 void vt_stack_setup(int trim_own);
 void vt_stack_warm(void);
 
@@ -53,22 +55,26 @@ uint32_t vt_stack_capture(int depth);
  * pthread_cancel waits for this unwind to end before it cancels anything
  * (vt_cancel.h; the proof is in vt_cancel.c). buf[0] is a pc in the function this is
  * inlined into (unw_backtrace's caller), buf[1] that function's return address, and
- * so on. Returns the number of pcs written (<= want; 0 when libunwind failed).
+ * so on. Returns the number of pcs written (<= want; 0 when libunwind failed or is
+ * not loaded).
  * Always inlined, so that "the caller" is the function that calls this, never a
  * helper of ours. Thread-safe; no lock of ours; errno may change (the caller keeps
  * it). */
 static inline __attribute__((always_inline)) int vt_stack_unwind_here(uintptr_t *buf, int want)
 {
+    vt_unw_backtrace_fn bt = __atomic_load_n(&vt__unw_backtrace, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(!bt, 0))
+        return 0;   /* libunwind not loaded (yet): vt_stack_warm */
     int n;
     vt_fd_unwind_enter();   /* first: covers the count below (vt_cancel_fork_child) */
     if (__builtin_expect(vt_cancel_unguarded_begin(), 1)) {
-        n = unw_backtrace((void **)buf, want);
+        n = bt((void **)buf, want);
         vt_cancel_unguarded_end();
     } else {
         int oldcs;
         vt_cancel_guarded_begin();   /* a fork child must know libunwind was running */
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
-        n = unw_backtrace((void **)buf, want);
+        n = bt((void **)buf, want);
         pthread_setcancelstate(oldcs, NULL);
         vt_cancel_guarded_end();
     }

@@ -95,6 +95,8 @@ VT_EXPORT uint64_t vramtrace_live_bytes(int device)
     VT_QUERY_END;
     return v;
 }
+extern __typeof__(vramtrace_live_bytes) vt__live_bytes_here
+    __attribute__((alias("vramtrace_live_bytes"), visibility("hidden")));
 
 VT_EXPORT uint64_t vramtrace_peak_bytes(int device)
 {

@@ -30,6 +30,9 @@
 #include "vt_stack.h"
 
 #define VT_EXPORT __attribute__((visibility("default")))
+/* vramtrace_live_bytes (vt_api.c) by its hidden alias: this copy's own definition,
+ * wherever the global scope binds the name. */
+uint64_t vt__live_bytes_here(int device) __attribute__((visibility("hidden")));
 /* Exports `name` as an alias of the hidden hook vt__h_<name> (defined in the same
  * file), so that internal tables hold the address of OUR function whatever the
  * program's symbol scope says. */

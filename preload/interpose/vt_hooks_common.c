@@ -17,6 +17,8 @@
 #include "vt_resolve.h"
 #include "vt_stack.h"
 #include "vt_writer.h"
+#include "vt_libelf.h"
+#include "vt_zstd.h"
 #include "vt_log.h"
 
 #include <dlfcn.h>
@@ -59,6 +61,19 @@ void vt_hook_start(void)
     /* the writer's open/write are cancellation points: never the program's */
     int oldcs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+    /* The libraries only the writer uses are loaded here, with no lock of ours held
+     * (a thread inside dlopen may be waiting for one): libzstd for the file, libelf
+     * for the leak warnings' names. While another thread loads one, the start waits
+     * for the next allocation (waiting here could deadlock on the loader's lock). */
+    char *dlerr = vt_dlerr_save();   /* dlopen here and NVML's in the writer's start */
+    vt_stack_warm();   /* libunwind, when activation came inside such a callback */
+    int busy = vt__config.compress && vt_zstd_load() > 0;
+    busy |= vt_libelf_load() > 0;
+    if (busy) {
+        vt_dlerr_restore(dlerr);
+        pthread_setcancelstate(oldcs, NULL);
+        return;
+    }
     /* The first allocation call starts the writer (a process that never touches CUDA
      * writes nothing) and registers the exit marker. It is registered after the CUDA
      * runtime registered its own teardown handler (the runtime initialises inside its
@@ -70,7 +85,6 @@ void vt_hook_start(void)
         __atomic_exchange_n(&vt__fork_nostacks, 0, __ATOMIC_ACQ_REL))
         vt_log(VT_LOG_WARN, "forked while another thread was capturing a stack (libunwind's "
                             "locks may be held for good): this process records without stacks");
-    char *dlerr = vt_dlerr_save();   /* the writer's start opens NVML with dlopen */
     vt_writer_start();
     vt_dlerr_restore(dlerr);
     __atomic_store_n(&vt__started, 1, __ATOMIC_RELEASE);

@@ -195,8 +195,10 @@ VT_EARLY VT_EXPORT int dlinfo(void *handle, int request, void *arg)
 void vt_hooks_dl_fork_child(void)
 {
     vt_relink_fork_child();
-    int w = __atomic_load_n(&vt__dl_work, __ATOMIC_ACQUIRE) & VT_DL_RELINK;
-    __atomic_store_n(&vt__dl_work, w | (vt__tls.dlerr ? VT_DL_KEPT : 0), __ATOMIC_RELEASE);
+    int was = __atomic_load_n(&vt__dl_work, __ATOMIC_ACQUIRE);
+    int w = (was & VT_DL_RELINK) | (vt__tls.dlerr ? VT_DL_KEPT : 0);
+    if (w != was)   /* written only when it changes: each page written in the child is a copy */
+        __atomic_store_n(&vt__dl_work, w, __ATOMIC_RELEASE);
 }
 
 /* ---- dl_iterate_phdr ---- */

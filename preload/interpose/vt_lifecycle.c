@@ -8,9 +8,11 @@
  * touched, no descriptor opened, no thread started (a process under a global
  * LD_PRELOAD that never calls CUDA pays only this). The first hooked CUDA call (or
  * vramtrace_* API call) activates the preload (vt_preload_activate): numbers the
- * core's event ring (1 MiB) and warms libunwind up (its validation pipe); hooked calls
- * of other threads made while that runs only forward, like those made while the
- * settings are being read. Nothing is written and no thread is started
+ * core's event ring (1 MiB), loads libunwind (dlopen; inside a dl_iterate_phdr
+ * callback this waits for the first allocation outside one, vt_stack_warm) and warms
+ * it up (its validation pipe); hooked calls of other threads made while that runs
+ * only forward, like those made while the settings are being read. libzstd and
+ * libelf are loaded at the first allocation (vt_hook_start). Nothing is written and no thread is started
  * until the first CUDA allocation call.
  *
  * Exit ordering (what "unfreed at exit" means, docs/metrics.md):
@@ -83,11 +85,12 @@ static void vt__fork_prepare(void)
      * nothing of ours is written in the parent (each page written after the fork is
      * one the kernel copies), and the child clears nothing. A thread that activates
      * during the fork is seen by the child (vt__fork_child reads the flag again). */
-    vt__fork_used = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) != 0;
-    if (!vt__fork_used) {
-        vt_hooks_cancel_fork_prepare();
-        return;
-    }
+    int used = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) != 0;
+    if (vt__fork_used != used)   /* unchanged from the last fork: not written again */
+        vt__fork_used = used;
+    if (!used)
+        return;   /* no capture has run: none to settle (one that a thread activating
+                   * during the fork begins is seen by the child: vt_cancel_fork_child) */
     vt_guard_enter();
     vt_writer_fork_prepare();
     vt_core_fork_prepare();
@@ -97,9 +100,9 @@ static void vt__fork_prepare(void)
 
 static void vt__fork_parent(void)
 {
-    vt_hooks_cancel_fork_parent();
     if (!vt__fork_used)
-        return;
+        return;   /* prepare set nothing: nothing to write (a written page is a copy) */
+    vt_hooks_cancel_fork_parent();
     vt_stack_fork_parent();
     vt_core_fork_parent();
     vt_writer_fork_parent();
@@ -204,16 +207,14 @@ extern __typeof__(vt__register_atfork) __register_atfork
  * installed one both in LD_PRELOAD) comes first in the global scope: its hooks are
  * the program's, and it reaches ours through RTLD_NEXT, so this copy must only
  * forward (two copies recording would count every allocation twice and write two
- * files). Asked with the real dlsym (vt_resolve_init first). */
+ * files). Asked with the real dlsym (vt_resolve_init first): the global scope's
+ * vramtrace_live_bytes is another copy's when it is not this copy's own definition. */
 static int vt__other_copy_first(void)
 {
     if (!vt__real_dlsym)
         return 0;
     void *first = vt__real_dlsym(RTLD_DEFAULT, "vramtrace_live_bytes");
-    Dl_info a, b;
-    if (!first || !dladdr(first, &a) || !dladdr((void *)&vt_preload_init, &b))
-        return 0;
-    return a.dli_fbase != b.dli_fbase;
+    return first && first != (void *)&vt__live_bytes_here;
 }
 
 void vt_preload_init(void)

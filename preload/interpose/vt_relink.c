@@ -263,7 +263,8 @@ static int vt__relink_busy;   /* atomic: one re-link at a time; another caller r
 
 void vt_relink_fork_child(void)
 {
-    __atomic_store_n(&vt__relink_busy, 0, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&vt__relink_busy, __ATOMIC_ACQUIRE))   /* a page written in the */
+        __atomic_store_n(&vt__relink_busy, 0, __ATOMIC_RELEASE);  /* child is a copy */
 }
 
 void vt_relink_all(void)

@@ -118,7 +118,13 @@ void vt_resolve_init(void)
     if (!vt__real_dlsym)
         return;
     int e = errno;
-    vt__fill_from(RTLD_NEXT);
+    /* A look-up of a name no loaded object defines (every name, in a process that
+     * never loaded CUDA) costs the loader an error message each: skipped when no
+     * object may define any (dlsym could find none of them). */
+    if (vt_gnuhash_may_define((const void *)&vt_resolve_init, &vt__hooks[0].name, sizeof vt__hooks[0], vt__n_hooks) ||
+        vt_gnuhash_may_define((const void *)&vt_resolve_init, &vt__driver_fns[0].name, sizeof vt__driver_fns[0],
+                              vt__n_driver_fns))
+        vt__fill_from(RTLD_NEXT);
     errno = e;
 }
 

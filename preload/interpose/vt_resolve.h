@@ -44,7 +44,9 @@ extern const size_t        vt__n_hooks;
 /* The real dlsym (glibc's), found with dlvsym. */
 extern void *(*vt__real_dlsym)(void *, const char *);
 
-/* Finds the real dlsym and every real reachable through RTLD_NEXT. Idempotent. */
+/* Finds the real dlsym and every real reachable through RTLD_NEXT (no look-up at all
+ * while no loaded object but ours may define a name: vt_gnuhash_may_define).
+ * Idempotent. */
 void vt_resolve_init(void);
 
 /* Slow path of a shim whose real_ is NULL: vt_resolve_init (RTLD_NEXT for every

@@ -14,8 +14,7 @@
 
 #define VT_DEPTH_MAX 256  /* largest accepted VRAMTRACE_DEPTH */
 
-typedef struct vt_config {
-    char output[PATH_MAX];   /* VRAMTRACE_OUTPUT: snapshot folder ("vramtrace-out")      */
+typedef struct vt_config {   /* the two paths last: vt_config_parse writes only their starts */
     int  interval_ms;        /* VRAMTRACE_INTERVAL_MS: periodic snapshots (1000; 0 = off)  */
     int  host_interval_ms;   /* VRAMTRACE_HOST_INTERVAL_MS: least time between two samples of
                                 the host signals (/proc, cgroup, NVML), ms (1000; 1..86400000) */
@@ -28,7 +27,6 @@ typedef struct vt_config {
     long test_fail_alloc_at; /* VRAMTRACE_TEST_FAIL_ALLOC_AT: TEST ONLY, 0 = off; the Nth
                                 internal allocation of the core fails                     */
     int  python;             /* VRAMTRACE_PYTHON: VT_PYTHON_* (auto); see vt_python.h     */
-    char prometheus[PATH_MAX]; /* VRAMTRACE_PROMETHEUS: textfile folder ("" = off); vt_prom.h */
     int  nvml;               /* VRAMTRACE_NVML: 1 = sample NVML on the writer thread (default);
                                 0 = never load libnvidia-ml.so.1 (vt_host.c)              */
     int  compress;           /* VRAMTRACE_COMPRESS: 1 = the stream as zstd frames, one per
@@ -43,6 +41,8 @@ typedef struct vt_config {
     unsigned long long max_bytes; /* VRAMTRACE_MAX_BYTES: the stream's size cap in bytes as
                                 written (1 GiB; 0 = none): older steps folded into a summary
                                 when the file reaches it (write/vt_cap.h)                 */
+    char output[PATH_MAX];   /* VRAMTRACE_OUTPUT: snapshot folder ("vramtrace-out")      */
+    char prometheus[PATH_MAX]; /* VRAMTRACE_PROMETHEUS: textfile folder ("" = off); vt_prom.h */
 } vt_config;
 
 /* Smallest accepted VRAMTRACE_MAX_BYTES (but 0): below it the kept definitions alone

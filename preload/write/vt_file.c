@@ -17,6 +17,7 @@
 #include "vt_core.h"
 #include "vt_fd.h"
 #include "vt_log.h"
+#include "vt_zstd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,6 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <zstd.h>
 
 /* zstd level 3 (zstd's default). Window 256 KiB: the redundancy is between one
  * record and the few before it (a step record is 1-15 KiB), and it bounds the
@@ -119,6 +119,8 @@ static int vt__create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev
         if (*p == '/' || (unsigned char)*p <= ' ' || *p == 0x7f)
             *p = '_';
     int fd = -1;
+    if (f->compress && vt_zstd_load() != 0)
+        f->compress = 0;           /* libzstd missing (logged) or being loaded: plain text */
     const char *sfx = f->compress ? ".jsonl.zst" : ".jsonl";
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
         int len;
@@ -157,7 +159,7 @@ static int vt__create(vt_file *f, const char *dir, uint64_t start_ns, dev_t *dev
     }
     fchmod(fd, 0600);              /* created by us: 0600 whatever the umask */
     if (f->zctx)                   /* a new file (a fork child's): a new frame */
-        ZSTD_CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
+        vt_zstd.CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
     f->frame_open = 0;
     f->err = 0;
     f->good = 0;
@@ -203,18 +205,18 @@ static size_t vt__zstream(vt_file *f, const char *p, size_t n, int end, const ch
 {
     ZSTD_CCtx *z = f->zctx;
     if (!z) {
-        if (!(z = ZSTD_createCCtx())) {
+        if (!(z = vt_zstd.createCCtx())) {
             *err = "out of memory for the zstd context";
             return 0;
         }
-        ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
-        ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
+        vt_zstd.CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
+        vt_zstd.CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
         f->zctx = z;
     }
     ZSTD_inBuffer in = { p, n, 0 };
     size_t len = 0, r;
     do {
-        size_t want = len + ZSTD_compressBound(n - in.pos) + 64;
+        size_t want = len + vt_zstd.compressBound(n - in.pos) + 64;
         if (want > f->zcap) {
             char *nb = realloc(f->zbuf, want);
             if (!nb) {
@@ -225,9 +227,9 @@ static size_t vt__zstream(vt_file *f, const char *p, size_t n, int end, const ch
             f->zcap = want;
         }
         ZSTD_outBuffer out = { f->zbuf, f->zcap, len };
-        r = ZSTD_compressStream2(z, &out, &in, end ? ZSTD_e_end : ZSTD_e_flush);
-        if (ZSTD_isError(r)) {
-            *err = ZSTD_getErrorName(r);
+        r = vt_zstd.compressStream2(z, &out, &in, end ? ZSTD_e_end : ZSTD_e_flush);
+        if (vt_zstd.isError(r)) {
+            *err = vt_zstd.getErrorName(r);
             return 0;
         }
         len = out.pos;
@@ -337,7 +339,7 @@ int vt_file_resume(vt_file *f, const char *dir, uint64_t start_ns)
             f->frame_open = 0;
         }
         if (f->zctx)   /* a new frame, without the lost records as context */
-            ZSTD_CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
+            vt_zstd.CCtx_reset((ZSTD_CCtx *)f->zctx, ZSTD_reset_session_only);
         f->err = 0;
         return 0;
     }
@@ -443,19 +445,19 @@ int vt_file_replace(vt_file *f, const char *head, size_t n, uint64_t from)
     ZSTD_CCtx *z = NULL;
     char *zb = NULL;
     if (f->compress) {   /* the head as a frame of its own, ended */
-        size_t cap = ZSTD_compressBound(n) + 64, r;
-        z = ZSTD_createCCtx();
+        size_t cap = vt_zstd.compressBound(n) + 64, r;
+        z = vt_zstd.createCCtx();
         zb = malloc(cap);
         if (!z || !zb) {
             e = ENOMEM;
             goto fail;
         }
-        ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
-        ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
+        vt_zstd.CCtx_setParameter(z, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL);
+        vt_zstd.CCtx_setParameter(z, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG);
         ZSTD_inBuffer in = { head, n, 0 };
         ZSTD_outBuffer out = { zb, cap, 0 };
-        r = ZSTD_compressStream2(z, &out, &in, ZSTD_e_end);
-        if (ZSTD_isError(r) || r != 0) {   /* the bound holds the whole frame */
+        r = vt_zstd.compressStream2(z, &out, &in, ZSTD_e_end);
+        if (vt_zstd.isError(r) || r != 0) {   /* the bound holds the whole frame */
             e = ENOMEM;
             goto fail;
         }
@@ -467,7 +469,8 @@ int vt_file_replace(vt_file *f, const char *head, size_t n, uint64_t from)
         e = errno;
         goto fail;
     }
-    ZSTD_freeCCtx(z);
+    if (z)
+        vt_zstd.freeCCtx(z);
     free(zb);
     vt_file_close(f);
     f->fd = vt_fd_move_high(fd);
@@ -475,7 +478,8 @@ int vt_file_replace(vt_file *f, const char *head, size_t n, uint64_t from)
     f->ino = st.st_ino;
     return 0;
 fail:
-    ZSTD_freeCCtx(z);
+    if (z)
+        vt_zstd.freeCCtx(z);
     free(zb);
     close(fd);
     unlink(tmp);

@@ -49,7 +49,8 @@ typedef struct vt_file {
     dev_t dev;                /* the file fd must refer to                               */
     ino_t ino;
     char  path[PATH_MAX];     /* "" none                                                  */
-    int   compress;           /* set before vt_file_create: 1 = zstd frames, *.jsonl.zst  */
+    int   compress;           /* set before vt_file_create: 1 = zstd frames, *.jsonl.zst;
+                                 cleared there when libzstd cannot be loaded (vt_zstd.h)  */
     void *zctx;               /* ZSTD_CCtx, NULL until the first compressed append        */
     char *zbuf;               /* one frame's bytes (malloc'ed), zcap bytes                */
     size_t zcap;

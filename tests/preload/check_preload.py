@@ -16,6 +16,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -452,6 +453,79 @@ def check_inertfds(c):
                "descriptors under the preload %r:\n%s--- without:\n%s%s" % (extra, q.stdout, p.stdout, q.stderr))
     expect(not os.path.exists(d), "a process that never touched CUDA created %s" % d)
     print("inertfds ok")
+
+
+def mapped_objects(c, preload):
+    """The shared objects /bin/cat maps (its /proc/self/maps), by path."""
+    p = c.run(["/bin/cat", "/proc/self/maps"], preload=preload)
+    expect(p.returncode == 0, "cat /proc/self/maps: %s" % p.stderr)
+    return {f[5] for f in (l.split() for l in p.stdout.splitlines()) if len(f) >= 6 and ".so" in f[5]}
+
+
+def check_inertmaps(c):
+    """A program that never calls CUDA maps no shared object under the preload but
+    libvramtrace and what it links itself (libc; a sanitizer build's runtimes):
+    libunwind, libelf and libzstd (and liblzma, libz behind them) are loaded at the
+    first CUDA call or allocation, not with the preload."""
+    a, b = mapped_objects(c, False), mapped_objects(c, True)
+    extra = {os.path.realpath(x) for x in b - a}
+    ldd = subprocess.run(["ldd", c.lib], capture_output=True, text=True).stdout
+    linked = {os.path.realpath(f[2]) for f in (l.split() for l in ldd.splitlines())
+              if len(f) >= 3 and f[1] == "=>" and f[2].startswith("/")}
+    lazy = ("libunwind", "libelf", "libzstd", "liblzma", "libz.")
+    expect(os.path.realpath(c.lib) in extra, "libvramtrace not mapped: %r" % sorted(extra))
+    bad = sorted(x for x in extra - linked - {os.path.realpath(c.lib)})
+    expect(not bad, "objects mapped under the preload besides libvramtrace and its own: %r" % bad)
+    early = sorted(x for x in extra if os.path.basename(x).startswith(lazy))
+    expect(not early, "libraries needed only once CUDA is used mapped at start-up: %r" % early)
+    print("inertmaps ok (%d objects besides the program's)" % len(extra))
+
+
+def system_library(soname):
+    """The file the loader finds for soname (ldconfig's cache), or None."""
+    for ldc in ("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"):
+        try:
+            out = subprocess.run([ldc, "-p"], capture_output=True, text=True).stdout
+        except OSError:
+            continue
+        for l in out.splitlines():
+            f = l.strip().split(" => ")
+            if len(f) == 2 and f[0].split()[0] == soname and "x86-64" in f[0]:
+                return f[1]
+    return None
+
+
+def check_nolibs(c):
+    """libzstd, libelf and libunwind missing where the program runs (each replaced by
+    an empty file in a mount namespace, so dlopen fails): the program's output and
+    status unchanged, one "vramtrace:" line per library, the stream written all the
+    same, uncompressed (*.jsonl) and without stacks."""
+    names = ("libzstd.so.1", "libelf.so.1", "libunwind.so.8")
+    paths = [system_library(n) for n in names]
+    if not all(paths) or not shutil.which("unshare") or \
+            subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        print("nolibs skipped: needs unshare -rm (a mount namespace) and the libraries in ldconfig's cache")
+        sys.exit(77)
+    exe = c.prog("prog_runtime")
+    base = c.run([exe, "kinds"], preload=False)
+    expect(base.returncode == 0, "kinds without the preload: %s" % base.stderr)
+    d = c.outdir("nolibs")
+    hide = " && ".join("mount --bind /dev/null '%s'" % p for p in paths)
+    r = subprocess.run(["unshare", "-rm", "sh", "-c", hide + ' && exec "$0" kinds', exe],
+                       env=c.env(True, VRAMTRACE_OUTPUT=d, VRAMTRACE_COMPRESS=1), capture_output=True,
+                       text=True, timeout=60)
+    expect(r.returncode == base.returncode and r.stdout == base.stdout,
+           "missing libraries changed the program: %d %r" % (r.returncode, r.stderr))
+    vl = [l for l in r.stderr.splitlines() if l.startswith("vramtrace:")]
+    expect(len(vl) == 3 and all(any(n in l for l in vl) for n in names),
+           "one warning per missing library expected: %r" % r.stderr)
+    f = one_file(d)
+    expect(f.endswith(".jsonl"), "without libzstd the stream is plain text: %s" % f)
+    recs = read_records(f)
+    expect(any(r["t"] == "snapshot" for r in recs), "no snapshot written")
+    framed = [r for r in recs if r["t"] == "stack" and r["frames"]]
+    expect(not framed, "stacks captured without libunwind: %r" % framed[:1])
+    print("nolibs ok: " + "; ".join(vl))
 
 
 def check_daemonfds(c):
