@@ -16,6 +16,7 @@
 #include "vt_report.h"
 #include "vt_series.h"
 #include "vt_size.h"
+#include "vt_slots.h"
 #include "vt_util.h"
 
 /* Three frames from the site's title on (vt_site_title_index). */
@@ -160,12 +161,13 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
     /* steps: with too few steps after warm-up, no site can be called a leak; that
      * matters unless the process ended with everything given back */
     gt = gate_add(g, t, "steps");
-    size_t judged = p->nsteps > pr->warmup ? (size_t)(p->nsteps_real - pr->warmup_steps) : 0;
+    uint64_t all = vt_process_steps(p);
+    size_t judged = p->nsteps > pr->warmup && all > pr->warmup_steps ? (size_t)(all - pr->warmup_steps) : 0;
     int all_back = p->exited && !p->unfreed_exit_bytes;
     if (judged < VT_JUDGE_MIN_STEPS && !all_back && !o->allow_short) {
         f = gate_say(gt, VT_GATE_INCONCLUSIVE);
         fprintf(f, "too few steps to judge: %zu step%s after warm-up (%zu in all), a leak needs at least %d, "
-                "and %s; ", judged, judged == 1 ? "" : "s", (size_t)p->nsteps_real, VT_JUDGE_MIN_STEPS,
+                "and %s; ", judged, judged == 1 ? "" : "s", (size_t)all, VT_JUDGE_MIN_STEPS,
                 p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
         char b4[32];
         if (p->exited) fprintf(f, "%s stayed unfreed; ", vt_size_fmt(p->unfreed_exit_bytes, b4, sizeof b4));
@@ -310,7 +312,7 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
     }
     int rc = fails ? VT_CHECK_FAILED : unsure ? VT_CHECK_INCONCLUSIVE : VT_CHECK_PASS;
     size_t steps = 0;
-    for (size_t i = 0; i < a->n; i++) steps += (size_t)a->procs[i].p->nsteps_real;
+    for (size_t i = 0; i < a->n; i++) steps += (size_t)vt_process_steps(a->procs[i].p);
     if (fails)
         fprintf(out, "vramtrace check: %zu problem%s%s\n", fails, fails == 1 ? "" : "s",
                 unsure ? ", and some processes could not be judged" : "");

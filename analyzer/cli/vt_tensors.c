@@ -44,12 +44,13 @@ static size_t option_key(const char *opt, size_t n, const char **key)
     return e - i;
 }
 
-char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap)
+char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap, char *replaced, size_t rcap)
 {
     char *out = NULL;
     size_t len = 0, ocap = 0, ilen = 0;
     int have_backend = 0;
     if (cap) ignored[0] = 0;
+    if (rcap) replaced[0] = 0;
     if (!old) old = "";
     /* backend first when the user had none: read before the other options */
     for (const char *p = old; *p;) {
@@ -81,6 +82,12 @@ char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap)
             if (len) append(&out, &len, &ocap, ",", 1);
             if (kl == 7 && !strncmp(key, "backend", 7)) {
                 append(&out, &len, &ocap, "backend:" TORCH_BACKEND, strlen("backend:" TORCH_BACKEND));
+                const char *val = memchr(p, ':', n);   /* the user's own choice, said when replaced */
+                size_t vl = val ? n - (size_t)(val + 1 - p) : 0;
+                while (vl && val[1] == ' ') { val++; vl--; }
+                while (vl && (val[vl] == ' ' || val[vl] == '\t')) vl--;
+                if (val && (vl != strlen(TORCH_BACKEND) || strncmp(val + 1, TORCH_BACKEND, vl)) && rcap)
+                    snprintf(replaced, rcap, "backend:%.*s", (int)vl, val + 1);
             } else {
                 append(&out, &len, &ocap, p, n);
                 for (size_t i = 0; i < sizeof torch_ignored / sizeof torch_ignored[0]; i++) {
@@ -115,9 +122,9 @@ static int set_var(FILE *err, const char *name, const char *value)
 
 static int torch_var(FILE *err, const char *name)
 {
-    char ignored[256];
+    char ignored[256], replaced[128];
     const char *old = getenv(name);
-    char *conf = vt_tensors_torch_conf(old, ignored, sizeof ignored);
+    char *conf = vt_tensors_torch_conf(old, ignored, sizeof ignored, replaced, sizeof replaced);
     int rc = 0;
     if (old && !strcmp(old, conf)) {
         fprintf(err, "vramtrace: --tensors: %s=%s (already set)\n", name, conf);
@@ -127,6 +134,8 @@ static int torch_var(FILE *err, const char *name)
     } else {
         fprintf(err, "vramtrace: --tensors: %s=%s\n", name, conf);
     }
+    if (replaced[0])
+        fprintf(err, "vramtrace: --tensors: warning: %s had %s; replaced by backend:" TORCH_BACKEND "\n", name, replaced);
     if (ignored[0])
         fprintf(err, "vramtrace: --tensors: warning: PyTorch's cudaMallocAsync backend ignores %s (%s)\n", ignored, name);
     free(conf);

@@ -27,9 +27,10 @@
  * "backend:" option replaced in place, else "backend:cudaMallocAsync" put first.
  * ignored: the options, comma-separated, that the asynchronous backend ignores
  * (expandable_segments, max_split_size_mb, roundup_power2_divisions,
- * garbage_collection_threshold), "" when none (truncated to cap). Returns a
- * malloc'ed string; never NULL (exits on OOM). */
-char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap);
+ * garbage_collection_threshold), "" when none (truncated to cap); replaced: the
+ * user's own "backend:VALUE" when it named another backend, else "" (truncated to
+ * rcap). Returns a malloc'ed string; never NULL (exits on OOM). */
+char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap, char *replaced, size_t rcap);
 
 /* Sets the switches above in this process's environment (the program inherits it).
  * One "vramtrace: --tensors: NAME=VALUE" line per variable set and one

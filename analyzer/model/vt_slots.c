@@ -38,6 +38,15 @@ uint64_t vt_slot_steps(const vt_process *p, size_t i)
     return p->nsteps_real - w * (uint64_t)(p->nsteps - 1);
 }
 
+uint64_t vt_process_steps(const vt_process *p)
+{
+    uint64_t n = p->nsteps_real;
+    if (!p->has_summary || p->summary_last < p->summary_first || n < p->summary_buckets) return n;
+    uint64_t span = p->summary_last - p->summary_first + 1;
+    uint64_t stood = p->summary_records && p->summary_records < span ? p->summary_records : span;
+    return n - p->summary_buckets + (stood > p->summary_buckets ? stood : p->summary_buckets);
+}
+
 uint64_t vt_steps_before_slot(const vt_process *p, size_t i)
 {
     if (i >= p->nsteps) return p->nsteps_real;

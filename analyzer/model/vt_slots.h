@@ -45,6 +45,11 @@ uint64_t vt_slot_steps(const vt_process *p, size_t i);
  * (p->nsteps when the slots hold fewer). Identity when p->slot_width is 1. */
 size_t vt_slots_for_steps(const vt_process *p, uint64_t nsteps);
 
+/* The steps p's run had, as reports count them: the steps folded, each point of a
+ * size cap's summary (vt_process.has_summary) counted as the steps it stands for
+ * (its records, at most the span of its step numbers). */
+uint64_t vt_process_steps(const vt_process *p);
+
 /* Steps folded into the slots before slot i (i <= p->nsteps). */
 uint64_t vt_steps_before_slot(const vt_process *p, size_t i);
 

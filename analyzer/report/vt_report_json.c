@@ -7,6 +7,7 @@
 #include "vt_report.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
+#include "vt_slots.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -305,7 +306,7 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "restart", p->has_restart ? json_integer(p->restart) : json_null());
     json_object_set_new(j, "peak_bytes", ju(p->peak_bytes));
     json_object_set_new(j, "unfreed_at_exit_bytes", ju(p->unfreed_exit_bytes));
-    json_object_set_new(j, "steps", ju(p->nsteps_real));
+    json_object_set_new(j, "steps", ju(vt_process_steps(p)));
     if (p->slot_width > 1) {   /* the series were kept in buckets of steps (vt_slots.h) */
         json_t *b = json_object();
         json_object_set_new(b, "count", ju(p->nsteps));

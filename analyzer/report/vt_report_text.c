@@ -21,6 +21,7 @@
 #include "vt_format.h"
 #include "vt_hostsig.h"
 #include "vt_size.h"
+#include "vt_slots.h"
 
 #define MAX_LIST 5
 #define SUMMARY_LIST 10
@@ -155,7 +156,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (p->slot_width > 1)   /* the series were kept in buckets of steps (vt_slots.h) */
         snprintf(bk, sizeof bk, ", in %zu buckets of %" PRIu64, p->nsteps, p->slot_width);
     fprintf(f, "   %" PRIu64 " step%s%s (%s), warm-up %" PRIu64 "   peak %s   unfreed at exit %s",
-            p->nsteps_real, p->nsteps_real == 1 ? "" : "s", bk,
+            vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk,
             p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
             pr->warmup_steps, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
             p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown (no exit record)");

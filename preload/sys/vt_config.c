@@ -73,21 +73,20 @@ static int vt__parse_bytes(const char *s, unsigned long long *out)
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || !end)
         return -1;
-    unsigned shift = 0;
-    if (!strcasecmp(end, "") || !strcasecmp(end, "B"))
-        shift = 0;
-    else if (!strcasecmp(end, "K") || !strcasecmp(end, "KiB"))
-        shift = 10;
-    else if (!strcasecmp(end, "M") || !strcasecmp(end, "MiB"))
-        shift = 20;
-    else if (!strcasecmp(end, "G") || !strcasecmp(end, "GiB"))
-        shift = 30;
-    else
-        return -1;
-    if (v > (1ull << (62 - shift)))
-        return -1;
-    *out = v << shift;
-    return 0;
+    /* the vramtrace command's SIZE spellings (analyzer/base/vt_size.h): K/KiB/M/MiB/
+     * G/GiB powers of 1024, kB/KB/MB/GB powers of 1000 */
+    static const struct { const char *unit; unsigned long long mul; } units[] = {
+        {"", 1}, {"B", 1}, {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"M", 1ull << 20}, {"MiB", 1ull << 20},
+        {"G", 1ull << 30}, {"GiB", 1ull << 30}, {"kB", 1000}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcasecmp(end, units[i].unit) != 0)
+            continue;
+        if (v > (1ull << 62) / units[i].mul)
+            return -1;
+        *out = v * units[i].mul;
+        return 0;
+    }
+    return -1;
 }
 
 /* 1 when sig may carry the snapshot request: SIGUSR1, SIGUSR2 or a real-time signal.
@@ -223,7 +222,16 @@ int vt_config_parse(char *const *env, vt_config *c)
             }
         } else if (VT_KEY("MAX_BYTES")) {
             unsigned long long mb;
-            if (vt__parse_bytes(v, &mb) || (mb && mb < VT_MAX_BYTES_MIN)) bad = 1; else c->max_bytes = mb;
+            if (vt__parse_bytes(v, &mb)) {
+                bad = 1;
+            } else if (mb && mb < VT_MAX_BYTES_MIN) {   /* said apart: the reason is not the spelling */
+                vt_log(VT_LOG_WARN, "VRAMTRACE_MAX_BYTES=%s is below the smallest cap, 64 KiB (0 = no cap); "
+                       "using 64 KiB", v);
+                warnings++;
+                c->max_bytes = VT_MAX_BYTES_MIN;
+            } else {
+                c->max_bytes = mb;
+            }
         } else if (VT_KEY("TEST_FAIL_ALLOC_AT")) {
             if (vt__parse_long(v, 0, 1000000000L, &n)) bad = 1; else c->test_fail_alloc_at = n;
         } else if (VT_KEY("READ_THREADS") || VT_KEY("NO_DWARF") || VT_KEY("LIB") || VT_KEY("TENSORS") || VT_KEY("PYTHONPATH")) {
@@ -236,6 +244,16 @@ int vt_config_parse(char *const *env, vt_config *c)
 #undef VT_KEY
         if (bad) {
             vt_log(VT_LOG_WARN, "bad value VRAMTRACE_%.*s=%s; using the default", (int)klen, kv, v);
+            warnings++;
+        }
+    }
+    if (c->step_range_on) {   /* the ranges reach us only as the program's NVTX tool */
+        int injected = 0;
+        for (char *const *e = env; e && *e && !injected; e++)
+            injected = !strncmp(*e, "NVTX_INJECTION64_PATH=", 22) && (*e)[22];
+        if (!injected) {
+            vt_log(VT_LOG_WARN, "VRAMTRACE_STEP_RANGE is set but NVTX_INJECTION64_PATH is not: the program's NVTX "
+                   "ranges reach no tool and mark no step (set it to this library, or use vramtrace run --step-range)");
             warnings++;
         }
     }

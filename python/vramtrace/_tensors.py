@@ -38,6 +38,13 @@ def torch_conf(old):
     brackets and kept in order, a ``backend:`` option replaced in place or
     ``backend:cudaMallocAsync`` put first; ignored: the kept options the
     asynchronous backend does not apply, in order."""
+    new, ignored, _ = _torch_conf(old)
+    return new, ignored
+
+
+def _torch_conf(old):
+    """torch_conf's (new, ignored) and the user's own other backends replaced
+    (["backend:native"])."""
     parts, depth, cur = [], 0, ""
     for ch in old or "":
         if ch == "," and depth == 0:
@@ -51,7 +58,7 @@ def torch_conf(old):
         cur += ch
     if cur:
         parts.append(cur)
-    out, ignored, have = [], [], False
+    out, ignored, replaced, have = [], [], [], False
     for p in parts:
         key = p.split(":", 1)[0].strip()
         if not key:
@@ -59,13 +66,16 @@ def torch_conf(old):
         if key == "backend":
             have = True
             out.append("backend:cudaMallocAsync")
+            val = p.split(":", 1)[1].strip() if ":" in p else ""
+            if val != "cudaMallocAsync":
+                replaced.append("backend:" + val)
             continue
         out.append(p)
         if key in TORCH_IGNORED:
             ignored.append(key)
     if not have:
         out.insert(0, "backend:cudaMallocAsync")
-    return ",".join(out), ignored
+    return ",".join(out), ignored, replaced
 
 
 def env_switches(environ):
@@ -74,8 +84,10 @@ def env_switches(environ):
     want, warn = {}, []
     names = [n for n in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF") if n in environ]
     for name in names or ["PYTORCH_CUDA_ALLOC_CONF"]:
-        new, ignored = torch_conf(environ.get(name))
+        new, ignored, replaced = _torch_conf(environ.get(name))
         want[name] = new
+        for r in replaced:
+            warn.append("%s had %s; replaced by backend:cudaMallocAsync" % (name, r))
         if ignored:
             warn.append("PyTorch's cudaMallocAsync backend ignores %s (%s)" % (", ".join(ignored), name))
     for name, value in (("TF_GPU_ALLOCATOR", "cuda_malloc_async"), ("XLA_PYTHON_CLIENT_ALLOCATOR", "platform"),

@@ -61,6 +61,8 @@ def main():
     check("ignores expandable_segments, roundup_power2_divisions (PYTORCH_CUDA_ALLOC_CONF)" in err,
           "no warning naming expandable_segments and roundup_power2_divisions")
     check("ignores max_split_size_mb (PYTORCH_ALLOC_CONF)" in err, "no warning naming max_split_size_mb")
+    check("PYTORCH_ALLOC_CONF had backend:native; replaced by backend:cudaMallocAsync" in err,
+          "no warning about the user's backend:native being replaced")
     check("TF_GPU_ALLOCATOR was \"cuda_malloc\"; replaced" in err, "no warning about the replaced TF_GPU_ALLOCATOR")
     check("unknown setting" not in err, "the preload warned about a setting: %r" % err)
     e0 = dict(env)

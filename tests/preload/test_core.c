@@ -635,10 +635,17 @@ static void test_config(void)
     char *mb4[] = {"VRAMTRACE_MAX_BYTES=0", NULL};
     CHECK_EQ_INT(vt_config_parse(mb4, &c), 0);
     CHECK(c.max_bytes == 0);
-    char *mbad[] = {"VRAMTRACE_MAX_BYTES=4TB", "VRAMTRACE_MAX_BYTES=1000", "VRAMTRACE_MAX_BYTES=-1",
-                    "VRAMTRACE_MAX_BYTES=", NULL};
-    CHECK_EQ_INT(vt_config_parse(mbad, &c), 4);
+    char *mbad[] = {"VRAMTRACE_MAX_BYTES=4TB", "VRAMTRACE_MAX_BYTES=-1", "VRAMTRACE_MAX_BYTES=", NULL};
+    CHECK_EQ_INT(vt_config_parse(mbad, &c), 3);
     CHECK(c.max_bytes == 1ull << 30);
+    /* below the smallest cap: a warning of its own, and the smallest cap */
+    char *mlow[] = {"VRAMTRACE_MAX_BYTES=1000", NULL};
+    CHECK_EQ_INT(vt_config_parse(mlow, &c), 1);
+    CHECK(c.max_bytes == 64ull << 10);
+    /* the vramtrace command's decimal units too */
+    char *mdec[] = {"VRAMTRACE_MAX_BYTES=2MB", NULL};
+    CHECK_EQ_INT(vt_config_parse(mdec, &c), 0);
+    CHECK(c.max_bytes == 2000000);
 }
 
 /* The size cap's history (write/vt_cap.h): 600 step records, so the grid of 256

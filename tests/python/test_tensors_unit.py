@@ -30,6 +30,9 @@ def test_env_switches_both_names_and_replacements():
                     "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     assert any("garbage_collection_threshold" in w for w in warn)
     assert any("TF_GPU_ALLOCATOR was 'cuda_malloc'" in w for w in warn)
+    want, warn = _tensors.env_switches({"PYTORCH_CUDA_ALLOC_CONF": "backend:native"})
+    assert want["PYTORCH_CUDA_ALLOC_CONF"] == "backend:cudaMallocAsync"
+    assert warn == ["PYTORCH_CUDA_ALLOC_CONF had backend:native; replaced by backend:cudaMallocAsync"]
     want, warn = _tensors.env_switches({})
     assert want["PYTORCH_CUDA_ALLOC_CONF"] == "backend:cudaMallocAsync" and warn == []
 
