@@ -95,7 +95,8 @@ void vt_annot_format(vt_buf *b, const vt_annot_entry *cur, int n, vt_annot_vals 
         vt_buf_put(b, "}", 1);
     if (n || complete) {   /* no copy (none set, or no memory for it): last stands */
         last->n = n;
-        memcpy(last->e, cur, (size_t)n * sizeof *cur);
+        if (n)   /* cur is NULL when none is set */
+            memcpy(last->e, cur, (size_t)n * sizeof *cur);
     }
 }
 
