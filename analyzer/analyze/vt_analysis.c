@@ -202,6 +202,10 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         }
         r->peak_bytes = r->st.peak_bytes > member_peak ? r->st.peak_bytes : member_peak;
         if (r->unfreed_exit > r->peak_bytes) r->peak_bytes = r->unfreed_exit;
+        /* memory the steps never saw (no step at all, or taken after the last one) and
+         * still held at exit cannot be judged: not "stable" */
+        if (r->st.verdict == VT_STABLE && r->unfreed_exit && !r->st.peak_bytes && r->st.floor_end == 0)
+            r->st.verdict = VT_TOO_FEW;
         if (r->st.verdict == VT_LEAK) {
             r->curve = vt_xmalloc(n * sizeof *r->curve);
             memcpy(r->curve, live, n * sizeof *live);
