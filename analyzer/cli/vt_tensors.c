@@ -44,6 +44,19 @@ static size_t option_key(const char *opt, size_t n, const char **key)
     return e - i;
 }
 
+/* The end of the option starting at p: the next comma outside brackets, or the
+ * string's end. */
+static const char *option_end(const char *p)
+{
+    int depth = 0;
+    while (*p && !(*p == ',' && depth == 0)) {
+        if (*p == '[') depth++;
+        else if (*p == ']' && depth > 0) depth--;
+        p++;
+    }
+    return p;
+}
+
 char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap, char *replaced, size_t rcap)
 {
     char *out = NULL;
@@ -54,13 +67,7 @@ char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap, char *re
     if (!old) old = "";
     /* backend first when the user had none: read before the other options */
     for (const char *p = old; *p;) {
-        int depth = 0;
-        const char *q = p;
-        while (*q && !(*q == ',' && depth == 0)) {
-            if (*q == '[') depth++;
-            else if (*q == ']' && depth > 0) depth--;
-            q++;
-        }
+        const char *q = option_end(p);
         const char *key;
         size_t kl = option_key(p, (size_t)(q - p), &key);
         if (kl == 7 && !strncmp(key, "backend", 7)) have_backend = 1;
@@ -68,13 +75,7 @@ char *vt_tensors_torch_conf(const char *old, char *ignored, size_t cap, char *re
     }
     if (!have_backend) append(&out, &len, &ocap, "backend:" TORCH_BACKEND, strlen("backend:" TORCH_BACKEND));
     for (const char *p = old; *p;) {
-        int depth = 0;
-        const char *q = p;
-        while (*q && !(*q == ',' && depth == 0)) {
-            if (*q == '[') depth++;
-            else if (*q == ']' && depth > 0) depth--;
-            q++;
-        }
+        const char *q = option_end(p);
         size_t n = (size_t)(q - p);
         const char *key;
         size_t kl = option_key(p, n, &key);

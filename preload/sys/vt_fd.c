@@ -103,8 +103,9 @@ size_t vt_fd_pread_small(int fd, char *buf, size_t cap)
     return vt__fill(fd, buf, cap, 1);
 }
 
-int vt_fd_write_all(int fd, const char *p, size_t n)
+int vt_fd_write_counted(int fd, const char *p, size_t n, size_t *done)
 {
+    *done = 0;
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -116,6 +117,13 @@ int vt_fd_write_all(int fd, const char *p, size_t n)
         }
         p += w;
         n -= (size_t)w;
+        *done += (size_t)w;
     }
     return 0;
+}
+
+int vt_fd_write_all(int fd, const char *p, size_t n)
+{
+    size_t done;
+    return vt_fd_write_counted(fd, p, n, &done);
 }

@@ -57,4 +57,7 @@ size_t vt_fd_pread_small(int fd, char *buf, size_t cap);
  * with errno set (EIO when write(2) wrote nothing without an error). */
 int vt_fd_write_all(int fd, const char *p, size_t n);
 
+/* The same, with *done the bytes written, also on failure (a torn write's length). */
+int vt_fd_write_counted(int fd, const char *p, size_t n, size_t *done);
+
 #endif /* VT_FD_H */

@@ -237,26 +237,6 @@ static size_t vt__zstream(vt_file *f, const char *p, size_t n, int end, const ch
     return len;
 }
 
-/* write(2) of all n bytes; *done: the bytes written (also on failure). 0 or -1
- * (errno; EIO when write(2) wrote nothing without an error). */
-static int vt__write_counted(int fd, const char *p, size_t n, size_t *done)
-{
-    *done = 0;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-        *done += (size_t)w;
-    }
-    return 0;
-}
 
 /* A write fault: records it in f (err, why, good) and cuts the torn bytes off.
  * removed: the file or its folder is gone. Returns -e. */
@@ -299,7 +279,7 @@ static int vt__append(vt_file *f, const char *p, size_t n, int end)
         int e = errno;
         return vt__fault(f, e, e == ENOENT, 0);
     }
-    if (vt__write_counted(f->fd, p, n, &done) < 0)
+    if (vt_fd_write_counted(f->fd, p, n, &done) < 0)
         return vt__fault(f, errno, 0, done);
     if (fstat(f->fd, &st) == 0 && st.st_nlink == 0)   /* records would go nowhere */
         return vt__fault(f, ENOENT, 1, done);
@@ -328,7 +308,7 @@ int vt_file_resume(vt_file *f, const char *dir, uint64_t start_ns)
         }
         if (f->compress && f->frame_open) {
             size_t done = 0;
-            if (vt__write_counted(f->fd, vt__zstd_last_block, sizeof vt__zstd_last_block, &done) < 0) {
+            if (vt_fd_write_counted(f->fd, vt__zstd_last_block, sizeof vt__zstd_last_block, &done) < 0) {
                 int e = errno;
                 if (done)
                     (void)!ftruncate(f->fd, f->good);
