@@ -13,6 +13,7 @@
 #include "vt_cap.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -159,6 +160,16 @@ void vt_cap_note(vt_cap *k, const vt_collect *c, uint64_t time_ns)
             return;
         vt__put(s, i, row->live_bytes, row->interval_peak_bytes, row->free_total);
     }
+    /* the sites a peak composition names: kept so that a rewrite defines them again
+     * (a site may be named there only, e.g. a buffer that lived inside one step) */
+    for (size_t q = 0; q < c->n_peaks; q++)
+        for (uint32_t t = 0; t < c->peaks[q].n; t++) {
+            const vt_peak_site *ps = &c->peaks[q].top[t];
+            vt_site_row row = { .id = ps->id, .stack = ps->stack, .kind = ps->kind,
+                                .device = ps->device, .flags = ps->flags };
+            if (!vt__site(k, &row))
+                return;
+        }
     for (int d = 0; d < c->n_devs; d++) {
         vt_cap_series *s = vt__dev(k, c->devs[d].device);
         if (!s) {
@@ -168,6 +179,31 @@ void vt_cap_note(vt_cap *k, const vt_collect *c, uint64_t time_ns)
         }
         vt__put(s, i, c->devs[d].live_bytes, c->devs[d].peak_bytes, 0);
     }
+}
+
+void vt_cap_note_gap(vt_cap *k, const vt_encode_gap *g)
+{
+    vt_encode_gap *a = &k->gap;
+    if (!k->has_gap) {
+        memset(a, 0, sizeof *a);
+        a->first_ns = g->first_ns;
+        k->has_gap = 1;
+    }
+    a->records += g->records;
+    if (g->has_steps) {
+        if (!a->has_steps || g->first_step < a->first_step)
+            a->first_step = g->first_step;
+        if (!a->has_steps || g->last_step > a->last_step)
+            a->last_step = g->last_step;
+        a->has_steps = 1;
+    }
+    if (g->first_ns < a->first_ns)
+        a->first_ns = g->first_ns;
+    if (g->last_ns > a->last_ns)
+        a->last_ns = g->last_ns;
+    a->err = g->err;
+    snprintf(k->gap_error, sizeof k->gap_error, "%s", g->error ? g->error : "");
+    a->error = k->gap_error;
 }
 
 void vt_cap_keep_oom(vt_cap *k, const char *p, size_t n)
@@ -216,6 +252,8 @@ int vt_cap_freeze(vt_cap *k, uint64_t off, const uint8_t *stacks, size_t ns, con
     vt_buf_init(&k->keep_head);
     vt_cap_encode_summary(k, &k->keep_head, max_bytes, room);
     vt_cap_encode_ooms(k, &k->keep_head);
+    if (k->has_gap)   /* the gaps before the keep point (those after it are in the kept bytes) */
+        vt_encode_gap_record(&k->keep_head, &k->gap);
     k->keep_stacks = ns ? malloc(ns) : NULL;
     k->keep_sites = nsi ? malloc(nsi) : NULL;
     if (k->keep_head.oom || (ns && !k->keep_stacks) || (nsi && !k->keep_sites) || !off) {
@@ -452,6 +490,8 @@ int vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, cons
     } else {
         vt_cap_encode_summary(k, &nb, max, (size_t)(max / 4));
         vt_cap_encode_ooms(k, &nb);
+        if (k->has_gap)
+            vt_encode_gap_record(&nb, &k->gap);
     }
     if (!nb.oom)
         rc = vt_file_replace(f, nb.p, nb.len, keep ? k->keep_off : size);
@@ -486,7 +526,8 @@ void vt_cap_reset(vt_cap *k)
 {
     /* untouched (a fork child of a process that never capped): nothing to write to,
      * so none of its pages is copied */
-    if (!k->nb && !k->site && !k->ndev && !k->ooms && !k->keep_off && !k->keep_head.p && !k->base && !k->failed)
+    if (!k->nb && !k->site && !k->ndev && !k->ooms && !k->keep_off && !k->keep_head.p && !k->base && !k->failed &&
+        !k->has_gap)
         return;
     vt_cap_thaw(k);
     for (size_t i = 0; i < k->nsite; i++)

@@ -77,6 +77,12 @@ typedef struct vt_cap {
                                              copies of vt_encode_defs' sets, malloc)     */
     size_t    nkeep_stacks, nkeep_sites;
     uint64_t  rewrites;        /* rewrites done                                          */
+    /* the gap records written to the file so far, as one (records summed, the widest
+     * steps and times, the latest fault): a rewrite's head carries it, so the records
+     * lost before the kept ones are still said (docs/snapshot-format.md "gap") */
+    int       has_gap;
+    vt_encode_gap gap;         /* .error points to gap_error                            */
+    char      gap_error[96];
 } vt_cap;
 
 /* Before each record of a stream capped at `max` bytes (VRAMTRACE_MAX_BYTES): sets
@@ -90,6 +96,9 @@ typedef struct vt_cap {
  * output lock. */
 int vt_cap_check(vt_cap *k, vt_file *f, vt_encode_defs *d, vt_sitediff *sd, const char *header, size_t hlen,
                  uint64_t max);
+
+/* Notes a gap record the file now holds (vt_cap.gap). */
+void vt_cap_note_gap(vt_cap *k, const vt_encode_gap *g);
 
 /* Forgets everything and frees the memory (a fork child; the writer's start). */
 void vt_cap_reset(vt_cap *k);

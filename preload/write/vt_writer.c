@@ -653,6 +653,7 @@ static int vt__gap_retry_locked(int force)
     vt_encode_gap_record(b, &g);
     if (vt__flush() < 0)   /* a fault again: the gap goes on (vt__gap_fault doubled the back-off) */
         return 0;
+    vt_cap_note_gap(&vt__w.cap, &g);   /* a rewrite under the size cap keeps saying it */
     vt__next_record_complete();
     __atomic_store_n(&vt__w.gap.active, 0, __ATOMIC_RELEASE);
     /* the first resume of the process is a warning (the exit path's is not: its own
