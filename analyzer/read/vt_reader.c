@@ -339,6 +339,15 @@ int vt_snapshot_name(const char *name)
         if (x == name) continue;
         const char *t = x + 6;
         if (compressed_or_plain(t)) return 1;
+        /* logrotate's names: <stream>.N, <stream>.N.zst, and <stream>.zst.N (rename of a
+         * compressed stream) */
+        if (!strncmp(t, ".zst.", 5) || !strncmp(t, ".gz.", 4)) {
+            const char *d = t + (t[1] == 'z' ? 5 : 4);
+            if (*d >= '0' && *d <= '9') {
+                while (*d >= '0' && *d <= '9') d++;
+                if (!*d) return 2;
+            }
+        }
         if (*t++ != '.' || !(*t >= '0' && *t <= '9')) continue;
         while (*t >= '0' && *t <= '9') t++;
         if (compressed_or_plain(t)) return 2;

@@ -16,8 +16,12 @@ def _chain():
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
         import importlib
         importlib.import_module("sitecustomize")   # the user's, if there is one
-    except ImportError:
-        pass
+    except ImportError as e:
+        if e.name != "sitecustomize":   # the user's own failed: said as Python says it
+            sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n"
+                             % (type(e).__name__, e))
+    except Exception as e:
+        sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n" % (type(e).__name__, e))
     finally:
         sys.path[:] = saved
         if mine is not None:
