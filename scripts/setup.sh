@@ -2,7 +2,7 @@
 # Installs what a fresh Debian machine lacks to build and test vramtrace.
 # Idempotent: installs only missing packages (needs root, as these machines run).
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config libunwind-dev uthash-dev libjansson-dev libzstd-dev zlib1g-dev libdw-dev libelf-dev jq python3 python3-pytest python3-venv python3-junitparser python3-numba prometheus)
+PKGS=(build-essential cmake pkg-config libunwind-dev uthash-dev libjansson-dev libzstd-dev zstd zlib1g-dev libdw-dev libelf-dev jq python3 python3-pytest python3-venv python3-junitparser python3-numba prometheus)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
