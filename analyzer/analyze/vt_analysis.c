@@ -124,6 +124,10 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
         uint64_t span = p->steps[n - 1] - p->steps[0] + 1;
         uint64_t w = vt_auto_warmup(span > SIZE_MAX ? SIZE_MAX : (size_t)span), i = 0;
         while (i < n && p->steps[i] < p->steps[0] + w) i++;
+        /* a slot of summary points can stand for far more steps than the warm-up:
+         * skipping it would skip most of the run, so it stays in (a short warm-up
+         * counted, rather than the history left out) */
+        if (i > 0 && i < n && p->steps[i] - p->steps[0] > 2 * w) i--;
         pr->warmup = (size_t)i;
     }
     if (n && pr->warmup > n - 1) pr->warmup = n - 1;
