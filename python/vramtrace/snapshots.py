@@ -484,6 +484,13 @@ class Stream:
 
     def __init__(self, path):
         self.path = path
+        self._ident = None          # (st_dev, st_ino) of the file read so far
+        self._seen_seq = 0          # the highest snapshot seq returned
+        self._reset()
+
+    def _reset(self):
+        """Forgets the file read so far (a new file under the same name: the size
+        cap's rewrite renames one over the stream, docs/snapshot-format.md "summary")."""
         self.header = None
         self.modules = {}
         self.stacks = {}
@@ -498,8 +505,18 @@ class Stream:
         self._last_step = None    # step of the last snapshot but exit records
 
     def poll(self):
-        """Returns the snapshot records appended since the last poll, in file order."""
+        """Returns the snapshot records appended since the last poll, in file order.
+        When the file was replaced (another inode under the name, or shorter than what
+        was read) it is read again from its start, and the snapshots returned before
+        (by seq) and those a size cap's rewrite kept ("summarised") are not returned
+        again."""
         with open(self.path, "rb") as f:
+            st = os.fstat(f.fileno())
+            ident = (st.st_dev, st.st_ino)
+            if self._ident is not None and (ident != self._ident or st.st_size < self._offset):
+                self._reset()
+                self._renumbered = None   # known at the new file's first snapshot
+            self._ident = ident
             f.seek(self._offset)
             data = f.read()
         if self._kind is None:
@@ -560,6 +577,17 @@ class Stream:
                                             "%s:%d" % (self.path, self._line), self.sites)
                 _leak_warnings(rec, self.header["version"], self.header.get("leak_steps"))
                 self._prev_sites = rec["sites"]
+                seq = rec.get("seq")
+                if getattr(self, "_renumbered", 1) is None and not rec.get("summarised"):
+                    # a file created again (its folder was removed) numbers from 1; a
+                    # rewrite under the size cap goes on with the old numbers
+                    self._renumbered = seq == 1
+                    if self._renumbered:
+                        self._seen_seq = 0
+                if rec.get("summarised") or (_is_int(seq) and seq <= self._seen_seq):
+                    continue   # returned before the file was rewritten
+                if _is_int(seq):
+                    self._seen_seq = seq
                 out.append(rec)
             # other record types are skipped (docs/snapshot-format.md)
         if self._kind == "plain":
