@@ -77,6 +77,20 @@ int vt_rd_summary(vt_rd *r, json_t *o)
                    (unsigned long long)step[0], (unsigned long long)p->steps[p->nsteps - 1]);
         goto out;
     }
+    if (json_object_get(o, "last_step") && last < step[nb - 1]) {
+        vt_rd_fail(r, "summary.last_step: %llu before the last bucket's step %llu", (unsigned long long)last,
+                   (unsigned long long)step[nb - 1]);
+        goto out;
+    }
+    if (json_object_get(o, "records") && records < nb) {
+        vt_rd_fail(r, "summary.records: %llu, fewer than its %zu buckets", (unsigned long long)records, nb);
+        goto out;
+    }
+    if ((v = json_object_get(o, "width"))) {
+        uint64_t width;
+        if (vt_rd_u64(r, v, "summary.width", &width) < 0) goto out;
+        if (!width) { vt_rd_fail(r, "summary.width: 0 (a bucket holds at least one step)"); goto out; }
+    }
     if (sites && !json_is_array(sites)) { vt_rd_fail(r, "summary.sites: expected an array, got %s", vt_jtype(sites)); goto out; }
     if (devs && !json_is_array(devs)) { vt_rd_fail(r, "summary.devices: expected an array, got %s", vt_jtype(devs)); goto out; }
     for (size_t i = 0; i < ns; i++) {
@@ -84,6 +98,14 @@ int vt_rd_summary(vt_rd *r, json_t *o)
         if (rd_series(r, json_array_get(sites, i), i, "sites", nb, 3, &id, sv + i * 3 * nb) < 0) goto out;
         HASH_FIND(hh, r->sdefs, &id, sizeof id, sd[i]);
         if (!sd[i]) { vt_rd_fail(r, "summary.sites[%zu][0] (site): site %lld is not defined before it is used", i, (long long)id); goto out; }
+        for (size_t k = 0; k < i; k++)
+            if (sd[k] == sd[i]) { vt_rd_fail(r, "summary.sites[%zu][0] (site): site %lld is listed twice", i, (long long)id); goto out; }
+        for (size_t b = 0; b < nb; b++)
+            if (sv[i * 3 * nb + b] > sv[i * 3 * nb + nb + b]) {
+                vt_rd_fail(r, "summary.sites[%zu]: bucket %zu's floor %llu is above its peak %llu", i, b,
+                           (unsigned long long)sv[i * 3 * nb + b], (unsigned long long)sv[i * 3 * nb + nb + b]);
+                goto out;
+            }
     }
     for (size_t i = 0; i < nd; i++) {
         if (rd_series(r, json_array_get(devs, i), i, "devices", nb, 2, &did[i], dv + i * 2 * nb) < 0) goto out;

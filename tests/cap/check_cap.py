@@ -167,6 +167,7 @@ for snap in copies:
 if mode == "plain":
     lines = open(cpath).read().split("\n")
     k = next(i for i, l in enumerate(lines) if l.startswith('{"t":"summary"'))
+    orig_line = lines[k]
     rec = json.loads(lines[k])
     rec["sites"][0][1] = rec["sites"][0][1][:-1]   # one floor short
     lines[k] = json.dumps(rec, separators=(",", ":"))
@@ -177,3 +178,15 @@ if mode == "plain":
     want = "%s:%d: summary.sites[0][1]: expected %d values (one per bucket), got %d" % (
         bad, k + 1, len(rec["steps"]), len(rec["steps"]) - 1)
     assert p.returncode == 2 and want in p.stderr, (p.returncode, p.stderr, want)
+    # summaries that contradict themselves: each a file:line note, the file skipped
+    cases = []
+    r1 = json.loads(orig_line); r1["sites"].append(r1["sites"][0]); cases.append((r1, "is listed twice"))
+    r2 = json.loads(orig_line); r2["sites"][0][1][0] = r2["sites"][0][2][0] + 1; cases.append((r2, "is above its peak"))
+    r3 = json.loads(orig_line); r3["last_step"] = 0; cases.append((r3, "summary.last_step: 0 before the last bucket's step"))
+    r4 = json.loads(orig_line); r4["records"] = 0; cases.append((r4, "summary.records: 0, fewer than its"))
+    for mutated, what in cases:
+        lines[k] = json.dumps(mutated, separators=(",", ":"))
+        with open(bad, "w") as fh:
+            fh.write("\n".join(lines))
+        p = subprocess.run([vt, "report", bad], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and ("%s:%d: summary" % (bad, k + 1)) in p.stderr and what in p.stderr, (what, p.stderr)
