@@ -131,6 +131,7 @@ void vt_process_free(vt_process *p)
     free(p->exe);
     free(p->cmdline);
     free(p->alloc_env);
+    free(p->step_range);
     free(p);
 }
 

@@ -348,6 +348,8 @@ typedef struct vt_process {
     char *alloc_env;            /* the header's "allocator_env" as "NAME=VALUE, ..." in display form
                                    (the frameworks' allocator settings); NULL when absent */
     int tensors;                /* it had VRAMTRACE_TENSORS=1 (`vramtrace run --tensors`) */
+    char *step_range;           /* the header's "step_range" (steps marked by NVTX ranges of that
+                                   [DOMAIN:]NAME), display form; NULL when absent */
     uint64_t depth, interval_ms;
     int step_marked;            /* some snapshot had step_marked true */
     vt_module *module_by_id;

@@ -191,6 +191,12 @@ static int rd_header(vt_rd *r, json_t *o)
         if (vt_rd_i64(r, v, f, dst[i]) < 0) return -1;
         if (i == 0) p->has_rank = 1;
     }
+    v = json_object_get(o, "step_range");   /* optional: steps marked by NVTX ranges */
+    if (v && !json_is_null(v)) {
+        if (!(s = vt_rd_str(r, v, "header.step_range", VT_MAX_FIELD))) return -1;
+        free(p->step_range);
+        p->step_range = vt_xdisplay(s);
+    }
     v = json_object_get(o, "allocator_env");   /* optional: the frameworks' allocator settings */
     if (v && !json_is_null(v)) {
         if (!json_is_object(v)) return vt_rd_fail(r, "header.allocator_env: expected an object, got %s", vt_jtype(v));

@@ -141,12 +141,12 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     esc(f, vt_process_title(p, t, sizeof t));
     if (p->cmdline) { fputs(": <code>", f); esc(f, p->cmdline); fputs("</code>", f); }
     fputs("</h2>\n<p class=\"meta\">", f);
-    char bk[96] = "";
+    char bk[96] = "", how[400];
     if (p->slot_width > 1)
         snprintf(bk, sizeof bk, " in %zu buckets of %llu", p->nsteps, (unsigned long long)p->slot_width);
     fprintf(f, "%llu steps%s (%s), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
                "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge &middot; ",
-            (unsigned long long)vt_process_steps(p), bk, p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
+            (unsigned long long)vt_process_steps(p), bk, vt_steps_how(p, how, sizeof how),
             (unsigned long long)pr->warmup_steps,
             vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
             pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE],

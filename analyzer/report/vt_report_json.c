@@ -350,6 +350,7 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "cmdline", p->cmdline ? jstr(p->cmdline) : json_null());
     json_object_set_new(j, "allocator_env", p->alloc_env ? jstr(p->alloc_env) : json_null());
     json_object_set_new(j, "tensors", json_boolean(p->tensors));
+    json_object_set_new(j, "step_range", p->step_range ? jstr(p->step_range) : json_null());
     json_object_set_new(j, "step_marked", json_boolean(p->step_marked));
     json_object_set_new(j, "first_step", p->nsteps ? ju(p->steps[0]) : json_null());
     json_object_set_new(j, "last_step", p->nsteps ? ju(p->last_step) : json_null());

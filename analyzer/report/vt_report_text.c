@@ -152,13 +152,12 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (p->alloc_env)
         fprintf(f, "   allocators: %s%s\n", p->alloc_env,
                 p->tensors ? " (switched to one CUDA allocation per tensor: --tensors)" : "");
-    char bk[96] = "";
+    char bk[96] = "", how[400];
     if (p->slot_width > 1)   /* the series were kept in buckets of steps (vt_slots.h) */
         snprintf(bk, sizeof bk, ", in %zu buckets of %" PRIu64, p->nsteps, p->slot_width);
     fprintf(f, "   %" PRIu64 " step%s%s (%s), warm-up %" PRIu64 "   peak %s   unfreed at exit %s",
             vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk,
-            p->step_marked ? "marked by vramtrace_step" : "cut by the snapshot interval",
-            pr->warmup_steps, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
+            vt_steps_how(p, how, sizeof how), pr->warmup_steps, vt_size_fmt(p->peak_bytes, b1, sizeof b1),
             p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown (no exit record)");
     if (p->exited && pr->unfreed_sites) fprintf(f, " in %zu site%s", pr->unfreed_sites, pr->unfreed_sites == 1 ? "" : "s");
     /* a site that never held memory (every call of it failed, e.g. a too-large probe

@@ -124,3 +124,14 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
                  (unsigned long long)nrest, nrest == 1 ? "" : "s");
     return 1;
 }
+
+const char *vt_steps_how(const vt_process *p, char *buf, size_t cap)
+{
+    if (!p->step_marked)
+        snprintf(buf, cap, "cut by the snapshot interval");
+    else if (p->step_range)
+        snprintf(buf, cap, "marked by NVTX ranges %s", p->step_range);
+    else
+        snprintf(buf, cap, "marked by vramtrace_step");
+    return buf;
+}

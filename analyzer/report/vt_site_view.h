@@ -54,6 +54,11 @@ size_t vt_peak_parts(const vt_proc_result *pr, const vt_peakcomp *pc, vt_peak_pa
 int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc, size_t most, char *buf,
                  size_t cap);
 
+/* How p's steps were cut, for the reports: "marked by vramtrace_step", "marked by NVTX
+ * ranges train_step" (the header's step_range), or "cut by the snapshot interval";
+ * into buf, returned. */
+const char *vt_steps_how(const vt_process *p, char *buf, size_t cap);
+
 /* Unicode block sparkline of v[0..n-1] in at most width cells (bucket maxima,
  * scaled 0..max) into buf (cap >= 3*width+1). */
 char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap);

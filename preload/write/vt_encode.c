@@ -22,6 +22,7 @@
 #include "vt_stack.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -219,6 +220,15 @@ void vt_encode_header(vt_buf *b, uint64_t start_ns)
         vt_buf_jstr(b, v, 0);
     }
     if (nenv) vt_buf_put(b, "}", 1);
+    if (vt__config.step_range_on) {   /* steps marked by NVTX ranges (VRAMTRACE_STEP_RANGE) */
+        char sr[sizeof vt__config.step_range_domain + sizeof vt__config.step_range_name + 2];
+        if (vt__config.step_range_any_domain)
+            snprintf(sr, sizeof sr, "%s", vt__config.step_range_name);
+        else
+            snprintf(sr, sizeof sr, "%s:%s", vt__config.step_range_domain, vt__config.step_range_name);
+        vt_buf_cstr(b, ",\"step_range\":");
+        vt_buf_jstr(b, sr, 0);
+    }
     vt_buf_cstr(b, ",\"start_ns\":");
     vt_buf_u64(b, start_ns);
     vt_buf_cstr(b, ",\"clock\":\"CLOCK_MONOTONIC\",\"mono_start_ns\":");
