@@ -136,6 +136,7 @@ def check_steps(a, tmp):
         expect(steps == list(range(1, STEPS + 1)), "%s: step numbers %r" % (how, steps))
         proc = report(a, d)
         expect(proc["step_marked"], "%s: steps not marked" % how)
+        expect(proc.get("step_range") == "train_step", "%s: report step_range %r" % (how, proc.get("step_range")))
         lk = leak_of(proc, "leak_one_step", "device")
         expect(lk["verdict"] == "leak" and lk["growth_bytes_per_step"] == LEAK_BYTES,
                "%s: leak %r at %r bytes/step, expected leak at %d" % (how, lk["verdict"], lk["growth_bytes_per_step"], LEAK_BYTES))
