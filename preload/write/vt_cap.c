@@ -513,6 +513,13 @@ out:;
                (unsigned long long)(keep ? k->keep_step : k->last_step), keep ? k->keep_nb : k->nb,
                (unsigned long long)(keep ? size - k->keep_off : 0), (unsigned long long)((vt_now_ns() - t0) / 1000));
         k->base = (uint64_t)st.st_size;
+    } else if (!nb.oom && rc != 0 && (e == ESTALE || e == ENOENT)) {
+        /* our stream is no longer under its name (renamed by a rotation that does not
+         * copy and truncate, or replaced): a file written there would be a second copy
+         * of this process's records, so the cap stops for this stream, said once */
+        k->failed = 1;
+        vt_log(VT_LOG_WARN, "size cap: %s is no longer this process's stream (renamed or replaced); the size cap "
+               "is off for it", f->path);
     } else {
         k->base = size;   /* try again after another half cap */
         vt_log(VT_LOG_WARN, "size cap: cannot rewrite %s (%s); it grows past VRAMTRACE_MAX_BYTES meanwhile",

@@ -54,7 +54,8 @@ typedef struct vt_cap_oom {
 } vt_cap_oom;
 
 typedef struct vt_cap {
-    int       failed;          /* out of memory once: no more rewrites                  */
+    int       failed;          /* no more rewrites: out of memory once, or the stream
+                                  no longer under its name (renamed or replaced)          */
     uint32_t  nb;              /* buckets in use (0 = no record yet)                     */
     uint64_t  width;           /* steps per bucket (1, 2, 4, ...)                        */
     uint64_t  first_step[VT_CAP_BUCKETS], first_ns[VT_CAP_BUCKETS];
