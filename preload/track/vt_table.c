@@ -648,6 +648,9 @@ static void vt__restore_locked(const vt_taken *t, vt_site *s)
     r->tid = t->tid;
     vt__acct_add(s, r->size, r->birth_ns, 1);
     vt__fj_note(r->addr, r->size, s->kind, s->slot, 0);
+    if (vt__config.trace)   /* the free the trace holds did not happen: alive again */
+        vt__trace_note(VT_TRACE_ALLOC, vt_now_ns(), r->addr, r->size, r->ctx_stream, s->device, s->kind,
+                       s->stack);
 }
 
 /* Takes the lock and applies the ring up to a ring free's own event (claimed before
