@@ -10,7 +10,9 @@ The event trace (VRAMTRACE_TRACE=1) end to end on the training-loop example:
     event has frames (its stack id is defined in the stream), and replaying the
     trace from nothing leaves exactly the segments;
   - with VRAMTRACE_MAX_BYTES at its least, the trace file stays within it, ends with a
-    STOP record, and the preload said so in one `vramtrace:` line.
+    STOP record, and the preload said so in one `vramtrace:` line; the export says the
+    trace stops early and every event still has its frames (the stream was rewritten
+    under the same cap).
 No torch needed."""
 import collections
 import glob
@@ -123,7 +125,11 @@ check((len(raw) - 16) % 40 == 0, "trace length not whole records")
 
 # ---- bounded by VRAMTRACE_MAX_BYTES ----
 cap = 65536
-_, trace2, err = run(out + "_cap", {"VRAMTRACE_MAX_BYTES": str(cap)}, 1000)
+stream2, trace2, err = run(out + "_cap", {"VRAMTRACE_MAX_BYTES": str(cap)}, 1000)
+r = subprocess.run([vt, "export", "--format", "torch", "--force", "-o", pk, stream2], capture_output=True, text=True)
+check(r.returncode == 0 and "stops early" in r.stderr, f"capped export: rc {r.returncode}, {r.stderr!r}")
+ev = [e for t in pickle.load(open(pk, "rb"))["device_traces"] for e in t if e["action"] == "alloc"]
+check(len(ev) > 0 and all(e["frames"] for e in ev), "capped (the stream rewritten): an event without frames")
 raw = open(trace2, "rb").read()
 check(len(raw) <= cap, f"capped trace is {len(raw)} bytes, over {cap}")
 check(len(raw) >= cap - 3 * 40, f"capped trace stopped early: {len(raw)} bytes")
