@@ -764,6 +764,50 @@ def fig12():
 
 
 
+# ---- figure 13: the event trace (VRAMTRACE_TRACE=1) ----
+
+def fig13():
+    """The cost of the event trace on figure 3's churn program: the same paired
+    alternation, with the floor the default traced run (VRAMTRACE_TRACE unset) and the
+    measured run VRAMTRACE_TRACE=1; a second row gives the traced/untraced ratio of each
+    beside the other, and the trace file's bytes per event."""
+    log("Figure 13: event trace, churn wall time VRAMTRACE_TRACE=1 / default, paired runs")
+    rounds = 2 if ARGS.quick else ARGS.rounds
+    pairs = 2000 if ARGS.quick else (ARGS.churn_pairs or 100000)
+    one = kv(run([binp("bench_alloc"), "churn", "20000", "0"], base_env()))
+    alloc_ns = 1e9 / float(one["pairs_per_s"])
+    sp = kv(run([binp("bench_alloc"), "calibrate", str(max(1000, int(10000 - alloc_ns)))], base_env()))["iters"]
+    cmd = [binp("bench_alloc"), "churn", str(pairs), sp]
+    out = os.path.join(ARGS.work, "out")
+    ratios, ds, ts, us, tbytes = [], [], [], [], []
+    for r in range(rounds):
+        order = [("untraced", base_env()), ("default", traced_env()), ("trace", traced_env(TRACE=1))]
+        if r % 2:
+            order.reverse()
+        res = {}
+        for label, env in order:
+            shutil.rmtree(out, ignore_errors=True)
+            t = time.perf_counter()
+            run(cmd, env)
+            res[label] = time.perf_counter() - t
+            if label == "trace":
+                tbytes.append(sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)
+                                  if f.endswith(".trace")))
+        ratios.append(res["trace"] / res["default"])
+        us.append(res["untraced"])
+        ds.append(res["default"])
+        ts.append(res["trace"])
+    r = statistics.median(ratios)
+    u, d, t = statistics.median(us), statistics.median(ds), statistics.median(ts)
+    row(13, f"churn ({pairs} pairs): VRAMTRACE_TRACE=1 / default traced wall", r, floor=1.0, unit="x",
+        note=f"median of {rounds} rounds; default {d:.3f} s, trace {t:.3f} s; "
+             f"{(t - d) / pairs * 1e6:+.2f} us per pair")
+    row(13, "churn: traced/untraced wall, default | VRAMTRACE_TRACE=1", t / u, floor=d / u, unit="x",
+        note=f"untraced {u:.3f} s; floor column = the default's ratio")
+    ev = 2 * pairs
+    row(13, "trace file bytes per event", statistics.median(tbytes) / ev, unit="B",
+        note=f"{ev} events; 16-byte header included")
+
 
 # ---- figure 10: a bounded analyzer ----
 
@@ -875,7 +919,7 @@ def fig10():
         note="flat in steps: a week (1.2M steps per rank) stays at the same RSS")
 
 
-FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12}
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12, 13: fig13}
 
 
 def main():
@@ -884,7 +928,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12,13")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],

@@ -23,7 +23,10 @@
  *   frames}] largest first, other_size, other_sites}. A composition counts sites, not
  *   blocks, so it is not replayed into segments.
  * Allocations born and freed between two lists are not in the file and so not
- * in the trace. Host-pinned memory is host memory and is left out. Frames are
+ * in the trace, unless the event trace is beside the stream (VRAMTRACE_TRACE=1,
+ * read/vt_trace_read.h): then every allocation and free comes from it, in its order
+ * (segment_alloc + alloc, free_completed + segment_free, its times), and segments
+ * are what replaying it leaves live; the live lists then give no trace events. Host-pinned memory is host memory and is left out. Frames are
  * innermost first, {filename, line, name}; each stack's list is written once
  * and shared through the pickle memo. time_us is CLOCK_MONOTONIC microseconds.
  */
@@ -34,6 +37,7 @@
 
 #include "vt_format.h"
 #include "vt_pickle.h"
+#include "vt_trace_read.h"
 #include "vt_util.h"
 
 typedef struct blk_key {
@@ -57,6 +61,7 @@ typedef struct ev {
     const blk *b;
     const vt_oom *o;
     const vt_peakcomp *pc;      /* EV_PEAK */
+    const vt_tev *te;           /* from the event trace: the block is this event's */
     size_t order;
 } ev;
 
@@ -115,26 +120,28 @@ static const vt_stack *stack_of(const vt_process *p, int64_t id)
     return raw ? raw->canon : NULL;
 }
 
-static void segment(tctx *t, const vt_alloc *r)
+/* One segment holding one active block: (device, addr, size, stream, kind, stack id). */
+static void segment_of(tctx *t, int device, uint64_t addr, uint64_t size, uint64_t stream, int kind,
+                       int64_t stack)
 {
     vt_pickle *pk = &t->pk;
-    const vt_stack *st = stack_of(t->p, r->stack);
+    const vt_stack *st = stack_of(t->p, stack);
     vt_pk_dict(pk);
     vt_pk_mark(pk);
-    vt_pk_kv_int(pk, "device", r->device);
-    vt_pk_kv_uint(pk, "address", r->addr);
-    vt_pk_kv_uint(pk, "total_size", r->size);
-    vt_pk_kv_uint(pk, "allocated_size", r->size);
-    vt_pk_kv_uint(pk, "active_size", r->size);
-    vt_pk_kv_uint(pk, "requested_size", r->size);
-    vt_pk_kv_uint(pk, "stream", r->stream);
+    vt_pk_kv_int(pk, "device", device);
+    vt_pk_kv_uint(pk, "address", addr);
+    vt_pk_kv_uint(pk, "total_size", size);
+    vt_pk_kv_uint(pk, "allocated_size", size);
+    vt_pk_kv_uint(pk, "active_size", size);
+    vt_pk_kv_uint(pk, "requested_size", size);
+    vt_pk_kv_uint(pk, "stream", stream);
     vt_pk_kv_str(pk, "segment_type", "large");
     vt_pk_str(pk, "segment_pool_id");
     vt_pk_int(pk, 0);
     vt_pk_int(pk, 0);
     vt_pk_tuple2(pk);
     vt_pk_str(pk, "is_expandable");
-    vt_pk_bool(pk, r->kind == VT_KIND_VMM);
+    vt_pk_bool(pk, kind == VT_KIND_VMM);
     vt_pk_str(pk, "frames");
     frames(t, st);
     vt_pk_str(pk, "blocks");
@@ -142,15 +149,20 @@ static void segment(tctx *t, const vt_alloc *r)
     vt_pk_mark(pk);
     vt_pk_dict(pk);
     vt_pk_mark(pk);
-    vt_pk_kv_uint(pk, "address", r->addr);
-    vt_pk_kv_uint(pk, "size", r->size);
-    vt_pk_kv_uint(pk, "requested_size", r->size);
+    vt_pk_kv_uint(pk, "address", addr);
+    vt_pk_kv_uint(pk, "size", size);
+    vt_pk_kv_uint(pk, "requested_size", size);
     vt_pk_kv_str(pk, "state", "active_allocated");
     vt_pk_str(pk, "frames");
     frames(t, st);
     vt_pk_setitems(pk);
     vt_pk_appends(pk);
     vt_pk_setitems(pk);
+}
+
+static void segment(tctx *t, const vt_alloc *r)
+{
+    segment_of(t, r->device, r->addr, r->size, r->stream, r->kind, r->stack);
 }
 
 static void trace_entry(tctx *t, const ev *e)
@@ -178,6 +190,12 @@ static void trace_entry(tctx *t, const ev *e)
         vt_pk_kv_int(pk, "stream", 0);
         vt_pk_str(pk, "frames");
         frames(t, o->site ? o->site->canon : stack_of(t->p, o->stack));
+    } else if (e->te) {
+        vt_pk_kv_uint(pk, "addr", e->te->addr);
+        vt_pk_kv_uint(pk, "size", e->te->size);
+        vt_pk_kv_uint(pk, "stream", e->te->stream);
+        vt_pk_str(pk, "frames");
+        frames(t, stack_of(t->p, e->te->stack));
     } else {
         const vt_alloc *r = e->b->row;
         vt_pk_kv_uint(pk, "addr", r->addr);
@@ -232,6 +250,16 @@ int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
     t.a = a;
     t.p = a->procs[0].p;
     vt_process *p = t.p;
+    vt_trace tr;
+    int traced = vt_trace_read(p->file, &tr, err, cap);
+    if (traced < 0)
+        return -1;
+    if (traced && tr.stopped)
+        fprintf(stderr, "vramtrace: %s: the event trace stops early (its size cap): the trace view ends there\n",
+                tr.path);
+    if (traced && tr.lost)
+        fprintf(stderr, "vramtrace: %s: %llu events were not recorded (the writer fell behind)\n", tr.path,
+                (unsigned long long)tr.lost);
     t.memo = vt_xcalloc(p->nstacks ? p->nstacks : 1, sizeof *t.memo);
 
     /* distinct blocks over all live lists */
@@ -259,7 +287,49 @@ int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
 
     ev *evs = NULL;
     size_t nev = 0, capev = 0;
+    /* with the event trace: every allocation and free from it, in its order, and the
+     * segments are what its replay leaves live (live[i]: tr.ev[i] still live) */
+    unsigned char *live = traced ? vt_xcalloc(tr.n ? tr.n : 1, 1) : NULL;
+    if (traced) {
+        typedef struct lv { uint64_t addr; int32_t device, pad; size_t i; UT_hash_handle hh; } lv;
+        lv *byaddr = NULL, *l, *lt;
+        for (size_t i = 0; i < tr.n; i++) {
+            const vt_tev *te = &tr.ev[i];
+            if (!exported_kind(te->kind) || te->device < 0) continue;
+            ev e = {.time_ns = te->time_ns, .device = te->device, .te = te};
+            struct { uint64_t addr; int32_t device, pad; } k = {te->addr, te->device, 0};
+            HASH_FIND(hh, byaddr, &k, 16, l);
+            if (te->op == VT_TEV_ALLOC) {
+                if (!l) {
+                    l = vt_xcalloc(1, sizeof *l);
+                    l->addr = te->addr;
+                    l->device = te->device;
+                    HASH_ADD(hh, byaddr, addr, 16, l);
+                } else {
+                    live[l->i] = 0;
+                }
+                l->i = i;
+                live[i] = 1;
+                e.action = EV_SEG_ALLOC; e.order = nev; VT_PUSH(evs, nev, capev, e);
+                e.action = EV_ALLOC; e.order = nev; VT_PUSH(evs, nev, capev, e);
+            } else {
+                if (l) {
+                    live[l->i] = 0;
+                    HASH_DEL(byaddr, l);
+                    free(l);
+                }
+                e.action = EV_FREE; e.order = nev; VT_PUSH(evs, nev, capev, e);
+                e.action = EV_SEG_FREE; e.order = nev; VT_PUSH(evs, nev, capev, e);
+            }
+            if (te->device > maxdev) maxdev = te->device;
+        }
+        HASH_ITER(hh, byaddr, l, lt) {
+            HASH_DEL(byaddr, l);
+            free(l);
+        }
+    }
     HASH_ITER(hh, blocks, b, bt) {
+        if (traced) break;
         ev e = {.time_ns = b->row->birth_ns, .device = b->key.device, .b = b};
         e.action = EV_SEG_ALLOC; e.order = nev; VT_PUSH(evs, nev, capev, e);
         e.action = EV_ALLOC; e.order = nev; VT_PUSH(evs, nev, capev, e);
@@ -291,7 +361,19 @@ int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
     /* segments: the final state */
     vt_pk_str(pk, "segments");
     vt_pk_list(pk);
-    if (p->nalists) {
+    if (traced) {
+        size_t n = 0;
+        for (size_t i = 0; i < tr.n; i++) {
+            if (!live[i]) continue;
+            if (n++ % 1000 == 0) {
+                if (n > 1) vt_pk_appends(pk);
+                vt_pk_mark(pk);
+            }
+            const vt_tev *te = &tr.ev[i];
+            segment_of(&t, te->device, te->addr, te->size, te->stream, te->kind, te->stack);
+        }
+        if (n) vt_pk_appends(pk);
+    } else if (p->nalists) {
         const vt_alloc_list *last = &p->alists[p->nalists - 1];
         size_t n = 0;
         for (size_t i = 0; i < last->n; i++) {
@@ -356,5 +438,7 @@ int vt_export_torch(FILE *f, vt_analysis *a, char *err, size_t cap)
     }
     free(evs);
     free(t.memo);
+    free(live);
+    if (traced) vt_trace_free(&tr);
     return rc;
 }

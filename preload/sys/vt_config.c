@@ -206,6 +206,11 @@ int vt_config_parse(char *const *env, vt_config *c)
             else if (!strcasecmp(v, "on")) c->compress = 1;
             else if (vt__parse_long(v, 0, 1, &n)) bad = 1;
             else c->compress = (int)n;
+        } else if (VT_KEY("TRACE")) {
+            if (!strcasecmp(v, "off")) c->trace = 0;
+            else if (!strcasecmp(v, "on")) c->trace = 1;
+            else if (vt__parse_long(v, 0, 1, &n)) bad = 1;
+            else c->trace = (int)n;
         } else if (VT_KEY("STEP_RANGE")) {
             const char *colon = strchr(v, ':');
             const char *name = colon ? colon + 1 : v;

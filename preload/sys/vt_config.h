@@ -31,6 +31,8 @@ typedef struct vt_config {   /* the two paths last: vt_config_parse writes only 
                                 0 = never load libnvidia-ml.so.1 (vt_host.c)              */
     int  compress;           /* VRAMTRACE_COMPRESS: 1 = the stream as zstd frames, one per
                                 write, file *.jsonl.zst (default); 0 = plain *.jsonl      */
+    int  trace;              /* VRAMTRACE_TRACE: 1 = every allocation and free also written
+                                to the event trace beside the stream, <stem>.trace (0)  */
     /* VRAMTRACE_STEP_RANGE: "NAME" or "DOMAIN:NAME" (split at the first ':'; an empty
      * DOMAIN is NVTX's default domain): the end of each outermost NVTX range of that
      * name is a step (interpose/vt_nvtx.c). Unset: step_range_on 0.                 */

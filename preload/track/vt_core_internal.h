@@ -234,6 +234,12 @@ static inline void vt__unlock(void)
     vt__tls.core--;
 }
 
+/* Under lock (vt_trace.c): one applied event noted for the event trace (VRAMTRACE_TRACE
+ * on; the caller checks): op VT_TRACE_ALLOC or _FREE, time CLOCK_MONOTONIC ns, kind a
+ * vt_kind without flags. Never blocks nor does I/O; a full buffer counts it lost. */
+void vt__trace_note(int op, uint64_t now, uint64_t addr, uint64_t size, uint64_t stream,
+                    int device, int kind, uint32_t stack);
+
 /* Under lock: applies every ring event claimed before the call, VT_DRAIN_CHUNK per
  * hold, releasing the lock between holds (vt_table.c). */
 void vt__drain_all_locked(void);

@@ -32,6 +32,7 @@
 #include "vt_core_internal.h"
 #include "vt_config.h"
 #include "vt_log.h"
+#include "vt_trace.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -294,6 +295,9 @@ static inline __attribute__((always_inline)) int vt__apply_alloc(const vt_alloc_
     }
     if (up > 0) {  /* CUDA handed this address out again: its free was not seen */
         vt_rec *o = vt__rec_at(old);
+        if (vt__config.trace)
+            vt__trace_note(VT_TRACE_FREE, now, o->addr, o->size, o->ctx_stream, o->site->device,
+                           o->site->kind, o->site->stack);
         vt__fj_note(o->addr, o->size, o->site->kind, o->site->slot, 1);
         vt__acct_sub(o->site, o->size, o->birth_ns);
         vt__rec_put(old);
@@ -308,6 +312,8 @@ static inline __attribute__((always_inline)) int vt__apply_alloc(const vt_alloc_
     r->tid = tid;
     vt__acct_add_inl(s, r->size, r->birth_ns, 0, step);
     vt__fj_note(r->addr, r->size, kind, s->slot, 0);
+    if (vt__config.trace)
+        vt__trace_note(VT_TRACE_ALLOC, now, r->addr, r->size, r->ctx_stream, s->device, kind, s->stack);
     return 0;
 }
 
@@ -344,6 +350,9 @@ static inline __attribute__((always_inline)) void vt__apply_take(uint64_t addr, 
         vt_index_remove_slot(&vt__core.idx, slot);
         vt__acct_sub_inl(s, r->size, r->birth_ns);
         vt__fj_note(r->addr, r->size, s->kind, s->slot, 1);
+        if (vt__config.trace)
+            vt__trace_note(VT_TRACE_FREE, vt_now_ns(), r->addr, r->size, r->ctx_stream, s->device,
+                           s->kind, s->stack);
         t->rec = s;
         t->addr = r->addr;
         t->size = r->size;
@@ -639,6 +648,9 @@ static void vt__restore_locked(const vt_taken *t, vt_site *s)
     r->tid = t->tid;
     vt__acct_add(s, r->size, r->birth_ns, 1);
     vt__fj_note(r->addr, r->size, s->kind, s->slot, 0);
+    if (vt__config.trace)   /* the free the trace holds did not happen: alive again */
+        vt__trace_note(VT_TRACE_ALLOC, vt_now_ns(), r->addr, r->size, r->ctx_stream, s->device, s->kind,
+                       s->stack);
 }
 
 /* Takes the lock and applies the ring up to a ring free's own event (claimed before

@@ -59,6 +59,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_writer.h"
+#include "vt_tracefile.h"
 #include "vt_frames.h"
 #include "vt_guard.h"
 #include "vt_driver.h"
@@ -825,6 +826,7 @@ static void *vt__writer_main(void *arg)
         if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
             break;
         vt_core_drain();   /* the hooks' ring events (woken every VT_RING_KICK of them) */
+        vt_tracefile_flush(vt_writer_path());   /* what that drain noted for the trace */
         vt_core_frag_keep();   /* fragmentation kept up to date between snapshots */
         vt__gap_tick();        /* a write fault's retry, when one is due */
         retry |= vt__write_queued();   /* the steps vramtrace_step collected */
@@ -1114,6 +1116,8 @@ void vt_writer_exit(void)
             vt_log(VT_LOG_WARN, "the exit record could not be written to %s: %s (%llu records lost)",
                    vt__w.file.path, vt__w.file.why, (unsigned long long)g->records);
     }
+    vt_tracefile_flush(vt__w.file.path);   /* after the exit record: its stacks are defined */
+    vt_tracefile_close();
     vt_file_end(&vt__w.file);   /* the compressed stream's frame ended */
     vt_file_close(&vt__w.file);
     vt_state_set_writer(VT_STATE_WRITER_FAILED);
@@ -1146,6 +1150,7 @@ void vt_writer_fork_child(void)
     pthread_mutex_init(&vt__w.start_lock, NULL);
     pthread_mutex_init(&vt__w.out_lock, NULL);
     pthread_mutex_init(&vt__w.coll_lock, NULL);
+    vt_tracefile_fork_child();
     vt_stepq_fork_child();   /* the parent's queued steps are the parent's: dropped */
     /* the parent's file, inherited; only when the number still refers to it (the
      * program may have closed it and opened its own file at that number) */

@@ -615,6 +615,16 @@ static void test_config(void)
     CHECK_EQ_INT(c.signal, SIGUSR1);
     CHECK_EQ_INT(c.step_every, 1);
     CHECK_EQ_INT(c.disable, 0);
+    CHECK_EQ_INT(c.trace, 0);   /* the default: no event trace */
+    char *tr[] = {"VRAMTRACE_TRACE=1", NULL};
+    CHECK_EQ_INT(vt_config_parse(tr, &c), 0);
+    CHECK_EQ_INT(c.trace, 1);
+    char *tr_on[] = {"VRAMTRACE_TRACE=on", NULL};
+    CHECK_EQ_INT(vt_config_parse(tr_on, &c), 0);
+    CHECK_EQ_INT(c.trace, 1);
+    char *tr_bad[] = {"VRAMTRACE_TRACE=2", NULL};
+    CHECK_EQ_INT(vt_config_parse(tr_bad, &c), 1);
+    CHECK_EQ_INT(c.trace, 0);
     char *sig[] = {"VRAMTRACE_SIGNAL=none", NULL};
     vt_config_parse(sig, &c);
     CHECK_EQ_INT(c.signal, 0);

@@ -1,0 +1,38 @@
+/* vt_trace_read.h — the event trace beside a snapshot stream (VRAMTRACE_TRACE=1;
+ * docs/snapshot-format.md "Event trace"): <stem>.trace, the stream's name up to
+ * ".jsonl". Read whole into memory; a caller that finds none goes on without it.
+ */
+#ifndef VT_TRACE_READ_H
+#define VT_TRACE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { VT_TEV_ALLOC = 1, VT_TEV_FREE = 2 };
+
+/* One allocation or free, in the order the preload applied them. */
+typedef struct vt_tev {
+    uint64_t time_ns;   /* CLOCK_MONOTONIC ns, made non-decreasing in file order */
+    uint64_t addr, size, stream;
+    int64_t  stack;     /* the stream's stack id; INT64_MIN: none (0 in the file) */
+    int32_t  device;    /* CUDA ordinal or -1 */
+    uint8_t  kind;      /* vt_kind */
+    uint8_t  op;        /* VT_TEV_* */
+} vt_tev;
+
+typedef struct vt_trace {
+    vt_tev  *ev;        /* owned */
+    size_t   n;
+    uint64_t lost;      /* events the preload counted as lost (LOST records) */
+    int      stopped;   /* a STOP record: the trace ends early (the cap, a fault) */
+    char     path[4096];
+} vt_trace;
+
+/* Reads the trace beside stream_path into *t. Returns 1 (read), 0 (no such file:
+ * *t empty) or -1 with "file:offset: what" in err (a bad header, an unknown record
+ * kind; a torn last record is dropped without error). */
+int vt_trace_read(const char *stream_path, vt_trace *t, char *err, size_t cap);
+
+void vt_trace_free(vt_trace *t);
+
+#endif /* VT_TRACE_READ_H */
