@@ -13,6 +13,16 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+# Debian's chromium for the browser tests (tests/browser: playwright-core drives it and
+# downloads no browser of its own). Optional: without it the build and the other tests
+# still run, and browser_report is skipped with a line saying so.
+if ! dpkg -s chromium >/dev/null 2>&1; then
+  echo "setup: installing chromium (for the browser tests)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium; } >/dev/null 2>&1; then
+    echo "setup: chromium could not be installed; the browser tests (browser_report) will be skipped"
+  fi
+fi
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ] && [ ! -f /usr/local/cuda/include/cuda.h ]; then
   echo "setup: the CUDA toolkit (headers under /usr/local/cuda) is required" >&2
   exit 1

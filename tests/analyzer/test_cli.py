@@ -26,7 +26,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
 FAILS = []
 
@@ -1454,67 +1453,6 @@ def report_json_args(exe, args, path):
     return json.loads(r.stdout)
 
 
-# ---------------------------------------------------------------- chromium
-def png_pixels(path):
-    """Minimal PNG decoder (8-bit RGB/RGBA, non-interlaced) -> (w, h, rows of bytes, bpp)."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, w = 8, b"", 0
-    while pos < len(data):
-        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if typ == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-            assert depth == 8 and ctype in (2, 6)
-            bpp = 3 if ctype == 2 else 4
-        elif typ == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw = zlib.decompress(idat)
-    stride, rows, prev = w * bpp, [], bytearray(w * bpp)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line))
-        prev = line
-    return w, h, rows, bpp
-
-
-def t_chromium(exe, testdir):
-    tmp = tempfile.mkdtemp()
-    try:
-        html, png = os.path.join(tmp, "r.html"), os.path.join(tmp, "shot.png")
-        r = run([exe, "report", "--format", "html", "-o", html, golden(testdir, "leak_churn-step")])
-        check(r.returncode == 0, "html report: %s" % r.stderr)
-        r = run(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                 "--window-size=1100,700", "--screenshot=" + png, "file://" + html], timeout=120)
-        check(os.path.exists(png), "no screenshot: %s" % r.stderr[-500:])
-        if not os.path.exists(png):
-            return
-        w, h, rows, bpp = png_pixels(png)
-        counts = {"total (#1f77b4)": (0x1f, 0x77, 0xb4), "leak (#d62728)": (0xd6, 0x27, 0x28)}
-        for name, rgb in counts.items():
-            n = 0
-            for row in rows:
-                for x in range(0, w * bpp, bpp):
-                    if abs(row[x] - rgb[0]) < 24 and abs(row[x + 1] - rgb[1]) < 24 and abs(row[x + 2] - rgb[2]) < 24:
-                        n += 1
-            print("%s: %d pixels" % (name, n))
-            check(n > 300, "the %s curve is not visible in the screenshot (%d pixels)" % (name, n))
-        shutil.copy(png, os.path.join(os.getcwd(), "analyzer_html_chromium.png"))
-    finally:
-        shutil.rmtree(tmp)
-
-
 def main():
     mode, exe, testdir = sys.argv[1], sys.argv[2], sys.argv[3]
     {"fixtures": lambda: t_fixtures(exe, testdir),
@@ -1526,8 +1464,7 @@ def main():
      "symbolize_cxx": lambda: t_symbolize(exe, testdir, sys.argv[4], cxx=True),
      "run": lambda: t_run(exe, testdir, sys.argv[4]),
      "export": lambda: t_export(exe, testdir),
-     "python": lambda: t_python(exe, testdir),
-     "chromium": lambda: t_chromium(exe, testdir)}[mode]()
+     "python": lambda: t_python(exe, testdir)}[mode]()
     print("%s: %s" % (mode, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
     return 1 if FAILS else 0
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# run_browser.sh SRCDIR NODEDIR OUTDIR VRAMTRACE TRAINING_LOOP FRAGMENTATION
+# The browser test of the HTML report (CTest browser_report). Skips (exit 77) only when
+# Debian's chromium (/usr/bin/chromium) is absent; with chromium present, a missing or
+# broken node, npm or playwright-core is a failure. playwright-core is installed from
+# SRCDIR's package-lock.json into NODEDIR by `npm ci` once per lock file (it downloads no
+# browser). The two examples run under the preload on the simulated device (the caller
+# sets LD_LIBRARY_PATH); their HTML reports and the screenshots stay under OUTDIR.
+set -u
+src=$1; nodedir=$2; out=$3; vt=$4; training=$5; frag=$6
+fail() { echo "FAIL: $*"; exit 1; }
+if [ ! -x /usr/bin/chromium ]; then
+  echo "SKIP: /usr/bin/chromium is absent (Debian's chromium; scripts/setup.sh installs it): the browser tests did not run"
+  exit 77
+fi
+command -v node >/dev/null || fail "chromium is present but node is not on PATH"
+command -v npm >/dev/null || fail "chromium is present but npm is not on PATH"
+echo "node $(node --version), npm $(npm --version), $(/usr/bin/chromium --version 2>/dev/null)"
+if ! cmp -s "$src/package-lock.json" "$nodedir/.installed-lock" ||
+   [ ! -f "$nodedir/node_modules/playwright-core/package.json" ]; then
+  mkdir -p "$nodedir" || fail "cannot create $nodedir"
+  cp "$src/package.json" "$src/package-lock.json" "$nodedir/" || fail "cannot copy the lock file to $nodedir"
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$nodedir" --ignore-scripts --no-audit --no-fund --prefer-offline ||
+    fail "npm ci of playwright-core into $nodedir failed (no registry and no npm cache?)"
+  cp "$src/package-lock.json" "$nodedir/.installed-lock"
+fi
+
+rm -rf "$out" && mkdir -p "$out" || fail "cannot create $out"
+sanitize=${VT_SANITIZER_PRELOAD:+env LD_PRELOAD=$VT_SANITIZER_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}}
+$sanitize "$vt" run -o "$out/training_loop" -- "$training" 40 >"$out/training_loop.log" 2>&1 ||
+  { cat "$out/training_loop.log"; fail "training_loop under the preload failed"; }
+$sanitize env SIMCUDA_MEM=1GiB "$vt" run -o "$out/fragmentation" -- "$frag" >"$out/fragmentation.log" 2>&1 ||
+  { cat "$out/fragmentation.log"; fail "fragmentation under the preload failed"; }
+for ex in training_loop fragmentation; do
+  "$vt" report --format html -o "$out/$ex.html" "$out/$ex" || fail "report --format html of $ex failed"
+done
+node "$src/report.test.mjs" "$nodedir" "$out/screenshots" "$out/training_loop.html" "$out/fragmentation.html"
