@@ -50,6 +50,12 @@ static void polyline(FILE *f, const uint64_t *steps, const uint64_t *v, size_t n
 {
     fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" points=\"", color, width);
     size_t cells = n < PLOT_POINTS ? n : PLOT_POINTS;
+    if (cells == 1) {   /* one step: a line of one point draws nothing; a dot */
+        double y = PLOT_H - MB - (ymax > 0 ? (double)v[0] / ymax : 0) * (PLOT_H - MT - MB);
+        fprintf(f, "\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n",
+                ML + 0.5 * (PLOT_W - ML - MR), y, width + 2, color);
+        return;
+    }
     for (size_t c = 0; c < cells; c++) {
         size_t b = c * n / cells, e = (c + 1) * n / cells;
         uint64_t m = 0;
@@ -86,6 +92,7 @@ static void plot(FILE *f, vt_proc_result *pr)
                 vt_size_fmt((uint64_t)((double)ymax * t / 4.0), b, sizeof b));
     }
     for (int t = 0; t <= 4; t++) {
+        if (x1 <= x0 && t != 2) continue;   /* one step: one label, in the middle */
         double x = ML + t / 4.0 * (PLOT_W - ML - MR);
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">%.0f</text>\n", x,
                 PLOT_H - MB + 16, x0 + (x1 - x0) * t / 4.0);
@@ -144,9 +151,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     char bk[96] = "", how[400];
     if (p->slot_width > 1)
         snprintf(bk, sizeof bk, " in %zu buckets of %llu", p->nsteps, (unsigned long long)p->slot_width);
-    fprintf(f, "%llu steps%s (%s), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
+    fprintf(f, "%llu step%s%s (%s), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
                "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge &middot; ",
-            (unsigned long long)vt_process_steps(p), bk, vt_steps_how(p, how, sizeof how),
+            (unsigned long long)vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk, vt_steps_how(p, how, sizeof how),
             (unsigned long long)pr->warmup_steps,
             vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
             pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE],
@@ -221,8 +228,8 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
                 fprintf(f, "<td>%s</td><td>%s</td>", vt_size_fmt(o->free_bytes, b2, sizeof b2), vt_size_fmt(o->total_bytes, b3, sizeof b3));
             else
                 fputs("<td>?</td><td>?</td>", f);
-            fprintf(f, "<td>%s</td><td>%" PRId64 " B</td><td>%s</td><td>", vt_size_fmt(o->tracked_bytes, b1, sizeof b1),
-                    o->untracked_bytes,
+            fprintf(f, "<td>%s</td><td>%s</td><td>%s</td><td>", vt_size_fmt(o->tracked_bytes, b1, sizeof b1),
+                    vt_size_fmt_signed((double)o->untracked_bytes, b2, sizeof b2),
                     !o->has_mem ? "unknown" : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion");
             if (o->has_allocs && o->gap_count)
                 fprintf(f, "gaps between this process's blocks: %" PRIu64 ", %s in all, largest %s "
