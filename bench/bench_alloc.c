@@ -1,4 +1,4 @@
-/* bench_alloc.c — the workload side of the preload benchmarks (issue 7): a CUDA
+/* bench_alloc.c — the workload side of the preload benchmarks: a CUDA
  * program that allocates and frees through one of the two paths vramtrace hooks, run
  * untraced and traced (LD_PRELOAD=libvramtrace.so) by bench/vt_bench.py, which
  * divides the two.
@@ -270,7 +270,7 @@ static int threads_mode(int nt, long n)
     return 0;
 }
 
-/* ---- training loop and churn (figure 3) ---- */
+/* ---- training loop and churn (vt_bench.py --figures 3) ---- */
 
 #define SITE(k) __attribute__((noinline)) static void *site_##k(size_t b) \
     { void *p = NULL; cudaError_t e = cudaMalloc(&p, b); if (e) die("cudaMalloc", e); return p; }
@@ -313,7 +313,7 @@ __attribute__((noinline)) static void churn_run(long pairs, uint64_t spin_iters)
     }
 }
 
-/* ---- vramtrace_step() latency (figure 8) ---- */
+/* ---- vramtrace_step() latency with a slow disk (vt_bench.py --figures 8) ---- */
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -1,5 +1,5 @@
 /* bench_core.c — benchmarks of the tracer core (preload/track/vt_core.h, vt_stack.h,
- * vt_writer.h) linked directly, without LD_PRELOAD or CUDA (issue 7, figures 2, 4, 5
+ * vt_writer.h) linked directly, without LD_PRELOAD or CUDA (vt_bench.py --figures 2, 4, 5
  * and 6). bench/vt_bench.py runs it, natively for wall times and under
  * `valgrind --tool=callgrind --collect-atstart=no --toggle-collect=bench_measured_*`
  * for instruction counts.
@@ -85,7 +85,7 @@ static void free_or_die(uint64_t addr)
     vt_core_commit(&t);
 }
 
-/* ---- figure 2: stack capture vs bare unw_backtrace ---- */
+/* ---- vt_bench.py --figures 2: stack capture vs bare unw_backtrace ---- */
 
 __attribute__((noinline)) void bench_measured_capture(int depth, long n)
 {
@@ -137,7 +137,7 @@ __attribute__((noinline)) static void stack_nest(sjob *j, int frames)
     sink++;
 }
 
-/* ---- figure 4: memory per live allocation ---- */
+/* ---- vt_bench.py --figures 4: memory per live allocation ---- */
 
 static int mem_mode(long n)
 {
@@ -155,7 +155,7 @@ static int mem_mode(long n)
     return 0;
 }
 
-/* ---- figure 6: cost per event against live allocations ---- */
+/* ---- vt_bench.py --figures 6: cost per event against live allocations ---- */
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t xorshift(void)
@@ -197,7 +197,7 @@ static int scale_mode(long live, long k)
     return 0;
 }
 
-/* ---- figure 5: snapshot stalls ---- */
+/* ---- vt_bench.py --figures 5: snapshot stalls ---- */
 
 static struct {
     int phase;                 /* atomic: 0 idle, 1 periodic, 2 full list, 3 stop */

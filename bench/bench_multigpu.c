@@ -1,6 +1,6 @@
 /* bench_multigpu.c — a data-parallel training job on several devices, the shape of
  * one rank of a multi-GPU run, for the bytes-per-step figure of the snapshot stream
- * (bench/vt_bench.py figure 12) and the compact-records test (tests/compact).
+ * (bench/vt_bench.py --figures 12) and the compact-records test (tests/compact).
  *
  *   bench_multigpu STEPS [DEVICES [STEP_US]]   (DEVICES default 8; the simulated
  *                          device needs SIMCUDA_DEVICES >= DEVICES; STEP_US: sleep

@@ -1,5 +1,5 @@
 /* gen_snapshots.c — writes a synthetic snapshot file (docs/snapshot-format.md, version
- * 3, or 2 / 1 with --v2 / --v1) for the analyzer benchmark (issue 7, figure 7), so no
+ * 3, or 2 / 1 with --v2 / --v1) for the analyzer benchmark (vt_bench.py --figures 7 and 10), so no
  * big input is committed.
  *
  * Shape: one header, one module, S stacks of 6 frames (version 3: and S sites), then

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""vt_bench.py — runs the vramtrace performance figures of issue 7, each printed with
+"""vt_bench.py — runs the vramtrace performance figures (--figures N selects them), each printed with
 its floor beside it (docs/performance.md records the results).
 
 Instruction counts come from `valgrind --tool=callgrind --collect-atstart=no
@@ -189,7 +189,7 @@ def show_top(funcs, per, label, base=None):
         log(f"      {n / per:9.1f}  {name[:110]}")
 
 
-# ---- figure 1: hook bookkeeping, stacks off ----
+# ---- --figures 1: hook bookkeeping, stacks off ----
 
 def fig1():
     log("Figure 1: hook bookkeeping per alloc+free pair, VRAMTRACE_DEPTH=0 (callgrind instructions)")
@@ -236,7 +236,7 @@ def fig1():
             target=None, unit="instr", ok=None, note="floor = the pair with no tool (NVTX's own no-op calls)")
 
 
-# ---- figure 2: stack capture ----
+# ---- --figures 2: stack capture ----
 
 def fig2():
     log("Figure 2: stack capture vs bare unw_backtrace of the same depth (callgrind instructions)")
@@ -269,7 +269,7 @@ def fig2():
             floor="0", target="0", ok=o.get("store_growth_stacks") == "0" and o.get("store_growth_bytes") == "0")
 
 
-# ---- figure 3: realistic programs, wall time ----
+# ---- --figures 3: realistic programs, wall time ----
 
 def paired(cmd, rounds, env_traced):
     """Alternates untraced/traced runs; returns (median ratio, median u, median t)."""
@@ -349,7 +349,7 @@ def hyper(cmd, name):
         log(f"    hyperfine failed: {e}")
 
 
-# ---- figure 4: memory ----
+# ---- --figures 4: memory ----
 
 def fig4():
     log("Figure 4: memory per live allocation and in total")
@@ -373,7 +373,7 @@ def fig4():
              f"traced total RSS {int(t['rss_kb']) / 1024:.1f} MiB")
 
 
-# ---- figure 5: snapshot stalls ----
+# ---- --figures 5: snapshot stalls ----
 
 def lock_wait_row(what, k, prefix, calls_key, tail=""):
     """A figure-5 row of the hook thread's waits for the core lock, from the keys of a
@@ -481,7 +481,7 @@ def stall_case(live, sites, per):
                           f"; longest hook call {fw[phase]['max_us']} us (the hook thread preempted counts there)")
 
 
-# ---- figure 6: scale ----
+# ---- --figures 6: scale ----
 
 def fig6():
     log("Figure 6: cost per event against live allocations; throughput against threads")
@@ -504,7 +504,7 @@ def fig6():
             note=f"traced/untraced throughput {tp / up:.3f}")
 
 
-# ---- figure 7: analyzer ----
+# ---- --figures 7: analyzer ----
 
 def fig7():
     log("Figure 7: analyzer reading and reporting N snapshots x 500 sites")
@@ -545,7 +545,7 @@ def fig7_version(counts, version):
         shutil.rmtree(d, ignore_errors=True)
 
 
-# ---- figure 8: vramtrace_step() with a slow disk ----
+# ---- --figures 8: vramtrace_step() with a slow disk ----
 
 def step_records(folder):
     n = 0
@@ -650,7 +650,7 @@ def fig9():
     row(9, "open descriptors of a non-CUDA process (traced)", b, floor=a, target=a, ok=a == b)
 
 
-# ---- figure 11: the size cap (VRAMTRACE_MAX_BYTES) ----
+# ---- --figures 11: the size cap (VRAMTRACE_MAX_BYTES) ----
 
 def cap_run(folder, steps, leak, max_bytes, compress=1):
     """prog_capjob STEPS LEAK under the preload, compressed (the default) or not, with
@@ -764,10 +764,10 @@ def fig12():
 
 
 
-# ---- figure 13: the event trace (VRAMTRACE_TRACE=1) ----
+# ---- --figures 13: the event trace (VRAMTRACE_TRACE=1) ----
 
 def fig13():
-    """The cost of the event trace on figure 3's churn program: the same paired
+    """The cost of the event trace on the churn program of --figures 3: the same paired
     alternation, with the floor the default traced run (VRAMTRACE_TRACE unset) and the
     measured run VRAMTRACE_TRACE=1; a second row gives the traced/untraced ratio of each
     beside the other, and the trace file's bytes per event."""
@@ -809,7 +809,7 @@ def fig13():
         note=f"{ev} events; 16-byte header included")
 
 
-# ---- figure 10: a bounded analyzer ----
+# ---- --figures 10: a bounded analyzer ----
 
 def analyzer_run(vt, folder):
     """`vt report --format json folder`: (wall s, user+sys CPU s, max RSS MiB) of the
