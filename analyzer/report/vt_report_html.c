@@ -1,13 +1,19 @@
 /* vt_report_html.c — `report --format html`: one self-contained file.
  *
- * Inline CSS and inline SVG only: no script, no font, no image, no network, so
- * the file opens anywhere (and in headless Chromium for the test). With more than
- * one process, first the summary across them (vt_ranks.h). Per process:
- * a step-curve plot of the total live bytes and of each leaking site (bucket
- * maxima, at most PLOT_POINTS points per curve), the leak table with stacks,
- * OOM forensics, unfreed at exit, imported memory still open, the other sites, devices.
+ * Everything is inline: the page's data (one JSON object, vt_report_html.h), its own
+ * scripts and styles (vt_html_assets.h), SVG; no font, no image, no network, so the
+ * file opens anywhere from file:// (and in headless Chromium for the test). Its
+ * content security policy allows only its own scripts and styles, by hash. The
+ * scripts draw the interactive views into #vt-app; below them the same findings
+ * stand as static tables, readable without script. With more than one process, first
+ * the summary across them (vt_ranks.h). Per process: a step-curve plot of the total
+ * live bytes and of each leaking site (bucket maxima, at most PLOT_POINTS points per
+ * curve), the leak table with stacks, OOM forensics, unfreed at exit, imported memory
+ * still open, the other sites, devices.
  */
 #include "vt_report.h"
+#include "vt_report_html.h"
+#include "vt_html_assets.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
 #include "vt_allocators.h"
@@ -186,11 +192,11 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs("</ul>\n", f);
     }
     plot(f, pr);
-    fprintf(f, "<p class=\"legend\"><span style=\"color:%s\">&#9632;</span> total live bytes", TOTAL_COLOR);
+    fputs("<p class=\"legend\"><span class=\"c-total\">&#9632;</span> total live bytes", f);
     int c = 0;
     for (size_t s = 0; s < pr->nsites; s++) {
         if (!pr->sites[s].curve) continue;
-        fprintf(f, " &nbsp; <span style=\"color:%s\">&#9632;</span> ", colors[c++ % 7]);
+        fprintf(f, " &nbsp; <span class=\"c%d\">&#9632;</span> ", c++ % 7);
         esc(f, vt_site_nframes(&pr->sites[s]) ? vt_site_title(a, &pr->sites[s]) : pr->sites[s].id);
     }
     fputs("</p>\n", f);
@@ -388,19 +394,90 @@ static void summary_html(FILE *f, vt_analysis *a)
     vt_rank_summary_free(&s);
 }
 
+/* The standard base64 of the 32 bytes whose hex digits are HEX (64 of them), into
+ * out (at least 45 bytes). */
+static const char *b64_of_hex(const char *hex, char *out)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned char b[33] = {0};
+    for (int i = 0; i < 32; i++) {
+        unsigned v = 0;
+        for (int k = 0; k < 2; k++) {
+            char c = hex[2 * i + k];
+            v = v * 16 + (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
+        }
+        b[i] = (unsigned char)v;
+    }
+    char *o = out;
+    for (int i = 0; i < 33; i += 3) {
+        unsigned v = (unsigned)b[i] << 16 | (unsigned)b[i + 1] << 8 | b[i + 2];
+        *o++ = tab[v >> 18 & 63];
+        *o++ = tab[v >> 12 & 63];
+        *o++ = i + 1 < 32 ? tab[v >> 6 & 63] : '=';
+        *o++ = i + 2 < 32 ? tab[v & 63] : '=';
+    }
+    *o = 0;
+    return out;
+}
+
+/* The policy: nothing from anywhere (default-src 'none'), except this file's own
+ * scripts and styles by their SHA-256, and images drawn from data: URLs. */
+static void csp(FILE *f)
+{
+    char b64[48];
+    fputs("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src", f);
+    for (unsigned i = 0; i < vt_html_nassets; i++)
+        if (vt_html_assets[i].type == VT_ASSET_SCRIPT)
+            fprintf(f, " 'sha256-%s'", b64_of_hex(vt_html_assets[i].sha256_hex, b64));
+    fputs("; style-src", f);
+    for (unsigned i = 0; i < vt_html_nassets; i++)
+        if (vt_html_assets[i].type == VT_ASSET_STYLE)
+            fprintf(f, " 'sha256-%s'", b64_of_hex(vt_html_assets[i].sha256_hex, b64));
+    fputs("; img-src data:\">\n", f);
+}
+
+static void assets(FILE *f, int type)
+{
+    for (unsigned i = 0; i < vt_html_nassets; i++) {
+        const vt_html_asset *x = &vt_html_assets[i];
+        if (x->type != type) continue;
+        fputs(type == VT_ASSET_STYLE ? "<style>" : "<script>", f);
+        fwrite(x->bytes, 1, x->len, f);   /* byte for byte: the hash covers exactly these */
+        fputs(type == VT_ASSET_STYLE ? "</style>\n" : "</script>\n", f);
+    }
+}
+
+/* The data object as JSON inside <script type="application/json">: every '<' is
+ * written \u003c, so no "</script>" or "<!--" in a name can end or bend the
+ * element. -1 when out of memory. */
+static int data_block(FILE *f, vt_analysis *a)
+{
+    json_t *d = vt_html_data(a);
+    char *s = d ? json_dumps(d, JSON_COMPACT) : NULL;
+    json_decref(d);
+    if (!s) return -1;
+    fputs("<script type=\"application/json\" id=\"vt-data\">", f);
+    for (const char *c = s; *c; c++) {
+        if (*c == '<') fputs("\\u003c", f);
+        else fputc(*c, f);
+    }
+    fputs("</script>\n", f);
+    free(s);
+    return 0;
+}
+
 int vt_report_html(FILE *f, vt_analysis *a)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
-          "<title>vramtrace report</title>\n<style>\n"
-          "body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff}"
-          "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;font-size:13px}"
-          "th{background:#f3f3f3}.meta{color:#555;font-size:13px}.bad{color:#b00}.mod{color:#888;font-size:11px}"
-          ".stack{margin:.2em 0;padding-left:1.5em;font-family:monospace;font-size:12px}summary{font-family:monospace;cursor:pointer}"
-          ".py{color:#1a5e20}.v-leak{color:#b00;font-weight:bold}.v-churn{color:#a60}.legend{font-size:13px}code{font-size:13px}"
-          "\n</style></head><body>\n<h1>vramtrace report</h1>\n", f);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n", f);
+    csp(f);
+    fputs("<meta name=\"viewport\" content=\"width=device-width\">\n<title>vramtrace report</title>\n", f);
+    assets(f, VT_ASSET_STYLE);
+    fputs("</head><body>\n<h1>vramtrace report</h1>\n<div id=\"vt-app\"></div>\n<div id=\"vt-static\">\n", f);
     if (a->n > 1) summary_html(f, a);
     for (size_t i = 0; i < a->n; i++) process_html(f, a, &a->procs[i]);
+    fputs("</div>\n", f);
+    if (data_block(f, a) < 0) return -1;
+    assets(f, VT_ASSET_SCRIPT);
     fputs("</body></html>\n", f);
     return ferror(f) ? -1 : 0;
 }

@@ -1,0 +1,33 @@
+/* vt_report_html.h — the data of the interactive HTML report.
+ *
+ * `report --format html` writes one JSON object into the page
+ * (<script type="application/json" id="vt-data">); the page's scripts
+ * (analyzer/report/html/, compiled in: vt_html_assets.h) draw every view from it.
+ * Its shape (all sizes in bytes, steps as the process's step numbers):
+ *   {"version": 1, "generator": "vramtrace X.Y.Z",
+ *    "procs": [ {"title", "cmdline", "file", "rank" (or null), "steps" (count),
+ *                "peak_bytes", "unfreed_exit_bytes" (or null: no exit record),
+ *                "sites": [ {"id", "title", "verdict", "kind", "device"} ... ],
+ *                <the keys each view's part builder adds> } ... ],
+ *    <the keys of the views across processes> }
+ * A view refers to a site by its index in its process's "sites" (the analysis order:
+ * leaks first). Reduced before it is written: no array grows with the number of
+ * steps beyond the analysis's step slots (vt_slots.h), so the page stays small
+ * whatever the run's length.
+ * Single-threaded; the analysis is read only (symbolization fills its cache).
+ */
+#ifndef VT_REPORT_HTML_H
+#define VT_REPORT_HTML_H
+
+#include <jansson.h>
+
+#include "vt_analysis.h"
+
+/* The whole data object (a new reference), or NULL when out of memory. */
+json_t *vt_html_data(vt_analysis *a);
+
+/* Part builders, one per view: each adds its own keys to the process object proc
+ * (the index of pr in a->procs is pi) or, for the views across processes, to the
+ * top object. They return 0, or -1 when out of memory. */
+
+#endif /* VT_REPORT_HTML_H */
