@@ -1,7 +1,8 @@
 /* vt_run.h — `vramtrace run`: start a program under libvramtrace.so.
  *
  * Finds the library ($VRAMTRACE_LIB, else <dir of this executable>/../lib/
- * libvramtrace.so), prepends it to LD_PRELOAD, sets VRAMTRACE_OUTPUT (the -o
+ * libvramtrace.so.N or libvramtrace.so, or the install layout's library folder
+ * when it is not ../lib: vt_run.c lib_places; no build-tree path), prepends it to LD_PRELOAD, sets VRAMTRACE_OUTPUT (the -o
  * folder, else a new folder vramtrace-out/run-YYYYmmdd-HHMMSS-<pid>[-N] created
  * 0700 with mkdir, never an existing one; made absolute with realpath so a
  * program that chdir()s writes there too), VRAMTRACE_INTERVAL_MS and
