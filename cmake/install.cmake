@@ -23,6 +23,7 @@ install(TARGETS vramtrace_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/include/vramtrace.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 file(RELATIVE_PATH VT_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+string(REGEX REPLACE "/$" "" VT_PC_TO_PREFIX "${VT_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/vramtrace.pc.in ${CMAKE_BINARY_DIR}/vramtrace.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/vramtrace.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
