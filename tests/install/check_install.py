@@ -303,6 +303,14 @@ def mode_prefix(c):
     c.trace([os.path.join(p, "bin", "vramtrace")], env, [os.path.join(app, "training_loop"), "40"],
             TRAIN_LOOP_EXPECT, "installed vramtrace run training_loop")
     c.check_loaded(lib, "installed")
+    # run --tensors finds the installed Python helper (share/vramtrace/python)
+    r = c.hidden([os.path.join(p, "bin", "vramtrace"), "run", "--tensors", "-o", os.path.join(c.tmp, "out_t"),
+                  "--", "true"], env, ld_debug=False)
+    helper = os.path.join(os.path.realpath(p), "share", "vramtrace", "python")
+    pp = re.findall(r"--tensors: PYTHONPATH=(\S+)", r.stderr)
+    check(r.returncode == 0 and pp and pp[0].split(":")[:2] == [os.path.join(helper, "vramtrace", "_bootstrap"), helper],
+          "run --tensors from the prefix: %d, PYTHONPATH %r (wanted %s)" % (r.returncode, pp, helper))
+    print("run --tensors from the prefix: PYTHONPATH=%s" % (pp[0] if pp else None))
 
 
 # ---------------------------------------------------------------- deb
@@ -445,6 +453,14 @@ def mode_wheel(c):
     c.trace([vpy, "-m", "vramtrace"], env, ["python", os.path.join(app, "train.py"), "--steps", "40"],
             TRAIN_PY_EXPECT, "python -m vramtrace run train.py", hide_system=True, outname="out_m")
     c.check_loaded(venv_lib[0], "wheel (python -m)")
+    # run --tensors finds the Python helper of the wheel (site-packages), not the checkout's
+    r = c.hidden([os.path.join(venv, "bin", "vramtrace"), "run", "--tensors", "-o", os.path.join(c.tmp, "out_t"),
+                  "--", "true"], env, ld_debug=False)
+    pkg = os.path.dirname(os.path.dirname(venv_lib[0].rstrip("/")))   # site-packages/vramtrace
+    pp = re.findall(r"--tensors: PYTHONPATH=(\S+)", r.stderr)
+    check(r.returncode == 0 and pp and pp[0].split(":")[:2] == [os.path.join(pkg, "_bootstrap"), os.path.dirname(pkg)],
+          "run --tensors from the wheel: %d, PYTHONPATH %r (wanted the venv's site-packages)" % (r.returncode, pp))
+    print("run --tensors from the wheel: PYTHONPATH=%s" % (pp[0] if pp else None))
 
 
 def main():
