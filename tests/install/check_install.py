@@ -97,9 +97,17 @@ class Ctx:
         self.last_loaded = {}
 
     def _probe_hide(self):
+        """True when a private mount namespace can cover the build folder: as root
+        (unshare -m), else in a user namespace (unshare -r -m); self.unshare is the prefix."""
         script = 'mount -t tmpfs -o size=1m vt-hidden "$1" && ! test -e "$2"'
-        r = run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", self.build,
-                 os.path.join(self.build, "CMakeCache.txt")]) if shutil.which("unshare") else None
+        r = None
+        for pre in (["unshare", "-m"], ["unshare", "-r", "-m"]):
+            if not shutil.which("unshare"):
+                break
+            self.unshare = pre + ["--propagation", "private"]
+            r = run(self.unshare + ["sh", "-c", script, "sh", self.build, os.path.join(self.build, "CMakeCache.txt")])
+            if r.returncode == 0:
+                break
         if r is None or r.returncode != 0:
             print("NOTE: cannot hide the checkout and build folder here (unshare -m / mount: %s); the traced runs "
                   "see them, and only the LD_DEBUG check shows they were not used"
@@ -134,12 +142,17 @@ class Ctx:
                 if p:
                     binds.append(os.path.realpath(p))
         script = ('set -e; while [ "$1" != -- ]; do mount -t tmpfs -o size=1m vt-hidden "$1"; shift; done; shift; '
-                  'while [ "$1" != -- ]; do mount --bind /dev/null "$1"; shift; done; shift; exec "$@"')
-        full = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"] + covers + ["--"] + \
-            binds + ["--"] + cmd
+                  'while [ "$1" != -- ]; do mount --bind /dev/null "$1" || echo "vt-hide: not covered: $1" >&2; shift; '
+                  'done; shift; exec "$@"')
+        full = self.unshare + ["sh", "-c", script, "sh"] + covers + ["--"] + binds + ["--"] + cmd
+        r = run(full, env=env, cwd=self.tmp)
         if binds:
-            print("covered system copies: %s" % " ".join(binds))
-        return run(full, env=env, cwd=self.tmp)
+            missed = re.findall(r"vt-hide: not covered: (\S+)", r.stderr)
+            print("covered system copies: %s" % " ".join(b for b in binds if b not in missed))
+            if missed:
+                print("NOTE: could not cover %s (mount --bind refused); the LD_DEBUG check still says where each "
+                      "library came from" % " ".join(missed))
+        return r
 
     def loaded(self):
         """{pid: [paths]} of the libraries every process of the last hidden() run loaded."""
