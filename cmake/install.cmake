@@ -17,6 +17,11 @@ if(NOT (TARGET vramtrace AND TARGET vramtrace_cli))
   return()
 endif()
 
+# Installing and packaging never build: `cmake --build build` first, then `cmake --install`
+# or `cpack` (cpack's preinstall step would otherwise rebuild whatever is out of date,
+# relinking binaries that other processes, e.g. running tests, are using).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 set_target_properties(vramtrace PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${VT_SOVERSION})
 install(TARGETS vramtrace LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS vramtrace_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
