@@ -25,6 +25,32 @@ mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/build/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,memory.total --format=csv; } | tee "$OUT/gpu.txt" || { echo "no GPU"; exit 1; }
+# WHEEL=FILE: the platform wheel (`cmake --build build --target wheel`, carried as one
+# file) is installed into a fresh venv ($OUT/venv, pip --no-index) and every step runs
+# its `vramtrace` and its libvramtrace.so; no build folder is carried: the examples are
+# compiled here with nvcc and gcc alone into $OUT/examples (BIN and GPU below), the CMake
+# build is skipped.
+BIN=build/bin
+GPU=build/gpu
+if [ -n "${WHEEL:-}" ]; then
+  python3 -m venv "$OUT/venv" && "$OUT/venv/bin/pip" install --no-index "$WHEEL" >"$OUT/wheel-install.log" 2>&1 \
+    || { cat "$OUT/wheel-install.log"; echo "wheel install failed"; exit 1; }
+  VT=$(cd "$OUT" && pwd)/venv/bin/vramtrace
+  VTLIB=$(ls "$(cd "$OUT" && pwd)"/venv/lib/python3*/site-packages/vramtrace/_prefix/lib/libvramtrace.so)
+  echo "=== vramtrace from the wheel $WHEEL: $VT, $VTLIB" | tee "$OUT/wheel.txt"
+  BIN=$OUT/examples GPU=$OUT/examples
+  mkdir -p "$BIN"
+  nvcc -O1 -g -I include -cudart shared -o "$BIN/training_loop" examples/training_loop.cu &&
+    nvcc -O1 -g -I include -o "$GPU/training_loop_static" examples/training_loop.cu &&
+    gcc -O1 -g -I/usr/local/cuda/include -o "$BIN/driver_leak" examples/driver_leak.c -ldl ||
+    { echo "cannot compile the examples"; exit 1; }
+  gcc -shared -fPIC -O1 -I/usr/local/cuda/include tests/preload/locallib.c -L/usr/local/cuda/lib64 \
+      -L/usr/local/cuda/lib64/stubs -lcudart -lcuda -o "$GPU/liblocallib.so"
+  SKIP_BUILD=1
+else
+  VT=$PWD/build/bin/vramtrace
+  VTLIB=$PWD/build/lib/libvramtrace.so
+fi
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   bash scripts/build.sh >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
   mkdir -p build/gpu && nvcc -O1 -g -I include -o build/gpu/training_loop_static examples/training_loop.cu
@@ -33,7 +59,6 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   gcc -shared -fPIC -O1 -I/usr/local/cuda/include tests/preload/locallib.c -L/usr/local/cuda/lib64 \
       -L/usr/local/cuda/lib64/stubs -lcudart -lcuda -o build/gpu/liblocallib.so
 fi
-VT=$PWD/build/bin/vramtrace
 step() {  # step NAME CMD...   (RUN_OPTS: more `vramtrace run` options)
   local name=$1; shift
   echo "=== $name: ${RUN_OPTS:-} $*"
@@ -46,17 +71,17 @@ step() {  # step NAME CMD...   (RUN_OPTS: more `vramtrace run` options)
   "$VT" report "$OUT/$name" >"$OUT/$name.txt" 2>&1; sed -n 1,30p "$OUT/$name.txt"
   "$VT" report --format json "$OUT/$name" >"$OUT/$name.json" 2>/dev/null
 }
-step training_loop build/bin/training_loop 40
-step training_loop_static build/gpu/training_loop_static 40
-step driver_leak build/bin/driver_leak 30
+step training_loop "$BIN/training_loop" 40
+step training_loop_static "$GPU/training_loop_static" 40
+step driver_leak "$BIN/driver_leak" 30
 step python_ctypes python3 examples/python/train.py --steps 40
 # a CUDA library dlopen'ed RTLD_LOCAL by a program that links no CUDA library (a Python
 # extension module imported the default way): same results with and without the preload
-if [ -f build/gpu/liblocallib.so ]; then
+if [ -f "$GPU/liblocallib.so" ] && [ -x "$BIN/prog_locallib" ]; then
   echo "=== local_plugin"
-  build/bin/prog_locallib build/gpu/liblocallib.so 2>&1 | tee "$OUT/local_plugin.txt"
-  VT_EXPECT_TRACKED=1 LD_PRELOAD=$PWD/build/lib/libvramtrace.so VRAMTRACE_OUTPUT="$OUT/local_plugin" \
-      build/bin/prog_locallib build/gpu/liblocallib.so 2>&1 | tee -a "$OUT/local_plugin.txt"
+  "$BIN/prog_locallib" "$GPU/liblocallib.so" 2>&1 | tee "$OUT/local_plugin.txt"
+  VT_EXPECT_TRACKED=1 LD_PRELOAD=$VTLIB VRAMTRACE_OUTPUT="$OUT/local_plugin" \
+      "$BIN/prog_locallib" "$GPU/liblocallib.so" 2>&1 | tee -a "$OUT/local_plugin.txt"
 fi
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>"$OUT/torch-check.txt"; then
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' | tee "$OUT/torch.txt"

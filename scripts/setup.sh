@@ -23,6 +23,21 @@ if ! dpkg -s chromium >/dev/null 2>&1; then
     echo "setup: chromium could not be installed; the browser tests (browser_report) will be skipped"
   fi
 fi
+# The install tests (tests/install): patchelf vendors the wheel's libraries, dpkg-dev's
+# dpkg-shlibdeps gives the .deb its Depends, python3-yaml parses the Kubernetes example.
+# Optional: without them install_wheel, install_deb and install_container_schema are
+# skipped with a line saying so.
+inst_missing=()
+for p in patchelf dpkg-dev python3-yaml; do
+  dpkg -s "$p" >/dev/null 2>&1 || inst_missing+=("$p")
+done
+if ((${#inst_missing[@]})); then
+  echo "setup: installing ${inst_missing[*]} (for the install tests)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${inst_missing[@]}"; } >/dev/null 2>&1; then
+    echo "setup: ${inst_missing[*]} could not be installed; the install tests that need them will be skipped"
+  fi
+fi
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ] && [ ! -f /usr/local/cuda/include/cuda.h ]; then
   echo "setup: the CUDA toolkit (headers under /usr/local/cuda) is required" >&2
   exit 1

@@ -26,6 +26,23 @@ static void forward(int sig)
     errno = e;
 }
 
+/* The library's places relative to the folder of this executable, tried in order.
+ * VT_LIBDIR_FROM_BINDIR (the install layout's bin -> lib, e.g. "../lib") and
+ * VT_LIB_SOVERSION come from the build; "../lib" also covers the build folder
+ * (build/bin, build/lib) and the Python wheel (vramtrace/_prefix/bin, .../lib). */
+#ifndef VT_LIBDIR_FROM_BINDIR
+#define VT_LIBDIR_FROM_BINDIR "../lib"
+#endif
+#ifdef VT_LIB_SOVERSION
+#define VT_LIB_VERSIONED "libvramtrace.so." VT_LIB_SOVERSION
+#else
+#define VT_LIB_VERSIONED "libvramtrace.so"
+#endif
+static const char *const lib_places[] = {
+    VT_LIBDIR_FROM_BINDIR "/" VT_LIB_VERSIONED, VT_LIBDIR_FROM_BINDIR "/libvramtrace.so",
+    "../lib/" VT_LIB_VERSIONED, "../lib/libvramtrace.so",
+};
+
 static int find_lib(char *buf, size_t cap)
 {
     const char *env = getenv("VRAMTRACE_LIB");
@@ -46,19 +63,22 @@ static int find_lib(char *buf, size_t cap)
     exe[n] = 0;
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
-    if (strlen(exe) + 24 >= cap) {
-        fprintf(stderr, "vramtrace: executable path too long\n");
-        return -1;
+    char first[PATH_MAX + 64] = "";
+    for (size_t i = 0; i < sizeof lib_places / sizeof lib_places[0]; i++) {
+        char probe[PATH_MAX + 64], real[PATH_MAX];
+        snprintf(probe, sizeof probe, "%s/%s", exe, lib_places[i]);
+        if (!first[0]) snprintf(first, sizeof first, "%s", probe);
+        if (realpath(probe, real) && access(real, R_OK) == 0) {
+            if (strlen(real) >= cap) {
+                fprintf(stderr, "vramtrace: %s: path too long\n", real);
+                return -1;
+            }
+            snprintf(buf, cap, "%s", real);
+            return 0;
+        }
     }
-    strcpy(buf, exe);
-    strcat(buf, "/../lib/libvramtrace.so");
-    char real[PATH_MAX];
-    if (!realpath(buf, real)) {
-        fprintf(stderr, "vramtrace: %s: %s (set VRAMTRACE_LIB to the library)\n", buf, strerror(errno));
-        return -1;
-    }
-    snprintf(buf, cap, "%s", real);
-    return 0;
+    fprintf(stderr, "vramtrace: %s: %s (set VRAMTRACE_LIB to the library)\n", first, strerror(ENOENT));
+    return -1;
 }
 
 /* mkdir -p: creates the missing parents of path (mode 0700); 0 or -1 (errno set). */

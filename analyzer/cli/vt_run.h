@@ -1,15 +1,17 @@
 /* vt_run.h — `vramtrace run`: start a program under libvramtrace.so.
  *
  * Finds the library ($VRAMTRACE_LIB, else <dir of this executable>/../lib/
- * libvramtrace.so), prepends it to LD_PRELOAD, sets VRAMTRACE_OUTPUT (the -o
- * folder, else a new folder vramtrace-out/run-YYYYmmdd-HHMMSS-<pid>[-N] created
- * 0700 with mkdir, never an existing one; made absolute with realpath so a
- * program that chdir()s writes there too), VRAMTRACE_INTERVAL_MS and
- * VRAMTRACE_DEPTH when given (and with tensors, vt_tensors_apply), then fork/execvp/waitpid. While waiting it ignores
- * SIGINT and SIGQUIT (the terminal delivers them to the program) and forwards
- * SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 to it (SIGUSR1 asks the preload for a
- * snapshot). A library path with a space, tab, newline or colon is refused (-1):
- * LD_PRELOAD splits at those and cannot carry it. Single-threaded; changes this process's environment.
+ * libvramtrace.so.N or libvramtrace.so, or the install layout's library folder when
+ * it is not ../lib: vt_run.c lib_places; no build-tree path), prepends it to
+ * LD_PRELOAD, sets VRAMTRACE_OUTPUT (the -o folder, else a new folder
+ * vramtrace-out/run-YYYYmmdd-HHMMSS-<pid>[-N] created 0700 with mkdir, never an
+ * existing one; made absolute with realpath so a program that chdir()s writes there
+ * too), VRAMTRACE_INTERVAL_MS and VRAMTRACE_DEPTH when given (and with tensors,
+ * vt_tensors_apply), then fork/execvp/waitpid. While waiting it ignores SIGINT and
+ * SIGQUIT (the terminal delivers them to the program) and forwards SIGTERM, SIGHUP,
+ * SIGUSR1 and SIGUSR2 to it (SIGUSR1 asks the preload for a snapshot). A library
+ * path with a space, tab, newline or colon is refused (-1): LD_PRELOAD splits at
+ * those and cannot carry it. Single-threaded; changes this process's environment.
  */
 #ifndef VT_RUN_H
 #define VT_RUN_H

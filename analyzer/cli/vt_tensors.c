@@ -145,7 +145,8 @@ static int torch_var(FILE *err, const char *name)
 
 /* The folder holding the Python helper's package `vramtrace` (with its start-up
  * folder vramtrace/_bootstrap), or NULL: $VRAMTRACE_PYTHONPATH, else
- * <dir of this executable>/../share/vramtrace/python, else the source tree's
+ * <dir of this executable>/../share/vramtrace/python, else <dir>/../../.. (the
+ * wheel: site-packages/vramtrace/_prefix/bin/vramtrace), else the source tree's
  * python/ this binary was built from (VT_PYTHON_SOURCE_DIR). */
 static const char *python_dir(char *buf, size_t cap)
 {
@@ -163,12 +164,16 @@ static const char *python_dir(char *buf, size_t cap)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = 0;
-            snprintf(probe, sizeof probe, "%s/../share/vramtrace/python", exe);
-            char real[PATH_MAX];
-            if (realpath(probe, real)) {
-                snprintf(buf, cap, "%s", real);
-                snprintf(probe, sizeof probe, "%s/vramtrace/_bootstrap/sitecustomize.py", buf);
-                if (access(probe, R_OK) == 0) return buf;
+            /* an installed prefix; the Python wheel (site-packages/vramtrace/_prefix/bin) */
+            static const char *const rel[] = {"../share/vramtrace/python", "../../.."};
+            for (int i = 0; i < 2; i++) {
+                snprintf(probe, sizeof probe, "%s/%s", exe, rel[i]);
+                char real[PATH_MAX];
+                if (realpath(probe, real)) {
+                    snprintf(buf, cap, "%s", real);
+                    snprintf(probe, sizeof probe, "%s/vramtrace/_bootstrap/sitecustomize.py", buf);
+                    if (access(probe, R_OK) == 0) return buf;
+                }
             }
         }
     }

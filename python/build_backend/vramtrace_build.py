@@ -13,6 +13,13 @@ get_requires_for_build_sdist, prepare_metadata_for_build_wheel; (PEP 660):
 build_editable, get_requires_for_build_editable, prepare_metadata_for_build_editable.
 Each returns the basename of what it wrote into the given directory. Archives are
 reproducible: entries sorted, timestamps from SOURCE_DATE_EPOCH or 1980-01-01.
+
+Platform wheel: with the config setting ``prefix=DIR`` (or $VRAMTRACE_WHEEL_PREFIX) the
+wheel also carries DIR's bin/ and lib/ (the command, libvramtrace.so and the libraries
+they need, prepared by scripts/build_wheel.py) as ``vramtrace/_prefix/``, keeps their
+executable bits, gets the ``vramtrace`` console script (vramtrace.__main__) and the tag
+``py3-none-PLAT`` with PLAT from the setting ``plat`` (or $VRAMTRACE_WHEEL_PLAT), e.g.
+``manylinux_2_36_x86_64``. Without it the wheel is pure Python (py3-none-any).
 """
 import base64
 import hashlib
@@ -120,12 +127,54 @@ def _entry_points(project):
     return "\n".join(out)
 
 
+def _native(config_settings):
+    """(prefix folder, platform tag) of a platform wheel, or (None, None) for the
+    pure one. ValueError when a prefix is given without its tag or lacks bin/vramtrace."""
+    cs = config_settings or {}
+    prefix = cs.get("prefix") or os.environ.get("VRAMTRACE_WHEEL_PREFIX") or None
+    plat = cs.get("plat") or os.environ.get("VRAMTRACE_WHEEL_PLAT") or None
+    if not prefix:
+        return None, None
+    if not plat or not re.match(r"^[a-z0-9_]+$", plat):
+        raise ValueError("vramtrace_build: a platform wheel needs its tag (plat=manylinux_2_NN_x86_64)")
+    if not os.access(os.path.join(prefix, "bin", PACKAGE), os.X_OK):
+        raise ValueError("vramtrace_build: %s has no bin/%s" % (prefix, PACKAGE))
+    return os.path.abspath(prefix), plat
+
+
+def _with_console_script(project, plat):
+    """The project table, with the `vramtrace` console script for a platform wheel."""
+    if not plat:
+        return project
+    project = dict(project)
+    project["scripts"] = dict(project.get("scripts", {}), **{PACKAGE: PACKAGE + ".__main__:main"})
+    return project
+
+
+def _prefix_files(prefix):
+    """[(archive path, disk path, mode)] of the prefix's bin/ and lib/, sorted.
+    Symbolic links are refused (a wheel cannot hold them)."""
+    out = []
+    for sub in ("bin", "lib"):
+        base = os.path.join(prefix, sub)
+        for folder, dirs, files in os.walk(base):
+            dirs.sort()
+            for name in sorted(files):
+                disk = os.path.join(folder, name)
+                if os.path.islink(disk):
+                    raise ValueError("vramtrace_build: %s is a symbolic link" % disk)
+                arc = "%s/_prefix/%s" % (PACKAGE, os.path.relpath(disk, prefix).replace(os.sep, "/"))
+                out.append((arc, disk, 0o755 if os.access(disk, os.X_OK) else 0o644))
+    return sorted(out)
+
+
 def _dist_info_files(project, tag="py3-none-any"):
     """{path inside .dist-info: bytes} without RECORD."""
     return {
         "METADATA": _metadata(project).encode("utf-8"),
         "WHEEL": ("Wheel-Version: 1.0\nGenerator: vramtrace_build\n"
-                  "Root-Is-Purelib: true\nTag: %s\n" % tag).encode("utf-8"),
+                  "Root-Is-Purelib: %s\nTag: %s\n"
+                  % ("true" if tag == "py3-none-any" else "false", tag)).encode("utf-8"),
         "entry_points.txt": _entry_points(project).encode("utf-8"),
         "top_level.txt": (PACKAGE + "\n").encode("utf-8"),
     }
@@ -151,26 +200,27 @@ def _zip_time():
     return _EPOCH_ZIP
 
 
-def _write_wheel(wheel_directory, project, contents):
-    """Writes a wheel with `contents` ([(archive path, bytes)]) plus dist-info."""
+def _write_wheel(wheel_directory, project, contents, tag="py3-none-any"):
+    """Writes a wheel with `contents` ([(archive path, bytes[, mode])]) plus dist-info."""
     name, version = _dist_name(project), project["version"]
     dist_info = "%s-%s.dist-info" % (name, version)
     files = list(contents) + [(dist_info + "/" + k, v)
-                              for k, v in sorted(_dist_info_files(project).items())]
+                              for k, v in sorted(_dist_info_files(project, tag).items())]
     record = []
-    for path, data in files:
+    for path, data, *_ in files:
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
         record.append("%s,sha256=%s,%d" % (path, digest.decode("ascii"), len(data)))
     record.append("%s/RECORD,," % dist_info)
     files.append((dist_info + "/RECORD", ("\n".join(record) + "\n").encode("utf-8")))
-    basename = "%s-%s-py3-none-any.whl" % (name, version)
+    basename = "%s-%s-%s.whl" % (name, version, tag)
     os.makedirs(wheel_directory, exist_ok=True)
     when = _zip_time()
     with zipfile.ZipFile(os.path.join(wheel_directory, basename), "w",
                          compression=zipfile.ZIP_DEFLATED) as z:
-        for path, data in files:
+        for path, data, *mode in files:
             info = zipfile.ZipInfo(path, date_time=when)
-            info.external_attr = 0o644 << 16
+            # a regular file's mode: pip keeps the executable bits (bin/vramtrace)
+            info.external_attr = (0o100000 | (mode[0] if mode else 0o644)) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, data)
     return basename
@@ -191,25 +241,33 @@ def get_requires_for_build_editable(config_settings=None):
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    project = _project()
+    prefix, plat = _native(config_settings)
+    project = _with_console_script(_project(), plat)
     dist_info = "%s-%s.dist-info" % (_dist_name(project), project["version"])
     path = os.path.join(metadata_directory, dist_info)
     os.makedirs(path, exist_ok=True)
-    for name, data in _dist_info_files(project).items():
+    for name, data in _dist_info_files(project, "py3-none-" + plat if plat else "py3-none-any").items():
         with open(os.path.join(path, name), "wb") as f:
             f.write(data)
     return dist_info
 
 
-prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    return prepare_metadata_for_build_wheel(metadata_directory, None)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    prefix, plat = _native(config_settings)
     contents = []
     for arc, disk in _package_files():
         with open(disk, "rb") as f:
             contents.append((arc, f.read()))
-    return _write_wheel(wheel_directory, _project(), contents)
+    if prefix:
+        for arc, disk, mode in _prefix_files(prefix):
+            with open(disk, "rb") as f:
+                contents.append((arc, f.read(), mode))
+    return _write_wheel(wheel_directory, _with_console_script(_project(), plat), contents,
+                        "py3-none-" + plat if plat else "py3-none-any")
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
