@@ -265,7 +265,7 @@ int vt_html_timeline(vt_analysis *a, size_t pi, json_t *proc)
                     (differs && put(e, "peak", vt_html_points(peak, n, k, 1))))
                     goto out;
             } else {
-                v[i].nother++;
+                if (pr->sites[s].peak_bytes) v[i].nother++;   /* sites that held memory */
                 for (size_t q = 0; q < n; q++) {
                     v[i].olive[q] += live[q];
                     v[i].opeak[q] += peak[q];

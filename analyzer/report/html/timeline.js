@@ -144,7 +144,7 @@
         svg.appendChild(VT.svg('line', { x1: ML, y1: y, x2: W - MR, y2: y, stroke: grid }));
         svg.appendChild(VT.svg('text', { x: ML - 6, y: y + 4, 'font-size': 11, 'text-anchor': 'end', fill: muted }, VT.fmtBytes(b)));
       }
-      for (const s of niceSteps(x0, x1, 8)) {
+      for (const s of niceSteps(x0, Math.min(x1, tl.last), 8)) {
         svg.appendChild(VT.svg('line', { x1: X(s), y1: MT + PH, x2: X(s), y2: MT + PH + 4, stroke: muted }));
         svg.appendChild(VT.svg('text', { x: X(s), y: MT + PH + 16, 'font-size': 11, 'text-anchor': 'middle', fill: muted,
           class: 'vt-tl-xtick' }, String(s)));
@@ -171,7 +171,7 @@
         for (let j = j0; j <= j1; j++) d += `${j === j0 ? 'M' : 'L'}${X(S[j]).toFixed(1)},${Y(cum[k][j]).toFixed(1)}H${X(xe(j)).toFixed(1)}`;
         for (let j = j1; j >= j0; j--) d += `L${X(xe(j)).toFixed(1)},${Y(k ? cum[k - 1][j] : 0).toFixed(1)}H${X(S[j]).toFixed(1)}`;
         const c = l.site < 0 ? VT.color('c-other') : VT.color(col[l.site]);
-        g.appendChild(VT.svg('path', { d: d + 'Z', fill: c, 'fill-opacity': 0.85, stroke: c, 'stroke-width': 0.5,
+        g.appendChild(VT.svg('path', { d: d + 'Z', fill: c, stroke: c, 'stroke-width': 0.5,
           class: 'vt-tl-area', 'data-layer': k, 'data-site': l.site }));
       });
       // dashed lines
@@ -218,7 +218,7 @@
         while (j < j1 && xe(j) <= s) j++;
         return j;
       };
-      const siteTitle = (si) => (si < 0 ? 'other' : proc.sites[si].title);
+      const siteTitle = (si) => (si < 0 ? 'other' : proc.sites[si].title + (v.device === null ? ` (device ${proc.sites[si].device})` : ''));
       const stepText = (j) => (w > 1 ? `steps ${S[j]}\u2013${xe(j) - 1}` : `step ${S[j]}`);
       function describe(px, py) {
         if (px < ML || px > W - MR || py < MT || py > MT + PH) return null;
@@ -233,7 +233,7 @@
             let t = `${siteTitle(l.site)}${l.site < 0 ? ` (${l.n} site${l.n === 1 ? '' : 's'})` : ''}\n` +
               `${VT.fmtBytes(l.live[j])} live at ${stepText(j)}`;
             if (l.peak[j] > l.live[j]) t += `\nup to ${VT.fmtBytes(l.peak[j])} inside the step`;
-            if (l.site >= 0) t += `\n${proc.sites[l.site].verdict} \u00b7 click for its panel`;
+            if (l.site >= 0) t += `\n${proc.sites[l.site].verdict.replace(/_/g, ' ')} \u00b7 click for its panel`;
             return { text: t, site: l.site, j };
           }
         }
@@ -322,7 +322,7 @@
         const peak = Math.max(...(s.peak || s.live));
         legend.appendChild(VT.el('button', { class: 'vt-tl-site', role: 'listitem', 'data-site': s.site,
           title: 'open the site\u2019s panel', onclick: () => VT.openSite(pi, s.site) },
-          sw, ps.title, VT.el('span', { class: 'meta v-' + ps.verdict }, ' ' + ps.verdict + ', up to ' + VT.fmtBytes(peak))));
+          sw, ps.title + (v.device === null ? ` (device ${ps.device})` : ''), VT.el('span', { class: 'meta v-' + ps.verdict }, ' ' + ps.verdict.replace(/_/g, ' ') + ', up to ' + VT.fmtBytes(peak))));
       });
       if (v.other.n) {
         const sw = VT.el('span', { class: 'vt-sw', 'aria-hidden': 'true' });
@@ -337,7 +337,8 @@
       if (v.peak) parts.push(`peak ${VT.fmtBytes(v.peak)}` + (v.peak_at ? ` (reached at step ${v.peak_at.step}: ${VT.fmtBytes(v.peak_at.bytes)} live)` : ''));
       if (off.length) parts.push('off the chart: ' + off.join('; '));
       const zoomed = x0 > dom0 || x1 < dom1;
-      parts.push(zoomed ? `steps ${Math.ceil(x0)}\u2013${Math.floor(x1) - (x1 === dom1 ? 1 : 0)} of ${S[0]}\u2013${tl.last}` : `steps ${S[0]}\u2013${tl.last}`);
+      const span = (a, b) => (a >= b ? `step ${a}` : `steps ${a}\u2013${b}`);
+      parts.push(zoomed ? `${span(Math.ceil(x0), Math.min(tl.last, Math.ceil(x1) - 1))} of ${span(S[0], tl.last)}` : span(S[0], tl.last));
       if (tl.markers_left_out) parts.push(`${tl.markers_left_out} markers left out`);
       note.textContent = parts.join(' \u00b7 ');
     }
