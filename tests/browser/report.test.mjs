@@ -41,10 +41,8 @@ function staticChecks(name, text) {
     const m = text.match(re);
     check(!m, `${name}: a load from outside the page (${re}): ${m && m[0]}`);
   }
-  // http: or https: anywhere but the SVG namespace (an identifier, never fetched: in
-  // xmlns="..." and in the scripts' createElementNS)
-  const urls = text.replace(/xmlns(?::\w+)?="http:\/\/www\.w3\.org\/[^"]*"/g, '')
-    .replace(/(["'])http:\/\/www\.w3\.org\/2000\/svg\1/g, '').match(/https?:[^\s"'<>]*/gi);
+  // http: or https: anywhere but the SVG namespace (an identifier, never fetched)
+  const urls = text.replace(/xmlns(?::\w+)?="http:\/\/www\.w3\.org\/[^"]*"/g, '').match(/https?:[^\s"'<>]*/gi);
   check(!urls, `${name}: http:/https: address in the page: ${urls && urls.slice(0, 3).join(' ')}`);
   check(!/@font-face|<link\b[^>]*\brel\s*=\s*["']?(?:stylesheet|preload|font)/i.test(text),
         `${name}: an external font or stylesheet (@font-face or <link rel=...>)`);
