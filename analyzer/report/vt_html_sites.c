@@ -13,7 +13,8 @@
  *   "title_frame": index into stack of the frame that names it, "rule": text, "alloc":
  *   text or null, "flags": text or null, "peak", "floor_end", "unfreed", "leaked":
  *   bytes, "slope": bytes per step, "since" / "exhaust" / "oom_cut": step or null,
- *   "curve": {"live": [..], "peak": [..]} (SITE_POINTS at most), "same": index into
+ *   "curve": {"live": [..], "peak": [..] (only when some peak is above live)} (SITE_POINTS
+ *   points at most), "same": index into
  *   the top object's "same_sites" or absent;
  * to the top object: "same_sites": [ [[process index, site index], ...], ... ] (groups
  * of two or more sites).
@@ -197,7 +198,13 @@ static int site_keys(vt_analysis *a, const vt_proc_result *pr, size_t si, json_t
         snprintf(note, sizeof note, "allocated through %s", vt_allocator_name(r->stack->allocator));
     vt_flags_text(r->flags, " ", fl, sizeof fl);
     const char *flt = fl[0] == ' ' ? fl + 1 : fl;
-    json_t *curve = json_pack("{s:o, s:o}", "live", vt_html_points(live, n, k, 0), "peak", vt_html_points(peak, n, k, 1));
+    int differs = 0;   /* the peaks only where some are above the live bytes */
+    for (size_t i = 0; i < n && !differs; i++) differs = peak[i] > live[i];
+    json_t *curve = json_pack("{s:o}", "live", vt_html_points(live, n, k, 0));
+    if (curve && differs && put(curve, "peak", vt_html_points(peak, n, k, 1))) {
+        json_decref(curve);
+        curve = NULL;
+    }
     return put(o, "stack_left_out", json_integer(nf > SITE_FRAMES ? nf - SITE_FRAMES : 0)) |
            put(o, "title_frame", json_integer(vt_site_title_index(r))) | put(o, "rule", json_string(rule)) |
            put(o, "alloc", note[0] ? json_string(note) : json_null()) |

@@ -31,7 +31,7 @@
 
   function curve(proc, s) {
     const W = 520, H = 130, ML = 64, MR = 8, MT = 8, MB = 22;
-    const live = s.curve ? s.curve.live : [], peak = s.curve ? s.curve.peak : [];
+    const live = s.curve ? s.curve.live : [], peak = (s.curve && s.curve.peak) || live;
     const st = proc.curve_step || [], n = Math.min(live.length, st.length);
     if (!n) return VT.el('p', { class: 'vt-empty' }, 'No steps recorded.');
     const ymax = Math.max(1, ...peak, ...live) * 1.05;

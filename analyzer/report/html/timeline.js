@@ -320,9 +320,9 @@
         const sw = VT.el('span', { class: 'vt-sw', 'aria-hidden': 'true' });
         sw.style.background = VT.color(col[s.site]);
         const peak = Math.max(...(s.peak || s.live));
-        legend.appendChild(VT.el('button', { class: 'vt-tl-site', role: 'listitem', 'data-site': s.site,
+        legend.appendChild(VT.el('span', { role: 'listitem' }, VT.el('button', { class: 'vt-tl-site', 'data-site': s.site,
           title: 'open the site\u2019s panel', onclick: () => VT.openSite(pi, s.site) },
-          sw, ps.title + (v.device === null ? ` (device ${ps.device})` : ''), VT.el('span', { class: 'meta v-' + ps.verdict }, ' ' + ps.verdict.replace(/_/g, ' ') + ', up to ' + VT.fmtBytes(peak))));
+          sw, ps.title + (v.device === null ? ` (device ${ps.device})` : ''), VT.el('span', { class: 'meta v-' + ps.verdict }, ' ' + ps.verdict.replace(/_/g, ' ') + ', up to ' + VT.fmtBytes(peak)))));
       });
       if (v.other.n) {
         const sw = VT.el('span', { class: 'vt-sw', 'aria-hidden': 'true' });
