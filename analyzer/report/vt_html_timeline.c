@@ -150,7 +150,7 @@ static int markers(const vt_process *p, json_t *tl)
     for (size_t g = 0; g < p->ngaps; g++) {
         if (!p->gaps[g].has_steps) continue;
         if (g >= TL_MARKS) { left += p->ngaps - g; break; }
-        json_t *e = json_pack("{s:s, s:I, s:I, s:o, s:o}", "k", "gap", (json_int_t)p->gaps[g].first_step, "end",
+        json_t *e = json_pack("{s:s, s:I, s:I, s:o, s:o}", "k", "gap", "step", (json_int_t)p->gaps[g].first_step, "end",
                               (json_int_t)p->gaps[g].last_step, "device", json_null(), "text",
                               jtext((char *)vt_gap_text(&p->gaps[g], t, sizeof t)));
         if (!e || json_array_append_new(m, e)) return -1;

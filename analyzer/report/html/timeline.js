@@ -157,8 +157,11 @@
       // gaps first (under everything)
       const marks = (tl.markers || []).filter((m) => m.device === null || v.device === null || m.device === v.device);
       for (const m of marks)
-        if (m.k === 'gap') g.appendChild(VT.svg('rect', { x: X(m.step), y: MT, width: Math.max(2, X(m.end + 1) - X(m.step)),
-          height: PH, fill: VT.color('warn'), 'fill-opacity': 0.18, class: 'vt-tl-gap' }));
+        if (m.k === 'gap') {
+          g.appendChild(VT.svg('rect', { x: X(m.step), y: MT, width: Math.max(2, X(m.end + 1) - X(m.step)),
+            height: PH, fill: VT.color('warn'), 'fill-opacity': 0.18, class: 'vt-tl-gap' }));
+          g.appendChild(VT.svg('text', { x: X(m.step) + 3, y: MT + 22, 'font-size': 10, fill: VT.color('warn') }, 'records lost'));
+        }
       // the band: from the stack's top up to the most seen inside each point
       let band = '';
       for (let j = j0; j <= j1; j++) band += `${j === j0 ? 'M' : 'L'}${X(S[j]).toFixed(1)},${Y(v.band[j]).toFixed(1)}H${X(xe(j)).toFixed(1)}`;
