@@ -26,7 +26,8 @@
   VT.closeSitePanel = close;
 
   function procName(p) {
-    return p.rank !== null && p.rank !== undefined ? 'rank ' + p.rank : p.title;
+    const re = /\brestart (\d+)/.exec(p.title);
+    return p.rank !== null && p.rank !== undefined ? 'rank ' + p.rank + (re ? ', restart ' + re[1] : '') : p.title;
   }
 
   function curve(proc, s) {
@@ -103,8 +104,10 @@
       ul.appendChild(VT.el('li', {}, here ? VT.el('span', {}, text + ' (this one)')
         : VT.el('button', { class: 'vt-linkbtn', onclick: () => VT.openSite(pj, sj) }, text)));
     }
-    const ranks = new Set(g.map(([pj]) => procName(VT.data.procs[pj]))), devs = new Set(g.map(([pj, sj]) => VT.data.procs[pj].sites[sj].device));
-    return [VT.el('p', { class: 'meta' }, `The same site (kind and frames) in ${g.length} places: ${ranks.size} process${ranks.size === 1 ? '' : 'es'}, ` +
+    const ranked = g.every(([pj]) => VT.data.procs[pj].rank !== null && VT.data.procs[pj].rank !== undefined);
+    const ranks = new Set(g.map(([pj]) => (ranked ? VT.data.procs[pj].rank : pj))), devs = new Set(g.map(([pj, sj]) => VT.data.procs[pj].sites[sj].device));
+    const unit = ranked ? (ranks.size === 1 ? 'rank' : 'ranks') : ranks.size === 1 ? 'process' : 'processes';
+    return [VT.el('p', { class: 'meta' }, `The same site (kind and frames) in ${g.length} places: ${ranks.size} ${unit}, ` +
       `device${devs.size === 1 ? '' : 's'} ${[...devs].sort((a, b) => a - b).join(', ')}.`), ul];
   }
 
