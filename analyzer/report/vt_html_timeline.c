@@ -7,6 +7,7 @@
  * Shape (added to the process object as "timeline"; bytes; steps as the program's
  * step numbers):
  *   {"step": [first step of each point], "width": steps per point, "last": last step,
+ *    "time_us": [each point's end, microseconds from about the first step's start] or null,
  *    "views": [ {"device": N or null (all devices), "label",
  *                "sites": [ {"site": index into proc.sites, "live": [..],
  *                            "peak": [..] (only when some peak is above live)} ],
@@ -159,6 +160,29 @@ static int markers(const vt_process *p, json_t *tl)
     return put(tl, "markers_left_out", json_integer((json_int_t)left));
 }
 
+/* Each point's end time in microseconds from about the first point's start (the
+ * first point taken as long as the second), from the slots' times (vt_slots.h: the
+ * time of a slot's last step's last snapshot); null when a time is unknown or runs
+ * backwards. */
+static json_t *times(const vt_process *p, size_t n, size_t k)
+{
+    if (!n || !k) return json_null();
+    for (size_t i = 0; i < n; i++)
+        if (!p->step_time[i] || (i && p->step_time[i] < p->step_time[i - 1])) return json_null();
+    size_t g = (n + k - 1) / k;
+#define END(j) p->step_time[((j) + 1) * g < n ? ((j) + 1) * g - 1 : n - 1]
+    uint64_t e0 = END(0), d = k > 1 ? END(1) - e0 : 1000000000u;
+    uint64_t base = e0 > d ? e0 - d : 0;
+    json_t *a = json_array();
+    for (size_t j = 0; a && j < k; j++)
+        if (json_array_append_new(a, json_integer((json_int_t)((END(j) - base) / 1000u)))) {
+            json_decref(a);
+            return NULL;
+        }
+#undef END
+    return a;
+}
+
 /* The JSON of view v (its accumulators filled). */
 static json_t *view_json(const vt_proc_result *pr, tl_view *v, size_t n, size_t k)
 {
@@ -204,7 +228,8 @@ int vt_html_timeline(vt_analysis *a, size_t pi, json_t *proc)
     size_t g = k ? (n + k - 1) / k : 1;
     if (put(tl, "step", vt_html_points(p->steps, n, k, 0)) ||
         put(tl, "width", json_integer((json_int_t)(g * (p->slot_width ? p->slot_width : 1)))) ||
-        put(tl, "last", json_integer((json_int_t)(p->nsteps_real ? p->last_step : 0))) || markers(p, tl))
+        put(tl, "last", json_integer((json_int_t)(p->nsteps_real ? p->last_step : 0))) ||
+        put(tl, "time_us", times(p, n, k)) || markers(p, tl))
         return -1;
     /* the views: one per device the sites use; all devices first when several */
     int devs[64];

@@ -238,6 +238,23 @@ async function timelineChecks(page, name) {
   check(dragged !== before, `${name}: dragging across the chart did not zoom`);
   await page.locator('#vt-tl-reset').click();
   check(await tickText(page) === before, `${name}: Reset zoom did not restore the whole run`);
+  // over time: the axis in seconds, the tooltip still names the step; and back
+  const picker = await page.locator('#vt-tl-x').count();
+  check(picker === 1, `${name}: no steps/time picker (the snapshots have times)`);
+  if (picker) {
+    await page.selectOption('#vt-tl-x', 'time');
+    const tt = await tickText(page);
+    console.log(`${name}: x ticks over time: ${tt}`);
+    check(/^[\d.]+ s(,[\d.]+ s)+$/.test(tt), `${name}: the time axis is not in seconds: ${tt}`);
+    const p2 = await pointInArea(page, leakSi);
+    if (p2) {
+      await page.mouse.move(p2.x, p2.y);
+      const t2 = await page.locator('#vt-tip').innerText();
+      check(/remember_batch/.test(t2) && /\bstep \d+ \(ended at [\d.]+ s\)/.test(t2), `${name}: the tooltip over time: ${JSON.stringify(t2)}`);
+    }
+    await page.selectOption('#vt-tl-x', 'step');
+    check(await tickText(page) === before, `${name}: back to steps, the axis is not the steps'`);
+  }
 }
 
 async function main() {

@@ -10,6 +10,7 @@
 // Drawing: the sites stacked as areas (biggest peak at the bottom), the band above
 // them up to the within-step peak, dashed lines for the recorded peak and the
 // device's figures, markers as vertical lines (a gap as a shaded range).
+// The x axis is the steps, or the time (when the slots have times: a picker).
 // Interaction: drag to zoom into a range, shift-drag to pan, the wheel zooms around
 // the pointer; buttons and keys (on the focused chart: Left/Right pan, + and - zoom,
 // 0 or Home resets); hover names the site, its bytes and the step (VT.tip); a click on
@@ -29,14 +30,18 @@
     return m;
   }
 
-  function niceSteps(x0, x1, want) {
-    const span = Math.max(1, x1 - x0);
+  // Round tick values in [x0, x1], about `want` of them (whole numbers when integer).
+  function niceTicks(x0, x1, want, integer) {
+    const span = Math.max(integer ? 1 : 1e-6, x1 - x0);
     const raw = span / want, p = Math.pow(10, Math.floor(Math.log10(raw)));
-    const step = Math.max(1, [1, 2, 5, 10].map((k) => k * p).find((k) => k >= raw) || 10 * p);
+    let step = [1, 2, 5, 10].map((k) => k * p).find((k) => k >= raw) || 10 * p;
+    if (integer) step = Math.max(1, step);
     const out = [];
-    for (let v = Math.ceil(x0 / step) * step; v <= x1; v += step) out.push(v);
+    for (let v = Math.ceil(x0 / step) * step; v <= x1 + step * 1e-9; v += step) out.push(+v.toPrecision(12));
     return out;
   }
+  const fmtSec = (s) => (s >= 100 ? s.toFixed(0) : s >= 10 ? s.toFixed(1) : s >= 1 ? s.toFixed(2) : s.toPrecision(2))
+    .replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '') + ' s';
 
   // The stacked layers of view v: bottom first; each {site (index or -1), live[], peak[]}.
   function layers(v) {
@@ -51,18 +56,38 @@
       el.appendChild(VT.el('p', { class: 'vt-empty' }, 'No steps recorded: nothing to draw over time.'));
       return;
     }
-    const st = state[pi] || (state[pi] = { vi: 0, x0: null, x1: null, cap: false });
+    const st = state[pi] || (state[pi] = { vi: 0, x0: null, x1: null, cap: false, mode: 'step' });
     if (st.vi >= tl.views.length) st.vi = 0;
     const S = tl.step, n = S.length, w = Math.max(1, tl.width || 1);
-    const dom0 = S[0], dom1 = S[n - 1] + w;
+    const T = tl.time_us && tl.time_us.length === n ? tl.time_us : null;   // each point's end
+    const stepEnd = (j) => (j + 1 < n ? S[j + 1] : S[j] + w);
+    // each point's start and end on the x axis: steps, or seconds from about the first step's start
+    function bounds(mode) {
+      const xs = new Array(n), xe = new Array(n);
+      for (let j = 0; j < n; j++) {
+        if (mode === 'time') { xs[j] = j ? T[j - 1] / 1e6 : 0; xe[j] = T[j] / 1e6; }
+        else { xs[j] = S[j]; xe[j] = stepEnd(j); }
+      }
+      return { xs, xe };
+    }
+    if (!T) st.mode = 'step';
+    let B = bounds(st.mode), dom0 = B.xs[0], dom1 = B.xe[n - 1];
     if (st.x0 === null) { st.x0 = dom0; st.x1 = dom1; }
+    function setMode(m) {
+      st.mode = m;
+      B = bounds(m);
+      dom0 = B.xs[0]; dom1 = B.xe[n - 1];
+      st.x0 = dom0; st.x1 = dom1;
+      redraw();
+    }
 
     const chartBox = VT.el('div', { class: 'vt-tl-chart' });
     const legend = VT.el('div', { class: 'vt-tl-legend', role: 'list', 'aria-label': 'sites' });
     const note = VT.el('p', { class: 'meta vt-tl-note' });
 
     function clampRange(a, b) {
-      let span = Math.max(Math.min(b - a, dom1 - dom0), Math.min(1, dom1 - dom0));
+      const least = st.mode === 'time' ? (dom1 - dom0) / 1000 : 1;
+      let span = Math.max(Math.min(b - a, dom1 - dom0), Math.min(least, dom1 - dom0));
       a = Math.max(dom0, Math.min(a, dom1 - span));
       st.x0 = a; st.x1 = a + span;
     }
@@ -87,6 +112,12 @@
     } else {
       bar.appendChild(VT.el('span', { class: 'meta' }, tl.views[0].label));
     }
+    if (T) {
+      bar.appendChild(VT.el('label', { for: 'vt-tl-x' }, 'Over '));
+      bar.appendChild(VT.el('select', { id: 'vt-tl-x', onchange: (e) => setMode(e.target.value) },
+        VT.el('option', { value: 'step', selected: st.mode === 'step' }, 'steps'),
+        VT.el('option', { value: 'time', selected: st.mode === 'time' }, 'time')));
+    }
     bar.appendChild(VT.el('button', { id: 'vt-tl-zoomin', title: 'zoom in (+)', onclick: () => zoom(0.5) }, 'Zoom in'));
     bar.appendChild(VT.el('button', { id: 'vt-tl-zoomout', title: 'zoom out (-)', onclick: () => zoom(2) }, 'Zoom out'));
     bar.appendChild(VT.el('button', { id: 'vt-tl-left', title: 'pan left (Left)', onclick: () => pan(-0.25) }, '\u2190 Pan'));
@@ -103,10 +134,27 @@
     function redraw() {
       const v = tl.views[st.vi];
       const ls = layers(v), col = colorsFor(v);
-      const x0 = st.x0, x1 = st.x1;
-      const j0 = Math.max(0, S.findIndex((s, j) => (j + 1 < n ? S[j + 1] : s + w) > x0));
+      const x0 = st.x0, x1 = st.x1, xs = B.xs, xe = B.xe, timed = st.mode === 'time';
+      const j0 = Math.max(0, xe.findIndex((e) => e > x0));
       let j1 = n - 1;
-      while (j1 > j0 && S[j1] >= x1) j1--;
+      while (j1 > j0 && xs[j1] >= x1) j1--;
+      // a step number's place on the x axis (inside its point, in proportion)
+      const stepX = (s) => {
+        if (!timed) return s;
+        let j = 0;
+        while (j + 1 < n && S[j + 1] <= s) j++;
+        const f = Math.max(0, Math.min(1, (s - S[j]) / (stepEnd(j) - S[j])));
+        return xs[j] + f * (xe[j] - xs[j]);
+      };
+      // a gap's range on the x axis: over time, from the end of the point before it to the
+      // end of the first point after it (that point's time holds the lost steps)
+      const gapX = (m) => {
+        if (!timed) return [m.step, m.end + 1];
+        let a = 0, b = n - 1;
+        while (a + 1 < n && S[a + 1] < m.step) a++;
+        while (b > 0 && S[b - 1] > m.end) b--;
+        return [S[a] < m.step ? xe[a] : xs[0], xe[b]];
+      };
       // cumulative tops
       const cum = ls.map(() => new Array(n));
       for (let j = 0; j < n; j++) {
@@ -144,35 +192,35 @@
         svg.appendChild(VT.svg('line', { x1: ML, y1: y, x2: W - MR, y2: y, stroke: grid }));
         svg.appendChild(VT.svg('text', { x: ML - 6, y: y + 4, 'font-size': 11, 'text-anchor': 'end', fill: muted }, VT.fmtBytes(b)));
       }
-      for (const s of niceSteps(x0, Math.min(x1, tl.last), 8)) {
+      for (const s of niceTicks(x0, timed ? x1 : Math.min(x1, tl.last), 8, !timed)) {
         svg.appendChild(VT.svg('line', { x1: X(s), y1: MT + PH, x2: X(s), y2: MT + PH + 4, stroke: muted }));
         svg.appendChild(VT.svg('text', { x: X(s), y: MT + PH + 16, 'font-size': 11, 'text-anchor': 'middle', fill: muted,
-          class: 'vt-tl-xtick' }, String(s)));
+          class: 'vt-tl-xtick' }, timed ? fmtSec(s) : String(s)));
       }
       svg.appendChild(VT.svg('text', { x: ML + PW / 2, y: H - 4, 'font-size': 11, 'text-anchor': 'middle', fill: muted },
-        w > 1 ? `step (each point: ${w} steps)` : 'step'));
+        timed ? 'time (from about the start of the first step)' : w > 1 ? `step (each point: ${w} steps)` : 'step'));
       const g = VT.svg('g', { 'clip-path': 'url(#vt-tl-clip)' });
       svg.appendChild(g);
-      const xe = (j) => (j + 1 < n ? S[j + 1] : S[j] + w);
       // gaps first (under everything)
       const marks = (tl.markers || []).filter((m) => m.device === null || v.device === null || m.device === v.device);
       for (const m of marks)
         if (m.k === 'gap') {
-          g.appendChild(VT.svg('rect', { x: X(m.step), y: MT, width: Math.max(2, X(m.end + 1) - X(m.step)),
+          const [ga, gb] = gapX(m);
+          g.appendChild(VT.svg('rect', { x: X(ga), y: MT, width: Math.max(2, X(gb) - X(ga)),
             height: PH, fill: VT.color('warn'), 'fill-opacity': 0.18, class: 'vt-tl-gap' }));
-          g.appendChild(VT.svg('text', { x: X(m.step) + 3, y: MT + 22, 'font-size': 10, fill: VT.color('warn') }, 'records lost'));
+          g.appendChild(VT.svg('text', { x: X(ga) + 3, y: MT + 22, 'font-size': 10, fill: VT.color('warn') }, 'records lost'));
         }
       // the band: from the stack's top up to the most seen inside each point
       let band = '';
-      for (let j = j0; j <= j1; j++) band += `${j === j0 ? 'M' : 'L'}${X(S[j]).toFixed(1)},${Y(v.band[j]).toFixed(1)}H${X(xe(j)).toFixed(1)}`;
-      for (let j = j1; j >= j0; j--) band += `L${X(xe(j)).toFixed(1)},${Y(top(j)).toFixed(1)}H${X(S[j]).toFixed(1)}`;
+      for (let j = j0; j <= j1; j++) band += `${j === j0 ? 'M' : 'L'}${X(xs[j]).toFixed(1)},${Y(v.band[j]).toFixed(1)}H${X(xe[j]).toFixed(1)}`;
+      for (let j = j1; j >= j0; j--) band += `L${X(xe[j]).toFixed(1)},${Y(top(j)).toFixed(1)}H${X(xs[j]).toFixed(1)}`;
       g.appendChild(VT.svg('path', { d: band + 'Z', fill: VT.color('c-total'), 'fill-opacity': 0.22, stroke: VT.color('c-total'),
         'stroke-width': 1.2, class: 'vt-tl-band', 'data-layer': 'band' }));
       // the stacked areas
       ls.forEach((l, k) => {
         let d = '';
-        for (let j = j0; j <= j1; j++) d += `${j === j0 ? 'M' : 'L'}${X(S[j]).toFixed(1)},${Y(cum[k][j]).toFixed(1)}H${X(xe(j)).toFixed(1)}`;
-        for (let j = j1; j >= j0; j--) d += `L${X(xe(j)).toFixed(1)},${Y(k ? cum[k - 1][j] : 0).toFixed(1)}H${X(S[j]).toFixed(1)}`;
+        for (let j = j0; j <= j1; j++) d += `${j === j0 ? 'M' : 'L'}${X(xs[j]).toFixed(1)},${Y(cum[k][j]).toFixed(1)}H${X(xe[j]).toFixed(1)}`;
+        for (let j = j1; j >= j0; j--) d += `L${X(xe[j]).toFixed(1)},${Y(k ? cum[k - 1][j] : 0).toFixed(1)}H${X(xs[j]).toFixed(1)}`;
         const c = l.site < 0 ? VT.color('c-other') : VT.color(col[l.site]);
         g.appendChild(VT.svg('path', { d: d + 'Z', fill: c, stroke: c, 'stroke-width': 0.5,
           class: 'vt-tl-area', 'data-layer': k, 'data-site': l.site }));
@@ -188,14 +236,14 @@
           class: 'vt-tl-label-' + cls }, text));
       }
       // where the peak was reached
-      if (v.peak_at && v.peak_at.step >= x0 && v.peak_at.step <= x1) {
-        const cx = X(v.peak_at.step + 0.5 * Math.min(w, 1)), cy = Y(v.peak_at.bytes);
+      if (v.peak_at && stepX(v.peak_at.step) >= x0 && stepX(v.peak_at.step) <= x1) {
+        const cx = X(stepX(v.peak_at.step + 0.5 * Math.min(w, 1))), cy = Y(v.peak_at.bytes);
         svg.appendChild(VT.svg('circle', { cx, cy, r: 4, fill: fg, class: 'vt-tl-peak' }));
       }
       // markers
       for (const m of marks) {
-        if (m.k === 'gap' || m.step < x0 || m.step > x1) continue;
-        const x = X(m.step), c = m.k === 'oom' ? VT.color('bad') : m.k === 'restart' ? VT.color('warn') : muted;
+        if (m.k === 'gap' || stepX(m.step) < x0 || stepX(m.step) > x1) continue;
+        const x = X(stepX(m.step)), c = m.k === 'oom' ? VT.color('bad') : m.k === 'restart' ? VT.color('warn') : muted;
         svg.appendChild(VT.svg('line', { x1: x, y1: MT, x2: x, y2: MT + PH, stroke: c, 'stroke-width': m.k === 'oom' ? 2 : 1,
           'stroke-dasharray': m.k === 'label' || m.k === 'annot' ? '2 3' : null, class: 'vt-tl-mark vt-tl-mark-' + m.k }));
         svg.appendChild(VT.svg('text', { x: x + 2, y: MT + 10, 'font-size': 10, fill: c },
@@ -218,16 +266,18 @@
       const stepAt = (px) => x0 + ((px - ML) / PW) * (x1 - x0);
       const pointAt = (s) => {
         let j = j0;
-        while (j < j1 && xe(j) <= s) j++;
+        while (j < j1 && xe[j] <= s) j++;
         return j;
       };
       const siteTitle = (si) => (si < 0 ? 'other' : proc.sites[si].title + (v.device === null ? ` (device ${proc.sites[si].device})` : ''));
-      const stepText = (j) => (w > 1 ? `steps ${S[j]}\u2013${xe(j) - 1}` : `step ${S[j]}`);
+      const stepText = (j) => (w > 1 ? `steps ${S[j]}\u2013${stepEnd(j) - 1}` : `step ${S[j]}`) +
+        (timed ? ` (ended at ${fmtSec(xe[j])})` : '');
       function describe(px, py) {
         if (px < ML || px > W - MR || py < MT || py > MT + PH) return null;
         const j = pointAt(stepAt(px)), b = ((MT + PH - py) / PH) * ymax;
         for (const m of marks) {
-          if (m.k === 'gap' ? stepAt(px) >= m.step && stepAt(px) <= m.end + 1 && b > v.band[j] : Math.abs(X(m.step) - px) <= 3)
+          if (m.k === 'gap' ? stepAt(px) >= gapX(m)[0] && stepAt(px) <= gapX(m)[1] && b > v.band[j]
+            : Math.abs(X(stepX(m.step)) - px) <= 3)
             return { text: m.text + `\n(step ${m.step}${m.k === 'gap' ? '\u2013' + m.end : ''})` };
         }
         for (let k = 0; k < ls.length; k++) {
@@ -341,7 +391,8 @@
       if (off.length) parts.push('off the chart: ' + off.join('; '));
       const zoomed = x0 > dom0 || x1 < dom1;
       const span = (a, b) => (a >= b ? `step ${a}` : `steps ${a}\u2013${b}`);
-      parts.push(zoomed ? `${span(Math.ceil(x0), Math.min(tl.last, Math.ceil(x1) - 1))} of ${span(S[0], tl.last)}` : span(S[0], tl.last));
+      if (timed) parts.push(`${fmtSec(x0)} to ${fmtSec(x1)}` + (zoomed ? ` of ${fmtSec(dom1)}` : '') + ` (${span(S[j0], stepEnd(j1) - 1)})`);
+      else parts.push(zoomed ? `${span(Math.ceil(x0), Math.min(tl.last, Math.ceil(x1) - 1))} of ${span(S[0], tl.last)}` : span(S[0], tl.last));
       if (tl.markers_left_out) parts.push(`${tl.markers_left_out} markers left out`);
       note.textContent = parts.join(' \u00b7 ');
     }
