@@ -245,12 +245,12 @@ async function timelineChecks(page, name) {
     await page.selectOption('#vt-tl-x', 'time');
     const tt = await tickText(page);
     console.log(`${name}: x ticks over time: ${tt}`);
-    check(/^[\d.]+ s(,[\d.]+ s)+$/.test(tt), `${name}: the time axis is not in seconds: ${tt}`);
+    check(/^[\d.]+ m?s(,[\d.]+ m?s)+$/.test(tt), `${name}: the time axis is not in seconds: ${tt}`);
     const p2 = await pointInArea(page, leakSi);
     if (p2) {
       await page.mouse.move(p2.x, p2.y);
       const t2 = await page.locator('#vt-tip').innerText();
-      check(/remember_batch/.test(t2) && /\bstep \d+ \(ended at [\d.]+ s\)/.test(t2), `${name}: the tooltip over time: ${JSON.stringify(t2)}`);
+      check(/remember_batch/.test(t2) && /\bstep \d+ \(ended at [\d.]+ m?s\)/.test(t2), `${name}: the tooltip over time: ${JSON.stringify(t2)}`);
     }
     await page.selectOption('#vt-tl-x', 'step');
     check(await tickText(page) === before, `${name}: back to steps, the axis is not the steps'`);

@@ -40,8 +40,9 @@
     for (let v = Math.ceil(x0 / step) * step; v <= x1 + step * 1e-9; v += step) out.push(+v.toPrecision(12));
     return out;
   }
-  const fmtSec = (s) => (s >= 100 ? s.toFixed(0) : s >= 10 ? s.toFixed(1) : s >= 1 ? s.toFixed(2) : s.toPrecision(2))
-    .replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '') + ' s';
+  const trim = (t) => (t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t);
+  const fmtSec = (s) => (s === 0 ? '0 s' : s < 1 ? trim((s * 1000).toPrecision(3)) + ' ms'
+    : trim(s >= 100 ? s.toFixed(0) : s >= 10 ? s.toFixed(1) : s.toFixed(2)) + ' s');
 
   // The stacked layers of view v: bottom first; each {site (index or -1), live[], peak[]}.
   function layers(v) {
