@@ -21,7 +21,8 @@ int vt_report_text(FILE *f, vt_analysis *a, int color);
 /* One JSON object: its keys are documented in docs/metrics.md. */
 int vt_report_json(FILE *f, vt_analysis *a);
 
-/* One self-contained HTML file (inline CSS and SVG, no scripts, no network). */
+/* One self-contained HTML file: its data, its own scripts and styles inline, no network
+ * (docs/html-report.md). */
 int vt_report_html(FILE *f, vt_analysis *a);
 
 #endif /* VT_REPORT_H */

@@ -6,10 +6,9 @@
  * content security policy allows only its own scripts and styles, by hash. The
  * scripts draw the interactive views into #vt-app; below them the same findings
  * stand as static tables, readable without script. With more than one process, first
- * the summary across them (vt_ranks.h). Per process: a step-curve plot of the total
- * live bytes and of each leaking site (bucket maxima, at most PLOT_POINTS points per
- * curve), the leak table with stacks, OOM forensics, unfreed at exit, imported memory
- * still open, the other sites, devices.
+ * the summary across them (vt_ranks.h). Per process: the leak table with stacks, OOM
+ * forensics, unfreed at exit, imported memory still open, the other sites, devices
+ * (the curves are the timeline view's, drawn by script: html/timeline.js).
  */
 #include "vt_report.h"
 #include "vt_report_html.h"
@@ -27,17 +26,6 @@
 #include "vt_size.h"
 #include "vt_slots.h"
 
-#define PLOT_POINTS 600
-#define PLOT_W 960
-#define PLOT_H 320
-#define ML 80
-#define MR 20
-#define MT 20
-#define MB 40
-
-static const char *const colors[] = {"#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"};
-#define TOTAL_COLOR "#1f77b4"
-
 static void esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
@@ -49,67 +37,6 @@ static void esc(FILE *f, const char *s)
         default: fputc(*s, f);
         }
     }
-}
-
-static void polyline(FILE *f, const uint64_t *steps, const uint64_t *v, size_t n, double x0, double x1, double ymax,
-                     const char *color, int width)
-{
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" points=\"", color, width);
-    size_t cells = n < PLOT_POINTS ? n : PLOT_POINTS;
-    if (cells == 1) {   /* one step: a line of one point draws nothing; a dot */
-        double y = PLOT_H - MB - (ymax > 0 ? (double)v[0] / ymax : 0) * (PLOT_H - MT - MB);
-        fprintf(f, "\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n",
-                ML + 0.5 * (PLOT_W - ML - MR), y, width + 2, color);
-        return;
-    }
-    for (size_t c = 0; c < cells; c++) {
-        size_t b = c * n / cells, e = (c + 1) * n / cells;
-        uint64_t m = 0;
-        for (size_t i = b; i < e; i++) if (v[i] > m) m = v[i];
-        double xs = x1 > x0 ? ((double)steps[b] - x0) / (x1 - x0) : 0.5;
-        double x = ML + xs * (PLOT_W - ML - MR);
-        double y = PLOT_H - MB - (ymax > 0 ? (double)m / ymax : 0) * (PLOT_H - MT - MB);
-        fprintf(f, "%.1f,%.1f ", x, y);
-    }
-    fputs("\"/>\n", f);
-}
-
-static void plot(FILE *f, vt_proc_result *pr)
-{
-    vt_process *p = pr->p;
-    if (!p->nsteps) {
-        fputs("<p>No steps recorded.</p>\n", f);
-        return;
-    }
-    double x0 = (double)p->steps[0], x1 = (double)p->steps[p->nsteps - 1];
-    uint64_t ymax = 1;
-    for (size_t i = 0; i < p->nsteps; i++) if (p->step_total[i] > ymax) ymax = p->step_total[i];
-    for (size_t s = 0; s < pr->nsites; s++)
-        if (pr->sites[s].curve)
-            for (size_t i = 0; i < p->nsteps; i++) if (pr->sites[s].curve[i] > ymax) ymax = pr->sites[s].curve[i];
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "role=\"img\" aria-label=\"live bytes per step\">\n", PLOT_W, PLOT_H, PLOT_W, PLOT_H);
-    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", PLOT_W, PLOT_H);
-    char b[32];
-    for (int t = 0; t <= 4; t++) {
-        double y = PLOT_H - MB - t / 4.0 * (PLOT_H - MT - MB);
-        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>", ML, y, PLOT_W - MR, y);
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"#444\">%s</text>\n", ML - 6, y + 4,
-                vt_size_fmt((uint64_t)((double)ymax * t / 4.0), b, sizeof b));
-    }
-    for (int t = 0; t <= 4; t++) {
-        if (x1 <= x0 && t != 2) continue;   /* one step: one label, in the middle */
-        double x = ML + t / 4.0 * (PLOT_W - ML - MR);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">%.0f</text>\n", x,
-                PLOT_H - MB + 16, x0 + (x1 - x0) * t / 4.0);
-    }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">step</text>\n",
-            (PLOT_W + ML) / 2, PLOT_H - 6);
-    polyline(f, p->steps, p->step_total, p->nsteps, x0, x1, (double)ymax, TOTAL_COLOR, 2);
-    int c = 0;
-    for (size_t s = 0; s < pr->nsites; s++)
-        if (pr->sites[s].curve) polyline(f, p->steps, pr->sites[s].curve, p->nsteps, x0, x1, (double)ymax, colors[c++ % 7], 3);
-    fputs("</svg>\n", f);
 }
 
 static void stack_html(FILE *f, vt_analysis *a, const vt_site_result *r)
@@ -191,16 +118,6 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         vt_hostsig_warnings(&p->hostsig, warn_html, f);
         fputs("</ul>\n", f);
     }
-    plot(f, pr);
-    fputs("<p class=\"legend\"><span class=\"c-total\">&#9632;</span> total live bytes", f);
-    int c = 0;
-    for (size_t s = 0; s < pr->nsites; s++) {
-        if (!pr->sites[s].curve) continue;
-        fprintf(f, " &nbsp; <span class=\"c%d\">&#9632;</span> ", c++ % 7);
-        esc(f, vt_site_nframes(&pr->sites[s]) ? vt_site_title(a, &pr->sites[s]) : pr->sites[s].id);
-    }
-    fputs("</p>\n", f);
-
     if (pr->count[VT_LEAK]) {
         fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked</th><th>since step</th>"
               "<th>device runs out at step</th><th>kind</th><th>stack</th></tr>\n", f);

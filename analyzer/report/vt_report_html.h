@@ -30,4 +30,12 @@ json_t *vt_html_data(vt_analysis *a);
  * (the index of pr in a->procs is pi) or, for the views across processes, to the
  * top object. They return 0, or -1 when out of memory. */
 
+/* The timeline view: "timeline" (vt_html_timeline.c). */
+int vt_html_timeline(vt_analysis *a, size_t pi, json_t *proc);
+/* The site panel: the process's "frames" and "curve_step", each site's stack, curve,
+ * figures and rule (vt_html_sites.c). */
+int vt_html_sites(vt_analysis *a, size_t pi, json_t *proc);
+/* The site panel across processes: "same_sites" (vt_html_sites.c). */
+int vt_html_same_sites(vt_analysis *a, json_t *root);
+
 #endif /* VT_REPORT_HTML_H */

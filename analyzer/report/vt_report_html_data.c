@@ -43,7 +43,10 @@ static json_t *proc_json(vt_analysis *a, size_t pi)
                           "sites", sites_json(a, pr));
     if (!o) return NULL;
     /* each view's part builder adds its keys here */
-    (void)pi;
+    if (vt_html_timeline(a, pi, o) || vt_html_sites(a, pi, o)) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -60,5 +63,9 @@ json_t *vt_html_data(vt_analysis *a)
         }
     }
     /* the part builders of the views across processes add their keys here */
+    if (vt_html_same_sites(a, root)) {
+        json_decref(root);
+        return NULL;
+    }
     return root;
 }

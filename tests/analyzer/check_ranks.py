@@ -21,6 +21,7 @@ Usage: check_ranks.py VRAMTRACE WORKDIR
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -196,6 +197,27 @@ def main():
         check("<code>append_kv (train+0x130b)</code></td><td>device</td><td>8 of 64</td><td>+2 MiB each</td><td>ranks 0-7</td>" in h,
               "html: no leak row (8 of 64, +2 MiB each, ranks 0-7)")
         check("<td>2 of 64</td><td>2</td><td>12</td><td>ranks 9, 17</td>" in h, "html: no OOM row (2 of 64, ranks 9, 17)")
+        # the page's data: rank 0's timeline has all devices and its two; its leak is the
+        # same site as on ranks 0-7's other devices (16 places); the restarted rank 3 has
+        # its restart marker; rank 9 its out-of-memory marker
+        m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', h, re.S)
+        d = json.loads(m.group(1)) if m else {"procs": []}
+        byname = {(p["rank"], "restart 1" in p["title"]): p for p in d["procs"]}
+        p0 = byname.get((0, False))
+        if check(p0 is not None, "html data: no rank 0"):
+            check([v["label"] for v in p0["timeline"]["views"]] == ["all devices", "device 0", "device 1"],
+                  "html data: rank 0's timeline views %r" % [v["label"] for v in p0["timeline"]["views"]])
+            lk = [s for s in p0["sites"] if s["verdict"] == "leak"]
+            groups = d.get("same_sites", [])
+            check(len(lk) == 2 and all("same" in s and len(groups[s["same"]]) == 16 for s in lk),
+                  "html data: rank 0's leaks are not one site in 16 places: %r" %
+                  [len(groups[s["same"]]) if "same" in s else None for s in lk])
+        p3 = byname.get((3, True))
+        check(p3 is not None and any(mk["k"] == "restart" for mk in p3["timeline"]["markers"]),
+              "html data: no restart marker on rank 3, restart 1")
+        p9 = byname.get((9, False))
+        check(p9 is not None and any(mk["k"] == "oom" and mk["step"] == 12 for mk in p9["timeline"]["markers"]),
+              "html data: no out-of-memory marker at step 12 on rank 9")
     r = run([exe, "diff", "--rank", "8-20", folder, folder])
     check(r.returncode == 0 and "processes        13 -> 13" in r.stdout and "leaking sites    0 -> 0" in r.stdout,
           "diff --rank 8-20 (13 ranks, no leak there): %d %r" % (r.returncode, r.stdout[:300]))

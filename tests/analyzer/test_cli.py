@@ -820,9 +820,20 @@ def t_cli(exe, testdir):
         r = run([exe, "report", "--format", "html", "-o", out, leak])
         check(r.returncode == 0 and os.path.getsize(out) > 0, "html -o: %d %s" % (r.returncode, r.stderr))
         html = open(out).read()
-        check(html.count("<polyline") == 2, "html: expected 2 curves (total + 1 leak), got %d" % html.count("<polyline"))
-        check("<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', ""),
-              "html is not self-contained")
+        # the curves are the timeline's (drawn by the page's own script from its data):
+        # one view, the leaking site among its stacked sites, its rule in words
+        m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', html, re.S)
+        data = json.loads(m.group(1)) if m else {}
+        tl = data.get("procs", [{}])[0].get("timeline", {}) if data.get("procs") else {}
+        views = tl.get("views", [])
+        sites = data["procs"][0]["sites"] if views else []
+        leak_i = [i for i, x in enumerate(sites) if x["verdict"] == "leak"]
+        check(len(views) == 1 and len(leak_i) == 1 and any(x["site"] == leak_i[0] for x in views[0]["sites"]),
+              "html: the timeline lacks the one leaking site: %r" % [(v.get("label"), [x["site"] for x in v["sites"]]) for v in views])
+        check(leak_i and "floor rose" in sites[leak_i[0]].get("rule", ""), "html: no rule in words for the leak: %r" %
+              (sites[leak_i[0]].get("rule") if leak_i else None))
+        check(not re.search(r"<script[^>]*\bsrc\s*=", html) and
+              "http://" not in html.replace("http://www.w3.org/2000/svg", ""), "html is not self-contained")
         check("record_history" in html and "Leaks" in html, "html lacks the leak and its stack")
         open(out, "w").write("mine")
         r = run([exe, "report", "-o", out, leak])

@@ -123,6 +123,140 @@ async function tableAfter(page, title) {
   }, title);
 }
 
+// A point inside the timeline's area of site SI, in page coordinates (null: none).
+async function pointInArea(page, si) {
+  return page.evaluate((si) => {
+    const path = document.querySelector(`#vt-tl-svg path.vt-tl-area[data-site="${si}"]`);
+    if (!path) return null;
+    const svg = path.ownerSVGElement, b = path.getBBox(), m = svg.getScreenCTM();
+    let best = null;
+    for (let fx = 0.9; fx >= 0.3 && !best; fx -= 0.1)
+      for (let fy = 0.05; fy < 1 && !best; fy += 0.05) {
+        const p = new DOMPoint(b.x + b.width * fx, b.y + b.height * fy);
+        if (path.isPointInFill(p) && path.isPointInFill(new DOMPoint(p.x, p.y + 3)) && path.isPointInFill(new DOMPoint(p.x, p.y - 3))) best = p;
+      }
+    if (!best) return null;
+    const q = best.matrixTransform(m);
+    return { x: q.x, y: q.y };
+  }, si);
+}
+const tickText = (page) => page.evaluate(() => [...document.querySelectorAll('#vt-tl-svg .vt-tl-xtick')].map((t) => t.textContent).join(','));
+
+// The timeline and the site panel of a report with one leak, remember_batch.
+async function timelineChecks(page, name) {
+  const data = await page.evaluate(() => window.VT && VT.data);
+  check(data && data.procs.length === 1, `${name}: no data object with one process`);
+  if (!data) return;
+  const proc = data.procs[0];
+  const leakSi = proc.sites.findIndex((s) => s.verdict === 'leak');
+  check(leakSi >= 0 && /remember_batch/.test(proc.sites[leakSi].title), `${name}: the leaking site is not remember_batch`);
+  check(await page.locator('#vt-tl-svg').count() === 1, `${name}: the timeline is not drawn`);
+  // the header's peak is on the chart: its line, labelled with the same size
+  const peakText = await page.evaluate(() => (document.querySelector('#vt-tl-svg .vt-tl-label-peak') || {}).textContent || '');
+  const headerPeak = await page.evaluate((b) => VT.fmtBytes(b), proc.peak_bytes);
+  console.log(`${name}: peak line "${peakText}", header peak ${headerPeak}`);
+  check(peakText === 'peak ' + headerPeak, `${name}: the chart's peak line "${peakText}" is not the header's peak ${headerPeak}`);
+  const bandTop = Math.max(...proc.timeline.views[0].band);
+  const endTop = Math.max(...proc.timeline.step.map((_, j) => proc.timeline.views[0].sites.reduce((a, s) => a + s.live[j], 0)
+    + proc.timeline.views[0].other.live[j]));
+  console.log(`${name}: within-step band up to ${headerPeak && bandTop}, step ends up to ${endTop}`);
+  check(bandTop > endTop, `${name}: the band shows no within-step peak above the steps' ends (${bandTop} <= ${endTop})`);
+  const shot = join(artifacts, `${name}.png`);
+  const px = pngPixels(await page.screenshot({ path: shot, fullPage: false }));
+  console.log('screenshot: ' + shot);
+  const red = countColor(px, [0xd6, 0x27, 0x28]);
+  console.log(`${name}: leak area (#d62728): ${red} pixels`);
+  check(red > 300, `${name}: the leak's area is not visible in the screenshot (${red} pixels)`);
+
+  // hover the leak's area: the tooltip names the site, its bytes and the step
+  const pt = await pointInArea(page, leakSi);
+  check(pt, `${name}: no point inside the leak's area`);
+  if (!pt) return;
+  await page.mouse.move(pt.x, pt.y);
+  const tip = (await page.locator('#vt-tip').isVisible()) ? await page.locator('#vt-tip').innerText() : '';
+  console.log(`${name}: tooltip: ${tip.replace(/\n/g, ' | ')}`);
+  check(/remember_batch/.test(tip) && /\d (?:B|KiB|MiB|GiB)\b/.test(tip) && /\bstep \d+/.test(tip),
+        `${name}: the tooltip lacks site, bytes or step: ${JSON.stringify(tip)}`);
+  check(!/\b\d{6,} ?B?\b/.test(tip), `${name}: raw bytes in the tooltip: ${JSON.stringify(tip)}`);
+
+  // click it: the site's panel, with its stack and its rule, takes the focus
+  await page.mouse.click(pt.x, pt.y);
+  const panel = page.locator('#vt-site-panel');
+  check(await panel.isVisible(), `${name}: clicking the leak's area opened no site panel`);
+  if (await panel.isVisible()) {
+    const stack = await panel.locator('.vt-sp-stack li').allInnerTexts();
+    const rule = await panel.locator('.vt-sp-rule').innerText();
+    console.log(`${name}: panel stack: ${stack.slice(0, 3).join(' | ')}; rule: ${rule}`);
+    check(stack.length >= 2 && /remember_batch/.test(stack[0]) && stack.some((f) => /\bmain\b/.test(f)),
+          `${name}: the panel's stack is not remember_batch <- main: ${stack.join(' | ')}`);
+    check(/floor rose at each of the last \d+ steps/.test(rule) && /3 MiB each/.test(rule),
+          `${name}: the panel's rule is not "floor rose at each of the last N steps, 3 MiB each": ${rule}`);
+    const focusIn = await page.evaluate(() => !!document.activeElement && !!document.activeElement.closest('#vt-site-panel'));
+    check(focusIn, `${name}: the focus did not move into the panel`);
+    const pshot = join(artifacts, `${name}-panel.png`);
+    await page.screenshot({ path: pshot, fullPage: false });
+    console.log('screenshot: ' + pshot);
+    await page.keyboard.press('Escape');
+    check(await panel.count() === 0, `${name}: Escape did not close the panel`);
+  }
+
+  // keyboard: tab to the zoom-in button and press it; the chart's range narrows
+  const before = await tickText(page);
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  let reached = false;
+  for (let i = 0; i < 40 && !reached; i++) {
+    await page.keyboard.press('Tab');
+    reached = await page.evaluate(() => document.activeElement && document.activeElement.id === 'vt-tl-zoomin');
+  }
+  check(reached, `${name}: Tab never reached the timeline's zoom-in button`);
+  if (reached) {
+    await page.keyboard.press('Enter');
+    const after = await tickText(page);
+    console.log(`${name}: x ticks ${before} -> ${after} (zoom in by keyboard)`);
+    check(after !== before, `${name}: the zoom-in button (Enter) did not change the chart's range`);
+    await page.locator('#vt-tl-svg').focus();
+    await page.keyboard.press('0');
+    check(await tickText(page) === before, `${name}: the key 0 on the chart did not reset the zoom`);
+  }
+  // a legend button opens the panel from the keyboard; Escape gives the focus back to it
+  const btn = page.locator(`.vt-tl-site[data-site="${leakSi}"]`);
+  await btn.focus();
+  await page.keyboard.press('Enter');
+  check(await panel.isVisible(), `${name}: Enter on the legend's button opened no panel`);
+  await page.keyboard.press('Escape');
+  const back = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('data-site'));
+  check(back === String(leakSi), `${name}: the focus did not come back to the legend's button (${back})`);
+
+  // drag to zoom, then reset
+  const box = await page.locator('#vt-tl-svg').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.5);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5, { steps: 5 });
+  await page.mouse.up();
+  const dragged = await tickText(page);
+  console.log(`${name}: x ticks after a drag: ${dragged}`);
+  check(dragged !== before, `${name}: dragging across the chart did not zoom`);
+  await page.locator('#vt-tl-reset').click();
+  check(await tickText(page) === before, `${name}: Reset zoom did not restore the whole run`);
+  // over time: the axis in seconds, the tooltip still names the step; and back
+  const picker = await page.locator('#vt-tl-x').count();
+  check(picker === 1, `${name}: no steps/time picker (the snapshots have times)`);
+  if (picker) {
+    await page.selectOption('#vt-tl-x', 'time');
+    const tt = await tickText(page);
+    console.log(`${name}: x ticks over time: ${tt}`);
+    check(/^[\d.]+ m?s(,[\d.]+ m?s)+$/.test(tt), `${name}: the time axis is not in seconds: ${tt}`);
+    const p2 = await pointInArea(page, leakSi);
+    if (p2) {
+      await page.mouse.move(p2.x, p2.y);
+      const t2 = await page.locator('#vt-tip').innerText();
+      check(/remember_batch/.test(t2) && /\bstep \d+ \(ended at [\d.]+ m?s\)/.test(t2), `${name}: the tooltip over time: ${JSON.stringify(t2)}`);
+    }
+    await page.selectOption('#vt-tl-x', 'step');
+    check(await tickText(page) === before, `${name}: back to steps, the axis is not the steps'`);
+  }
+}
+
 async function main() {
   const require = createRequire(join(resolve(nodeDir), 'package.json'));
   const { chromium } = require('playwright-core');
@@ -143,21 +277,30 @@ async function main() {
     // training loop: loads clean, the leaks table names remember_batch, the curves are drawn
     {
       const { page, seen } = await open(browser, trainingHtml);
-      noErrors('training_loop', seen);
       const leaks = await tableAfter(page, 'Leaks');
       console.log(`training_loop: ${leaks.length} leak row(s): ${leaks.map((r) => r[r.length - 1].split('\n')[0]).join('; ')}`);
       check(leaks.length === 1, `training_loop: expected 1 row in the leaks table, found ${leaks.length}`);
       check(leaks.some((r) => r.join(' ').includes('remember_batch')), 'training_loop: remember_batch not in the leaks table');
       check(leaks.some((r) => /^\+?3(\.0+)? MiB/.test(r[0])), `training_loop: leak growth is not 3 MiB/step: ${leaks.map((r) => r[0])}`);
-      const shot = join(artifacts, 'training_loop.png');
-      const png = await page.screenshot({ path: shot, fullPage: false });
+      await timelineChecks(page, 'training_loop');
+      noErrors('training_loop', seen);   // loading, hovering, clicking, zooming
+      await page.close();
+    }
+    // the dark theme: the same page drawn with the dark colours
+    {
+      const { page, seen } = await open(browser, trainingHtml);
+      await page.locator('#vt-theme').click();
+      const theme = await page.evaluate(() => document.documentElement.dataset.theme);
+      check(theme === 'dark', `training_loop: the theme button did not switch to dark (${theme})`);
+      const shot = join(artifacts, 'training_loop-dark.png');
+      const px = pngPixels(await page.screenshot({ path: shot, fullPage: false }));
       console.log('screenshot: ' + shot);
-      const px = pngPixels(png);
-      for (const [name, rgb] of [['total (#1f77b4)', [0x1f, 0x77, 0xb4]], ['leak (#d62728)', [0xd6, 0x27, 0x28]]]) {
-        const n = countColor(px, rgb);
-        console.log(`training_loop: ${name}: ${n} pixels`);
-        check(n > 300, `training_loop: the ${name} curve is not visible in the screenshot (${n} pixels)`);
-      }
+      const dark = countColor(px, [0x15, 0x17, 0x1a]), light = countColor(px, [0xff, 0xff, 0xff]);
+      const leak = countColor(px, [0xd6, 0x27, 0x28]);
+      console.log(`training_loop dark: background ${dark} px, white ${light} px, leak area ${leak} px`);
+      check(dark > px.w * px.h / 3 && light < dark / 10, `training_loop: the dark theme is not dark (${dark} dark, ${light} white pixels)`);
+      check(leak > 300, `training_loop: the leak's area is not drawn in the dark theme (${leak} pixels)`);
+      noErrors('training_loop (dark)', seen);
       await page.close();
     }
     // fragmentation: loads clean, the OOM table gives the verdict
@@ -168,6 +311,8 @@ async function main() {
       console.log(`fragmentation: ${ooms.length} OOM row(s), verdicts: ${ooms.map((r) => r[7]).join(', ')}`);
       check(ooms.length >= 1, 'fragmentation: no row in the out-of-memory table');
       check(ooms.some((r) => r[7] === 'fragmentation'), 'fragmentation: no OOM with the verdict "fragmentation"');
+      const oomMarks = await page.locator('#vt-tl-svg .vt-tl-mark-oom').count();
+      check(oomMarks >= 1, `fragmentation: no out-of-memory marker on the timeline (${oomMarks})`);
       const visible = await page.getByText('fragmentation', { exact: true }).first().isVisible();
       check(visible, 'fragmentation: the verdict text is not visible');
       const shot = join(artifacts, 'fragmentation.png');
