@@ -919,7 +919,91 @@ def fig10():
         note="flat in steps: a week (1.2M steps per rank) stays at the same RSS")
 
 
-FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12, 13: fig13}
+# ---- --figures 20: the HTML report's size and first paint ----
+
+def browser_node_dir():
+    """build/browser with playwright-core installed from tests/browser's lock file (the
+    browser test's folder and install step), or None with the reason logged."""
+    if not os.path.exists("/usr/bin/chromium"):
+        log("  /usr/bin/chromium is absent (scripts/setup.sh installs it): first paint not measured")
+        return None
+    if not shutil.which("npm"):
+        log("  npm is absent: first paint not measured")
+        return None
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "browser")
+    nd = os.path.join(ARGS.build, "browser")
+    lock = os.path.join(src, "package-lock.json")
+    stamp = os.path.join(nd, ".installed-lock")
+    have = os.path.exists(os.path.join(nd, "node_modules", "playwright-core", "package.json"))
+    if not have or not os.path.exists(stamp) or open(stamp, "rb").read() != open(lock, "rb").read():
+        os.makedirs(nd, exist_ok=True)
+        for f in ("package.json", "package-lock.json"):
+            shutil.copy(os.path.join(src, f), nd)
+        env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
+        p = subprocess.run(["npm", "ci", "--prefix", nd, "--ignore-scripts", "--no-audit", "--no-fund",
+                            "--prefer-offline"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            raise RuntimeError("npm ci of playwright-core failed: " + p.stdout[-1500:])
+        shutil.copy(lock, stamp)
+    return nd
+
+
+def fig20():
+    """The HTML report's budgets: its size for a 20,000-step job of 8 ranks (one GPU
+    each) and for a 10,000-step, 500-site process (generated streams, every site changing
+    every step), and its first paint and 'views drawn' time in headless chromium beside
+    the floor: an almost empty page opened the same way in the same browser."""
+    log("Figure 20: HTML report size and first paint (headless chromium)")
+    vt = binp("vramtrace")
+    cases = [("20,000 steps x 8 ranks (40 sites each)", 8, 20000, 40, 5 << 20),
+             ("10,000 steps x 500 sites (1 process)", 1, 10000, 500, 8 << 20)]
+    if ARGS.quick:
+        cases = [("200 steps x 8 ranks (quick)", 8, 200, 10, 5 << 20), ("100 steps x 50 sites (quick)", 1, 100, 50, 8 << 20)]
+    pages = []
+    for i, (what, ranks, steps, sites, budget) in enumerate(cases):
+        folder = os.path.join(ARGS.work, f"html{i}")
+        shutil.rmtree(folder, ignore_errors=True)
+        if ranks > 1:
+            gen_ranks(folder, ranks, steps, sites)
+        else:
+            os.makedirs(folder)
+            gen_job(os.path.join(folder, "vt.benchhost.4242.1700000000000000000.jsonl"), steps, sites)
+        html = os.path.join(ARGS.work, f"html{i}.html")
+        if os.path.exists(html):
+            os.unlink(html)
+        t = time.perf_counter()
+        run([vt, "report", "--format", "html", "-o", html, folder], base_env(), timeout=1800)
+        secs = time.perf_counter() - t
+        size = os.path.getsize(html)
+        row(20, f"page size, {what}", size / 1048576.0, target=budget / 1048576.0, unit="MiB", ok=size <= budget,
+            note=f"report written in {secs:.1f} s")
+        pages.append((what, html))
+    nd = browser_node_dir()
+    if not nd:
+        return
+    floor = os.path.join(ARGS.work, "html-floor.html")
+    with open(floor, "w") as fh:
+        fh.write("<!DOCTYPE html><html><head><meta charset=utf-8><title>floor</title></head>"
+                 "<body><h1>vramtrace report</h1><script>performance.mark('vt-ready')</script></body></html>\n")
+    rounds = 2 if ARGS.quick else 5
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "html_paint.mjs")
+    out = run(["node", script, nd, str(rounds), floor] + [h for _, h in pages], base_env(), timeout=900)
+    res = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    if len(res) != len(pages) + 1:
+        raise RuntimeError("html_paint.mjs gave %d results for %d pages" % (len(res), len(pages) + 1))
+    med = lambda xs: statistics.median([x for x in xs if x is not None]) if any(x is not None for x in xs) else None
+    f_fcp = med(res[0]["fcp_ms"])
+    for (what, _), r in zip(pages, res[1:]):
+        if r["errors"]:
+            raise RuntimeError(f"{what}: page errors: {r['errors'][:3]}")
+        fcp, ready = med(r["fcp_ms"]), med(r["ready_ms"])
+        row(20, f"first contentful paint, {what}", fcp, floor=f_fcp, target=2000.0, unit="ms",
+            ok=fcp is not None and fcp <= 2000.0, note=f"median of {rounds}; floor: an almost empty page")
+        row(20, f"views drawn ('vt-ready'), {what}", ready, floor=med(res[0]["ready_ms"]), target=2000.0, unit="ms",
+            ok=ready is not None and ready <= 2000.0, note=f"median of {rounds}")
+
+
+FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12, 13: fig13, 20: fig20}
 
 
 def main():
@@ -928,7 +1012,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12,13")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12,13,20")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],

@@ -472,7 +472,8 @@ int vt_report_html(FILE *f, vt_analysis *a)
     csp(f);
     fputs("<meta name=\"viewport\" content=\"width=device-width\">\n<title>vramtrace report</title>\n", f);
     assets(f, VT_ASSET_STYLE);
-    fputs("</head><body>\n<h1>vramtrace report</h1>\n<div id=\"vt-app\"></div>\n<div id=\"vt-static\">\n", f);
+    fputs("</head><body>\n<h1>vramtrace report</h1>\n"
+          "<svg id=\"vt-ns\" width=\"0\" height=\"0\" aria-hidden=\"true\"></svg>\n<div id=\"vt-app\"></div>\n<div id=\"vt-static\">\n", f);
     if (a->n > 1) summary_html(f, a);
     for (size_t i = 0; i < a->n; i++) process_html(f, a, &a->procs[i]);
     fputs("</div>\n", f);

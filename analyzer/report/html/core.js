@@ -14,7 +14,9 @@
 // VT.sitePanel = function (pi, siteIndex) to draw it; the default shows the static
 // table), VT.theme(). Keyboard: Left/Right/Home/End move between the tabs, Enter or
 // Space opens one; 'd' switches the theme; Escape calls VT.onEscape handlers.
-// Nothing is loaded from anywhere: the data and the code are in the page.
+// Once the first view is drawn the page sets the performance mark 'vt-ready'
+// (bench/html_paint.mjs reads it). Nothing is loaded from anywhere: the data and the
+// code are in the page.
 'use strict';
 (function () {
   const VT = (window.VT = window.VT || {});
@@ -51,7 +53,10 @@
   }
   // Elements from data, never from markup strings: names in the data stay text.
   VT.el = (tag, attrs, ...kids) => build(null, tag, attrs, kids);
-  VT.svg = (tag, attrs, ...kids) => build('http://www.w3.org/2000/svg', tag, attrs, kids);
+  // The SVG namespace as the HTML parser gave it to the page's empty <svg id="vt-ns">
+  // (no address written in the code).
+  const svgNS = (document.getElementById('vt-ns') || {}).namespaceURI;
+  VT.svg = (tag, attrs, ...kids) => build(svgNS, tag, attrs, kids);
 
   const tipEl = VT.el('div', { class: 'vt-tip', role: 'tooltip', id: 'vt-tip' });
   VT.tip = {
@@ -181,6 +186,7 @@
       return;
     }
     draw();
+    if (window.performance && performance.mark) performance.mark('vt-ready');   // the views are drawn
   }
   // The view scripts come after this one in the page: start once all have run.
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
