@@ -18,8 +18,7 @@ typedef struct xent {
     UT_hash_handle hh;
 } xent;
 
-/* The match key of a site: kind and the labels of its shown frames from the title on. */
-static char *site_key(vt_analysis *a, const vt_site_result *r)
+char *vt_rank_site_key(vt_analysis *a, const vt_site_result *r)
 {
     size_t cap = 256, n = 0;
     char *k = vt_xmalloc(cap);
@@ -149,14 +148,14 @@ void vt_rank_summary_build(vt_analysis *a, vt_rank_summary *s)
             vt_site_result *r = &pr->sites[i];
             if (r->st.verdict != VT_LEAK) continue;
             size_t k;
-            xent *e = add(&leaks, site_key(a, r), vt_site_title(a, r), r->kind, pi, &k);
+            xent *e = add(&leaks, vt_rank_site_key(a, r), vt_site_title(a, r), r->kind, pi, &k);
             e->x.rate[k] += r->st.slope;
             e->x.bytes[k] += r->st.leaked_bytes;
         }
         for (size_t i = 0; i < p->nooms; i++) {
             const vt_oom *o = &p->ooms[i];
             vt_site_result *r = o->site ? vt_result_of(pr, o->site) : NULL;
-            char *key = r ? site_key(a, r) : NULL;
+            char *key = r ? vt_rank_site_key(a, r) : NULL;
             if (!key) {
                 key = vt_xmalloc(strlen(o->api) + 8);
                 sprintf(key, "api\n%s", o->api);

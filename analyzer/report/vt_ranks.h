@@ -42,6 +42,11 @@ typedef struct vt_rank_summary {
     size_t peak_max_proc, peak_min_proc;   /* indices of the largest and the smallest peak */
 } vt_rank_summary;
 
+/* The match key of a site (kind, then the labels of its shown frames from the title
+ * on, '\n'-separated): two sites are the same across processes and devices when their
+ * keys are equal. malloc'ed (free it). */
+char *vt_rank_site_key(vt_analysis *a, const vt_site_result *r);
+
 /* Builds the summary of a (any number of processes; the reports print it when a->n > 1). */
 void vt_rank_summary_build(vt_analysis *a, vt_rank_summary *s);
 void vt_rank_summary_free(vt_rank_summary *s);

@@ -43,6 +43,10 @@ static json_t *proc_json(vt_analysis *a, size_t pi)
                           "sites", sites_json(a, pr));
     if (!o) return NULL;
     /* each view's part builder adds its keys here */
+    if (vt_html_flame(a, pi, o) || vt_html_oom(a, pi, o)) {
+        json_decref(o);
+        return NULL;
+    }
     (void)pi;
     return o;
 }
@@ -60,5 +64,9 @@ json_t *vt_html_data(vt_analysis *a)
         }
     }
     /* the part builders of the views across processes add their keys here */
+    if (vt_html_ranks(a, root)) {
+        json_decref(root);
+        return NULL;
+    }
     return root;
 }
