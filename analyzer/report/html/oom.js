@@ -27,7 +27,7 @@
       'aria-label': `address map of device ${o.device}: ${n} runs of blocks, ${o.gaps ? o.gaps.count : 0} gaps` });
     // the request at the same scale
     const rw = Math.max(1, (o.requested / end) * span);
-    svg.appendChild(VT.svg('rect', { x: left, y: 4, width: Math.min(rw, span), height: 12, fill: VT.color('bad'), 'fill-opacity': 0.8 }));
+    svg.appendChild(VT.svg('rect', { x: left, y: 4, width: Math.min(rw, span), height: 12, fill: VT.color('fg'), 'fill-opacity': 0.55, 'data-request': o.requested }));
     svg.appendChild(VT.svg('text', { x: left + Math.min(rw, span) + 6, y: 14 }, `the request: ${VT.fmtBytes(o.requested)}` +
       (rw > span ? ' (wider than every block and gap drawn)' : '')));
     const y = 30, h = 34;
@@ -82,7 +82,7 @@
       rows.push(fig('gaps between its blocks', `${o.gaps.count}, ${VT.fmtBytes(o.gaps.total)} in all`));
       if (o.free !== null && o.free > o.gaps.total)
         rows.push(fig('free outside the span of its blocks', `${VT.fmtBytes(o.free - o.gaps.total)} (where other processes or the driver may hold memory: not drawn)`));
-      rows.push(fig('own-block gap ratio', `${o.gaps.ratio.toFixed(2)} (1 - largest gap / all gaps: near 1, the free space is in pieces)`));
+      if (o.gaps.count) rows.push(fig('own-block gap ratio', `${o.gaps.ratio.toFixed(2)} (1 - largest gap / all gaps: near 1, the free space is in pieces)`));
     }
     rows.push(fig('tracked (this process)', VT.fmtBytes(o.tracked)));
     if (o.untracked !== null) rows.push(fig('untracked (others, the driver)', VT.fmtSigned(o.untracked)));

@@ -24,7 +24,7 @@
       return;
     }
     const procs = VT.data.procs;
-    const rowName = (pi) => procs[pi].rank !== null ? `rank ${procs[pi].rank}` : procs[pi].title;
+    const rowName = (pi) => procs[pi].title.replace(/, pid \d+ on .*$/, '');   // 'rank 3, restart 1', or 'pid 42 on node7'
     el.appendChild(VT.el('p', { class: 'meta' }, `Growth per step of each site (columns, the same site on every device and process ` +
       `in one column) in each process (rows). Click a cell to open that process and the site.`));
     let max = 0;
@@ -43,7 +43,8 @@
       svg.appendChild(txt);
     });
     R.rows.forEach((pi, i) => {
-      svg.appendChild(VT.svg('text', { x: labelW - 6, y: top + i * ch + ch / 2 + 4, 'text-anchor': 'end' }, rowName(pi)));
+      const rn = rowName(pi);
+      svg.appendChild(VT.svg('text', { x: labelW - 6, y: top + i * ch + ch / 2 + 4, 'text-anchor': 'end' }, rn.length > 24 ? rn.slice(0, 23) + '…' : rn));
       svg.appendChild(VT.svg('rect', { class: 'none', x: labelW, y: top + i * ch, width: cw * R.cols.length, height: ch - 1 }));
     });
     const hot = VT.color('c0');
