@@ -87,6 +87,13 @@ async function flame(browser) {
     check(back === crumbs.length - 1, `flame: Escape did not zoom out one level (${crumbs.length} -> ${back})`);
     await page.locator('#vt-flame-reset').click();
     check(await page.locator('[data-view=flame] .vt-crumbs button').count() === 1, 'flame: Reset did not go back to the root');
+    // the keyboard: a box is a stop; focus shows its tooltip, Enter zooms into it
+    await page.locator('[data-view=flame] g[data-frame="main"]').focus();
+    check(/main/.test(await tipText(page)), 'flame: a focused box shows no tooltip');
+    await page.keyboard.press('Enter');
+    const kc = await page.locator('[data-view=flame] .vt-crumbs button').allInnerTexts();
+    check(kc.length >= 2 && kc[kc.length - 1] === 'main', `flame: Enter on the box main did not zoom into it: ${kc.join(' > ')}`);
+    await page.keyboard.press('Escape');
   }
   // peak moment: every site of the training loop was live at its peak
   await page.locator('#vt-flame-mode-peak').click();

@@ -17,7 +17,7 @@
   let live = null;    // {pi, zoomOut()} of the drawn view, for Escape
 
   function st(pi, f) {
-    if (!state[pi]) state[pi] = { mode: f.peak ? 'peak' : f.exited ? 'exit' : 'growth', device: 'all', zoom: 0 };
+    if (!state[pi]) state[pi] = { mode: f.peak || f.devices.length === 1 ? 'peak' : f.exited ? 'exit' : 'growth', device: 'all', zoom: 0 };
     return state[pi];
   }
 
@@ -25,7 +25,8 @@
   function measure(proc, f, s) {
     const n = f.site.length;
     if (s.mode === 'peak') {
-      const pk = s.device === 'all' ? f.peak : f.devices.find((d) => String(d.device) === s.device);
+      const pk = s.device === 'all' ? f.peak || (f.devices.length === 1 ? f.devices[0] : null)
+        : f.devices.find((d) => String(d.device) === s.device);
       if (!pk) return null;
       return { vals: pk.values, other: pk.other, otherSites: pk.other_sites, total: pk.bytes,
         what: `at the peak of ${s.device === 'all' ? 'the process' : 'device ' + s.device} (${VT.fmtBytes(pk.bytes)}, step ${pk.step})` };
@@ -157,7 +158,9 @@
       for (const r of rows) {
         const name = nameOf(f, t, r.i, m);
         const onPath = r.d < base;
-        const g = VT.svg('g', { class: 'fn', 'data-frame': name, 'data-node': r.i });
+        // boxes wide enough to read are keyboard stops: Tab to one, Enter zooms, its tooltip shows
+        const g = VT.svg('g', { class: 'fn', 'data-frame': name, 'data-node': r.i, tabindex: r.w >= 40 ? 0 : null,
+          role: r.w >= 40 ? 'button' : null, 'aria-label': r.w >= 40 ? name : null });
         const rect = VT.svg('rect', { class: onPath ? 'fr fz' : 'fr', x: r.x.toFixed(1), y: r.d * ROW, width: Math.max(0.5, r.w - 0.5).toFixed(1),
           height: ROW - 1, fill: onPath ? null : colorOf(f, t, r.i) });
         g.appendChild(rect);
@@ -174,7 +177,20 @@
         };
         g.addEventListener('mousemove', (ev) => VT.tip.show(ev, info()));
         g.addEventListener('mouseleave', () => VT.tip.hide());
-        g.addEventListener('click', () => { s.zoom = r.i === s.zoom ? parentOf(r.i) : r.i; redraw(); });
+        const zoom = () => { s.zoom = r.i === s.zoom ? parentOf(r.i) : r.i; redraw(); };
+        g.addEventListener('click', zoom);
+        g.addEventListener('keydown', (ev) => {
+          if (ev.key !== 'Enter' && ev.key !== ' ') return;
+          ev.preventDefault();
+          zoom();
+          const again = box.querySelector(`g[data-node="${r.i}"]`);
+          if (again) again.focus();
+        });
+        g.addEventListener('focus', () => {
+          const b = rect.getBoundingClientRect();
+          VT.tip.show({ clientX: b.left + Math.min(b.width / 2, 60), clientY: b.bottom }, info());
+        });
+        g.addEventListener('blur', () => VT.tip.hide());
         svg.appendChild(g);
       }
       box.appendChild(svg);
