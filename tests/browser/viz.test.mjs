@@ -169,6 +169,10 @@ async function ranks(browser) {
     check(cur.pi === target, `ranks: the click did not open rank 1 (process ${cur.pi}, wanted ${target})`);
     check(cur.view === 'timeline' || cur.view === 'flame', `ranks: the click opened view ${cur.view}, not the timeline or flame graph`);
     check(await page.locator('#vt-proc').inputValue() === String(target), 'ranks: the process picker does not show rank 1');
+    if (cur.view === 'flame') {
+      const crumbs = await page.locator('[data-view=flame] .vt-crumbs button').allInnerTexts();
+      check(/remember_batch/.test(crumbs[crumbs.length - 1] || ''), `ranks: the flame graph is not zoomed to the site: ${crumbs.join(' > ')}`);
+    }
     await shot(page, 'ranks_open.png');
   }
   noErrors('ranks', seen);

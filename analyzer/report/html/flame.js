@@ -211,6 +211,17 @@
     redraw();
   }
 
+  // Another view's way in (the heat map's click): process pi's graph in measure mode,
+  // zoomed to the box that ends site si when the graph has it.
+  VT.flameFocus = function (pi, si, mode) {
+    const f = VT.data.procs[pi] && VT.data.procs[pi].flame;
+    if (!f) return;
+    const s = st(pi, f);
+    s.mode = mode || s.mode;
+    s.device = 'all';
+    const k = f.site.indexOf(si);
+    s.zoom = k >= 0 ? f.leaf[k] : 0;
+  };
   VT.onEscape.push(() => {
     const c = VT.current();
     if (live && c.view === 'flame' && c.pi === live.pi) live.zoomOut();

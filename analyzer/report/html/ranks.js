@@ -3,7 +3,7 @@
 // column per site matched across processes and devices (the summary across ranks'
 // matching), the colour the bytes per step. Hover a cell for its process, site and
 // growth; click it (or Enter on it) to open that process's timeline (else its flame
-// graph) and the site's panel.
+// graph in growth mode, zoomed to the site: VT.flameFocus) and the site's panel.
 // Data: VT.data.ranks (analyzer/report/vt_html_ranks.c): rows (process indices),
 // cols ({title, kind, total, nprocs}), sparse cells [row, col, bytes/step, site].
 'use strict';
@@ -13,7 +13,10 @@
   function open(pi, si) {
     VT.selectProcess(pi);
     VT.show('timeline');
-    if (VT.current().view !== 'timeline') VT.show('flame');
+    if (VT.current().view !== 'timeline') {
+      if (VT.flameFocus) VT.flameFocus(pi, si, 'growth');
+      VT.show('flame');
+    }
     VT.openSite(pi, si);
   }
 
