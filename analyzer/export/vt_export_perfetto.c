@@ -13,8 +13,18 @@
  *   - "i" instant events "step N" (process scope) and "OOM ..." with the
  *     request, free/total memory and the verdict in args.
  * Steps whose time is unknown (records without time_ns) are left out.
+ * With the event trace beside a stream (VRAMTRACE_TRACE=1, read/vt_trace_read.h),
+ * also every allocation and free from it, in its order:
+ *   - "C" counter "gpu<D> live bytes, every event": the device's live bytes of the
+ *     kinds counted in its totals after each event (so within-step peaks show);
+ *   - one async slice ("b" at the allocation, "e" at its free; cat "allocation",
+ *     id unique per process) per block, named "<size> <site>" (the analysed site of
+ *     its stack id, kind and device), args {size_bytes, address, stream, kind};
+ *     a block still live at the trace's end has no "e" (Perfetto draws it open).
  */
 #include "vt_export.h"
+#include "vt_site_view.h"
+#include "vt_trace_read.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -126,18 +136,141 @@ static int process_events(FILE *f, const vt_proc_result *pr, int64_t pid, int *f
     return rc ? -1 : 0;
 }
 
+typedef struct trace_site {      /* (stack id, kind, device) -> analysed site */
+    struct { int64_t stack; int32_t kind, device; } key;
+    vt_site_result *r;
+    UT_hash_handle hh;
+} trace_site;
+
+typedef struct trace_block {     /* a live block of the trace: (addr, device) -> its slice */
+    struct { uint64_t addr; int32_t device, pad; } key;
+    uint64_t id, size;
+    int counted;                 /* in the device's live bytes (vt_kind_in_totals) */
+    char *name;                  /* the slice's name, for its "e" event too; owned */
+    UT_hash_handle hh;
+} trace_block;
+
+/* The event trace's allocations and frees of process pr (trace pid pid): see the
+ * design comment. 0, or -1 when a write failed or the trace could not be read (err). */
+static int trace_events(FILE *f, vt_analysis *a, const vt_proc_result *pr, int64_t pid, int *first, char *err,
+                        size_t cap)
+{
+    const vt_process *p = pr->p;
+    vt_trace tr;
+    int traced = vt_trace_read(p->file, &tr, err, cap);
+    if (traced <= 0) return traced;
+    if (tr.stopped)
+        fprintf(stderr, "vramtrace: %s: the event trace stops early (its size cap): its events end there\n", tr.path);
+    trace_site *sites = NULL, *ts, *tt;
+    vt_rsite *s, *st;
+    HASH_ITER(hh, p->sites, s, st) {
+        trace_site k;
+        memset(&k, 0, sizeof k);
+        k.key.stack = s->key.stack;
+        k.key.kind = s->key.kind;
+        k.key.device = s->key.device;
+        HASH_FIND(hh, sites, &k.key, sizeof k.key, ts);
+        if (ts) continue;
+        ts = vt_xcalloc(1, sizeof *ts);
+        ts->key = k.key;
+        ts->r = vt_result_of(pr, s);
+        HASH_ADD(hh, sites, key, sizeof ts->key, ts);
+    }
+    trace_block *live = NULL, *b, *bt;
+    uint64_t *dev_live = NULL;
+    size_t ndev = 0;
+    int rc = 0;
+    char name[640], sz[32];
+    for (size_t i = 0; i < tr.n && rc == 0; i++) {
+        const vt_tev *e = &tr.ev[i];
+        if (e->device < 0) continue;
+        if ((size_t)e->device >= ndev) {
+            size_t n = (size_t)e->device + 1;
+            dev_live = vt_xrealloc(dev_live, n * sizeof *dev_live);
+            memset(dev_live + ndev, 0, (n - ndev) * sizeof *dev_live);
+            ndev = n;
+        }
+        trace_block k;
+        memset(&k, 0, sizeof k);
+        k.key.addr = e->addr;
+        k.key.device = e->device;
+        HASH_FIND(hh, live, &k.key, sizeof k.key, b);
+        double tus = (double)e->time_ns / 1000.0;
+        if (e->op == VT_TEV_ALLOC) {
+            if (b) {                  /* an address given again without a free seen: the old block ends here */
+                if (b->counted) dev_live[e->device] -= b->size;
+                rc |= emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "name", b->name, "ph", "e", "cat",
+                                        "allocation", "id", (json_int_t)b->id, "ts", tus, "pid", (json_int_t)pid,
+                                        "tid", (json_int_t)0), first);
+                HASH_DEL(live, b);
+                free(b->name);
+                free(b);
+            }
+            b = vt_xcalloc(1, sizeof *b);
+            b->key = k.key;
+            b->id = i + 1;
+            b->size = e->size;
+            b->counted = vt_kind_in_totals(e->kind);
+            HASH_ADD(hh, live, key, sizeof b->key, b);
+            if (b->counted) dev_live[e->device] += e->size;
+            trace_site q;
+            memset(&q, 0, sizeof q);
+            q.key.stack = e->stack == INT64_MIN ? 0 : e->stack;
+            q.key.kind = e->kind;
+            q.key.device = e->device;
+            HASH_FIND(hh, sites, &q.key, sizeof q.key, ts);
+            snprintf(name, sizeof name, "%s %s", vt_size_fmt(e->size, sz, sizeof sz),
+                     ts && ts->r ? vt_site_title(a, ts->r) : "(site unknown)");
+            b->name = vt_xstrdup(name);
+            rc |= emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:{s:o, s:o, s:o, s:s}}", "name", name,
+                                    "ph", "b", "cat", "allocation", "id", (json_int_t)b->id, "ts", tus,
+                                    "pid", (json_int_t)pid, "tid", (json_int_t)0, "args", "size_bytes", jbytes(e->size),
+                                    "address", jbytes(e->addr), "stream", jbytes(e->stream), "kind",
+                                    vt_kind_name(e->kind)), first);
+        } else {
+            if (!b) continue;         /* a free of a block the trace never saw allocated */
+            if (b->counted) dev_live[e->device] -= b->size;
+            rc |= emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "name", b->name, "ph", "e", "cat",
+                                    "allocation", "id", (json_int_t)b->id, "ts", tus, "pid", (json_int_t)pid,
+                                    "tid", (json_int_t)0), first);
+            HASH_DEL(live, b);
+            free(b->name);
+            free(b);
+        }
+        snprintf(name, sizeof name, "gpu%d live bytes, every event", e->device);
+        rc |= emit(f, json_pack("{s:s, s:s, s:f, s:I, s:I, s:{s:o}}", "name", name, "ph", "C", "ts", tus,
+                                "pid", (json_int_t)pid, "tid", (json_int_t)0, "args", "bytes", jbytes(dev_live[e->device])),
+                   first);
+    }
+    HASH_ITER(hh, live, b, bt) {
+        HASH_DEL(live, b);
+        free(b->name);
+        free(b);
+    }
+    HASH_ITER(hh, sites, ts, tt) {
+        HASH_DEL(sites, ts);
+        free(ts);
+    }
+    free(dev_live);
+    vt_trace_free(&tr);
+    if (rc) snprintf(err, cap, "write failed");
+    return rc ? -1 : 0;
+}
+
 int vt_export_perfetto(FILE *f, vt_analysis *a, char *err, size_t cap)
 {
     int first = 1, rc = 0;
+    err[0] = 0;
     if (fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f) == EOF) rc = -1;
     for (size_t i = 0; i < a->n && rc == 0; i++) {
         int64_t pid = (int64_t)a->procs[i].p->pid;
         for (size_t j = 0; j < i; j++)   /* two inputs with the same pid (other hosts): keep tracks apart */
             if ((int64_t)a->procs[j].p->pid == pid) pid += 10000000 * (int64_t)(i + 1);
         rc = process_events(f, &a->procs[i], pid, &first);
+        if (rc == 0) rc = trace_events(f, a, &a->procs[i], pid, &first, err, cap);
     }
     if (rc == 0 && fputs("\n]}\n", f) == EOF) rc = -1;
     if (rc == 0 && ferror(f)) rc = -1;
-    if (rc < 0) snprintf(err, cap, "write failed");
+    if (rc < 0 && !err[0]) snprintf(err, cap, "write failed");
     return rc;
 }

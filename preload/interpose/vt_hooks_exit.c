@@ -5,8 +5,9 @@
  * exit() writes what is queued before the "exit" snapshot (the library's destructor,
  * vt_writer_exit); a process that ends with _exit (Python's os._exit, multiprocessing
  * and pool workers, a fork child) runs no destructor, so these wait, at most
- * VT_EXIT_FLUSH_NS, for the writer thread to write the steps queued so far
- * (vt_writer_flush_steps: no wait when nothing is queued), then call the C library's
+ * VT_EXIT_FLUSH_NS, for the writer thread to write the steps queued so far and the
+ * event trace's events (vt_writer_flush_steps: no wait when nothing is queued and the
+ * trace is off), then call the C library's
  * function with the same status. glibc's exit() reaches its own _exit internally, not
  * through these. Async-signal-safe as _exit is (the look-up of the real function is
  * made by vt_hooks_exit_init at start-up; the wait is lock-free). Never returns.

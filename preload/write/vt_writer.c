@@ -60,6 +60,7 @@
 #define _GNU_SOURCE
 #include "vt_writer.h"
 #include "vt_tracefile.h"
+#include "vt_trace.h"
 #include "vt_frames.h"
 #include "vt_guard.h"
 #include "vt_driver.h"
@@ -112,6 +113,9 @@ static struct {
     sem_t     wake;               /* posted by kicks, the signal handler, stop          */
     volatile sig_atomic_t sig_pending;
     int       step_pending;       /* atomic                                             */
+    uint64_t  trace_req, trace_done;   /* atomic: requests to write the event trace so far
+                                     (vt_writer_flush_steps), and the last one the
+                                     writer thread has served                          */
     int       stop;               /* atomic                                             */
     uint64_t  seq;                /* under out_lock: last snapshot sequence number      */
     uint64_t  last_changes;       /* under coll_lock: core changes at the last collection */
@@ -825,8 +829,10 @@ static void *vt__writer_main(void *arg)
         sem_clockwait(&vt__w.wake, CLOCK_MONOTONIC, &ts);
         if (__atomic_load_n(&vt__w.stop, __ATOMIC_ACQUIRE))
             break;
+        uint64_t trace_req = __atomic_load_n(&vt__w.trace_req, __ATOMIC_ACQUIRE);
         vt_core_drain();   /* the hooks' ring events (woken every VT_RING_KICK of them) */
         vt_tracefile_flush(vt_writer_path());   /* what that drain noted for the trace */
+        __atomic_store_n(&vt__w.trace_done, trace_req, __ATOMIC_RELEASE);   /* events before the request are out */
         vt_core_frag_keep();   /* fragmentation kept up to date between snapshots */
         vt__gap_tick();        /* a write fault's retry, when one is due */
         retry |= vt__write_queued();   /* the steps vramtrace_step collected */
@@ -1011,12 +1017,17 @@ void vt_writer_flush_steps(uint64_t max_ns)
      * writer thread would wait for them); a vfork child shares our memory but is not
      * the process that queued them */
     if (!vt_writer_started() || vt_writer_busy_here() || vt__tls.core ||
-        getpid() != __atomic_load_n(&vt__w.pid, __ATOMIC_ACQUIRE) || !vt_stepq_unwritten())
+        getpid() != __atomic_load_n(&vt__w.pid, __ATOMIC_ACQUIRE))
+        return;
+    int trace = vt_core_trace_on();   /* the event trace: what the hooks noted before this call */
+    if (!trace && !vt_stepq_unwritten())
         return;
     int e = errno;
     uint64_t deadline = vt_now_ns() + max_ns;
+    uint64_t want = trace ? __atomic_add_fetch(&vt__w.trace_req, 1, __ATOMIC_ACQ_REL) : 0;
     sem_post(&vt__w.wake);
-    while (vt_stepq_unwritten() && vt_stepq_is_open() && vt_now_ns() < deadline) {
+    while (((vt_stepq_unwritten() && vt_stepq_is_open()) || __atomic_load_n(&vt__w.trace_done, __ATOMIC_ACQUIRE) < want) &&
+           vt_now_ns() < deadline) {
         struct timespec ts = { 0, 200000 };   /* 0.2 ms */
         nanosleep(&ts, NULL);
     }

@@ -60,8 +60,9 @@ void vt_writer_kick_drain(void);
 void vt_writer_post_step(void);
 
 /* For a process ending without exit() (_exit, _Exit): waits until the writer thread
- * has written the step snapshots queued so far, at most max_ns nanoseconds, and not at
- * all when nothing is queued, the writer thread has ended, this thread holds the
+ * has written the step snapshots queued so far and, with the event trace on
+ * (VRAMTRACE_TRACE=1), the events the hooks noted before this call, at most max_ns
+ * nanoseconds; not at all when nothing is queued and the trace is off, the writer thread has ended, this thread holds the
  * writer's locks or the core's (a signal handler), or the caller is a vfork child (not
  * the process that queued them). Async-signal-safe (atomic loads, sem_post, nanosleep); keeps
  * errno. */

@@ -16,6 +16,7 @@ The event trace (VRAMTRACE_TRACE=1) end to end on the training-loop example:
 No torch needed."""
 import collections
 import glob
+import json
 import os
 import pickle
 import pickletools
@@ -117,6 +118,29 @@ for d, t in enumerate(snap["device_traces"]):
 segs = {(s["device"], s["address"]): s["total_size"] for s in snap["segments"]}
 check(segs == live, f"segments ({len(segs)}) are not what the trace leaves live ({len(live)})")
 check(len(segs) == steps, f"{len(segs)} segments at exit, want the {steps} leaked batches")
+
+# the Perfetto export: one async slice per allocation (b) and per free (e), named by the
+# size and the site, and a counter of the device's live bytes after every event
+pf = out + ".perfetto.json"
+r = subprocess.run([vt, "export", "--format", "perfetto", "--force", "-o", pf, stream], capture_output=True, text=True)
+check(r.returncode == 0, f"perfetto export failed: {r.stderr}")
+tev = json.load(open(pf))["traceEvents"] if r.returncode == 0 else []
+bs = [e for e in tev if e["ph"] == "b" and e.get("cat") == "allocation"]
+es = [e for e in tev if e["ph"] == "e" and e.get("cat") == "allocation"]
+check(len(bs) == want_alloc and len(es) == want_free, f"perfetto: {len(bs)} b / {len(es)} e slices, want "
+      f"{want_alloc} / {want_free}")
+check(any("remember_batch" in e["name"] and e["name"].startswith("3 MiB") for e in bs),
+      f"perfetto: no slice named '3 MiB remember_batch': {sorted({e['name'] for e in bs})[:6]}")
+open_ids = {e["id"] for e in bs} - {e["id"] for e in es}
+check(len(open_ids) == steps, f"perfetto: {len(open_ids)} slices left open, want the {steps} leaked batches")
+ctr = [e for e in tev if e["ph"] == "C" and e["name"] == "gpu0 live bytes, every event"]
+check(len(ctr) == want_alloc + want_free, f"perfetto: {len(ctr)} every-event counter samples")
+check(all(a["ts"] <= b["ts"] for a, b in zip(ctr, ctr[1:])), "perfetto: the every-event counter goes back in time")
+if ctr and bs:
+    leaked = sum(e["args"]["size_bytes"] for e in bs if e["id"] in open_ids)
+    check(ctr[-1]["args"]["bytes"] == leaked, f"perfetto: last live {ctr[-1]['args']['bytes']}, open slices {leaked}")
+    check(max(c["args"]["bytes"] for c in ctr) > max(e["args"]["bytes"] for e in tev if e["ph"] == "C"
+          and e["name"] == "gpu0 live bytes"), "perfetto: the every-event counter shows no within-step peak above the per-step one")
 
 # the trace file itself: header, record size
 raw = open(trace, "rb").read()

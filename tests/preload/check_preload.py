@@ -840,6 +840,18 @@ def check_exitworkers(c):
     r = subprocess.run([exe, "check", "--allow-incomplete", d], capture_output=True, text=True, timeout=60)
     expect(r.returncode == 0 and "passed (3 processes" in r.stdout,
            "exitworkers: check --allow-incomplete %d %r" % (r.returncode, r.stdout))
+    # with the event trace, _exit also waits for the events noted so far: each worker's
+    # trace holds its 3 MiB, and the 1 MiB allocated and freed after its last step
+    d = c.outdir("exitworkers_trace")
+    p = c.run([c.prog("prog_runtime"), "exitworkers"], VRAMTRACE_OUTPUT=d, VRAMTRACE_TRACE="1")
+    expect(p.returncode == 0, "exitworkers traced failed: %d %s" % (p.returncode, p.stderr))
+    evs = []
+    for t in sorted(glob.glob(os.path.join(d, "*.trace"))):
+        raw = open(t, "rb").read()[16:]
+        evs.append(sorted((raw[i + 39], int.from_bytes(raw[i + 16:i + 24], "little"))
+                          for i in range(0, len(raw) - len(raw) % 40, 40)))
+    want = sorted([[(1, 1 << 20), (1, 3 << 20), (2, 1 << 20)]] * 2 + [[(1, 1 << 20), (2, 1 << 20)]])
+    expect(sorted(evs) == want, "exitworkers traced: (op, size) per trace %r, want %r" % (sorted(evs), want))
     print("exitworkers ok")
 def check_drvpool(c):
     """A private pool through the driver API (prog_runtime drvpool): each step

@@ -654,7 +654,7 @@ static void scenario_fork(void)
 
 /* Workers that end with _exit holding memory, as Python multiprocessing and pool
  * workers do: two children started by exec (CUDA is not used across fork), each
- * takes 3 MiB, marks 5 steps and calls _exit(0) (no exit record). The parent frees
+ * takes 3 MiB, marks 5 steps, allocates and frees 1 MiB and calls _exit(0) (no exit record). The parent frees
  * what it took and exits normally (check_preload.py exitworkers). */
 static void scenario_exitworkers(const char *self)
 {
@@ -678,12 +678,14 @@ static void scenario_exitworkers(const char *self)
 
 static void scenario_exitworker_child(void)
 {
-    void *p;
+    void *p, *q;
     OK(cudaMalloc(&p, 3 << 20));
     for (int s = 0; s < 5; s++)
         vramtrace_step();
     EXPECT_LIVE(3 << 20);
     fflush(stdout);
+    OK(cudaMalloc(&q, 1 << 20));    /* after the last step: only the event trace has it */
+    OK(cudaFree(q));
     _exit(failures ? 1 : 0);
 }
 
