@@ -42,9 +42,8 @@ typedef struct vt_rank_summary {
     size_t peak_max_proc, peak_min_proc;   /* indices of the largest and the smallest peak */
 } vt_rank_summary;
 
-/* The match key of a site (kind, then the labels of its shown frames from the title
- * on, '\n'-separated): two sites are the same across processes and devices when their
- * keys are equal. malloc'ed (free it). */
+/* The match key of a site (see Matching above): its kind and the labels of its shown
+ * frames from the title frame on, one string; malloc'ed (free it). Exits on OOM. */
 char *vt_rank_site_key(vt_analysis *a, const vt_site_result *r);
 
 /* Builds the summary of a (any number of processes; the reports print it when a->n > 1). */
