@@ -278,12 +278,12 @@ int vt_html_flame(vt_analysis *a, size_t pi, json_t *proc)
             goto out;
     }
     json_t *devs = json_array();
-    o = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:o, s:I, s:I, s:f, s:I, s:i, s:i, s:i, s:i}",
+    o = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:o, s:I, s:I, s:f, s:I, s:i, s:i, s:i, s:i, s:i}",
                   "frames", fb.frames, "parent", fb.parent, "frame", fb.frame, "site", site, "leaf", leaf,
                   "exit", exitv, "growth", grow, "devices", devs,
                   "exit_other", (json_int_t)exit_other, "exit_other_sites", (json_int_t)exit_nother,
                   "growth_other", grow_other, "growth_other_sites", (json_int_t)grow_nother,
-                  "exited", p->exited, "max_sites", FLAME_SITES, "max_depth", FLAME_DEPTH, "deep_stacks", deep);
+                  "exited", p->exited, "max_sites", FLAME_SITES, "max_depth", FLAME_DEPTH, "deep_stacks", deep, "max_each", FLAME_EACH);
     if (!o) goto out;
     if (p->peak_comp && p->peak_comp->present) {
         json_t *pk = peak_json(pr, p->peak_comp, slot, nsel);

@@ -202,7 +202,7 @@
           ` (${proc.sites[si].verdict})`));
       }
       const notes = [];
-      if (m.otherSites > 0) notes.push(`${m.otherSites} site${m.otherSites === 1 ? '' : 's'} not drawn one by one (the graph keeps at most ${f.max_sites} sites): their ${fmt(m.other)} is the box "(${m.otherSites} other sites)"`);
+      if (m.otherSites > 0) notes.push(`${m.otherSites} site${m.otherSites === 1 ? '' : 's'} not drawn one by one (the graph draws at most ${f.max_sites} sites: those of the peak compositions, the ${f.max_each} largest at exit and the ${f.max_each} fastest growing): their ${fmt(m.other)} is the box "(${m.otherSites} other sites)"`);
       if (f.deep_stacks > 0) notes.push(`${f.deep_stacks} stack${f.deep_stacks === 1 ? '' : 's'} deeper than ${f.max_depth} frames: the outermost frames folded into one box`);
       if (s.mode === 'peak' && s.device !== 'all' && f.devices.length) notes.push('the device\'s own peak composition (it may have peaked at another moment than the process)');
       for (const n of notes) foot.appendChild(VT.el('p', {}, n + '.'));
