@@ -19,7 +19,7 @@
   function addressMap(o, proc, pi, colorOfSite) {
     const m = o.map;
     const n = m.off.length;
-    const end = m.off[n - 1] + m.size[n - 1];
+    const end = m.off[n - 1] + m.size[n - 1] || 1;   // blocks of 0 bytes: nothing to scale by
     const W = 1000, left = 4, right = 4, span = W - left - right;
     const x = (v) => left + (v / end) * span;
     const splitSites = new Set((o.split || []).map((sp) => sp.site));
