@@ -123,6 +123,7 @@ void vt_process_free(vt_process *p)
     for (size_t i = 0; i < p->nalists; i++) free(p->alists[i].rows);
     free(p->alists);
     free(p->devices);
+    for (size_t i = 0; i < p->nooms; i++) free(p->ooms[i].map);
     free(p->ooms);
     free(p->touched);
     free(p->active);

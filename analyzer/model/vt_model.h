@@ -238,6 +238,17 @@ typedef struct vt_oom_site {
 #define VT_OOM_TOP 5
 #define VT_MAX_OOMS 4096        /* OOM records kept per process; later ones are counted only */
 
+/* One run of the address map of an OOM (vt_oom.map): live blocks of the failing
+ * device (device, async and VMM kinds) next to each other, by address. */
+typedef struct vt_oom_block {
+    uint64_t addr, size;        /* from the first block's address to the last block's end, bytes */
+    uint64_t gaps_in;           /* free bytes between its blocks (0 unless the map was coarsened) */
+    vt_rsite *site;             /* the site of all its blocks; NULL when they are of several */
+    uint32_t blocks;            /* live blocks in it */
+} vt_oom_block;
+#define VT_OOM_MAP 256          /* runs per map: above it the smallest gaps are merged into runs */
+#define VT_OOM_MAPS 16          /* OOMs of a process that keep a map (the first ones) */
+
 typedef struct vt_oom {
     uint64_t seq, step, time_ns;
     char api[64];
@@ -255,6 +266,10 @@ typedef struct vt_oom {
     int ntop;
     vt_oom_site split[VT_OOM_TOP]; /* fragmentation: sites whose blocks split the free gaps */
     int nsplit;
+    vt_oom_block *map;          /* the device's live blocks by address, touching blocks of one site
+                                   as one run, the gaps between runs free (at most VT_OOM_MAP; only
+                                   for the first VT_OOM_MAPS OOMs with a live list); owned, NULL: none */
+    uint32_t nmap;
 } vt_oom;
 
 /* One live allocation of a record's `allocations` list (docs/snapshot-format.md). */

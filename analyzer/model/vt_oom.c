@@ -43,6 +43,69 @@ static vt_oom_site *acc_entry(vt_rsite *s, uint64_t mark, vt_oom_site **acc, siz
     return &(*acc)[s->scratch];
 }
 
+static int cmp_u64_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+/* m->map from the device's blocks b[0..n) sorted by address: touching blocks of one
+ * site are one run; above VT_OOM_MAP runs, only the VT_OOM_MAP - 1 largest gaps stay
+ * gaps and the runs between are merged (their gaps counted in gaps_in). */
+static void build_map(vt_process *p, vt_oom *m, const vt_alloc *b, size_t n)
+{
+    vt_oom_block *r = vt_xmalloc(n * sizeof *r);
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        vt_site_key key;
+        memset(&key, 0, sizeof key);
+        key.stack = b[i].stack;
+        key.kind = b[i].kind;
+        key.device = b[i].device;
+        vt_rsite *site;
+        HASH_FIND(hh, p->sites, &key, sizeof key, site);
+        uint64_t end = vt_sat_add(b[i].addr, b[i].size);
+        if (nr && r[nr - 1].site == site && r[nr - 1].addr + r[nr - 1].size >= b[i].addr) {
+            vt_oom_block *l = &r[nr - 1];
+            if (end > l->addr + l->size) l->size = end - l->addr;
+            l->blocks++;
+            continue;
+        }
+        r[nr++] = (vt_oom_block){.addr = b[i].addr, .size = end - b[i].addr, .site = site, .blocks = 1};
+    }
+    if (nr > VT_OOM_MAP) {
+        uint64_t *g = vt_xmalloc((nr - 1) * sizeof *g), *sorted = vt_xmalloc((nr - 1) * sizeof *g);
+        for (size_t k = 0; k + 1 < nr; k++) {
+            uint64_t end = r[k].addr + r[k].size;
+            g[k] = sorted[k] = r[k + 1].addr > end ? r[k + 1].addr - end : 0;
+        }
+        qsort(sorted, nr - 1, sizeof *sorted, cmp_u64_desc);
+        uint64_t thr = sorted[VT_OOM_MAP - 2];
+        size_t keep_eq = VT_OOM_MAP - 1;
+        for (size_t k = 0; k + 1 < nr; k++) keep_eq -= g[k] > thr;
+        size_t o = 0;
+        for (size_t k = 1; k < nr; k++) {
+            uint64_t gap = g[k - 1];
+            int keep = gap > thr || (gap == thr && keep_eq && keep_eq--);
+            if (keep) {
+                r[++o] = r[k];
+                continue;
+            }
+            vt_oom_block *l = &r[o];
+            uint64_t end = r[k].addr + r[k].size;
+            if (end > l->addr + l->size) l->size = end - l->addr;
+            l->gaps_in = vt_sat_add(vt_sat_add(l->gaps_in, gap), r[k].gaps_in);
+            l->blocks += r[k].blocks;
+            if (l->site != r[k].site) l->site = NULL;
+        }
+        nr = o + 1;
+        free(g);
+        free(sorted);
+    }
+    m->map = r;
+    m->nmap = (uint32_t)nr;
+}
+
 void vt_oom_build(vt_process *p, vt_snaprec *rec)
 {
     const vt_rec_oom *o = &rec->oom;
@@ -105,6 +168,7 @@ void vt_oom_build(vt_process *p, vt_snaprec *rec)
                 rec->ae[nd++] = *a;
         }
         if (nd) qsort(rec->ae, nd, sizeof *rec->ae, cmp_alloc_addr);
+        if (nd && p->nooms <= VT_OOM_MAPS) build_map(p, m, rec->ae, nd);
         for (size_t i = 0; i + 1 < nd; i++) {
             uint64_t end = rec->ae[i].addr + rec->ae[i].size;
             uint64_t gap = rec->ae[i + 1].addr > end ? rec->ae[i + 1].addr - end : 0;

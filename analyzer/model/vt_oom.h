@@ -5,7 +5,9 @@
  * present, else from its site rows, because the live list is not kept: top sites
  * by live bytes on the failing device, free gaps between the process's live
  * blocks (device, async and VMM kinds), and the sites whose blocks split those
- * gaps (the gap freeing one of their blocks would make). Bytes throughout.
+ * gaps (the gap freeing one of their blocks would make), and for the first
+ * VT_OOM_MAPS OOMs the address map of those blocks (bounded: vt_oom_block).
+ * Bytes throughout.
  * Single-threaded.
  */
 #ifndef VT_OOM_H

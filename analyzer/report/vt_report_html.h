@@ -29,6 +29,13 @@ json_t *vt_html_data(vt_analysis *a);
 /* Part builders, one per view: each adds its own keys to the process object proc
  * (the index of pr in a->procs is pi) or, for the views across processes, to the
  * top object. They return 0, or -1 when out of memory. */
+/* "flame": the flame graph's tree of stacks and per-site values (vt_html_flame.c). */
+int vt_html_flame(vt_analysis *a, size_t pi, json_t *proc);
+/* "ooms", "ooms_more": each out-of-memory event with its address map (vt_html_oom.c). */
+int vt_html_oom(vt_analysis *a, size_t pi, json_t *proc);
+/* "ranks" (top object, more than one process): the process x site growth matrix
+ * (vt_html_ranks.c). */
+int vt_html_ranks(vt_analysis *a, json_t *root);
 
 /* The timeline view: "timeline" (vt_html_timeline.c). */
 int vt_html_timeline(vt_analysis *a, size_t pi, json_t *proc);

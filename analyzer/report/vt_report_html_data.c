@@ -42,6 +42,10 @@ static json_t *proc_json(vt_analysis *a, size_t pi)
                           "unfreed_exit_bytes", p->exited ? json_integer((json_int_t)p->unfreed_exit_bytes) : json_null(),
                           "sites", sites_json(a, pr));
     if (!o) return NULL;
+    if (vt_html_flame(a, pi, o) || vt_html_oom(a, pi, o)) {   /* the flame graph's, the OOM view's */
+        json_decref(o);
+        return NULL;
+    }
     /* each view's part builder adds its keys here */
     if (vt_html_timeline(a, pi, o) || vt_html_sites(a, pi, o)) {
         json_decref(o);
@@ -61,6 +65,10 @@ json_t *vt_html_data(vt_analysis *a)
             json_decref(root);
             return NULL;
         }
+    }
+    if (vt_html_ranks(a, root)) {   /* the many-processes view's */
+        json_decref(root);
+        return NULL;
     }
     /* the part builders of the views across processes add their keys here */
     if (vt_html_same_sites(a, root)) {

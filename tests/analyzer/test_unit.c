@@ -12,6 +12,8 @@
 #include "vt_jarena.h"
 #include "vt_jline.h"
 #include "vt_lineparse.h"
+#include "vt_format.h"
+#include "vt_oom.h"
 #include "vt_pyview.h"
 #include "vt_reader.h"
 #include "vt_series.h"
@@ -557,6 +559,60 @@ static void test_verdicts_truth(void)
     CHECK(classify(3, -1, &s) == VT_STABLE, "nothing held, 3 steps: %s", vt_verdict_name(s.verdict));
 }
 
+/* The OOM address map (vt_oom_block): touching blocks of one site are one run; above
+ * VT_OOM_MAP runs the smallest gaps are merged away, the largest stay exact, and the
+ * runs still cover every block. */
+static void test_oom_map(void)
+{
+    for (int big = 0; big < 2; big++) {
+        vt_process *pp = calloc(1, sizeof *pp), p0;
+        vt_snaprec rec;
+        memset(&rec, 0, sizeof rec);
+        rec.oom.present = 1;
+        rec.oom.requested = 1 << 20;
+        rec.oom.stack = -1;
+        rec.have_allocs = 1;
+        size_t n = big ? 1000 : 40;
+        rec.ae = calloc(n, sizeof *rec.ae);
+        uint64_t addr = 0x700000000000ULL, gaps = 0, largest = 0;
+        for (size_t i = 0; i < n; i++) {
+            /* pairs of touching blocks of one site, then a gap: i * 37 % 101 KiB (the
+             * largest, 100 KiB, recurs), every 97th gap 10 MiB */
+            rec.ae[i] = (vt_alloc){.addr = addr, .size = 4096, .stack = (int64_t)(i / 2 % 3), .kind = VT_KIND_DEVICE, .device = 0};
+            addr += 4096;
+            if (i % 2 == 1 && i + 1 < n) {
+                uint64_t g = i % 97 == 1 ? 10 << 20 : (uint64_t)(i * 37 % 101) << 10;
+                addr += g;
+                gaps += g;
+                if (g > largest) largest = g;
+            }
+        }
+        rec.nae = n;
+        vt_oom_build(pp, &rec);
+        p0 = *pp;
+        CHECK(p0.nooms == 1, "one OOM");
+        const vt_oom *o = &p0.ooms[0];
+        uint64_t blocks = 0, in = 0, covered = 0, kept_largest = 0;
+        for (uint32_t i = 0; i < o->nmap; i++) {
+            blocks += o->map[i].blocks;
+            in += o->map[i].gaps_in;
+            covered += o->map[i].size;
+            if (i) {
+                uint64_t g = o->map[i].addr - (o->map[i - 1].addr + o->map[i - 1].size);
+                if (g > kept_largest) kept_largest = g;
+            }
+        }
+        CHECK(o->nmap == (big ? VT_OOM_MAP : n / 2), "runs: %u", o->nmap);
+        CHECK(blocks == n, "blocks %llu of %zu", (unsigned long long)blocks, n);
+        CHECK(o->map[0].addr == 0x700000000000ULL && covered + (o->gap_total - in) == addr - 0x700000000000ULL,
+              "runs and gaps span the blocks");
+        CHECK(kept_largest == largest && o->gap_largest == largest, "the largest gap is kept: %llu", (unsigned long long)kept_largest);
+        CHECK(!big || in > 0, "small gaps merged into runs");
+        free(rec.ae);
+        vt_process_free(pp);
+    }
+}
+
 int main(int argc, char **argv)
 {
     test_display();
@@ -571,6 +627,7 @@ int main(int argc, char **argv)
     test_floor_theil_sen();
     test_verdicts();
     test_verdicts_truth();
+    test_oom_map();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }

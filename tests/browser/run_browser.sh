@@ -31,7 +31,18 @@ $sanitize "$vt" run -o "$out/training_loop" -- "$training" 40 >"$out/training_lo
   { cat "$out/training_loop.log"; fail "training_loop under the preload failed"; }
 $sanitize env SIMCUDA_MEM=1GiB "$vt" run -o "$out/fragmentation" -- "$frag" >"$out/fragmentation.log" 2>&1 ||
   { cat "$out/fragmentation.log"; fail "fragmentation under the preload failed"; }
-for ex in training_loop fragmentation; do
+# many processes: the training loop as ranks 0 and 1 of one job, in one folder (viz.test.mjs)
+for r in 0 1; do
+  $sanitize env RANK=$r WORLD_SIZE=2 "$vt" run -o "$out/ranks" -- "$training" $((30 + 10 * r)) >"$out/ranks.$r.log" 2>&1 ||
+    { cat "$out/ranks.$r.log"; fail "training_loop as rank $r under the preload failed"; }
+done
+for ex in training_loop fragmentation ranks; do
   "$vt" report --format html -o "$out/$ex.html" "$out/$ex" || fail "report --format html of $ex failed"
 done
 node "$src/report.test.mjs" "$nodedir" "$out/screenshots" "$out/training_loop.html" "$out/fragmentation.html"
+rc=$?
+# the flame graph, out-of-memory and many-processes views; the worse status of the two
+node "$src/viz.test.mjs" "$nodedir" "$out/screenshots" "$out/training_loop.html" "$out/fragmentation.html" "$out/ranks.html"
+rc2=$?
+[ "$rc2" -gt "$rc" ] && rc=$rc2
+exit $rc
