@@ -39,6 +39,9 @@ int vt_html_ranks(vt_analysis *a, json_t *root);
 
 /* The timeline view: "timeline" (vt_html_timeline.c). */
 int vt_html_timeline(vt_analysis *a, size_t pi, json_t *proc);
+/* The event trace beside the stream, when whole: the timeline views' exact band
+ * ("band_source": "trace"; vt_html_trace.c). After vt_html_timeline. */
+int vt_html_trace(vt_analysis *a, size_t pi, json_t *proc);
 /* The site panel: the process's "frames" and "curve_step", each site's stack, curve,
  * figures and rule (vt_html_sites.c). */
 int vt_html_sites(vt_analysis *a, size_t pi, json_t *proc);

@@ -47,7 +47,7 @@ static json_t *proc_json(vt_analysis *a, size_t pi)
         return NULL;
     }
     /* each view's part builder adds its keys here */
-    if (vt_html_timeline(a, pi, o) || vt_html_sites(a, pi, o)) {
+    if (vt_html_timeline(a, pi, o) || vt_html_trace(a, pi, o) || vt_html_sites(a, pi, o)) {
         json_decref(o);
         return NULL;
     }

@@ -20,6 +20,7 @@ import json
 import os
 import pickle
 import pickletools
+import re
 import shutil
 import struct
 import subprocess
@@ -141,6 +142,34 @@ if ctr and bs:
     check(ctr[-1]["args"]["bytes"] == leaked, f"perfetto: last live {ctr[-1]['args']['bytes']}, open slices {leaked}")
     check(max(c["args"]["bytes"] for c in ctr) > max(e["args"]["bytes"] for e in tev if e["ph"] == "C"
           and e["name"] == "gpu0 live bytes"), "perfetto: the every-event counter shows no within-step peak above the per-step one")
+
+# the HTML report's timeline: with the trace its band is exact (the most live at any
+# event): its largest value is the process's peak, and no point's band is below what
+# its sites hold at the point's end; without the trace the key is absent
+def html_views(src):
+    h = out + ".html"
+    rr = subprocess.run([vt, "report", "--format", "html", "--force", "-o", h, src], capture_output=True, text=True)
+    check(rr.returncode == 0, f"html report failed: {rr.stderr}")
+    txt = open(h, encoding="utf-8").read() if rr.returncode == 0 else ""
+    m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', txt, re.S)
+    check(m is not None, "html report: no vt-data")
+    proc = json.loads(m.group(1))["procs"][0] if m else {"timeline": {"views": []}, "peak_bytes": 0}
+    return proc, proc["timeline"]["views"]
+proc, views = html_views(stream)
+check(len(views) == 1 and views[0].get("band_source") == "trace", f"html: band_source {[v.get('band_source') for v in views]}")
+if views:
+    v = views[0]
+    check(max(v["band"]) == proc["peak_bytes"], f"html: the trace band's most {max(v['band'])}, the peak {proc['peak_bytes']}")
+    tops = [sum(s["live"][j] for s in v["sites"]) + v["other"]["live"][j] for j in range(len(v["band"]))]
+    check(all(b >= t for b, t in zip(v["band"], tops)), "html: a trace band below its point's live bytes")
+    check(sum(b > t for b, t in zip(v["band"], tops)) >= steps // 2, "html: the trace band shows no within-step peaks")
+hidden = trace + ".hidden"
+os.rename(trace, hidden)
+try:
+    _, views = html_views(stream)
+    check(views and "band_source" not in views[0], "html: band_source without a trace")
+finally:
+    os.rename(hidden, trace)
 
 # the trace file itself: header, record size
 raw = open(trace, "rb").read()

@@ -386,7 +386,9 @@
       }
       const bsw = VT.el('span', { class: 'vt-sw vt-sw-band', 'aria-hidden': 'true' });
       bsw.style.background = VT.color('c-total');
-      legend.appendChild(VT.el('span', { role: 'listitem' }, bsw, 'inside the step (band: up to each site\u2019s most, summed)'));
+      legend.appendChild(VT.el('span', { role: 'listitem' }, bsw, v.band_source === 'trace'
+        ? 'inside the step (band: the most live at any allocation or free, from the event trace)'
+        : 'inside the step (band: up to each site\u2019s most, summed)'));
       const parts = [];
       if (v.peak) parts.push(`peak ${VT.fmtBytes(v.peak)}` + (v.peak_at ? ` (reached at step ${v.peak_at.step}: ${VT.fmtBytes(v.peak_at.bytes)} live)` : ''));
       if (off.length) parts.push('off the chart: ' + off.join('; '));
