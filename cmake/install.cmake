@@ -68,7 +68,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libunwind8, libelf1, libzstd1")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libunwind8, libelf1")   # libzstd1: the command links it (shlibdeps)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3")
 include(CPack)
 
