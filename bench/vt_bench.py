@@ -922,13 +922,70 @@ def fig10():
 FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12, 13: fig13}
 
 
+# ---- --figures 14: tensor-rate churn (what --tensors makes of a transformer) ----
+
+# Instructions per pair beyond untraced of the full run below at the branch point of
+# this figure (the tree before the bookkeeping and Python-frame passes); the target
+# is half of it. docs/performance.md "Tensor-rate churn" records the measurement.
+TENSOR_BEFORE = 5035
+
+
+def tensor_cmd(pairs, py_frames, native=30, threads=4):
+    return [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_tensor.py"),
+            os.path.join(ARGS.build, "lib", "libbench_tensor.so"), str(threads), str(pairs),
+            str(py_frames), str(native)]
+
+
+def tensor_per_pair(env, py_frames, p1, p2, threads=4):
+    """callgrind instructions per pair inside bench_measured_tensor_pair: the slope
+    between p1 and p2 pairs per thread (the warm-up and first captures cancel)."""
+    a, out, _ = callgrind(tensor_cmd(p1, py_frames, threads=threads), env)
+    b, _, _ = callgrind(tensor_cmd(p2, py_frames, threads=threads), env)
+    return (b - a) / (threads * (p2 - p1)), kv(out)
+
+
+def fig14():
+    """cudaMallocAsync/cudaFreeAsync pairs from 8 Python call sites, 20 Python frames
+    and 48 native frames deep, 4 threads (bench_tensor.py): instructions per pair
+    traced (default settings: 32 frames) against untraced, the same with stacks off,
+    and the cost of one Python frame on the whole hook path (20 against 4 frames)."""
+    log("Figure 14: tensor-rate churn, 4 threads x 8 Python sites, 20 Python + 48 native frames "
+        "(callgrind instructions per cudaMallocAsync+cudaFreeAsync pair)")
+    if ARGS.quick:
+        # proves the program runs, untraced and traced; callgrind takes too long for the smoke test
+        o = kv(run(tensor_cmd(20, 20), base_env()))
+        run(tensor_cmd(20, 20), traced_env())
+        row(14, "tensor churn ran untraced and traced (quick: not measured)", o.get("pairs"), unit="pairs",
+            note=f"py_frames={o.get('py_frames')} native_frames={o.get('native_frames')}")
+        return
+    p1, p2 = 100, 300
+    u, o = tensor_per_pair(base_env(), 20, p1, p2)
+    t, _ = tensor_per_pair(traced_env(), 20, p1, p2)
+    extra = t - u
+    row(14, "traced (default settings) minus untraced, per pair", extra, floor=u, target=TENSOR_BEFORE / 2,
+        unit="instr", ok=extra <= TENSOR_BEFORE / 2,
+        note=f"floor = the untraced pair; before {TENSOR_BEFORE}, ratio {extra / TENSOR_BEFORE:.3f} of it; "
+             f"py_frames={o.get('py_frames')} native_frames={o.get('native_frames')} threads={o.get('threads')}")
+    t0, _ = tensor_per_pair(traced_env(DEPTH=0), 20, p1, p2)
+    row(14, "of which the hooks with stacks off (VRAMTRACE_DEPTH=0) minus untraced (reference)", t0 - u,
+        floor=u, unit="instr", note="bookkeeping of a stream-ordered pair on 4 threads")
+    t4, o4 = tensor_per_pair(traced_env(), 4, p1, p2)
+    per = (t - t4) / (20 - int(o4.get("py_frames", 4)))
+    row(14, f"one Python frame on the whole hook path (traced, {o.get('py_frames')} minus {o4.get('py_frames')} Python frames, per frame)", per,
+        floor=None, target=40, unit="instr", ok=per <= 40,
+        note=f"capture, hash and dedup of the frame; {o4.get('py_frames')} vs {o.get('py_frames')} frames")
+
+
+FIGS[14] = fig14
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12,13")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12,13,14")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],
@@ -959,7 +1016,7 @@ def main():
     ARGS.work = os.path.abspath(ARGS.work or os.path.join(ARGS.build, "bench-work"))
     os.makedirs(ARGS.work, exist_ok=True)
     figs = [int(x) for x in ARGS.figures.split(",") if x]
-    need_vg = any(f in (1, 2, 6) for f in figs)
+    need_vg = any(f in (1, 2, 6, 14) for f in figs)
     if need_vg and not shutil.which("valgrind"):
         log("valgrind not found: instruction-count figures need it")
         return 1
