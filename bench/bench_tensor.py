@@ -7,12 +7,14 @@ threads each make PAIRS cudaMallocAsync/cudaFreeAsync pairs of SIZE bytes (defau
 PY_FRAMES Python frames deep (the thread's bootstrap frames counted) and
 NATIVE_FRAMES native frames below the ctypes call (bench_tensor.c, LIB). callgrind
 counts only bench_measured_tensor_pair (the pair, with everything the tracer does in
-it). Prints one line "pairs=.. threads=.. py_frames=.. native_frames=.." (the depths
-measured at the CUDA call). Exit 1 on a CUDA error.
+it). Prints one line "pairs=.. threads=.. py_frames=.. native_frames=.. wall_ns=.." (the
+depths measured at the CUDA call; the wall time of the pairs, all threads, after their
+warm-up). Exit 1 on a CUDA error.
 """
 import ctypes
 import sys
 import threading
+import time
 
 lib = ctypes.CDLL(sys.argv[1])
 THREADS, PAIRS, PY_FRAMES, NATIVE = (int(x) for x in sys.argv[2:6])
@@ -65,6 +67,7 @@ def worker(out):
     out.append((depth_here() + k + 1 + 1, lib.bench_tensor_native_depth(NATIVE)))
     for i in range(50):        # warm: the tracer's first allocation, libunwind's caches
         down(k, s, i)
+    start.wait()
     for i in range(PAIRS):
         down(k, s, i)
 
@@ -75,12 +78,17 @@ if lib.bench_tensor_pair(NATIVE, None, SIZE):
     print("bench_tensor: first pair failed", file=sys.stderr)
     sys.exit(1)
 depths = []
+start = threading.Barrier(THREADS + 1)   # the pairs begin together, after every warm-up
 ts = [threading.Thread(target=worker, args=(depths,)) for _ in range(THREADS)]
 for t in ts:
     t.start()
+start.wait()
+t0 = time.perf_counter_ns()
 for t in ts:
     t.join()
+wall = time.perf_counter_ns() - t0
 if failed or not depths:
     print("bench_tensor: failed: %s" % failed[:3], file=sys.stderr)
     sys.exit(1)
-print("pairs=%d threads=%d py_frames=%d native_frames=%d" % (THREADS * PAIRS, THREADS, depths[0][0], depths[0][1]))
+print("pairs=%d threads=%d py_frames=%d native_frames=%d wall_ns=%d" % (THREADS * PAIRS, THREADS, depths[0][0],
+                                                                     depths[0][1], wall))

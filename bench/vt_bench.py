@@ -327,6 +327,20 @@ def fig3():
             row(3, f"churn, {label}: traced/untraced wall", r, floor=1.0, target=None, unit="x",
                 note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s; "
                      f"{(t - u) / pairs * 1e6:+.2f} us per pair")
+    if ARGS.churn_async:
+        # the same churn with stream-ordered pairs (cudaMallocAsync/cudaFreeAsync), as
+        # PyTorch's cudaMallocAsync backend and --tensors make them; with its diagnosis rows
+        acmd = cmd + ["--async", "1"]
+        variants = [("default settings", {})]
+        if ARGS.churn_variants:
+            variants += [("VRAMTRACE_DEPTH=0", {"DEPTH": 0}), ("VRAMTRACE_INTERVAL_MS=0", {"INTERVAL_MS": 0}),
+                         ("VRAMTRACE_NVML=0", {"NVML": 0})]
+        for label, kw in variants:
+            r, u, t = paired(acmd, rounds, traced_env(**kw))
+            row(3, f"stream-ordered churn, {label}: traced/untraced wall", r, floor=1.0,
+                target=1.03 if not kw else None, unit="x", ok=(r <= 1.03) if not kw else None,
+                note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s; "
+                     f"{(t - u) / pairs * 1e6:+.2f} us per pair")
     if ARGS.hyperfine and shutil.which("hyperfine") and not ARGS.quick:
         hyper(cmd, "churn")
 
@@ -927,7 +941,7 @@ FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 
 # Instructions per pair beyond untraced of the full run below at the branch point of
 # this figure (the tree before the bookkeeping and Python-frame passes); the target
 # is half of it. docs/performance.md "Tensor-rate churn" records the measurement.
-TENSOR_BEFORE = 5035
+TENSOR_BEFORE = 5408
 
 
 def tensor_cmd(pairs, py_frames, native=30, threads=4):
@@ -951,6 +965,9 @@ def fig14():
     and the cost of one Python frame on the whole hook path (20 against 4 frames)."""
     log("Figure 14: tensor-rate churn, 4 threads x 8 Python sites, 20 Python + 48 native frames "
         "(callgrind instructions per cudaMallocAsync+cudaFreeAsync pair)")
+    if ARGS.tensor_wall:
+        tensor_wall()
+        return
     if ARGS.quick:
         # proves the program runs, untraced and traced; callgrind takes too long for the smoke test
         o = kv(run(tensor_cmd(20, 20), base_env()))
@@ -969,11 +986,44 @@ def fig14():
     t0, _ = tensor_per_pair(traced_env(DEPTH=0), 20, p1, p2)
     row(14, "of which the hooks with stacks off (VRAMTRACE_DEPTH=0) minus untraced (reference)", t0 - u,
         floor=u, unit="instr", note="bookkeeping of a stream-ordered pair on 4 threads")
-    t4, o4 = tensor_per_pair(traced_env(), 4, p1, p2)
-    per = (t - t4) / (20 - int(o4.get("py_frames", 4)))
+    # one thread: the per-frame slope is a small difference of two counts, and the
+    # interleaving of 4 threads moves each count by more than it
+    t20, o = tensor_per_pair(traced_env(), 20, p1, p2, threads=1)
+    t4, o4 = tensor_per_pair(traced_env(), 4, p1, p2, threads=1)
+    per = (t20 - t4) / (int(o.get("py_frames", 20)) - int(o4.get("py_frames", 4)))
     row(14, f"one Python frame on the whole hook path (traced, {o.get('py_frames')} minus {o4.get('py_frames')} Python frames, per frame)", per,
         floor=None, target=40, unit="instr", ok=per <= 40,
         note=f"capture, hash and dedup of the frame; {o4.get('py_frames')} vs {o.get('py_frames')} frames")
+
+
+
+def tensor_wall():
+    """Figure 14 as paired wall times: bench_tensor.py untraced and traced alternate
+    (rotated order each round), the per-round ratio of the pairs' wall time (all
+    threads, the interpreter's work between pairs included), medians; beside it the
+    traced run with stacks off, periodic snapshots off and NVML off."""
+    rounds = 2 if ARGS.quick else ARGS.rounds
+    pairs = 200 if ARGS.quick else 5000
+    cmd = tensor_cmd(pairs, 20)
+    configs = [("default settings", {}), ("VRAMTRACE_DEPTH=0", {"DEPTH": 0}),
+               ("VRAMTRACE_INTERVAL_MS=0", {"INTERVAL_MS": 0}), ("VRAMTRACE_NVML=0", {"NVML": 0})]
+    walls = {None: []}
+    for label, _ in configs:
+        walls[label] = []
+    for r in range(rounds):
+        order = [(None, base_env())] + [(label, traced_env(**kw)) for label, kw in configs]
+        k = r % len(order)
+        for label, env in order[k:] + order[:k]:
+            shutil.rmtree(os.path.join(ARGS.work, "out"), ignore_errors=True)
+            walls[label].append(float(kv(run(cmd, env))["wall_ns"]))
+    med = statistics.median
+    for label, kw in configs:
+        ratio = med(t / u for t, u in zip(walls[label], walls[None]))
+        du = (med(walls[label]) - med(walls[None])) / (4 * pairs) / 1000
+        row(14, f"tensor churn wall, {label}: traced/untraced", ratio, floor=1.0,
+            target=1.03 if not kw else None, unit="x", ok=(ratio <= 1.03) if not kw else None,
+            note=f"median of {rounds} paired rounds; untraced {med(walls[None]) / 1e6:.1f} ms, traced "
+                 f"{med(walls[label]) / 1e6:.1f} ms for {4 * pairs} pairs; {du:+.2f} us per pair")
 
 
 FIGS[14] = fig14
@@ -1001,6 +1051,11 @@ def main():
                     help="alloc/free pairs of figure 3's churn run (default 100000)")
     ap.add_argument("--churn-variants", action="store_true",
                     help="figure 3: also the churn with stacks off, periodic snapshots off, NVML off")
+    ap.add_argument("--churn-async", action="store_true",
+                    help="figure 3: also the churn with stream-ordered pairs (cudaMallocAsync/cudaFreeAsync)")
+    ap.add_argument("--tensor-wall", action="store_true",
+                    help="figure 14: paired wall times (untraced, traced, and the diagnosis rows) instead of "
+                         "callgrind counts (a GPU machine, --cuda-lib)")
     ap.add_argument("--verbose", action="store_true", help="callgrind per-function costs")
     ap.add_argument("--json", default=None)
     ap.add_argument("--preload-lib", default=None,
