@@ -27,7 +27,7 @@
 #      rounds, each with its diagnosis rows (VRAMTRACE_DEPTH=0, VRAMTRACE_INTERVAL_MS=0,
 #      VRAMTRACE_NVML=0): the stream-ordered churn (target 1.03x), the tensor-rate churn
 #      (bench_tensor.py), a small PyTorch transformer under --tensors (1.03x) and with
-#      the default allocator (1.01x)
+#      the default allocator (1.01x), then the cudaMalloc churn in the time left
 # BUDGET_S (default 420 s) bounds the whole run: a paired figure starts no round past
 # it (it reports the rounds it ran), and the steps after it are skipped with a line.
 set -uo pipefail
@@ -175,14 +175,18 @@ paired() {  # paired NAME SHARE_OF_THE_TIME_LEFT(%) gpu_paired.py-args...
   note "$name: exit $? ($(date +%s) s)"; cat "$OUT/$name.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
 }
 SPIN=$(LD_LIBRARY_PATH=$CUDA_LIB:$LD_LIBRARY_PATH "$B/bin/bench_alloc" calibrate 9000 | sed 's/iters=//')
-paired churn_async 25 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
+paired churn_async 15 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
     "$B/bin/bench_alloc" churn $CHURN_PAIRS "${SPIN:-1000}" --async 1
-paired tensor_churn 30 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
+paired tensor_churn 18 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
     "$PY" bench/bench_tensor.py "$B/lib/libbench_tensor.so" 4 $TENSOR_PAIRS 20 30
 if [ "$TORCH" = 1 ]; then
   paired torch_tensors_time 50 --run-opts --tensors --env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
       --metric 'ms/step ([0-9.]+)' "${DIAG[@]}" -- "$PY" examples/python/torch_small_leak.py --steps 40
-  paired torch_default_time 100 --metric 'ms/step ([0-9.]+)' "${DIAG[@]}" -- \
+  paired torch_default_time 80 --metric 'ms/step ([0-9.]+)' "${DIAG[@]}" -- \
       "$PY" examples/python/torch_small_leak.py --steps 40
 fi
+# the churn of cudaMalloc/cudaFree pairs (figure 3's program; the 2026-11-29 run's 1.109x),
+# in what time is left
+paired churn_malloc 100 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
+    "$B/bin/bench_alloc" churn $((CHURN_PAIRS / 3)) "${SPIN:-1000}"
 note "done in $(( $(date +%s) - T0 )) s; results in $OUT"
