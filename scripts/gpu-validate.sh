@@ -180,7 +180,7 @@ paired churn_async 15 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
 paired tensor_churn 18 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
     "$PY" bench/bench_tensor.py "$B/lib/libbench_tensor.so" 4 $TENSOR_PAIRS 20 30
 if [ "$TORCH" = 1 ]; then
-  paired torch_tensors_time 50 --run-opts --tensors --env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
+  paired torch_tensors_time 50 --run-opts=--tensors --env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
       --metric 'ms/step ([0-9.]+)' "${DIAG[@]}" -- "$PY" examples/python/torch_small_leak.py --steps 40
   paired torch_default_time 80 --metric 'ms/step ([0-9.]+)' "${DIAG[@]}" -- \
       "$PY" examples/python/torch_small_leak.py --steps 40
