@@ -172,7 +172,7 @@ paired() {  # paired NAME SHARE_OF_THE_TIME_LEFT(%) gpu_paired.py-args...
   if [ "$l" -le 20 ]; then note "$name: skipped (time budget)"; return; fi
   "$PY" scripts/gpu_paired.py --name "$name" --out "$OUT" --rounds "$ROUNDS" --vt "$VT" \
       --deadline $(( $(date +%s) + l * share / 100 )) "$@" >/dev/null 2>"$OUT/$name.err"
-  note "$name: exit $? ($(date +%s) s)"; cat "$OUT/$name.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
+  note "$name: exit $? (at $(( $(date +%s) - T0 )) s of the run)"; cat "$OUT/$name.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
 }
 SPIN=$(LD_LIBRARY_PATH=$CUDA_LIB:$LD_LIBRARY_PATH "$B/bin/bench_alloc" calibrate 9000 | sed 's/iters=//')
 paired churn_async 15 --metric 'wall_ns=(\d+)' "${DIAG[@]}" -- \
