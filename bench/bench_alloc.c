@@ -38,8 +38,10 @@
  *                                                     per step from 8 sites, SPIN busy
  *                                                     iterations per step standing in
  *                                                     for kernel time, vramtrace_step()
- *   bench_alloc churn PAIRS SPIN                      PAIRS alloc+free pairs, SPIN busy
- *                                                     iterations after each
+ *   bench_alloc churn PAIRS SPIN [--async 1]          PAIRS alloc+free pairs, SPIN busy
+ *                                                     iterations after each; --async 1:
+ *                                                     cudaMallocAsync/cudaFreeAsync pairs
+ *                                                     on the legacy default stream
  *   bench_alloc calibrate NS                          prints the busy iterations that
  *                                                     take about NS nanoseconds
  *   bench_alloc steplat STEPS GAP_US                  vramtrace_step() latency: STEPS
@@ -304,6 +306,23 @@ __attribute__((noinline)) static void train_nest(train *t, int frames)
     sink++;
 }
 
+#define ASITE(k) __attribute__((noinline)) static void *asite_##k(size_t b) \
+    { void *p = NULL; cudaError_t e = cudaMallocAsync(&p, b, 0); if (e) die("cudaMallocAsync", e); return p; }
+ASITE(0) ASITE(1) ASITE(2) ASITE(3) ASITE(4) ASITE(5) ASITE(6) ASITE(7)
+static void *(*const asites[8])(size_t) = { asite_0, asite_1, asite_2, asite_3, asite_4, asite_5, asite_6, asite_7 };
+
+/* The churn with stream-ordered pairs (cudaMallocAsync/cudaFreeAsync on the legacy
+ * default stream), as PyTorch's cudaMallocAsync backend makes them. */
+__attribute__((noinline)) static void churn_async_run(long pairs, uint64_t spin_iters)
+{
+    for (long i = 0; i < pairs; i++) {
+        void *p = asites[i & 7]((size_t)(512 << (i & 7)));
+        spin(spin_iters);
+        cudaError_t e = cudaFreeAsync(p, 0);
+        if (e) die("cudaFreeAsync", e);
+    }
+}
+
 __attribute__((noinline)) static void churn_run(long pairs, uint64_t spin_iters)
 {
     for (long i = 0; i < pairs; i++) {
@@ -444,10 +463,14 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "churn") && argc >= 4) {
         long pairs = atol(argv[2]);
         uint64_t sp = strtoull(argv[3], NULL, 10);
+        int async = int_arg(argc, argv, "--async", 0);
         uint64_t t0 = now_ns();
-        churn_run(pairs, sp);
+        if (async)
+            churn_async_run(pairs, sp);
+        else
+            churn_run(pairs, sp);
         uint64_t dt = now_ns() - t0;
-        printf("mode=churn pairs=%ld wall_ns=%llu pairs_per_s=%.0f\n", pairs,
+        printf("mode=churn%s pairs=%ld wall_ns=%llu pairs_per_s=%.0f\n", async ? "async" : "", pairs,
                (unsigned long long)dt, (double)pairs * 1e9 / (double)dt);
         return 0;
     }

@@ -327,6 +327,20 @@ def fig3():
             row(3, f"churn, {label}: traced/untraced wall", r, floor=1.0, target=None, unit="x",
                 note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s; "
                      f"{(t - u) / pairs * 1e6:+.2f} us per pair")
+    if ARGS.churn_async:
+        # the same churn with stream-ordered pairs (cudaMallocAsync/cudaFreeAsync), as
+        # PyTorch's cudaMallocAsync backend and --tensors make them; with its diagnosis rows
+        acmd = cmd + ["--async", "1"]
+        variants = [("default settings", {})]
+        if ARGS.churn_variants:
+            variants += [("VRAMTRACE_DEPTH=0", {"DEPTH": 0}), ("VRAMTRACE_INTERVAL_MS=0", {"INTERVAL_MS": 0}),
+                         ("VRAMTRACE_NVML=0", {"NVML": 0})]
+        for label, kw in variants:
+            r, u, t = paired(acmd, rounds, traced_env(**kw))
+            row(3, f"stream-ordered churn, {label}: traced/untraced wall", r, floor=1.0,
+                target=1.03 if not kw else None, unit="x", ok=(r <= 1.03) if not kw else None,
+                note=f"median of {rounds} pairs; untraced {u:.3f} s, traced {t:.3f} s; "
+                     f"{(t - u) / pairs * 1e6:+.2f} us per pair")
     if ARGS.hyperfine and shutil.which("hyperfine") and not ARGS.quick:
         hyper(cmd, "churn")
 
@@ -1006,13 +1020,111 @@ def fig20():
 FIGS = {1: fig1, 2: fig2, 3: fig3, 4: fig4, 5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12, 13: fig13, 20: fig20}
 
 
+# ---- --figures 14: tensor-rate churn (what --tensors makes of a transformer) ----
+
+# Instructions per pair beyond untraced of the full run below at the branch point of
+# this figure (the tree before the bookkeeping and Python-frame passes); the target
+# is half of it. docs/performance.md "Tensor-rate churn" records the measurement.
+TENSOR_BEFORE = 5325
+
+
+def tensor_cmd(pairs, py_frames, native=30, threads=4):
+    return [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_tensor.py"),
+            os.path.join(ARGS.build, "lib", "libbench_tensor.so"), str(threads), str(pairs),
+            str(py_frames), str(native)]
+
+
+def tensor_per_pair(env, py_frames, p1, p2, threads=4):
+    """callgrind instructions per pair inside bench_measured_tensor_pair: the slope
+    between p1 and p2 pairs per thread (the warm-up and first captures cancel)."""
+    a, out, _ = callgrind(tensor_cmd(p1, py_frames, threads=threads), env)
+    b, _, _ = callgrind(tensor_cmd(p2, py_frames, threads=threads), env)
+    return (b - a) / (threads * (p2 - p1)), kv(out)
+
+
+def fig14():
+    """cudaMallocAsync/cudaFreeAsync pairs from 8 Python call sites, 20 Python frames
+    and 48 native frames deep, 4 threads (bench_tensor.py): instructions per pair
+    traced (default settings: 32 frames) against untraced, the same with stacks off,
+    and the cost of one Python frame on the whole hook path (20 against 4 frames)."""
+    log("Figure 14: tensor-rate churn, 4 threads x 8 Python sites, 20 Python + 48 native frames "
+        "(callgrind instructions per cudaMallocAsync+cudaFreeAsync pair)")
+    if ARGS.tensor_wall:
+        tensor_wall()
+        return
+    if ARGS.quick:
+        # proves the program runs, untraced and traced; callgrind takes too long for the smoke test
+        o = kv(run(tensor_cmd(20, 20), base_env()))
+        run(tensor_cmd(20, 20), traced_env())
+        row(14, "tensor churn ran untraced and traced (quick: not measured)", o.get("pairs"), unit="pairs",
+            note=f"py_frames={o.get('py_frames')} native_frames={o.get('native_frames')}")
+        return
+    p1, p2 = 100, 300
+    u, o = tensor_per_pair(base_env(), 20, p1, p2)
+    t, _ = tensor_per_pair(traced_env(), 20, p1, p2)
+    extra = t - u
+    row(14, "traced (default settings) minus untraced, per pair", extra, floor=u, target=TENSOR_BEFORE / 2,
+        unit="instr", ok=extra <= TENSOR_BEFORE / 2,
+        note=f"floor = the untraced pair; before {TENSOR_BEFORE}, ratio {extra / TENSOR_BEFORE:.3f} of it; "
+             f"py_frames={o.get('py_frames')} native_frames={o.get('native_frames')} threads={o.get('threads')}")
+    # one thread: the per-frame slope is a small difference of two counts, and the
+    # interleaving of 4 threads moves each count by more than it
+    t20, o = tensor_per_pair(traced_env(), 20, p1, p2, threads=1)
+    t4, o4 = tensor_per_pair(traced_env(), 4, p1, p2, threads=1)
+    per = (t20 - t4) / (int(o.get("py_frames", 20)) - int(o4.get("py_frames", 4)))
+    # one thread: the count is the same from run to run (with 4 threads the simulated
+    # driver's malloc moves both counts by up to about 100 per pair)
+    u1, _ = tensor_per_pair(base_env(), 20, p1, p2, threads=1)
+    row(14, "the same pairs on one thread: traced minus untraced, per pair (reference)", t20 - u1, floor=u1,
+        unit="instr", note="deterministic: the before/after comparison")
+    t0, _ = tensor_per_pair(traced_env(DEPTH=0), 20, p1, p2, threads=1)
+    row(14, "of which the hooks with stacks off (VRAMTRACE_DEPTH=0), one thread (reference)", t0 - u1,
+        floor=u1, unit="instr", note="bookkeeping of a stream-ordered pair")
+    row(14, f"one Python frame on the whole hook path (traced, {o.get('py_frames')} minus {o4.get('py_frames')} Python frames, per frame)", per,
+        floor=None, target=40, unit="instr", ok=per <= 40,
+        note=f"capture, hash and dedup of the frame; {o4.get('py_frames')} vs {o.get('py_frames')} frames")
+
+
+
+def tensor_wall():
+    """Figure 14 as paired wall times: bench_tensor.py untraced and traced alternate
+    (rotated order each round), the per-round ratio of the pairs' wall time (all
+    threads, the interpreter's work between pairs included), medians; beside it the
+    traced run with stacks off, periodic snapshots off and NVML off."""
+    rounds = 2 if ARGS.quick else ARGS.rounds
+    pairs = 200 if ARGS.quick else 5000
+    cmd = tensor_cmd(pairs, 20)
+    configs = [("default settings", {}), ("VRAMTRACE_DEPTH=0", {"DEPTH": 0}),
+               ("VRAMTRACE_INTERVAL_MS=0", {"INTERVAL_MS": 0}), ("VRAMTRACE_NVML=0", {"NVML": 0})]
+    walls = {None: []}
+    for label, _ in configs:
+        walls[label] = []
+    for r in range(rounds):
+        order = [(None, base_env())] + [(label, traced_env(**kw)) for label, kw in configs]
+        k = r % len(order)
+        for label, env in order[k:] + order[:k]:
+            shutil.rmtree(os.path.join(ARGS.work, "out"), ignore_errors=True)
+            walls[label].append(float(kv(run(cmd, env))["wall_ns"]))
+    med = statistics.median
+    for label, kw in configs:
+        ratio = med(t / u for t, u in zip(walls[label], walls[None]))
+        du = (med(walls[label]) - med(walls[None])) / (4 * pairs) / 1000
+        row(14, f"tensor churn wall, {label}: traced/untraced", ratio, floor=1.0,
+            target=1.03 if not kw else None, unit="x", ok=(ratio <= 1.03) if not kw else None,
+            note=f"median of {rounds} paired rounds; untraced {med(walls[None]) / 1e6:.1f} ms, traced "
+                 f"{med(walls[label]) / 1e6:.1f} ms for {4 * pairs} pairs; {du:+.2f} us per pair")
+
+
+FIGS[14] = fig14
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12,13,20")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,10,11,12,13,14,20")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--analyzer-counts", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--analyzer-formats", type=int, nargs="+", default=[3], choices=[1, 2, 3],
@@ -1028,6 +1140,11 @@ def main():
                     help="alloc/free pairs of figure 3's churn run (default 100000)")
     ap.add_argument("--churn-variants", action="store_true",
                     help="figure 3: also the churn with stacks off, periodic snapshots off, NVML off")
+    ap.add_argument("--churn-async", action="store_true",
+                    help="figure 3: also the churn with stream-ordered pairs (cudaMallocAsync/cudaFreeAsync)")
+    ap.add_argument("--tensor-wall", action="store_true",
+                    help="figure 14: paired wall times (untraced, traced, and the diagnosis rows) instead of "
+                         "callgrind counts (a GPU machine, --cuda-lib)")
     ap.add_argument("--verbose", action="store_true", help="callgrind per-function costs")
     ap.add_argument("--json", default=None)
     ap.add_argument("--preload-lib", default=None,
@@ -1043,7 +1160,7 @@ def main():
     ARGS.work = os.path.abspath(ARGS.work or os.path.join(ARGS.build, "bench-work"))
     os.makedirs(ARGS.work, exist_ok=True)
     figs = [int(x) for x in ARGS.figures.split(",") if x]
-    need_vg = any(f in (1, 2, 6) for f in figs)
+    need_vg = any(f in (1, 2, 6, 14) for f in figs)
     if need_vg and not shutil.which("valgrind"):
         log("valgrind not found: instruction-count figures need it")
         return 1

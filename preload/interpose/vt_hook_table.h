@@ -82,17 +82,17 @@
     X(cudaHostRegister, RT, HOST_PINNED_REGISTERED, ALLOC, NOFRONT, cudaError_t,                       \
       (void *ptr, size_t size, unsigned int flags), (ptr, size, flags), (&ptr, size, 0),              \
       "registered host memory; freed by unregister")                                                  \
-    X(cudaMallocAsync, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                         \
+    X(cudaMallocAsync, RT, ASYNC, ALLOC, FRONT, cudaError_t,                                           \
       (void **devPtr, size_t size, cudaStream_t stream), (devPtr, size, stream),                      \
       (devPtr, size, stream), "")                                                                     \
-    X(cudaMallocAsync_ptsz, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                    \
+    X(cudaMallocAsync_ptsz, RT, ASYNC, ALLOC, FRONT, cudaError_t,                                      \
       (void **devPtr, size_t size, cudaStream_t stream), (devPtr, size, stream),                      \
       (devPtr, size, stream), "per-thread default stream")                                            \
-    X(cudaMallocFromPoolAsync, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                                 \
+    X(cudaMallocFromPoolAsync, RT, ASYNC, ALLOC, FRONT, cudaError_t,                                   \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
       (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
       "the pool's reserve and use are sampled from then on")                                                   \
-    X(cudaMallocFromPoolAsync_ptsz, RT, ASYNC, ALLOC, NOFRONT, cudaError_t,                            \
+    X(cudaMallocFromPoolAsync_ptsz, RT, ASYNC, ALLOC, FRONT, cudaError_t,                              \
       (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream),  \
       (ptr, size, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                             \
       "per-thread default stream; the pool's reserve and use are sampled from then on")                        \
@@ -101,9 +101,9 @@
     X(cudaFreeHost, RT, HOST_PINNED, FREE, FRONT, cudaError_t, (void *ptr), (ptr), (ptr), "")         \
     X(cudaHostUnregister, RT, HOST_PINNED, FREE, NOFRONT, cudaError_t, (void *ptr), (ptr), (ptr),      \
       "registered host memory; freed by unregister")                                                  \
-    X(cudaFreeAsync, RT, ASYNC, FREE_ASYNC, NOFRONT, cudaError_t, (void *devPtr, cudaStream_t stream), \
+    X(cudaFreeAsync, RT, ASYNC, FREE_ASYNC, FRONT, cudaError_t, (void *devPtr, cudaStream_t stream),   \
       (devPtr, stream), (devPtr, stream), "on a capturing stream: a graph free node, nothing freed")  \
-    X(cudaFreeAsync_ptsz, RT, ASYNC, FREE_ASYNC, NOFRONT, cudaError_t,                                  \
+    X(cudaFreeAsync_ptsz, RT, ASYNC, FREE_ASYNC, FRONT, cudaError_t,                                    \
       (void *devPtr, cudaStream_t stream), (devPtr, stream), (devPtr, stream),                        \
       "per-thread default stream; on a capturing stream: a graph free node")                          \
     /* ---- runtime: pools, reset ---- */                                                            \
@@ -310,18 +310,18 @@
     X(cuMemHostRegister_v2, DRV, HOST_PINNED_REGISTERED, ALLOC, NOFRONT, CUresult,                     \
       (void *p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags), (&p, bytesize, 0),        \
       "registered host memory; freed by unregister")                                                  \
-    X(cuMemAllocAsync, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                                           \
+    X(cuMemAllocAsync, DRV, ASYNC, ALLOC, FRONT, CUresult,                                             \
       (CUdeviceptr *dptr, size_t bytesize, CUstream stream), (dptr, bytesize, stream),                \
       (dptr, bytesize, stream), "")                                                                   \
-    X(cuMemAllocAsync_ptsz, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                                      \
+    X(cuMemAllocAsync_ptsz, DRV, ASYNC, ALLOC, FRONT, CUresult,                                        \
       (CUdeviceptr *dptr, size_t bytesize, CUstream stream), (dptr, bytesize, stream),                \
       (dptr, bytesize, stream), "per-thread default stream")                                          \
-    X(cuMemAllocFromPoolAsync, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                                   \
+    X(cuMemAllocFromPoolAsync, DRV, ASYNC, ALLOC, FRONT, CUresult,                                     \
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
       (dptr, bytesize, pool, stream),                                                                 \
       (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
       "the pool's reserve and use are sampled from then on")                                                   \
-    X(cuMemAllocFromPoolAsync_ptsz, DRV, ASYNC, ALLOC, NOFRONT, CUresult,                              \
+    X(cuMemAllocFromPoolAsync_ptsz, DRV, ASYNC, ALLOC, FRONT, CUresult,                                \
       (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                       \
       (dptr, bytesize, pool, stream),                                                                 \
       (dptr, bytesize, stream, vt_hook_pool_used((uint64_t)(uintptr_t)pool)),                        \
@@ -339,9 +339,9 @@
     X(cuMemFreeHost, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p), "")              \
     X(cuMemHostUnregister, DRV, HOST_PINNED, FREE, NOFRONT, CUresult, (void *p), (p), (p),             \
       "registered host memory; freed by unregister")                                                  \
-    X(cuMemFreeAsync, DRV, ASYNC, FREE_ASYNC, NOFRONT, CUresult, (CUdeviceptr dptr, CUstream stream), \
+    X(cuMemFreeAsync, DRV, ASYNC, FREE_ASYNC, FRONT, CUresult, (CUdeviceptr dptr, CUstream stream),   \
       (dptr, stream), (dptr, stream), "on a capturing stream: a graph free node, nothing freed")      \
-    X(cuMemFreeAsync_ptsz, DRV, ASYNC, FREE_ASYNC, NOFRONT, CUresult,                                   \
+    X(cuMemFreeAsync_ptsz, DRV, ASYNC, FREE_ASYNC, FRONT, CUresult,                                     \
       (CUdeviceptr dptr, CUstream stream), (dptr, stream), (dptr, stream),                            \
       "per-thread default stream; on a capturing stream: a graph free node")                          \
     /* ---- driver: virtual memory management (memory is handles; address space is not) ---- */     \

@@ -70,7 +70,10 @@ int vt_driver_meminfo(uint64_t *free_bytes, uint64_t *total_bytes)
 
 void vt_driver_pool_seen(int device)
 {
-    if (device >= 0 && device < 64)
+    /* read first: every stream-ordered allocation calls this, and a locked RMW on
+     * one shared line would bounce it between the allocating threads */
+    if (device >= 0 && device < 64 &&
+        !(__atomic_load_n(&vt__pool_devs, __ATOMIC_RELAXED) & (1ull << device)))
         __atomic_or_fetch(&vt__pool_devs, 1ull << device, __ATOMIC_RELAXED);
 }
 
