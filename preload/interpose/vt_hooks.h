@@ -25,6 +25,7 @@
 #include "vt_driver.h"
 #include "vt_graph.h"
 #include "vt_guard.h"
+#include "vt_stkcache.h"
 #include "vt_ipc.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
@@ -187,19 +188,29 @@ extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
  * address into the hook's caller; docs/snapshot-format.md "stack"); 0 when the depth
  * is 0 or nothing was captured. A macro, not a function: unw_backtrace must be called
  * from the hook's own frame, so that the hook is the only frame of ours libunwind
- * walks (vt_stack_capture_hook checks that and falls back otherwise). The pc buffer
- * is a block-scope VLA of depth + 1 words (<= 2 KiB), released before the real call.
+ * walks (vt_stack_capture_hook checks that and falls back otherwise). First the
+ * thread's stack cache (capture/vt_stkcache.h) is asked with the hook's return
+ * address and CFA (the hooks keep frame pointers: CFA = frame address + 16); on a miss
+ * the hook unwinds and may fill an entry. The pc buffer is a block-scope VLA of
+ * depth + 1 words (<= 2 KiB), released before the real call.
  * Keeps errno; ep is &errno (taken once by the hook: __errno_location is const, so
  * the compiler reuses it for the hook's own errno save after the real call). */
 #define VT_HOOK_CAPTURE(out, ep)                                                        \
     do {                                                                              \
-        int vt__d = vt_state_depth();                                                       \
+        int vt__d = vt_state_depth();                                                 \
         (out) = 0;                                                                    \
         if (vt__d > 0) {                                                              \
             int *vt__ep = (ep), vt__e = *vt__ep;                                      \
-            uintptr_t vt__pcs[vt__d + 1];                                             \
-            int vt__n = vt_stack_unwind_here(vt__pcs, vt__d + 1);                     \
-            uint32_t vt__id = vt_stack_capture_hook(vt__pcs, vt__n, vt__d);           \
+            uintptr_t vt__ra = (uintptr_t)__builtin_return_address(0);               \
+            uintptr_t vt__cfa = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *); \
+            uint32_t vt__id = vt_stkc_lookup(vt__ra, vt__cfa, vt__d); \
+            if (!vt__id) {                                                            \
+                uintptr_t vt__pcs[vt__d + 1];                                         \
+                int vt__n = vt_stack_unwind_here(vt__pcs, vt__d + 1);                 \
+                vt__id = vt_stack_capture_hook(vt__pcs, vt__n, vt__d);                \
+                if (vt__n == vt__d + 1 && vt__id != UINT32_MAX)                        \
+                    vt_stkc_fill(vt__ra, vt__cfa, vt__pcs, vt__n, vt__d, vt__id); \
+            }                                                                         \
             (out) = __builtin_expect(vt__id == UINT32_MAX, 0) ? vt_hook_capture_oom() \
                                                               : vt__id;               \
             *vt__ep = vt__e;                                                          \
