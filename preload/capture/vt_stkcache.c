@@ -168,7 +168,7 @@ __attribute__((noinline)) uint32_t vt_stkc_lookup(uintptr_t ra, uintptr_t cfa, i
         if (e->ra != ra || e->cfa != cfa)
             continue;
         if (e->depth != depth || e->gen != gen || vt__stkc_diff(e))
-            break;   /* one entry per key: the same key elsewhere is not there */
+            continue;   /* the same call site reached through other frames: next way */
         c->miss_run = 0;
         if (__builtin_expect(vt__config.stack_check, 0)) {
             __atomic_fetch_add(&vt__stkc_hits, 1, __ATOMIC_RELAXED);
@@ -182,12 +182,19 @@ __attribute__((noinline)) uint32_t vt_stkc_lookup(uintptr_t ra, uintptr_t cfa, i
     return 0;
 }
 
+/* Lowest address a pair may have: the hook's saved registers lie just below its CFA.
+ * Everything from there up to the thread's stack top is mapped while a hook runs (the
+ * fill's and the lookup's frames lie below it), so no word is read off the stack. */
+#define VT_STKC_BELOW 256
+
 /* Appends the pair (addr, val) to e's block unless it is the last one already there;
- * 0, or -1 when addr is off the thread's stack or does not hold val now (the entry is
- * not made). */
-static int vt__stkc_pair(const vt_stkc *c, vt_stkc_entry *e, uintptr_t addr, uintptr_t val)
+ * 0, or -1 when addr is outside [cfa - VT_STKC_BELOW, the thread's stack top) or does
+ * not hold val now (the entry is not made). */
+static int vt__stkc_pair(const vt_stkc *c, vt_stkc_entry *e, uintptr_t cfa, uintptr_t addr,
+                         uintptr_t val)
 {
-    if (addr < c->lo || addr + sizeof(uintptr_t) > c->hi || (addr & (sizeof(uintptr_t) - 1)) ||
+    if (addr < cfa - VT_STKC_BELOW || addr < c->lo || addr + sizeof(uintptr_t) > c->hi ||
+        (addr & (sizeof(uintptr_t) - 1)) ||
         *(const uintptr_t *)addr != val)
         return -1;
     uintptr_t *p = e->w + e->depth + 2 * e->npairs;
@@ -255,11 +262,11 @@ __attribute__((noinline)) void vt_stkc_fill(uintptr_t ra, uintptr_t cfa,
                 u->get_reg(&cur, UNW_REG_IP, &ip) != 0)
                 return;
             /* the pc libunwind's walk reads: the return address at the caller's sp - 8 */
-            if (vt__stkc_pair(c, e, sp - 8, ip))
+            if (vt__stkc_pair(c, e, cfa, sp - 8, ip))
                 return;
             /* GCC's realigned frame: its CFA is read back from rbp - 8 */
-            if (prev_rbp >= c->lo + 8 && prev_rbp <= c->hi && !(prev_rbp & 7) &&
-                *(const uintptr_t *)(prev_rbp - 8) == sp && vt__stkc_pair(c, e, prev_rbp - 8, sp))
+            if (prev_rbp >= cfa + 8 && prev_rbp <= c->hi && !(prev_rbp & 7) &&
+                *(const uintptr_t *)(prev_rbp - 8) == sp && vt__stkc_pair(c, e, cfa, prev_rbp - 8, sp))
                 return;
         }
         if (buf[k] != ip && buf[k] != ip - 1)
@@ -270,7 +277,7 @@ __attribute__((noinline)) void vt_stkc_fill(uintptr_t ra, uintptr_t cfa,
         if (u->is_signal_frame(&cur) > 0 ||
             u->get_reg(&cur, UNW_X86_64_RBP, &rbp) != 0 ||
             u->get_save_loc(&cur, UNW_X86_64_RBP, &loc) != 0 || loc.type != UNW_SLT_MEMORY ||
-            vt__stkc_pair(c, e, loc.u.addr, rbp))
+            vt__stkc_pair(c, e, cfa, loc.u.addr, rbp))
             return;
         prev_rbp = rbp;
     }
@@ -278,10 +285,9 @@ __attribute__((noinline)) void vt_stkc_fill(uintptr_t ra, uintptr_t cfa,
     e->gen = __atomic_load_n(&vt__stkc_gen, __ATOMIC_ACQUIRE);
     e->cfa = cfa;
     e->ra = ra;
-    /* one entry per key: an older one with the same key goes */
-    for (int i = 0; i < VT_STKC_WAYS; i++)
-        if (&c->e[i] != e && c->e[i].ra == ra && c->e[i].cfa == cfa)
-            c->e[i].ra = 0;
+    /* other entries with the same key stay: a function that allocates through one
+     * helper from two call sites reaches the helper's call with the same key and
+     * different outer frames; each way is checked on its own */
     c->next = (c->next + 1) % VT_STKC_WAYS;
     c->miss_run = 0;
     __atomic_fetch_add(&vt__stkc_fills, 1, __ATOMIC_RELAXED);
