@@ -101,6 +101,10 @@ uint32_t vt_stack_capture_hook(const uintptr_t *buf, int n, int depth);
  * vt_stkcache.h). Same results and thread safety as vt_stack_capture_hook. */
 uint32_t vt_stack_finish(const uintptr_t *pcs, int n, int depth);
 
+/* 1 when pc lies in libvramtrace (the range vt_stack_setup found with trim_own; 0
+ * before that, or without trimming). Any thread. */
+int vt_stack_own_pc(uintptr_t pc);
+
 /* Interns pcs[0..n) (n <= VT_DEPTH_MAX; pcs may be NULL when n is 0). Returns the
  * id (>= 1; an empty stack also gets one), or UINT32_MAX when out of memory.
  * Thread-safe, lock-free when the stack is already known. */

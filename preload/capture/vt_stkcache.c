@@ -5,9 +5,10 @@
  * robin, each with one block: depth pcs, then (address, value) pairs to compare. A
  * lookup compares the key of each way, then every pair of the matching one with loads
  * and xors (no early exit: one test at the end). The pairs are learned in vt_stkc_fill
- * by a cursor walk; a stack that keeps missing (different call sites one after another)
- * is filled only now and then (VT_STKC_MISS_RUN), since a fill walks with unw_step,
- * several times a fast unwind's cost.
+ * by a cursor walk, which costs about ten fast unwinds (unw_step interprets the DWARF
+ * rules of every frame): a key fills only on its second miss (VT_STKC_SEEN: a stack
+ * seen once is not paid for), and a thread whose captures keep missing fills only on
+ * its first VT_STKC_MISS_RUN misses in a row, then on one in 64.
  */
 #define _GNU_SOURCE
 #include "vt_stkcache.h"
@@ -38,10 +39,13 @@ typedef struct vt_stkc_entry {
     uintptr_t *w;               /* pcs[depth], then pairs                               */
 } vt_stkc_entry;
 
+#define VT_STKC_SEEN      16     /* keys of recent misses: a key fills when seen twice */
+
 typedef struct vt_stkc {
     uintptr_t     lo, hi;       /* this thread's stack: every pair address within       */
     unsigned      next;         /* way to replace next                                  */
     unsigned      miss_run;     /* misses since the last hit                            */
+    uint64_t      seen[VT_STKC_SEEN]; /* mixed keys of recent misses (direct-mapped)    */
     vt_stkc_entry e[VT_STKC_WAYS];
 } vt_stkc;
 
@@ -216,8 +220,16 @@ __attribute__((noinline)) void vt_stkc_fill(uintptr_t ra, uintptr_t cfa,
         return;
     if (!c && !(c = vt__stkc_make()))
         return;
-    if (cfa < c->lo || cfa >= c->hi)
-        return;   /* not on the thread's own stack */
+    if (cfa < c->lo || cfa >= c->hi || vt_stack_own_pc(ra))
+        return;   /* not on the thread's own stack, or a hook called from our own code
+                     (its id comes from the general path, not from buf) */
+    /* a stack seen once may never come back: fill on its key's second miss */
+    uint64_t h = ((uint64_t)ra ^ (uint64_t)cfa * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
+    uint64_t *seen = &c->seen[h >> 60];
+    if (*seen != h) {
+        *seen = h;
+        return;
+    }
     unsigned run = c->miss_run++;
     if (run >= VT_STKC_MISS_RUN && (run & 63) != 0)
         return;
