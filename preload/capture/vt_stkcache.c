@@ -25,6 +25,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* The lookup and the fill read words of other frames on purpose (return-address and
+ * saved-register slots, which AddressSanitizer's stack redzones may border): not
+ * instrumented. */
+#define VT_STKC_FRAMES_READ __attribute__((no_sanitize_address))
+
 #define VT_STKC_WAYS      8      /* entries per thread                                 */
 #define VT_STKC_MISS_RUN  8      /* misses in a row that still fill; then 1 in 64      */
 #define VT_STKC_SEARCH    16     /* frames of ours (fill, the hook) a fill walks past  */
@@ -137,7 +142,7 @@ static vt_stkc *vt__stkc_make(void)
 }
 
 /* Compares every pair of e with the memory now: 0 when all hold. */
-static inline uintptr_t vt__stkc_diff(const vt_stkc_entry *e)
+static inline VT_STKC_FRAMES_READ uintptr_t vt__stkc_diff(const vt_stkc_entry *e)
 {
     const uintptr_t *p = e->w + e->depth, *end = p + 2 * e->npairs;
     uintptr_t x = 0;
@@ -161,7 +166,7 @@ static __attribute__((noinline)) int vt__stkc_check(const vt_stkc_entry *e)
     return 0;
 }
 
-__attribute__((noinline)) uint32_t vt_stkc_lookup(uintptr_t ra, uintptr_t cfa, int depth)
+__attribute__((noinline)) VT_STKC_FRAMES_READ uint32_t vt_stkc_lookup(uintptr_t ra, uintptr_t cfa, int depth)
 {
     vt_stkc *c = vt__tls.stkc;
     if (__builtin_expect(c == NULL || c == VT_STKC_OFF, 0))
@@ -194,7 +199,7 @@ __attribute__((noinline)) uint32_t vt_stkc_lookup(uintptr_t ra, uintptr_t cfa, i
 /* Appends the pair (addr, val) to e's block unless it is the last one already there;
  * 0, or -1 when addr is outside [cfa - VT_STKC_BELOW, the thread's stack top) or does
  * not hold val now (the entry is not made). */
-static int vt__stkc_pair(const vt_stkc *c, vt_stkc_entry *e, uintptr_t cfa, uintptr_t addr,
+static VT_STKC_FRAMES_READ int vt__stkc_pair(const vt_stkc *c, vt_stkc_entry *e, uintptr_t cfa, uintptr_t addr,
                          uintptr_t val)
 {
     if (addr < cfa - VT_STKC_BELOW || addr < c->lo || addr + sizeof(uintptr_t) > c->hi ||
@@ -210,7 +215,7 @@ static int vt__stkc_pair(const vt_stkc *c, vt_stkc_entry *e, uintptr_t cfa, uint
     return 0;
 }
 
-__attribute__((noinline)) void vt_stkc_fill(uintptr_t ra, uintptr_t cfa,
+__attribute__((noinline)) VT_STKC_FRAMES_READ void vt_stkc_fill(uintptr_t ra, uintptr_t cfa,
                                             const uintptr_t *buf, int n, int depth, uint32_t id)
 {
     const vt_unw_cursor_api *u = &vt__unw_cursor;

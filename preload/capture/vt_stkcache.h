@@ -24,7 +24,19 @@
  * stack (bounds learned when the thread's cache is made; a capture on another stack,
  * such as a coroutine's or a sigaltstack, is neither cached nor served). A frame that
  * looks like GCC's realigned one (its rbp - 8 holds its CFA) adds that word too.
- * dlclose bumps a process-wide generation that makes every entry stale.
+ * dlclose bumps a process-wide generation that makes every entry stale. Several
+ * entries may share a key (a helper called from two sites of one function reaches its
+ * allocation with the same return address and stack pointer): each is checked alone.
+ *
+ * What the argument rests on: the fast trace's frames compute their CFA from rsp or
+ * rbp (libunwind's "standard" frames; GCC's realigned frames read it back from
+ * rbp - 8, covered above), and a frame without unwind information is followed through
+ * its saved rbp and return address, which are the words above. A frame whose CFA
+ * libunwind computes from another register or from a general DWARF expression (hand-
+ * written assembly in the middle of a stack) would make unw_backtrace fall back to its
+ * full DWARF walk, which also reads the other callee-saved registers' slots; such a
+ * frame is not recognised here. VRAMTRACE_STACK_CHECK=1 compares every hit with a full
+ * unwind, for a program one suspects of it.
  *
  * Thread safety: per thread (the cache hangs off vt__tls, initial-exec TLS; no lock).
  * The hooks' depth guard keeps two captures of one thread from nesting, also from a

@@ -90,10 +90,13 @@ uint64_t vt__live_bytes_here(int device) __attribute__((visibility("hidden")));
  * hook's frame (a sibling call), so a stack captured there still has the hook's
  * caller as frame 0; where the compiler does not make it a sibling call,
  * vt_stack_capture_hook's frame check takes the general path. */
+/* (The front is not instrumented by ThreadSanitizer, whose function exit hook after
+ * the body's call would keep it from being a sibling call; it touches only this
+ * thread's depth and an atomic.) */
 #define VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)                                          \
     static __attribute__((noinline)) ret_t vt__b_##name PARAMS;                           \
     vt_##name##_t vt__fwd_##name = vt__b_##name;                                          \
-    ret_t vt__h_##name PARAMS                                                             \
+    __attribute__((no_sanitize("thread"))) ret_t vt__h_##name PARAMS                      \
     {                                                                                     \
         if (vt_guard_depth() != 0)                                                        \
             return __atomic_load_n(&vt__fwd_##name, __ATOMIC_ACQUIRE) ARGS;               \
