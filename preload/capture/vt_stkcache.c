@@ -12,7 +12,9 @@
  */
 #define _GNU_SOURCE
 #include "vt_stkcache.h"
+#include "vt_cancel.h"
 #include "vt_config.h"
+#include "vt_fd.h"
 #include "vt_guard.h"
 #include "vt_libunwind.h"
 #include "vt_log.h"
@@ -32,7 +34,7 @@
 
 #define VT_STKC_WAYS      8      /* entries per thread                                 */
 #define VT_STKC_MISS_RUN  8      /* misses in a row that still fill; then 1 in 64      */
-#define VT_STKC_SEARCH    16     /* frames of ours (fill, the hook) a fill walks past  */
+#define VT_STKC_SEARCH    16     /* frames of ours (walk, fill, hook) a fill walks past */
 
 typedef struct vt_stkc_entry {
     uintptr_t  ra, cfa;         /* key (ra 0: empty)                                   */
@@ -215,6 +217,64 @@ static VT_STKC_FRAMES_READ int vt__stkc_pair(const vt_stkc *c, vt_stkc_entry *e,
     return 0;
 }
 
+/* The cursor walk of vt_stkc_fill (called from it, so the walk passes this frame,
+ * the fill's and the hook's before it reaches the program's frame 1): e's pcs and
+ * pairs. 0 when the walk can be replayed, -1 otherwise. Inside the unwind bracket of
+ * vt_stkc_fill. */
+static __attribute__((noinline)) VT_STKC_FRAMES_READ int
+vt__stkc_walk(const vt_stkc *c, vt_stkc_entry *e, uintptr_t ra, uintptr_t cfa,
+              const uintptr_t *buf, int depth)
+{
+    const vt_unw_cursor_api *u = &vt__unw_cursor;
+    unw_context_t uc;
+    unw_cursor_t cur;
+    unw_word_t ip, sp, rbp;
+    if (u->getcontext(&uc) != 0 || u->init_local(&cur, &uc) != 0)
+        return -1;
+    /* frames of ours first (this one, the fill, the hook): up to the program's frame 1 */
+    int found = 0;
+    for (int i = 0; i < VT_STKC_SEARCH; i++) {
+        if (u->get_reg(&cur, UNW_REG_SP, &sp) != 0 || u->get_reg(&cur, UNW_REG_IP, &ip) != 0)
+            return -1;
+        if (sp == cfa) {
+            found = ip == ra;
+            break;
+        }
+        if (sp > cfa || u->step(&cur) <= 0)
+            return -1;
+    }
+    if (!found)
+        return -1;
+    uintptr_t prev_rbp = 0;
+    for (int k = 1; k <= depth; k++) {
+        unw_save_loc_t loc;
+        if (k > 1) {
+            if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &sp) != 0 ||
+                u->get_reg(&cur, UNW_REG_IP, &ip) != 0)
+                return -1;
+            /* the pc libunwind's walk reads: the return address at the caller's sp - 8 */
+            if (vt__stkc_pair(c, e, cfa, sp - 8, ip))
+                return -1;
+            /* GCC's realigned frame: its CFA is read back from rbp - 8 */
+            if (prev_rbp >= cfa + 8 && prev_rbp <= c->hi && !(prev_rbp & 7) &&
+                *(const uintptr_t *)(prev_rbp - 8) == sp && vt__stkc_pair(c, e, cfa, prev_rbp - 8, sp))
+                return -1;
+        }
+        if (buf[k] != ip && buf[k] != ip - 1)
+            return -1;   /* the two walks disagree: nothing to learn */
+        e->w[k - 1] = buf[k];
+        if (k == depth)
+            break;    /* the last frame's own state is not read */
+        if (u->is_signal_frame(&cur) > 0 ||
+            u->get_reg(&cur, UNW_X86_64_RBP, &rbp) != 0 ||
+            u->get_save_loc(&cur, UNW_X86_64_RBP, &loc) != 0 || loc.type != UNW_SLT_MEMORY ||
+            vt__stkc_pair(c, e, cfa, loc.u.addr, rbp))
+            return -1;
+        prev_rbp = rbp;
+    }
+    return 0;
+}
+
 __attribute__((noinline)) VT_STKC_FRAMES_READ void vt_stkc_fill(uintptr_t ra, uintptr_t cfa,
                                             const uintptr_t *buf, int n, int depth, uint32_t id)
 {
@@ -252,52 +312,25 @@ __attribute__((noinline)) VT_STKC_FRAMES_READ void vt_stkc_fill(uintptr_t ra, ui
     e->depth = depth;
     e->npairs = 0;
 
-    unw_context_t uc;
-    unw_cursor_t cur;
-    unw_word_t ip, sp, rbp;
-    if (u->getcontext(&uc) != 0 || u->init_local(&cur, &uc) != 0)
-        return;
-    /* frames of ours first (this one, the hook): up to the program's frame 1 */
-    int found = 0;
-    for (int i = 0; i < VT_STKC_SEARCH; i++) {
-        if (u->get_reg(&cur, UNW_REG_SP, &sp) != 0 || u->get_reg(&cur, UNW_REG_IP, &ip) != 0)
-            return;
-        if (sp == cfa) {
-            found = ip == ra;
-            break;
-        }
-        if (sp > cfa || u->step(&cur) <= 0)
-            return;
+    /* libunwind runs as in vt_stack_unwind_here: flagged for the pipe2 interposer and
+     * counted for pthread_cancel and fork (vt_cancel.h), cancellation disabled when
+     * the process has cancelled a thread */
+    int rc;
+    vt_fd_unwind_enter();
+    if (__builtin_expect(vt_cancel_unguarded_begin(), 1)) {
+        rc = vt__stkc_walk(c, e, ra, cfa, buf, depth);
+        vt_cancel_unguarded_end();
+    } else {
+        int oldcs;
+        vt_cancel_guarded_begin();
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
+        rc = vt__stkc_walk(c, e, ra, cfa, buf, depth);
+        pthread_setcancelstate(oldcs, NULL);
+        vt_cancel_guarded_end();
     }
-    if (!found)
+    vt_fd_unwind_leave();
+    if (rc)
         return;
-    uintptr_t prev_rbp = 0;
-    for (int k = 1; k <= depth; k++) {
-        unw_save_loc_t loc;
-        if (k > 1) {
-            if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &sp) != 0 ||
-                u->get_reg(&cur, UNW_REG_IP, &ip) != 0)
-                return;
-            /* the pc libunwind's walk reads: the return address at the caller's sp - 8 */
-            if (vt__stkc_pair(c, e, cfa, sp - 8, ip))
-                return;
-            /* GCC's realigned frame: its CFA is read back from rbp - 8 */
-            if (prev_rbp >= cfa + 8 && prev_rbp <= c->hi && !(prev_rbp & 7) &&
-                *(const uintptr_t *)(prev_rbp - 8) == sp && vt__stkc_pair(c, e, cfa, prev_rbp - 8, sp))
-                return;
-        }
-        if (buf[k] != ip && buf[k] != ip - 1)
-            return;   /* the two walks disagree: nothing to learn */
-        e->w[k - 1] = buf[k];
-        if (k == depth)
-            break;    /* the last frame's own state is not read */
-        if (u->is_signal_frame(&cur) > 0 ||
-            u->get_reg(&cur, UNW_X86_64_RBP, &rbp) != 0 ||
-            u->get_save_loc(&cur, UNW_X86_64_RBP, &loc) != 0 || loc.type != UNW_SLT_MEMORY ||
-            vt__stkc_pair(c, e, cfa, loc.u.addr, rbp))
-            return;
-        prev_rbp = rbp;
-    }
     e->id = (id == UINT32_MAX || vt_py_maybe()) ? 0 : id;
     e->gen = __atomic_load_n(&vt__stkc_gen, __ATOMIC_ACQUIRE);
     e->cfa = cfa;
