@@ -40,7 +40,10 @@
  *
  * Thread safety: per thread (the cache hangs off vt__tls, initial-exec TLS; no lock).
  * The hooks' depth guard keeps two captures of one thread from nesting, also from a
- * signal handler. A thread's cache is freed when the thread exits (a pthread key
+ * signal handler. The fill's cursor walk is bracketed as vt_stack_unwind_here brackets
+ * unw_backtrace (the pipe2 flag, counted for pthread_cancel and for fork: vt_cancel.h),
+ * so a fork child knows whether libunwind's locks were held. A thread's cache is freed
+ * when the thread exits (a pthread key
  * destructor); after that the thread caches nothing. A fork child keeps the forking
  * thread's cache (the same stack at the same addresses); the other threads' caches
  * stay allocated there, unused.
