@@ -531,6 +531,16 @@ static __attribute__((noinline)) uint32_t vt__capture_hook_slow(const uintptr_t 
     return vt_stack_capture(depth);
 }
 
+int vt_stack_own_pc(uintptr_t pc)
+{
+    return pc - vt__stk.own_lo < vt__stk.own_span;
+}
+
+uint32_t vt_stack_finish(const uintptr_t *pcs, int n, int depth)
+{
+    return vt__finish(pcs, n, depth);
+}
+
 /* vt__finish out of line, for the hook's fast path (a tail call there). */
 static __attribute__((noinline)) uint32_t vt__finish_py(const uintptr_t *pcs, int n, int depth)
 {

@@ -96,6 +96,15 @@ static inline __attribute__((always_inline)) int vt_stack_unwind_here(uintptr_t 
  * depth: 1..VT_DEPTH_MAX; buf is only read. */
 uint32_t vt_stack_capture_hook(const uintptr_t *buf, int n, int depth);
 
+/* Interns pcs[0..n) (1 <= n <= depth), captured by the calling thread, with its
+ * Python frames as vt_stack_capture adds them (the stack cache's hit with Python,
+ * vt_stkcache.h). Same results and thread safety as vt_stack_capture_hook. */
+uint32_t vt_stack_finish(const uintptr_t *pcs, int n, int depth);
+
+/* 1 when pc lies in libvramtrace (the range vt_stack_setup found with trim_own; 0
+ * before that, or without trimming). Any thread. */
+int vt_stack_own_pc(uintptr_t pc);
+
 /* Interns pcs[0..n) (n <= VT_DEPTH_MAX; pcs may be NULL when n is 0). Returns the
  * id (>= 1; an empty stack also gets one), or UINT32_MAX when out of memory.
  * Thread-safe, lock-free when the stack is already known. */

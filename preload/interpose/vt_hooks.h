@@ -25,6 +25,7 @@
 #include "vt_driver.h"
 #include "vt_graph.h"
 #include "vt_guard.h"
+#include "vt_stkcache.h"
 #include "vt_ipc.h"
 #include "vt_resolve.h"
 #include "vt_stack.h"
@@ -89,10 +90,13 @@ uint64_t vt__live_bytes_here(int device) __attribute__((visibility("hidden")));
  * hook's frame (a sibling call), so a stack captured there still has the hook's
  * caller as frame 0; where the compiler does not make it a sibling call,
  * vt_stack_capture_hook's frame check takes the general path. */
+/* (The front is not instrumented by ThreadSanitizer, whose function exit hook after
+ * the body's call would keep it from being a sibling call; it touches only this
+ * thread's depth and an atomic.) */
 #define VT_HOOK_FRONT(ret_t, name, PARAMS, ARGS)                                          \
     static __attribute__((noinline)) ret_t vt__b_##name PARAMS;                           \
     vt_##name##_t vt__fwd_##name = vt__b_##name;                                          \
-    ret_t vt__h_##name PARAMS                                                             \
+    __attribute__((no_sanitize("thread"))) ret_t vt__h_##name PARAMS                      \
     {                                                                                     \
         if (vt_guard_depth() != 0)                                                        \
             return __atomic_load_n(&vt__fwd_##name, __ATOMIC_ACQUIRE) ARGS;               \
@@ -187,19 +191,29 @@ extern int vt__preload_ready;   /* atomic: 2 once vt_preload_init finished */
  * address into the hook's caller; docs/snapshot-format.md "stack"); 0 when the depth
  * is 0 or nothing was captured. A macro, not a function: unw_backtrace must be called
  * from the hook's own frame, so that the hook is the only frame of ours libunwind
- * walks (vt_stack_capture_hook checks that and falls back otherwise). The pc buffer
- * is a block-scope VLA of depth + 1 words (<= 2 KiB), released before the real call.
+ * walks (vt_stack_capture_hook checks that and falls back otherwise). First the
+ * thread's stack cache (capture/vt_stkcache.h) is asked with the hook's return
+ * address and CFA (the hooks keep frame pointers: CFA = frame address + 16); on a miss
+ * the hook unwinds and may fill an entry. The pc buffer is a block-scope VLA of
+ * depth + 1 words (<= 2 KiB), released before the real call.
  * Keeps errno; ep is &errno (taken once by the hook: __errno_location is const, so
  * the compiler reuses it for the hook's own errno save after the real call). */
 #define VT_HOOK_CAPTURE(out, ep)                                                        \
     do {                                                                              \
-        int vt__d = vt_state_depth();                                                       \
+        int vt__d = vt_state_depth();                                                 \
         (out) = 0;                                                                    \
         if (vt__d > 0) {                                                              \
             int *vt__ep = (ep), vt__e = *vt__ep;                                      \
-            uintptr_t vt__pcs[vt__d + 1];                                             \
-            int vt__n = vt_stack_unwind_here(vt__pcs, vt__d + 1);                     \
-            uint32_t vt__id = vt_stack_capture_hook(vt__pcs, vt__n, vt__d);           \
+            uintptr_t vt__ra = (uintptr_t)__builtin_return_address(0);               \
+            uintptr_t vt__cfa = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *); \
+            uint32_t vt__id = vt_stkc_lookup(vt__ra, vt__cfa, vt__d); \
+            if (!vt__id) {                                                            \
+                uintptr_t vt__pcs[vt__d + 1];                                         \
+                int vt__n = vt_stack_unwind_here(vt__pcs, vt__d + 1);                 \
+                vt__id = vt_stack_capture_hook(vt__pcs, vt__n, vt__d);                \
+                if (vt__n == vt__d + 1 && vt__id != UINT32_MAX)                        \
+                    vt_stkc_fill(vt__ra, vt__cfa, vt__pcs, vt__n, vt__d, vt__id); \
+            }                                                                         \
             (out) = __builtin_expect(vt__id == UINT32_MAX, 0) ? vt_hook_capture_oom() \
                                                               : vt__id;               \
             *vt__ep = vt__e;                                                          \

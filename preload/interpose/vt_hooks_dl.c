@@ -38,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_hooks_dl.h"
+#include "vt_stkcache.h"
 #include "vt_hooks.h"
 #include "vt_relink.h"
 #include "vt_resolve.h"
@@ -182,7 +183,10 @@ VT_EARLY VT_EXPORT int dlclose(void *handle)
 {
     if (__builtin_expect(vt__tls.dlerr != NULL, 0))
         free(vt__kept_take());
-    return vt_libc_dlclose(handle);
+    vt_stkc_invalidate();   /* before the unmapping and after: cached stacks are stale */
+    int r = vt_libc_dlclose(handle);
+    vt_stkc_invalidate();
+    return r;
 }
 
 VT_EARLY VT_EXPORT int dlinfo(void *handle, int request, void *arg)

@@ -45,6 +45,8 @@ static void vt__config_defaults(vt_config *c)
     c->leak_steps = 10;
     c->test_fail_alloc_at = 0;
     c->python = VT_PYTHON_AUTO;
+    c->stack_cache = 1;
+    c->stack_check = 0;
 }
 
 /* Parses a whole decimal string into [lo, hi]. Returns 0 or -1. */
@@ -206,6 +208,10 @@ int vt_config_parse(char *const *env, vt_config *c)
             else if (!strcasecmp(v, "on")) c->compress = 1;
             else if (vt__parse_long(v, 0, 1, &n)) bad = 1;
             else c->compress = (int)n;
+        } else if (VT_KEY("STACK_CACHE")) {
+            if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->stack_cache = (int)n;
+        } else if (VT_KEY("STACK_CHECK")) {
+            if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->stack_check = (int)n;
         } else if (VT_KEY("TRACE")) {
             if (!strcasecmp(v, "off")) c->trace = 0;
             else if (!strcasecmp(v, "on")) c->trace = 1;

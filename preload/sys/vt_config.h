@@ -33,6 +33,11 @@ typedef struct vt_config {   /* the two paths last: vt_config_parse writes only 
                                 write, file *.jsonl.zst (default); 0 = plain *.jsonl      */
     int  trace;              /* VRAMTRACE_TRACE: 1 = every allocation and free also written
                                 to the event trace beside the stream, <stem>.trace (0)  */
+    int  stack_cache;        /* VRAMTRACE_STACK_CACHE: 1 = the hooks reuse a thread's recent
+                                stacks when the stack memory proves them unchanged
+                                (capture/vt_stkcache.h; default 1), 0 = unwind every time */
+    int  stack_check;        /* VRAMTRACE_STACK_CHECK: 1 = every stack the cache gives is
+                                compared with a full unwind (tests; 0)                   */
     /* VRAMTRACE_STEP_RANGE: "NAME" or "DOMAIN:NAME" (split at the first ':'; an empty
      * DOMAIN is NVTX's default domain): the end of each outermost NVTX range of that
      * name is a step (interpose/vt_nvtx.c). Unset: step_range_on 0.                 */

@@ -37,13 +37,17 @@ int vt_dlib_load(const vt_dlib *l)
     if (!h) {
         missing = l->soname;
     } else {
-        for (size_t i = 0; i < l->n && !missing; i++)
-            if (!(*l->fns[i].slot = dlsym(h, l->fns[i].name)))
+        for (size_t i = 0; i < l->n && !missing; i++) {
+            void *f = dlsym(h, l->fns[i].name);
+            /* release: a reader that acquire-loads a later slot sees the earlier ones */
+            __atomic_store_n(l->fns[i].slot, f, __ATOMIC_RELEASE);
+            if (!f)
                 missing = l->fns[i].name;
+        }
     }
     if (missing) {
         for (size_t i = 0; i < l->n; i++)
-            *l->fns[i].slot = NULL;
+            __atomic_store_n(l->fns[i].slot, NULL, __ATOMIC_RELEASE);
         if (h)
             vt_log(VT_LOG_WARN, "cannot use %s (no %s in it): %s", l->soname, missing, l->what);
         else

@@ -40,6 +40,8 @@ typedef struct vt_tls {
     uint64_t lock_waits_over_1ms; /* ... count over 1 ms, longest and total (ns)   */
     uint64_t lock_wait_max_ns;    /* (vt_core_lock_waits)                          */
     uint64_t lock_wait_sum_ns;
+    struct vt_stkc *stkc;  /* this thread's stack cache (capture/vt_stkcache.h): NULL
+                              until its first fill, VT_STKC_OFF when it has none   */
 } vt_tls;
 
 extern __thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));
