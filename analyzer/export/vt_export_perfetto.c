@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_display.h"
 #include "vt_format.h"
 #include "vt_size.h"
 #include "vt_util.h"
@@ -221,6 +222,7 @@ static int trace_events(FILE *f, vt_analysis *a, const vt_proc_result *pr, int64
             HASH_FIND(hh, sites, &q.key, sizeof q.key, ts);
             snprintf(name, sizeof name, "%s %s", vt_size_fmt(e->size, sz, sizeof sz),
                      ts && ts->r ? vt_site_title(a, ts->r) : "(site unknown)");
+            vt_utf8_trim(name);   /* a long title cut at the buffer's end keeps whole characters (JSON wants UTF-8) */
             b->name = vt_xstrdup(name);
             rc |= emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:{s:o, s:o, s:o, s:s}}", "name", name,
                                     "ph", "b", "cat", "allocation", "id", (json_int_t)b->id, "ts", tus,

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <uthash.h>
 
+#include "vt_display.h"
 #include "vt_format.h"
 #include "vt_util.h"
 
@@ -129,6 +130,7 @@ static long site_leaf(vt_analysis *a, flame_build *fb, const vt_site_result *r, 
             snprintf(name, sizeof name, "%s (%s:%d)", fn, base_name(s->file), s->line);
         else
             snprintf(name, sizeof name, "%s", fn);
+        vt_utf8_trim(name);   /* a long name cut at the buffer's end keeps whole characters (JSON wants UTF-8) */
         long f = frame_index(fb, name, s->python ? NULL : base_name(s->module), s->python, s->inlined);
         long c = f < 0 ? -1 : child(fb, node, (uint32_t)f);
         if (c < 0) return -1;

@@ -26,6 +26,10 @@
 #include "vt_size.h"
 #include "vt_slots.h"
 
+/* Out-of-memory events listed per process in the static tables (each row holds up
+ * to a few stacks); the rest are counted. The OOM view's data has its own cap. */
+#define STATIC_OOMS 50
+
 static void esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
@@ -142,7 +146,7 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     if (p->nooms) {
         fputs("<h3 class=\"bad\">Out of memory</h3><table><tr><th>step</th><th>call</th><th>requested</th><th>free</th>"
               "<th>total</th><th>tracked</th><th>untracked</th><th>verdict</th><th>top sites</th></tr>\n", f);
-        for (size_t i = 0; i < p->nooms; i++) {
+        for (size_t i = 0; i < p->nooms && i < STATIC_OOMS; i++) {
             vt_oom *o = &p->ooms[i];
             fprintf(f, "<tr><td>%" PRIu64 "</td><td>", o->step);
             esc(f, o->api);
@@ -173,6 +177,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
             fputs("</td></tr>\n", f);
         }
         fputs("</table>\n", f);
+        if (p->nooms + p->ooms_dropped > STATIC_OOMS)
+            fprintf(f, "<p>... and %" PRIu64 " more out-of-memory events (counted, not listed)</p>\n",
+                    (uint64_t)(p->nooms + p->ooms_dropped - STATIC_OOMS));
     }
     if (p->nimports) {
         vt_import_group *g;

@@ -39,10 +39,23 @@ done
 for ex in training_loop fragmentation ranks; do
   "$vt" report --format html -o "$out/$ex.html" "$out/$ex" || fail "report --format html of $ex failed"
 done
+# hostile names and unusual shapes (gen_edge.py): every page loads and draws without an error
+golden="$src/../analyzer/golden"
+python3 "$src/gen_edge.py" "$out/edge" "$golden"/python_train-step-v4/vt.*.jsonl "$golden"/oom_frag-step-v4/vt.*.jsonl ||
+  fail "gen_edge.py failed"
+edge=()
+for d in "$out"/edge/*/; do
+  d=${d%/}
+  "$vt" report --format html -o "$d.html" "$d" >"$d.log" 2>&1 || { cat "$d.log"; fail "report --format html of edge/${d##*/} failed"; }
+  edge+=("$d.html")
+done
+node "$src/hostile.test.mjs" "$nodedir" "$out/screenshots/edge" "${edge[@]}"
+rc3=$?
 node "$src/report.test.mjs" "$nodedir" "$out/screenshots" "$out/training_loop.html" "$out/fragmentation.html"
 rc=$?
 # the flame graph, out-of-memory and many-processes views; the worse status of the two
 node "$src/viz.test.mjs" "$nodedir" "$out/screenshots" "$out/training_loop.html" "$out/fragmentation.html" "$out/ranks.html"
 rc2=$?
 [ "$rc2" -gt "$rc" ] && rc=$rc2
+[ "$rc3" -gt "$rc" ] && rc=$rc3
 exit $rc

@@ -189,6 +189,36 @@ check(len(raw) >= cap - 3 * 40, f"capped trace stopped early: {len(raw)} bytes")
 check(raw[-1] == 4, "capped trace does not end with a STOP record")
 check(err.count("vramtrace: event trace stopped") == 1, f"want one 'event trace stopped' line: {err}")
 
+r = subprocess.run([vt, "export", "--format", "perfetto", "--force", "-o", pf, stream2], capture_output=True, text=True)
+check(r.returncode == 0, f"capped perfetto export failed: {r.stderr}")
+if r.returncode == 0:
+    json.load(open(pf))   # valid JSON, or the test stops with the parse error
+
+# ---- odd names: the module files gone (so the names are the stream's own) and every
+# function named with markup, quotes, U+2028 and long multi-byte text, cut anywhere by
+# the exports' buffers: the Perfetto export stays valid JSON with whole characters and
+# the HTML report is written ----
+stream3, trace3, _ = run(out + "_names", {"VRAMTRACE_COMPRESS": "0"}, 5)
+odd = ['</script>"\\\u2028', "\u00e9" * 400, "\U0001F4A9" * 200, "Z" * 3000]
+recs, k = [], 0
+for ln in open(stream3, encoding="utf-8").read().splitlines():
+    rec = json.loads(ln)
+    if rec["t"] == "module":
+        rec["path"] = "/nonexistent/" + "\u00e9" * 300 + str(rec["id"])
+    elif rec["t"] == "stack":
+        rec["frames"] = [[m, o, odd[(k := k + 1) % len(odd)] + str(k)] for m, o, _ in rec["frames"]]
+    recs.append(json.dumps(rec, separators=(",", ":")))
+open(stream3, "w", encoding="utf-8").write("\n".join(recs) + "\n")
+r = subprocess.run([vt, "export", "--format", "perfetto", "--force", "-o", pf, stream3], capture_output=True, text=True)
+check(r.returncode == 0, f"perfetto export with odd names failed: {r.stderr}")
+if r.returncode == 0:
+    bs = [e for e in json.load(open(pf, encoding="utf-8"))["traceEvents"] if e["ph"] == "b"]
+    check(bs and any("\u00e9" in e["name"] or "\U0001F4A9" in e["name"] for e in bs),
+          f"perfetto with odd names: no slice named by its site: {[e['name'][:40] for e in bs[:3]]}")
+r = subprocess.run([vt, "report", "--format", "html", "--force", "-o", out + "_names.html", stream3],
+                   capture_output=True, text=True)
+check(r.returncode == 0, f"HTML report with odd names failed: {r.stderr}")
+
 for f in fails:
     print("check_trace: FAIL:", f)
 print(f"check_trace: {acts['alloc']} alloc, {acts['free_completed']} free_completed, {len(segs)} segments;"

@@ -1,0 +1,96 @@
+// Browser test of the HTML report on hostile and edge inputs: names holding markup,
+// "</script>", "<!--", quotes, U+2028, long multi-byte text; unusual shapes (many
+// devices, many out-of-memory events, a single step). Each page must load with no
+// console or page error and no content-security-policy violation, draw every view
+// (each tab shown, each site's panel opened, both themes), run no script of the data's
+// (no dialog, no element the page's own code did not make), and show the names as text.
+//
+// node hostile.test.mjs NODEDIR ARTIFACTS REPORT.html...
+//   a report whose file name starts with "hostile" must show the text "</script>" and
+//   "<!--" somewhere in its drawn views (the names were text, not markup).
+// Exit 0 when every check holds, 1 with one `FAIL:` line per failed check otherwise.
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [nodeDir, artifacts, ...reports] = process.argv.slice(2);
+if (!reports.length) {
+  console.error('usage: node hostile.test.mjs NODEDIR ARTIFACTS REPORT.html...');
+  process.exit(2);
+}
+const fails = [];
+function check(ok, what) {
+  if (!ok) { fails.push(what); console.log('FAIL: ' + what); }
+  return ok;
+}
+const require = createRequire(join(resolve(nodeDir), 'node_modules', 'x.js'));
+const { chromium } = require('playwright-core');
+mkdirSync(artifacts, { recursive: true });
+const profile = mkdtempSync(join(tmpdir(), 'vt-hostile-'));
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium', headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
+});
+try {
+  for (const file of reports) {
+    const name = basename(file, '.html');
+    const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+    page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+    page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss().catch(() => {}); });
+    page.on('request', (r) => { if (!/^(?:file|data|about):/.test(r.url())) errors.push('request: ' + r.url()); });
+    await page.addInitScript(() => {
+      window.__vtViolations = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__vtViolations.push(e.violatedDirective + ' ' + e.blockedURI));
+    });
+    await page.goto(pathToFileURL(resolve(file)).href, { waitUntil: 'load', timeout: 30000 });
+    const ok = await page.evaluate(() => !!(window.VT && VT.data && VT.data.procs));
+    check(ok, `${name}: no data object (the page's script did not run)`);
+    if (!ok) { await page.close(); continue; }
+    // every process, every tab, every site's panel, both themes
+    const texts = await page.evaluate(async () => {
+      const out = [];
+      const tabs = () => [...document.querySelectorAll('[role="tab"]')];
+      const np = VT.data.procs.length;
+      for (let pi = 0; pi < np; pi++) {
+        VT.selectProcess(pi);
+        for (const t of tabs()) {
+          t.click();
+          await new Promise((r) => requestAnimationFrame(r));
+          out.push(document.getElementById('vt-app').textContent);
+        }
+        const ns = Math.min(VT.data.procs[pi].sites.length, 40);
+        for (let si = 0; si < ns; si++) {
+          VT.openSite(pi, si);
+          const panel = document.getElementById('vt-site-panel');
+          if (panel) out.push(panel.textContent);
+          for (const f of VT.onEscape || []) f();
+        }
+      }
+      document.dispatchEvent(new KeyboardEvent('keydown', { key: 'd', bubbles: true }));
+      for (const t of tabs()) { t.click(); await new Promise((r) => requestAnimationFrame(r)); }
+      return out.join('\n');
+    });
+    const ownScripts = await page.evaluate(() => document.querySelectorAll('script').length);
+    const strays = await page.evaluate(() => [...document.querySelectorAll('img, iframe, object, embed, b, script:not([id="vt-data"])')]
+      .filter((e) => e.tagName !== 'SCRIPT' || e.textContent.startsWith('<') || e.parentNode !== document.body).map((e) => e.tagName));
+    const violations = await page.evaluate(() => window.__vtViolations);
+    const shot = join(artifacts, `${name}.png`);
+    await page.screenshot({ path: shot, fullPage: false });
+    console.log(`${name}: ${texts.length} characters of views' text, ${ownScripts} scripts; screenshot ${shot}`);
+    check(errors.length === 0, `${name}: ${errors.length} error(s): ${errors.slice(0, 3).join(' | ')}`);
+    check(violations.length === 0, `${name}: content security policy violations: ${violations.slice(0, 3).join(' | ')}`);
+    check(strays.length === 0, `${name}: elements made from the data's markup: ${strays.join(' ')}`);
+    if (name.startsWith('hostile'))
+      check(texts.includes('</script>') && texts.includes('<!--'), `${name}: the hostile names are not shown as text`);
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+if (fails.length) { console.log(`${fails.length} check(s) failed`); process.exit(1); }
+console.log('all hostile/edge checks passed');
