@@ -473,13 +473,15 @@ static int cmd_report(int argc, char **argv)
         return 2;
     }
     int color = !out && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    errno = 0;   /* still 0 after a failure: no write failed, the report's data could not be built */
     if (!strcmp(format, "json")) rc = vt_report_json(f, &a);
     else if (!strcmp(format, "html")) rc = vt_report_html(f, &a);
     else rc = vt_report_text(f, &a, color);
     if (fflush(f) != 0) rc = -1;
     if (out && fclose(f) != 0) rc = -1;
     if (rc < 0) {
-        fprintf(stderr, "vramtrace: writing %s failed: %s\n", out ? out : "the report", strerror(errno));
+        fprintf(stderr, "vramtrace: writing %s failed: %s\n", out ? out : "the report",
+                errno ? strerror(errno) : "its data could not be built (out of memory, or text that is not UTF-8)");
         if (out && regular) unlink(out);   /* a file we created or replaced: no half file left;
                                               never a device or FIFO named with --force */
     }

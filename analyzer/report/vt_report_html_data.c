@@ -4,13 +4,24 @@
  */
 #include "vt_report_html.h"
 
+#include "vt_display.h"
 #include "vt_format.h"
 #include "vt_slots.h"
 #include "vt_report.h"
 
+#include <stdlib.h>
+
+/* s as a JSON string; bytes that are not UTF-8 (json_string refuses them: a file
+ * path in another encoding) in their display form, \xNN. NULL when out of memory. */
 static json_t *jstr(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    if (!s) return json_null();
+    json_t *j = json_string(s);
+    if (j) return j;
+    char *d = vt_xdisplay(s);
+    j = json_string(d);
+    free(d);
+    return j;
 }
 
 static json_t *sites_json(vt_analysis *a, const vt_proc_result *pr)

@@ -43,7 +43,13 @@ done
 golden="$src/../analyzer/golden"
 python3 "$src/gen_edge.py" "$out/edge" "$golden"/python_train-step-v4/vt.*.jsonl "$golden"/oom_frag-step-v4/vt.*.jsonl ||
   fail "gen_edge.py failed"
-edge=()
+# a folder whose name is not UTF-8 (Latin-1 0xe9): its path is in the page's data
+lat="$out/edge/latin1-path-$(printf '\351')"
+cp -r "$out/edge/one-step" "$lat" || fail "cannot copy edge/one-step"
+"$vt" report --format html -o "$out/edge/latin1-path.html" "$lat" >"$out/edge/latin1-path.log" 2>&1 ||
+  { cat "$out/edge/latin1-path.log"; fail "report --format html of a folder whose name is not UTF-8 failed"; }
+rm -rf "$lat"
+edge=("$out/edge/latin1-path.html")
 for d in "$out"/edge/*/; do
   d=${d%/}
   "$vt" report --format html -o "$d.html" "$d" >"$d.log" 2>&1 || { cat "$d.log"; fail "report --format html of edge/${d##*/} failed"; }
