@@ -14,11 +14,12 @@
  *   text or null, "flags": text or null, "peak", "floor_end", "unfreed", "leaked":
  *   bytes, "slope": bytes per step, "since" / "exhaust" / "oom_cut": step or null,
  *   "curve": {"live": [..], "peak": [..] (only when some peak is above live)} (SITE_POINTS
- *   points at most), "same": index into
+ *   points at most; null past the first SITE_CURVES sites), "same": index into
  *   the top object's "same_sites" or absent;
  * to the top object: "same_sites": [ [[process index, site index], ...], ... ] (groups
  * of two or more sites).
- * Bounded: SITE_FRAMES frames per stack, SITE_POINTS points per curve; the frame
+ * Bounded: SITE_FRAMES frames per stack, SITE_POINTS points per curve, curves for
+ * SITE_CURVES sites (leaks first: the analysis order); the frame
  * table holds each distinct frame once. Single-threaded; reads the analysis only.
  */
 #include "vt_report_html.h"
@@ -39,6 +40,7 @@
 
 #define SITE_FRAMES 64
 #define SITE_POINTS 160
+#define SITE_CURVES 500         /* sites with a curve per process: the first in the analysis order */
 
 typedef struct fent {
     char *key;
@@ -200,8 +202,8 @@ static int site_keys(vt_analysis *a, const vt_proc_result *pr, size_t si, json_t
     const char *flt = fl[0] == ' ' ? fl + 1 : fl;
     int differs = 0;   /* the peaks only where some are above the live bytes */
     for (size_t i = 0; i < n && !differs; i++) differs = peak[i] > live[i];
-    json_t *curve = json_pack("{s:o}", "live", vt_html_points(live, n, k, 0));
-    if (curve && differs && put(curve, "peak", vt_html_points(peak, n, k, 1))) {
+    json_t *curve = si >= SITE_CURVES ? json_null() : json_pack("{s:o}", "live", vt_html_points(live, n, k, 0));
+    if (curve && si < SITE_CURVES && differs && put(curve, "peak", vt_html_points(peak, n, k, 1))) {
         json_decref(curve);
         curve = NULL;
     }

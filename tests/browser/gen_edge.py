@@ -11,6 +11,7 @@ records (docs/snapshot-format.md). Each folder OUTDIR/<name> is one report:
   one-step       a start and an exit record only (no step)
   pinned-only    host-pinned memory only, nothing on a device
   bad-beside     two good processes and a file that is not a snapshot, side by side
+  sites600       600 sites, more than the page keeps curves of (the panel says so)
 Deterministic; nothing random."""
 import json, os, sys
 
@@ -96,6 +97,7 @@ write("one-step", "vt.node1.102.1700000000000000102.jsonl", run(102, 0, [("devic
 write("pinned-only", "vt.node1.103.1700000000000000103.jsonl", run(103, 20, [("host_pinned", -1)], 4))
 write("bad-beside", "vt.node1.104.1700000000000000104.jsonl", run(104, 20, [("device", 0)], 4, rank=0))
 write("bad-beside", "vt.node1.105.1700000000000000105.jsonl", run(105, 20, [("device", 0)], 4, rank=1, restart=1))
+write("sites600", "vt.node1.107.1700000000000000107.jsonl", run(107, 12, [("device", 0)], 600))
 os.makedirs(os.path.join(out, "bad-beside"), exist_ok=True)
 with open(os.path.join(out, "bad-beside", "vt.node1.106.1700000000000000106.jsonl"), 'w') as f:
     f.write('{"t":"header","format":"vramtrace-snapshot","version":4,"pid":106}\nnot json at all\n</script>\n')

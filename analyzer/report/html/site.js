@@ -34,6 +34,8 @@
     const W = 520, H = 130, ML = 64, MR = 8, MT = 8, MB = 22;
     const live = s.curve ? s.curve.live : [], peak = (s.curve && s.curve.peak) || live;
     const st = proc.curve_step || [], n = Math.min(live.length, st.length);
+    if (!n && s.curve === null && st.length)   // past the page's cap on curves (vt_html_sites.c)
+      return VT.el('p', { class: 'vt-empty vt-sp-nocurve' }, 'Curve not kept in this page: only the first sites of the list have one (leaks first); `vramtrace report` lists every site.');
     if (!n) return VT.el('p', { class: 'vt-empty' }, 'No steps recorded.');
     const ymax = Math.max(1, ...peak, ...live) * 1.05;
     const x0 = st[0], x1 = n > 1 ? st[n - 1] : st[0] + 1;
