@@ -152,16 +152,26 @@ typedef struct trace_block {     /* a live block of the trace: (addr, device) ->
 } trace_block;
 
 /* The event trace's allocations and frees of process pr (trace pid pid): see the
- * design comment. 0, or -1 when a write failed or the trace could not be read (err). */
+ * design comment. 0, or -1 when a write failed (err). A trace that cannot be read
+ * (a bad header, an unknown record) is said on stderr with its "file:offset: what"
+ * and left out: the process keeps its per-step tracks, the other processes theirs. */
 static int trace_events(FILE *f, vt_analysis *a, const vt_proc_result *pr, int64_t pid, int *first, char *err,
                         size_t cap)
 {
     const vt_process *p = pr->p;
     vt_trace tr;
     int traced = vt_trace_read(p->file, &tr, err, cap);
-    if (traced <= 0) return traced;
+    if (traced < 0) {
+        fprintf(stderr, "vramtrace: %s (its events left out of the export)\n", err);
+        err[0] = 0;
+        return 0;
+    }
+    if (traced == 0) return 0;
     if (tr.stopped)
         fprintf(stderr, "vramtrace: %s: the event trace stops early (its size cap): its events end there\n", tr.path);
+    if (tr.lost)
+        fprintf(stderr, "vramtrace: %s: %llu events were not recorded (the writer fell behind): the every-event "
+                "counter is not exact\n", tr.path, (unsigned long long)tr.lost);
     trace_site *sites = NULL, *ts, *tt;
     vt_rsite *s, *st;
     HASH_ITER(hh, p->sites, s, st) {

@@ -215,6 +215,21 @@ if r.returncode == 0:
     bs = [e for e in json.load(open(pf, encoding="utf-8"))["traceEvents"] if e["ph"] == "b"]
     check(bs and any("\u00e9" in e["name"] or "\U0001F4A9" in e["name"] for e in bs),
           f"perfetto with odd names: no slice named by its site: {[e['name'][:40] for e in bs[:3]]}")
+# a folder with a damaged trace (its header lost) beside a good one: the Perfetto export
+# says which and goes on; the good process keeps its slices
+bad = out + "_names/" + os.path.basename(trace)
+shutil.copy(stream, out + "_names/")
+with open(bad, "wb") as fh:
+    fh.write(b"VTTRAC")
+r = subprocess.run([vt, "export", "--format", "perfetto", "--force", "-o", pf, out + "_names"], capture_output=True,
+                   text=True)
+check(r.returncode == 0 and "left out of the export" in r.stderr and os.path.basename(bad) in r.stderr,
+      f"perfetto with a damaged trace beside a good one: rc {r.returncode}, {r.stderr!r}")
+if r.returncode == 0:
+    check(any(e["ph"] == "b" for e in json.load(open(pf, encoding="utf-8"))["traceEvents"]),
+          "perfetto with a damaged trace beside a good one: the good trace's slices are gone")
+os.unlink(bad)
+os.unlink(out + "_names/" + os.path.basename(stream))
 r = subprocess.run([vt, "report", "--format", "html", "--force", "-o", out + "_names.html", stream3],
                    capture_output=True, text=True)
 check(r.returncode == 0, f"HTML report with odd names failed: {r.stderr}")
