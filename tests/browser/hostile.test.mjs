@@ -46,7 +46,13 @@ try {
       window.__vtViolations = [];
       document.addEventListener('securitypolicyviolation', (e) => window.__vtViolations.push(e.violatedDirective + ' ' + e.blockedURI));
     });
-    await page.goto(pathToFileURL(resolve(file)).href, { waitUntil: 'load', timeout: 30000 });
+    try {
+      await page.goto(pathToFileURL(resolve(file)).href, { waitUntil: 'load', timeout: 30000 });
+    } catch (e) {
+      check(false, `${name}: did not load: ${e.message.split('\n')[0]}`);
+      await page.close();
+      continue;
+    }
     const ok = await page.evaluate(() => !!(window.VT && VT.data && VT.data.procs));
     check(ok, `${name}: no data object (the page's script did not run)`);
     if (!ok) { await page.close(); continue; }
@@ -74,6 +80,15 @@ try {
       for (const t of tabs()) { t.click(); await new Promise((r) => requestAnimationFrame(r)); }
       return out.join('\n');
     });
+    // the theme key keeps the keyboard's place: the focused tab is focused again after the redraw
+    const keep = await page.evaluate(() => {
+      const t = document.querySelector('[role="tab"][aria-selected="true"]');
+      if (!t) return 'no tab';
+      t.focus();
+      document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'd', bubbles: true }));
+      return document.activeElement.id === t.id ? 'kept' : 'lost to ' + document.activeElement.tagName;
+    });
+    check(keep === 'kept', `${name}: pressing d on the selected tab: focus ${keep}`);
     const ownScripts = await page.evaluate(() => document.querySelectorAll('script').length);
     const strays = await page.evaluate(() => [...document.querySelectorAll('img, iframe, object, embed, b, script:not([id="vt-data"])')]
       .filter((e) => e.tagName !== 'SCRIPT' || e.textContent.startsWith('<') || e.parentNode !== document.body).map((e) => e.tagName));

@@ -90,7 +90,12 @@
     root.dataset.theme = t;
     const b = document.getElementById('vt-theme');
     if (b) b.setAttribute('aria-pressed', String(t === 'dark'));
-    if (started) draw();   // SVG colours are read from the style sheet at draw time
+    if (!started) return;
+    const had = document.activeElement && document.activeElement.id;
+    draw();   // SVG colours are read from the style sheet at draw time
+    // the redrawn view's control of the same id takes the focus back (keyboard users keep their place)
+    const again = had && document.activeElement === document.body && document.getElementById(had);
+    if (again) again.focus();
   };
   VT.color = (name) => getComputedStyle(document.documentElement).getPropertyValue('--' + name).trim();
 
