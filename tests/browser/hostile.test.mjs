@@ -89,6 +89,18 @@ try {
       return document.activeElement.id === t.id ? 'kept' : 'lost to ' + document.activeElement.tagName;
     });
     check(keep === 'kept', `${name}: pressing d on the selected tab: focus ${keep}`);
+    // Escape closes the site panel from a form control of the view too (the timeline's checkbox)
+    const esc = await page.evaluate(() => {
+      VT.show(document.querySelector('[role="tab"]').id.replace('vt-tab-', ''));
+      const box = document.querySelector('#vt-app input, #vt-app select');
+      if (!box || !VT.data.procs[VT.current().pi].sites.length) return 'none';
+      VT.openSite(VT.current().pi, 0);
+      if (!document.getElementById('vt-site-panel')) return 'none';
+      box.focus();
+      box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+      return document.getElementById('vt-site-panel') ? 'open' : 'closed';
+    });
+    check(esc !== 'open', `${name}: Escape from a form control left the site panel open`);
     const ownScripts = await page.evaluate(() => document.querySelectorAll('script').length);
     const strays = await page.evaluate(() => [...document.querySelectorAll('img, iframe, object, embed, b, script:not([id="vt-data"])')]
       .filter((e) => e.tagName !== 'SCRIPT' || e.textContent.startsWith('<') || e.parentNode !== document.body).map((e) => e.tagName));

@@ -145,7 +145,8 @@
   }
 
   function keys(ev) {
-    if (ev.target && /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName)) return;
+    // form controls keep their keys, but Escape (close the panel) works from them too
+    if (ev.target && /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName) && ev.key !== 'Escape') return;
     const vs = visibleViews();
     const inTabs = ev.target && ev.target.getAttribute && ev.target.getAttribute('role') === 'tab';
     if (inTabs && /^(ArrowLeft|ArrowRight|Home|End)$/.test(ev.key)) {
