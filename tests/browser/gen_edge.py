@@ -12,6 +12,8 @@ records (docs/snapshot-format.md). Each folder OUTDIR/<name> is one report:
   pinned-only    host-pinned memory only, nothing on a device
   bad-beside     two good processes and a file that is not a snapshot, side by side
   sites600       600 sites, more than the page keeps curves of (the panel says so)
+  gaps           steps 10-14 lost to a write fault (a gap record with markup in its
+                 error text), and a gap that lost no snapshot
 Deterministic; nothing random."""
 import json, os, sys
 
@@ -98,6 +100,13 @@ write("pinned-only", "vt.node1.103.1700000000000000103.jsonl", run(103, 20, [("h
 write("bad-beside", "vt.node1.104.1700000000000000104.jsonl", run(104, 20, [("device", 0)], 4, rank=0))
 write("bad-beside", "vt.node1.105.1700000000000000105.jsonl", run(105, 20, [("device", 0)], 4, rank=1, restart=1))
 write("sites600", "vt.node1.107.1700000000000000107.jsonl", run(107, 12, [("device", 0)], 600))
+recs = [r for r in run(108, 30, [("device", 0)], 5) if not (r["t"] == "snapshot" and 10 <= r["step"] <= 14)]
+at = next(i for i, r in enumerate(recs) if r["t"] == "snapshot" and r["step"] == 15)
+recs[at:at] = [{"t": "gap", "records": 5, "first_step": 10, "last_step": 14, "first_ns": 110_001_000,
+                "last_ns": 150_001_000, "errno": 28, "error": "</script><!-- " + "\u00e9" * 300},
+               {"t": "gap", "records": 0, "first_step": None, "last_step": None, "first_ns": None, "last_ns": None,
+                "errno": 2, "error": "the file was removed"}]
+write("gaps", "vt.node1.108.1700000000000000108.jsonl", recs)
 os.makedirs(os.path.join(out, "bad-beside"), exist_ok=True)
 with open(os.path.join(out, "bad-beside", "vt.node1.106.1700000000000000106.jsonl"), 'w') as f:
     f.write('{"t":"header","format":"vramtrace-snapshot","version":4,"pid":106}\nnot json at all\n</script>\n')
