@@ -122,8 +122,16 @@ try {
       check(JSON.stringify(nocurve) === '[[true,false],[false,true]]',
             `${name}: site 10 has no curve or site 590's panel does not say its curve was not kept: ${JSON.stringify(nocurve)}`);
     }
-    if (name.startsWith('hostile'))
+    if (name.startsWith('hostile')) {
       check(texts.includes('</script>') && texts.includes('<!--'), `${name}: the hostile names are not shown as text`);
+      // a name of one long word wraps: the page is not made many screens wide by it
+      const wide = await page.evaluate(async () => {
+        VT.show('timeline');
+        await new Promise((r) => requestAnimationFrame(r));
+        return document.documentElement.scrollWidth;
+      });
+      check(wide <= 1400, `${name}: a long name makes the page ${wide} px wide (viewport 1100)`);
+    }
     await page.close();
   }
 } finally {
