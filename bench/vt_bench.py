@@ -980,7 +980,8 @@ def fig20():
     log("Figure 20: HTML report size and first paint (headless chromium)")
     vt = binp("vramtrace")
     cases = [("20,000 steps x 8 ranks (40 sites each)", 8, 20000, 40, 5 << 20),
-             ("10,000 steps x 500 sites (1 process)", 1, 10000, 500, 8 << 20)]
+             ("10,000 steps x 500 sites (1 process)", 1, 10000, 500, 8 << 20),
+             ("300 steps x 64 ranks (30 sites each; 16 keep their views)", 64, 300, 30, 5 << 20)]
     if ARGS.quick:
         cases = [("200 steps x 8 ranks (quick)", 8, 200, 10, 5 << 20), ("100 steps x 50 sites (quick)", 1, 100, 50, 8 << 20)]
     pages = []

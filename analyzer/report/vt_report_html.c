@@ -24,6 +24,7 @@
 #include "vt_format.h"
 #include "vt_hostsig.h"
 #include "vt_size.h"
+#include "vt_util.h"
 #include "vt_slots.h"
 
 /* Out-of-memory events listed per process in the static tables (each row holds up
@@ -399,7 +400,34 @@ int vt_report_html(FILE *f, vt_analysis *a)
     fputs("</head><body>\n<h1>vramtrace report</h1>\n"
           "<svg id=\"vt-ns\" width=\"0\" height=\"0\" aria-hidden=\"true\"></svg>\n<div id=\"vt-app\"></div>\n<div id=\"vt-static\">\n", f);
     if (a->n > 1) summary_html(f, a);
-    for (size_t i = 0; i < a->n; i++) process_html(f, a, &a->procs[i]);
+    unsigned char *full = vt_xcalloc(a->n ? a->n : 1, 1);
+    vt_html_full_procs(a, full);
+    for (size_t i = 0; i < a->n; i++) {
+        if (full[i]) {
+            process_html(f, a, &a->procs[i]);
+            continue;
+        }
+        char t[200];   /* one of many: a line saying how to see it alone */
+        const vt_process *p = a->procs[i].p;
+        fputs("<section class=\"vt-reduced\"><h2>", f);
+        esc(f, vt_process_title(p, t, sizeof t));
+        fprintf(f, "</h2>\n<p class=\"meta\">%zu leak, %zu out-of-memory events; peak ", a->procs[i].count[VT_LEAK], p->nooms);
+        char b[32];
+        esc(f, vt_size_fmt(p->peak_bytes, b, sizeof b));
+        fprintf(f, ". This page keeps the views and tables of %d of its %zu processes (those with an out-of-memory "
+                   "event, then the most leaks, then the largest peak); ", VT_HTML_FULL_PROCS, a->n);
+        if (p->has_rank)
+            fprintf(f, "<code>vramtrace report --format html --rank %lld</code> reports this one alone.</p></section>\n",
+                    (long long)p->rank);
+        else {
+            fputs("<code>vramtrace report --format html ", f);
+            char *shown = vt_xdisplay(p->file);
+            esc(f, shown);
+            free(shown);
+            fputs("</code> reports this one alone.</p></section>\n", f);
+        }
+    }
+    free(full);
     fputs("</div>\n", f);
     if (data_block(f, a) < 0) return -1;
     assets(f, VT_ASSET_SCRIPT);

@@ -23,6 +23,17 @@
 
 #include "vt_analysis.h"
 
+/* A page keeps every view of at most VT_HTML_FULL_PROCS processes: with more, the
+ * ones that matter most (an out-of-memory event, then the most leaking sites, then
+ * the largest peak; ties in input order) keep them, the others keep their title,
+ * figures and site list ("reduced": true; static section: one line saying how to
+ * report it alone), so the page stays bounded whatever the number of ranks. The
+ * summary across processes and the many-processes view cover all of them. */
+#define VT_HTML_FULL_PROCS 16
+
+/* full[i] = 1 when process i keeps every view (full: a->n bytes). Returns how many. */
+size_t vt_html_full_procs(const vt_analysis *a, unsigned char *full);
+
 /* The whole data object (a new reference), or NULL when out of memory. */
 json_t *vt_html_data(vt_analysis *a);
 

@@ -215,6 +215,16 @@ def main():
         p3 = byname.get((3, True))
         check(p3 is not None and any(mk["k"] == "restart" for mk in p3["timeline"]["markers"]),
               "html data: no restart marker on rank 3, restart 1")
+        # a page keeps every view of 16 of the 65 processes (OOMs, then leaks, then
+        # peak): the others keep their sites and a line saying how to report them alone
+        red = [p for p in d["procs"] if p.get("reduced")]
+        check(d.get("procs_full") == 16 and len(red) == 49 and not any("timeline" in p for p in red)
+              and all("timeline" in p for p in d["procs"] if not p.get("reduced")),
+              "html data: %r full, %d reduced" % (d.get("procs_full"), len(red)))
+        check(not any(p.get("reduced") for p in d["procs"] if p["rank"] in (0, 1, 2, 3, 4, 5, 6, 7, 9, 17)),
+              "html data: a rank with a leak or an OOM lost its views")
+        check(h.count('<section class="vt-reduced">') == 49 and "reports this one alone" in h,
+              "html: %d reduced sections" % h.count('<section class="vt-reduced">'))
         p9 = byname.get((9, False))
         check(p9 is not None and any(mk["k"] == "oom" and mk["step"] == 12 for mk in p9["timeline"]["markers"]),
               "html data: no out-of-memory marker at step 12 on rank 9")

@@ -115,6 +115,7 @@
   VT.sitePanel = null;
   VT.openSite = function (pi, si) {
     if (pi !== cur.pi) VT.selectProcess(pi);
+    if (VT.data.procs[pi] && VT.data.procs[pi].reduced) return;   // its note is drawn instead
     if (VT.sitePanel) return VT.sitePanel(pi, si);
     const st = document.getElementById('vt-static');
     if (st) st.scrollIntoView();
@@ -136,6 +137,15 @@
     const v = vs.find((x) => x.id === cur.view);
     const el = VT.el('div', { class: 'vt-view', 'data-view': v.id });
     body.appendChild(el);
+    const proc = VT.data.procs[cur.pi];
+    if (v.scope !== 'all' && proc && proc.reduced) {   // one of many processes: its views are left out
+      el.appendChild(VT.el('p', { class: 'vt-empty vt-reduced' },
+        `This page keeps the views of ${VT.data.procs_full} of its ${VT.data.procs.length} processes (those with an ` +
+        'out-of-memory event, then the most leaks, then the largest peak). To see this one: ',
+        VT.el('code', {}, proc.rank !== null && proc.rank !== undefined ? `vramtrace report --format html --rank ${proc.rank}`
+          : `vramtrace report --format html ${proc.file}`)));
+      return;
+    }
     try {
       v.render(el, VT.data.procs[cur.pi], cur.pi);
     } catch (e) {
