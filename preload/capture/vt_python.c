@@ -299,19 +299,114 @@ unsigned long vt_py_version_hex(void)
 
 /* ---- capture (hook path) ------------------------------------------------- */
 
+enum { VT_PY_STEP_EMIT = 0,   /* a frame of the capture                          */
+       VT_PY_STEP_SHIM = 1,   /* a C-stack entry shim: skipped, ends an activation */
+       VT_PY_STEP_SKIP = 2 }; /* skipped: not yet started, or not a code object    */
+
+/* The owner bytes a step's outcome depends on (3.11: is_entry too), 0 on 3.10; on
+ * 3.10 the frame's type check instead (0 when it is a frame object). */
+static inline __attribute__((always_inline))
+uint32_t vt__py_flags(const vt_py_layout *L, const char *fr)
+{
+    if (L->model == VT_PY_MODEL_FRAMEOBJ)
+        return vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type;
+    uint32_t f = (unsigned char)fr[L->fr_owner];
+    if (L->fr_is_entry >= 0)
+        f |= (uint32_t)(unsigned char)fr[L->fr_is_entry] << 8;
+    return f;
+}
+
+/* The instruction pointer as the cache keeps it: 3.10 f_lasti, else the pointer. */
+static inline __attribute__((always_inline))
+const char *vt__py_ip(const vt_py_layout *L, const char *fr)
+{
+    if (L->model == VT_PY_MODEL_FRAMEOBJ)
+        return (const char *)(intptr_t)vt__py_ld_i32(fr, L->fr_instr);
+    return vt__py_ld_ptr(fr, L->fr_instr);
+}
+
+/* One step of the walk at frame fr (a valid pointer): validates it and fills st
+ * (all but fr and hsuf). Returns VT_PY_STEP_*, or -1 when validation fails (the
+ * capture returns 0). */
+static inline __attribute__((always_inline))
+int vt__py_step(const vt_py_layout *L, const char *fr, const void *code_type, vt_py_cstep *st)
+{
+    const char *co = vt__py_ld_ptr(fr, L->fr_code);
+    int32_t instr;
+    st->code = co;
+    st->back = vt__py_ld_ptr(fr, L->fr_back);
+    if (L->model == VT_PY_MODEL_FRAMEOBJ) {
+        if (vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type ||
+            !vt__py_ok_ptr(co) || vt__py_ld_ptr(co, L->ob_type) != code_type)
+            return -1;
+        const char *bytes = vt__py_ld_ptr(co, L->co_code);
+        if (!vt__py_ok_ptr(bytes))
+            return -1;
+        int64_t units = vt__py_ld_i64(bytes, L->var_size) / 2;
+        instr = vt__py_ld_i32(fr, L->fr_instr);          /* f_lasti */
+        if (instr < -1 || instr >= units)
+            return -1;
+        st->ip = (const char *)(intptr_t)instr;
+        st->flags = 0;
+        st->bnd = 1;
+    } else {
+        int owner = (unsigned char)fr[L->fr_owner];
+        st->flags = vt__py_flags(L, fr);
+        const char *ip = vt__py_ld_ptr(fr, L->fr_instr);
+        st->ip = ip;
+        if (owner == L->owner_cstack)                    /* entry shim */
+            return VT_PY_STEP_SHIM;
+        if (!vt__py_ok_ptr(co))
+            return -1;
+        if (vt__py_ld_ptr(co, L->ob_type) != code_type) {
+            if (L->model == VT_PY_MODEL_CURRENT)         /* f_executable None */
+                return VT_PY_STEP_SKIP;
+            return -1;
+        }
+        int64_t units = vt__py_ld_i64(co, L->var_size);
+        /* bytes from the first code unit: even, in [-2, 2 * units) (-2: a
+         * 3.11/3.12 frame that has not started, prev_instr = first - 1) */
+        intptr_t d = ip - (co + L->co_code);
+        if ((d & 1) || d < -2 || (d >> 1) >= units)
+            return -1;
+        instr = (int32_t)(d >> 1);
+        /* not yet at its first traceable instruction: CPython hides these
+         * "incomplete" frames from tracebacks too (_PyFrame_IsIncomplete) */
+        if (owner != L->owner_generator && L->co_firsttraceable >= 0 &&
+            instr < vt__py_ld_i32(co, L->co_firsttraceable))
+            return VT_PY_STEP_SKIP;
+        st->bnd = L->fr_is_entry >= 0 && fr[L->fr_is_entry] != 0;
+    }
+    st->linetable = vt__py_ld_ptr(co, L->co_linetable);
+    st->instr = instr;
+    st->firstlineno = vt__py_ld_i32(co, L->co_firstlineno);
+    return VT_PY_STEP_EMIT;
+}
+
+/* The first frame of the calling thread's chain, or NULL (also when there is none). */
+static inline __attribute__((always_inline))
+const char *vt__py_first(const vt_py_layout *L, int *ok)
+{
+    *ok = 0;
+    if (!vt__py.is_initialized())
+        return NULL;
+    const char *ts = vt__py.get_tstate();
+    if (!vt__py_ok_ptr(ts))
+        return NULL;
+    *ok = 1;
+    const char *fr = vt__py_ld_ptr(ts, L->ts_frame);
+    if (L->model == VT_PY_MODEL_CFRAME)
+        fr = vt__py_ok_ptr(fr) ? vt__py_ld_ptr(fr, L->cf_current) : NULL;
+    return fr;
+}
+
 /* The walk, inlined once per table row so that the offsets are constants
  * (vt_py_capture picks the copy; the generic one reads vt__py.L). */
 static inline __attribute__((always_inline))
 int vt__py_walk(const vt_py_layout *L, vt_py_frame *out, int max)
 {
-    if (!vt__py.is_initialized())
-        return 0;
-    const char *ts = vt__py.get_tstate();
-    if (!vt__py_ok_ptr(ts))
-        return 0;
-    const char *fr = vt__py_ld_ptr(ts, L->ts_frame);
-    if (L->model == VT_PY_MODEL_CFRAME)
-        fr = vt__py_ok_ptr(fr) ? vt__py_ld_ptr(fr, L->cf_current) : NULL;
+    int ok;
+    const char *fr = vt__py_first(L, &ok);
     const void *code_type = vt__py.code_type;
     int n = 0;
     uint32_t group = 0;
@@ -319,64 +414,26 @@ int vt__py_walk(const vt_py_layout *L, vt_py_frame *out, int max)
     for (int walked = 0; fr && n < max; walked++) {
         if (walked >= VT_PY_MAX_WALK || !vt__py_ok_ptr(fr))
             return 0;
-        const char *co = vt__py_ld_ptr(fr, L->fr_code);
-        const char *next = vt__py_ld_ptr(fr, L->fr_back);
-        int32_t instr;
-        if (L->model == VT_PY_MODEL_FRAMEOBJ) {
-            if (vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type ||
-                !vt__py_ok_ptr(co) || vt__py_ld_ptr(co, L->ob_type) != code_type)
+        vt_py_cstep st;
+        int kind = vt__py_step(L, fr, code_type, &st);
+        fr = st.back;
+        if (kind != VT_PY_STEP_EMIT) {
+            if (kind < 0)
                 return 0;
-            const char *bytes = vt__py_ld_ptr(co, L->co_code);
-            if (!vt__py_ok_ptr(bytes))
-                return 0;
-            int64_t units = vt__py_ld_i64(bytes, L->var_size) / 2;
-            instr = vt__py_ld_i32(fr, L->fr_instr);          /* f_lasti */
-            if (instr < -1 || instr >= units)
-                return 0;
-        } else {
-            int owner = (unsigned char)fr[L->fr_owner];
-            if (owner == L->owner_cstack) {                  /* entry shim */
+            if (kind == VT_PY_STEP_SHIM)
                 boundary = 1;
-                fr = next;
-                continue;
-            }
-            if (!vt__py_ok_ptr(co))
-                return 0;
-            if (vt__py_ld_ptr(co, L->ob_type) != code_type) {
-                if (L->model == VT_PY_MODEL_CURRENT) {       /* f_executable None */
-                    fr = next;
-                    continue;
-                }
-                return 0;
-            }
-            const char *ip = vt__py_ld_ptr(fr, L->fr_instr);
-            int64_t units = vt__py_ld_i64(co, L->var_size);
-            /* bytes from the first code unit: even, in [-2, 2 * units) (-2: a
-             * 3.11/3.12 frame that has not started, prev_instr = first - 1) */
-            intptr_t d = ip - (co + L->co_code);
-            if ((d & 1) || d < -2 || (d >> 1) >= units)
-                return 0;
-            instr = (int32_t)(d >> 1);
-            /* not yet at its first traceable instruction: CPython hides these
-             * "incomplete" frames from tracebacks too (_PyFrame_IsIncomplete) */
-            if (owner != L->owner_generator && L->co_firsttraceable >= 0 &&
-                instr < vt__py_ld_i32(co, L->co_firsttraceable)) {
-                fr = next;
-                continue;
-            }
+            continue;
         }
         if (boundary && n > 0)
             group++;
-        boundary = L->model == VT_PY_MODEL_FRAMEOBJ ||
-                   (L->fr_is_entry >= 0 && fr[L->fr_is_entry] != 0);
+        boundary = st.bnd;
         vt_py_frame *f = &out[n++];
-        f->code = co;
-        f->linetable = vt__py_ld_ptr(co, L->co_linetable);
-        f->instr = instr;
-        f->firstlineno = vt__py_ld_i32(co, L->co_firstlineno);
+        f->code = st.code;
+        f->linetable = st.linetable;
+        f->instr = st.instr;
+        f->firstlineno = st.firstlineno;
         f->group = group;
         f->reserved = 0;
-        fr = next;
     }
     return n;
 }
@@ -391,6 +448,160 @@ int vt_py_capture(vt_py_frame *out, int max)
     case 2:  return vt__py_walk(&vt__py_table[2], out, max);
     case 3:  return vt__py_walk(&vt__py_table[3], out, max);
     default: return vt__py_walk(&vt__py.L, out, max);
+    }
+}
+
+/* ---- capture with a per-thread cache (hook path) --------------------------
+ *
+ * c->s[0..nsteps) is the previous walk of this thread, innermost first, to the end
+ * of its chain (s[p].back == s[p + 1].fr, s[nsteps - 1].back == NULL). The new walk
+ * goes from the innermost frame as vt__py_walk does and writes each step it walks
+ * in full at its own position k. At a frame found in the cache at a position
+ * j >= k (c->map, checked), the cached steps j.. are moved to k.. (the chain is now
+ * shallower there) and the walk "replays": a step whose frame still holds what was
+ * read (code, instruction pointer, link, owner bytes; for a frame of the capture its
+ * code's co_linetable and co_firstlineno too) gives the cached record without the
+ * checks, which passed for those same values; one that differs is walked in full
+ * and written at k, and when its link differs the replay ends (the outer chain is
+ * another one; a later frame may join again). Each step's hsuf, the hash of the
+ * chain's frames from the outermost to it, is computed again only for the steps
+ * inside the outermost one written (all of them when the walk ends at another
+ * position than the cached one did). The group of each frame (counted from the
+ * innermost) is always computed as the walk goes. A walk that ends at max frames
+ * before its chain does is cached as far as it went; s[nsteps] is a sentinel that
+ * no frame matches, so a replay that reaches it walks on in full. */
+
+static inline unsigned vt__py_slot(const char *fr)
+{
+    return (unsigned)(((uintptr_t)fr * VT_PY_HASH_K) >> 58);
+}
+
+static inline __attribute__((always_inline))
+int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int max,
+                       uint64_t *hash)
+{
+    int ok;
+    const char *fr = vt__py_first(L, &ok);
+    const void *code_type = vt__py.code_type;
+    int S = c->valid && c->max == max ? c->nsteps : 0;   /* cached steps from k on */
+    c->valid = 0;
+    *hash = VT_PY_HASH_SEED;
+    int n = 0, k = 0, dirty = -1;   /* dirty: the outermost position written */
+    uint32_t group = 0;
+    int boundary = 0;
+    int replay = 0;                 /* 1: c->s[k].fr == fr, s[k..S) the old chain */
+    for (; fr && n < max; k++) {
+        if (__builtin_expect(k >= VT_PY_MAX_WALK, 0))
+            return 0;
+        vt_py_cstep *st = &c->s[k];
+        if (!replay) {
+            if (!vt__py_ok_ptr(fr))
+                return 0;
+            unsigned j = c->map[vt__py_slot(fr)];
+            if (j > (unsigned)k && j <= (unsigned)S && c->s[j - 1].fr == fr) {
+                j--;
+                if (j > (unsigned)k) {
+                    memmove(st, &c->s[j], (size_t)(S - (int)j + 1) * sizeof *st); /* + sentinel */
+                    S -= (int)j - k;
+                    for (int p = k; p < S; p++)
+                        c->map[vt__py_slot(c->s[p].fr)] = (uint16_t)(p + 1);
+                }
+                replay = 1;
+            }
+        }
+        if (replay) {
+            const char *co = vt__py_ld_ptr(fr, L->fr_code);
+            const char *back = vt__py_ld_ptr(fr, L->fr_back);
+            uintptr_t d = ((uintptr_t)co ^ (uintptr_t)st->code) |
+                          ((uintptr_t)vt__py_ip(L, fr) ^ (uintptr_t)st->ip) |
+                          ((uintptr_t)back ^ (uintptr_t)st->back) |
+                          (vt__py_flags(L, fr) ^ st->flags);
+            if (__builtin_expect(d == 0, 1)) {
+                if (__builtin_expect(st->kind == VT_PY_STEP_EMIT, 1)) {
+                    if (__builtin_expect(vt__py_ld_ptr(co, L->co_linetable) == st->linetable &&
+                                         vt__py_ld_i32(co, L->co_firstlineno) == st->firstlineno, 1)) {
+                        if (boundary && n > 0)
+                            group++;
+                        boundary = st->bnd;
+                        vt_py_frame *f = &out[n++];
+                        f->code = st->code;
+                        f->linetable = st->linetable;
+                        f->instr = st->instr;
+                        f->firstlineno = st->firstlineno;
+                        f->group = group;
+                        f->reserved = 0;
+                        fr = back;
+                        continue;
+                    }
+                } else {
+                    if (st->kind == VT_PY_STEP_SHIM)
+                        boundary = 1;
+                    fr = back;
+                    continue;
+                }
+            }
+            if (back != st->back)
+                replay = 0;      /* the chain goes on elsewhere from here */
+        }
+        int kind = vt__py_step(L, fr, code_type, st);
+        if (kind < 0)
+            return 0;
+        st->fr = fr;
+        st->kind = (uint8_t)kind;
+        c->map[vt__py_slot(fr)] = (uint16_t)(k + 1);
+        dirty = k;
+        fr = st->back;
+        if (kind != VT_PY_STEP_EMIT) {
+            if (kind == VT_PY_STEP_SHIM)
+                boundary = 1;
+            continue;
+        }
+        if (boundary && n > 0)
+            group++;
+        boundary = st->bnd;
+        vt_py_frame *f = &out[n++];
+        f->code = st->code;
+        f->linetable = st->linetable;
+        f->instr = st->instr;
+        f->firstlineno = st->firstlineno;
+        f->group = group;
+        f->reserved = 0;
+    }
+    if (!ok)
+        return 0;
+    /* hsuf again for the steps inside the outermost one written; all of them when
+     * this walk ended elsewhere than the cached one (another cut at max frames) */
+    int from = k == S ? dirty : k - 1;
+    uint64_t h = from + 1 < k ? c->s[from + 1].hsuf : VT_PY_HASH_SEED;
+    for (int p = from; p >= 0; p--) {
+        vt_py_cstep *st = &c->s[p];
+        if (st->kind == VT_PY_STEP_EMIT)
+            h = vt_py_hash_step(h, st->code, st->instr);
+        st->hsuf = h;
+    }
+    /* the sentinel after the last step: matches no frame (joins check fr, a replay
+     * reaching it compares code and link) */
+    vt_py_cstep *end = &c->s[k];
+    end->fr = NULL;
+    end->code = end->back = (const void *)1;
+    c->nsteps = k;
+    c->max = max;
+    c->valid = 1;
+    *hash = k ? c->s[0].hsuf : VT_PY_HASH_SEED;
+    return n;
+}
+
+int vt_py_capture_cached(vt_py_cache *c, vt_py_frame *out, int max, uint64_t *hash)
+{
+    *hash = VT_PY_HASH_SEED;
+    if (max <= 0 || !__atomic_load_n(&vt__py_ready, __ATOMIC_ACQUIRE))
+        return 0;
+    switch (vt__py.row) {
+    case 0:  return vt__py_walk_cached(&vt__py_table[0], c, out, max, hash);
+    case 1:  return vt__py_walk_cached(&vt__py_table[1], c, out, max, hash);
+    case 2:  return vt__py_walk_cached(&vt__py_table[2], c, out, max, hash);
+    case 3:  return vt__py_walk_cached(&vt__py_table[3], c, out, max, hash);
+    default: return vt__py_walk_cached(&vt__py.L, c, out, max, hash);
     }
 }
 
