@@ -456,9 +456,10 @@ int vt_py_capture(vt_py_frame *out, int max)
  * c->s[0..nsteps) is the previous walk of this thread, innermost first, to the end
  * of its chain (s[p].back == s[p + 1].fr, s[nsteps - 1].back == NULL). The new walk
  * goes from the innermost frame as vt__py_walk does and writes each step it walks
- * in full at its own position k. At a frame found in the cache at a position
- * j >= k (c->map, checked), the cached steps j.. are moved to k.. (the chain is now
- * shallower there) and the walk "replays": a step whose frame still holds what was
+ * in full at its own position k. At a frame found in the cache at the same position
+ * k, or at a position j > k (c->map, a hint checked against s[j].fr: the chain is
+ * now shallower there, and the cached steps j.. are moved to k..), the walk
+ * "replays": a step whose frame still holds what was
  * read (code, instruction pointer, link, owner bytes; for a frame of the capture its
  * code's co_linetable and co_firstlineno too) gives the cached record without the
  * checks, which passed for those same values; one that differs is walked in full
@@ -473,8 +474,85 @@ int vt_py_capture(vt_py_frame *out, int max)
 
 static inline unsigned vt__py_slot(const char *fr)
 {
-    return (unsigned)(((uintptr_t)fr * VT_PY_HASH_K) >> 58);
+    return (unsigned)(((uintptr_t)fr * VT_PY_HASH_K) >> 56);
 }
+
+/* The walk's state, passed to and from the replay loop. */
+typedef struct vt_py_replay_state {
+    const char *fr;
+    int         k, n;
+    uint32_t    group;
+    int         boundary;
+} vt_py_replay_state;
+
+/* The replay of unchanged frames of the capture, one after the other, from step r->k
+ * (c->s[r->k].fr == r->fr, r->k < nsteps): what was read of each is still there
+ * (the step's kind folded in: a skipped step takes the general path). Out of line
+ * (one copy per layout) so that its few values stay in registers. Returns 1 when it
+ * stopped at a step that differs (r->k, r->fr: that step), 0 when the walk's loop
+ * condition is to be checked (the chain ended, max frames, or the walk bound). */
+static inline __attribute__((always_inline))
+int vt__py_replay(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int max,
+                  vt_py_replay_state *r)
+{
+    const char *fr = r->fr;
+    int k = r->k, n = r->n, boundary = r->boundary, more = 1;
+    uint32_t group = r->group;
+    const vt_py_cstep *st = &c->s[k];
+    for (;;) {
+        const char *co = vt__py_ld_ptr(fr, L->fr_code);
+        const char *back = vt__py_ld_ptr(fr, L->fr_back);
+        uint32_t fl = vt__py_flags(L, fr);
+        uintptr_t d = ((uintptr_t)co ^ (uintptr_t)st->code) |
+                      ((uintptr_t)vt__py_ip(L, fr) ^ (uintptr_t)st->ip) |
+                      ((uintptr_t)back ^ (uintptr_t)st->back) |
+                      (fl ^ st->flags) | st->kind;
+        if (__builtin_expect(d != 0, 0))
+            break;
+        const char *lt = vt__py_ld_ptr(co, L->co_linetable);
+        d = ((uintptr_t)lt ^ (uintptr_t)st->linetable) |
+            (uint32_t)(vt__py_ld_i32(co, L->co_firstlineno) ^ st->firstlineno);
+        if (__builtin_expect(d != 0, 0))
+            break;
+        group += (uint32_t)(boundary & (n > 0));
+        /* the activation flag as vt__py_step computes it, from the bytes just
+         * compared (3.10: every frame; 3.11: is_entry; 3.12+: none) */
+        boundary = L->model == VT_PY_MODEL_FRAMEOBJ ? 1
+                 : L->fr_is_entry >= 0 ? (fl >> 8) != 0 : 0;
+        vt_py_frame *f = &out[n++];
+        uint64_t il, gr = group;
+        memcpy(&il, &st->instr, sizeof il);          /* instr, firstlineno */
+        f->code = co;
+        f->linetable = lt;
+        memcpy(&f->instr, &il, sizeof il);
+        memcpy(&f->group, &gr, sizeof gr);           /* group, reserved 0 */
+        fr = back;
+        k++;
+        st++;
+        if (__builtin_expect(!fr || n >= max || k >= VT_PY_MAX_WALK, 0)) {
+            more = 0;
+            break;
+        }
+    }
+    r->fr = fr;
+    r->k = k;
+    r->n = n;
+    r->group = group;
+    r->boundary = boundary;
+    return more;
+}
+
+#define VT_PY_REPLAY(name, layout)                                                     \
+    static __attribute__((noinline)) int name(vt_py_cache *c, vt_py_frame *out, int max, \
+                                              vt_py_replay_state *r)                   \
+    {                                                                                  \
+        return vt__py_replay(layout, c, out, max, r);                                  \
+    }
+VT_PY_REPLAY(vt__py_replay0, &vt__py_table[0])
+VT_PY_REPLAY(vt__py_replay1, &vt__py_table[1])
+VT_PY_REPLAY(vt__py_replay2, &vt__py_table[2])
+VT_PY_REPLAY(vt__py_replay3, &vt__py_table[3])
+VT_PY_REPLAY(vt__py_replayg, &vt__py.L)
 
 static inline __attribute__((always_inline))
 int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int max,
@@ -490,57 +568,55 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
     uint32_t group = 0;
     int boundary = 0;
     int replay = 0;                 /* 1: c->s[k].fr == fr, s[k..S) the old chain */
-    for (; fr && n < max; k++) {
+    for (;; k++) {
+    next:
+        if (!fr || n >= max)
+            break;
         if (__builtin_expect(k >= VT_PY_MAX_WALK, 0))
             return 0;
         vt_py_cstep *st = &c->s[k];
         if (!replay) {
             if (!vt__py_ok_ptr(fr))
                 return 0;
-            unsigned j = c->map[vt__py_slot(fr)];
-            if (j > (unsigned)k && j <= (unsigned)S && c->s[j - 1].fr == fr) {
-                j--;
-                if (j > (unsigned)k) {
+            if (k < S && st->fr == fr) {
+                replay = 1;              /* same depth as before: the common case */
+            } else {
+                unsigned j = c->map[vt__py_slot(fr)];
+                if (j > (unsigned)k + 1 && j <= (unsigned)S && c->s[j - 1].fr == fr) {
+                    j--;                 /* shallower than before: move the old chain */
                     memmove(st, &c->s[j], (size_t)(S - (int)j + 1) * sizeof *st); /* + sentinel */
                     S -= (int)j - k;
                     for (int p = k; p < S; p++)
                         c->map[vt__py_slot(c->s[p].fr)] = (uint16_t)(p + 1);
+                    replay = 1;
                 }
-                replay = 1;
             }
         }
         if (replay) {
-            const char *co = vt__py_ld_ptr(fr, L->fr_code);
-            const char *back = vt__py_ld_ptr(fr, L->fr_back);
-            uintptr_t d = ((uintptr_t)co ^ (uintptr_t)st->code) |
-                          ((uintptr_t)vt__py_ip(L, fr) ^ (uintptr_t)st->ip) |
-                          ((uintptr_t)back ^ (uintptr_t)st->back) |
-                          (vt__py_flags(L, fr) ^ st->flags);
-            if (__builtin_expect(d == 0, 1)) {
-                if (__builtin_expect(st->kind == VT_PY_STEP_EMIT, 1)) {
-                    if (__builtin_expect(vt__py_ld_ptr(co, L->co_linetable) == st->linetable &&
-                                         vt__py_ld_i32(co, L->co_firstlineno) == st->firstlineno, 1)) {
-                        if (boundary && n > 0)
-                            group++;
-                        boundary = st->bnd;
-                        vt_py_frame *f = &out[n++];
-                        f->code = st->code;
-                        f->linetable = st->linetable;
-                        f->instr = st->instr;
-                        f->firstlineno = st->firstlineno;
-                        f->group = group;
-                        f->reserved = 0;
-                        fr = back;
-                        continue;
-                    }
-                } else {
-                    if (st->kind == VT_PY_STEP_SHIM)
-                        boundary = 1;
-                    fr = back;
-                    continue;
-                }
+            vt_py_replay_state r = { fr, k, n, group, boundary };
+            int more;
+            if (L == &vt__py_table[0])      more = vt__py_replay0(c, out, max, &r);
+            else if (L == &vt__py_table[1]) more = vt__py_replay1(c, out, max, &r);
+            else if (L == &vt__py_table[2]) more = vt__py_replay2(c, out, max, &r);
+            else if (L == &vt__py_table[3]) more = vt__py_replay3(c, out, max, &r);
+            else                            more = vt__py_replayg(c, out, max, &r);
+            fr = r.fr;
+            k = r.k;
+            n = r.n;
+            group = r.group;
+            boundary = r.boundary;
+            if (!more)
+                goto next;
+            st = &c->s[k];
+            if ((uintptr_t)vt__py_ld_ptr(fr, L->fr_code) == (uintptr_t)st->code &&
+                vt__py_ip(L, fr) == st->ip && vt__py_ld_ptr(fr, L->fr_back) == st->back &&
+                vt__py_flags(L, fr) == st->flags && st->kind != VT_PY_STEP_EMIT) {
+                if (st->kind == VT_PY_STEP_SHIM)      /* a skipped step, unchanged */
+                    boundary = 1;
+                fr = st->back;
+                continue;
             }
-            if (back != st->back)
+            if (vt__py_ld_ptr(fr, L->fr_back) != st->back)
                 replay = 0;      /* the chain goes on elsewhere from here */
         }
         int kind = vt__py_step(L, fr, code_type, st);
@@ -584,6 +660,7 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
     vt_py_cstep *end = &c->s[k];
     end->fr = NULL;
     end->code = end->back = (const void *)1;
+    end->kind = 0xff;
     c->nsteps = k;
     c->max = max;
     c->valid = 1;

@@ -138,7 +138,7 @@ typedef struct vt_py_cache {
     int         nsteps;
     int         max;                   /* the max of the capture that filled it        */
     int         pad;
-    uint16_t    map[64];               /* frame address hash -> step + 1 (0: none)     */
+    uint16_t    map[256];              /* frame address hash -> step + 1 (0: none)     */
     vt_py_cstep s[VT_PY_MAX_WALK + 1]; /* + a sentinel after the last step             */
 } vt_py_cache;
 
