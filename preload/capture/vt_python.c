@@ -303,17 +303,21 @@ enum { VT_PY_STEP_EMIT = 0,   /* a frame of the capture                         
        VT_PY_STEP_SHIM = 1,   /* a C-stack entry shim: skipped, ends an activation */
        VT_PY_STEP_SKIP = 2 }; /* skipped: not yet started, or not a code object    */
 
-/* The owner bytes a step's outcome depends on (3.11: is_entry too), 0 on 3.10; on
- * 3.10 the frame's type check instead (0 when it is a frame object). */
+/* The owner bytes a step's outcome depends on: owner; 3.11: is_entry | owner << 8;
+ * on 3.10 the frame's type check instead (0 when it is a frame object). */
 static inline __attribute__((always_inline))
 uint32_t vt__py_flags(const vt_py_layout *L, const char *fr)
 {
     if (L->model == VT_PY_MODEL_FRAMEOBJ)
         return vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type;
-    uint32_t f = (unsigned char)fr[L->fr_owner];
-    if (L->fr_is_entry >= 0)
-        f |= (uint32_t)(unsigned char)fr[L->fr_is_entry] << 8;
-    return f;
+    if (L->fr_is_entry >= 0 && L->fr_owner == L->fr_is_entry + 1) {
+        uint16_t f;                       /* is_entry, owner: one load */
+        memcpy(&f, fr + L->fr_is_entry, sizeof f);
+        return f;
+    }
+    if (L->fr_is_entry >= 0)              /* as the one load above reads them */
+        return (unsigned char)fr[L->fr_is_entry] | (uint32_t)(unsigned char)fr[L->fr_owner] << 8;
+    return (unsigned char)fr[L->fr_owner];
 }
 
 /* The instruction pointer as the cache keeps it: 3.10 f_lasti, else the pointer. */
@@ -333,7 +337,7 @@ int vt__py_step(const vt_py_layout *L, const char *fr, const void *code_type, vt
 {
     const char *co = vt__py_ld_ptr(fr, L->fr_code);
     int32_t instr;
-    st->code = co;
+    st->rec.code = co;
     st->back = vt__py_ld_ptr(fr, L->fr_back);
     if (L->model == VT_PY_MODEL_FRAMEOBJ) {
         if (vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type ||
@@ -377,9 +381,11 @@ int vt__py_step(const vt_py_layout *L, const char *fr, const void *code_type, vt
             return VT_PY_STEP_SKIP;
         st->bnd = L->fr_is_entry >= 0 && fr[L->fr_is_entry] != 0;
     }
-    st->linetable = vt__py_ld_ptr(co, L->co_linetable);
-    st->instr = instr;
-    st->firstlineno = vt__py_ld_i32(co, L->co_firstlineno);
+    st->rec.linetable = vt__py_ld_ptr(co, L->co_linetable);
+    st->rec.instr = instr;
+    st->rec.firstlineno = vt__py_ld_i32(co, L->co_firstlineno);
+    st->rec.group = 0;
+    st->rec.reserved = 0;
     return VT_PY_STEP_EMIT;
 }
 
@@ -428,10 +434,10 @@ int vt__py_walk(const vt_py_layout *L, vt_py_frame *out, int max)
             group++;
         boundary = st.bnd;
         vt_py_frame *f = &out[n++];
-        f->code = st.code;
-        f->linetable = st.linetable;
-        f->instr = st.instr;
-        f->firstlineno = st.firstlineno;
+        f->code = st.rec.code;
+        f->linetable = st.rec.linetable;
+        f->instr = st.rec.instr;
+        f->firstlineno = st.rec.firstlineno;
         f->group = group;
         f->reserved = 0;
     }
@@ -480,7 +486,7 @@ static inline unsigned vt__py_slot(const char *fr)
 /* The walk's state, passed to and from the replay loop. */
 typedef struct vt_py_replay_state {
     const char *fr;
-    int         k, n;
+    int         k, n, lim;            /* lim: the cached steps (nsteps, in this walk) */
     uint32_t    group;
     int         boundary;
 } vt_py_replay_state;
@@ -496,43 +502,44 @@ int vt__py_replay(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int m
                   vt_py_replay_state *r)
 {
     const char *fr = r->fr;
-    int k = r->k, n = r->n, boundary = r->boundary, more = 1;
+    int k = r->k, n = r->n, boundary = r->boundary;
     uint32_t group = r->group;
     const vt_py_cstep *st = &c->s[k];
-    for (;;) {
+    /* steps replayed at most: to the cached chain's end, max frames, the walk bound */
+    int lim = r->lim;
+    if (lim > k + (max - n))
+        lim = k + (max - n);
+    if (lim > VT_PY_MAX_WALK)
+        lim = VT_PY_MAX_WALK;
+    int more = 0;
+    for (; k < lim; k++, st++) {
         const char *co = vt__py_ld_ptr(fr, L->fr_code);
         const char *back = vt__py_ld_ptr(fr, L->fr_back);
         uint32_t fl = vt__py_flags(L, fr);
-        uintptr_t d = ((uintptr_t)co ^ (uintptr_t)st->code) |
+        /* st->flags holds the step's kind above bit 16: 0 for a frame of the capture */
+        uintptr_t d = ((uintptr_t)co ^ (uintptr_t)st->rec.code) |
                       ((uintptr_t)vt__py_ip(L, fr) ^ (uintptr_t)st->ip) |
-                      ((uintptr_t)back ^ (uintptr_t)st->back) |
-                      (fl ^ st->flags) | st->kind;
-        if (__builtin_expect(d != 0, 0))
+                      ((uintptr_t)back ^ (uintptr_t)st->back) | (fl ^ st->flags);
+        if (__builtin_expect(d != 0, 0)) {
+            more = 1;
             break;
+        }
         const char *lt = vt__py_ld_ptr(co, L->co_linetable);
-        d = ((uintptr_t)lt ^ (uintptr_t)st->linetable) |
-            (uint32_t)(vt__py_ld_i32(co, L->co_firstlineno) ^ st->firstlineno);
-        if (__builtin_expect(d != 0, 0))
+        d = ((uintptr_t)lt ^ (uintptr_t)st->rec.linetable) |
+            (uint32_t)(vt__py_ld_i32(co, L->co_firstlineno) ^ st->rec.firstlineno);
+        if (__builtin_expect(d != 0, 0)) {
+            more = 1;
             break;
+        }
         group += (uint32_t)(boundary & (n > 0));
         /* the activation flag as vt__py_step computes it, from the bytes just
          * compared (3.10: every frame; 3.11: is_entry; 3.12+: none) */
         boundary = L->model == VT_PY_MODEL_FRAMEOBJ ? 1
-                 : L->fr_is_entry >= 0 ? (fl >> 8) != 0 : 0;
+                 : L->fr_is_entry >= 0 ? (fl & 0xff) != 0 : 0;
         vt_py_frame *f = &out[n++];
-        uint64_t il, gr = group;
-        memcpy(&il, &st->instr, sizeof il);          /* instr, firstlineno */
-        f->code = co;
-        f->linetable = lt;
-        memcpy(&f->instr, &il, sizeof il);
-        memcpy(&f->group, &gr, sizeof gr);           /* group, reserved 0 */
+        memcpy(f, &st->rec, sizeof *f);
+        f->group = group;
         fr = back;
-        k++;
-        st++;
-        if (__builtin_expect(!fr || n >= max || k >= VT_PY_MAX_WALK, 0)) {
-            more = 0;
-            break;
-        }
     }
     r->fr = fr;
     r->k = k;
@@ -593,7 +600,7 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
             }
         }
         if (replay) {
-            vt_py_replay_state r = { fr, k, n, group, boundary };
+            vt_py_replay_state r = { fr, k, n, S, group, boundary };
             int more;
             if (L == &vt__py_table[0])      more = vt__py_replay0(c, out, max, &r);
             else if (L == &vt__py_table[1]) more = vt__py_replay1(c, out, max, &r);
@@ -605,12 +612,15 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
             n = r.n;
             group = r.group;
             boundary = r.boundary;
-            if (!more)
+            if (!more) {
+                if (k >= S)
+                    replay = 0;          /* past the cached steps (or at a bound) */
                 goto next;
+            }
             st = &c->s[k];
-            if ((uintptr_t)vt__py_ld_ptr(fr, L->fr_code) == (uintptr_t)st->code &&
+            if ((uintptr_t)vt__py_ld_ptr(fr, L->fr_code) == (uintptr_t)st->rec.code &&
                 vt__py_ip(L, fr) == st->ip && vt__py_ld_ptr(fr, L->fr_back) == st->back &&
-                vt__py_flags(L, fr) == st->flags && st->kind != VT_PY_STEP_EMIT) {
+                vt__py_flags(L, fr) == (st->flags & 0xffff) && st->kind != VT_PY_STEP_EMIT) {
                 if (st->kind == VT_PY_STEP_SHIM)      /* a skipped step, unchanged */
                     boundary = 1;
                 fr = st->back;
@@ -624,6 +634,7 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
             return 0;
         st->fr = fr;
         st->kind = (uint8_t)kind;
+        st->flags |= (uint32_t)kind << 16;
         c->map[vt__py_slot(fr)] = (uint16_t)(k + 1);
         dirty = k;
         fr = st->back;
@@ -636,10 +647,10 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
             group++;
         boundary = st->bnd;
         vt_py_frame *f = &out[n++];
-        f->code = st->code;
-        f->linetable = st->linetable;
-        f->instr = st->instr;
-        f->firstlineno = st->firstlineno;
+        f->code = st->rec.code;
+        f->linetable = st->rec.linetable;
+        f->instr = st->rec.instr;
+        f->firstlineno = st->rec.firstlineno;
         f->group = group;
         f->reserved = 0;
     }
@@ -652,15 +663,16 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
     for (int p = from; p >= 0; p--) {
         vt_py_cstep *st = &c->s[p];
         if (st->kind == VT_PY_STEP_EMIT)
-            h = vt_py_hash_step(h, st->code, st->instr);
+            h = vt_py_hash_step(h, st->rec.code, st->rec.instr);
         st->hsuf = h;
     }
     /* the sentinel after the last step: matches no frame (joins check fr, a replay
      * reaching it compares code and link) */
     vt_py_cstep *end = &c->s[k];
     end->fr = NULL;
-    end->code = end->back = (const void *)1;
+    end->rec.code = end->back = (const void *)1;
     end->kind = 0xff;
+    end->flags = 0xffffffff;
     c->nsteps = k;
     c->max = max;
     c->valid = 1;

@@ -116,13 +116,14 @@ static inline uint64_t vt_py_hash(const vt_py_frame *py, int n)
 
 /* One step of a thread's previous walk (vt_py_cache). Internal to vt_python.c. */
 typedef struct vt_py_cstep {
-    const void *fr, *code, *ip, *back; /* frame; what the walk read of it: code object,
-                                          instruction pointer (3.10: f_lasti), link   */
-    const void *linetable;             /* code's co_linetable (emitted steps)          */
+    vt_py_frame rec;                   /* emitted steps: the record (group as then)    */
+    const void *fr, *ip, *back;        /* frame; what the walk read of it besides the
+                                          code object (rec.code): instruction pointer
+                                          (3.10: f_lasti), link to the previous frame */
     uint64_t    hsuf;                  /* vt_py_hash of the emitted frames from the
                                           outermost step up to this one               */
-    int32_t     instr, firstlineno;    /* the record's (emitted steps)                 */
-    uint32_t    flags;                 /* owner / is_entry bytes (3.11+), 0 (3.10)     */
+    uint32_t    flags;                 /* owner / is_entry bytes (3.11+), 0 (3.10);
+                                          | kind << 16                                 */
     uint8_t     kind;                  /* VT_PY_STEP_*                                 */
     uint8_t     bnd;                   /* emitted: the activation ends below the next  */
     uint16_t    pad;
