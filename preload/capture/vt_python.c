@@ -502,17 +502,20 @@ int vt__py_replay(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int m
                   vt_py_replay_state *r)
 {
     const char *fr = r->fr;
-    int k = r->k, n = r->n, boundary = r->boundary;
-    uint32_t group = r->group;
-    const vt_py_cstep *st = &c->s[k];
+    int k = r->k, n = r->n;
+    /* the group grows before a frame when an activation ended below it and a frame
+     * was kept before it: with none kept yet, no growth */
+    uint32_t group = r->group, boundary = n > 0 && r->boundary;
     /* steps replayed at most: to the cached chain's end, max frames, the walk bound */
     int lim = r->lim;
     if (lim > k + (max - n))
         lim = k + (max - n);
     if (lim > VT_PY_MAX_WALK)
         lim = VT_PY_MAX_WALK;
+    const vt_py_cstep *st = &c->s[k], *stop = &c->s[lim > k ? lim : k];
+    vt_py_frame *f = &out[n];
     int more = 0;
-    for (; k < lim; k++, st++) {
+    for (; st < stop; st++, f++) {
         const char *co = vt__py_ld_ptr(fr, L->fr_code);
         const char *back = vt__py_ld_ptr(fr, L->fr_back);
         uint32_t fl = vt__py_flags(L, fr);
@@ -531,21 +534,22 @@ int vt__py_replay(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int m
             more = 1;
             break;
         }
-        group += (uint32_t)(boundary & (n > 0));
+        group += boundary;
         /* the activation flag as vt__py_step computes it, from the bytes just
          * compared (3.10: every frame; 3.11: is_entry; 3.12+: none) */
         boundary = L->model == VT_PY_MODEL_FRAMEOBJ ? 1
                  : L->fr_is_entry >= 0 ? (fl & 0xff) != 0 : 0;
-        vt_py_frame *f = &out[n++];
         memcpy(f, &st->rec, sizeof *f);
         f->group = group;
         fr = back;
     }
+    int done = (int)(st - &c->s[k]);
     r->fr = fr;
-    r->k = k;
-    r->n = n;
+    r->k = k + done;
+    r->n = n + done;
     r->group = group;
-    r->boundary = boundary;
+    if (done)
+        r->boundary = (int)boundary;
     return more;
 }
 
