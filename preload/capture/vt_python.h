@@ -133,7 +133,7 @@ typedef struct vt_py_cstep {
  * skipped included; as far as the walk went), innermost first, with what was read of each frame, so that the
  * next capture of the same thread can reuse the records and the hash of the frames
  * that are provably unchanged. Owned by one thread (not shared; no lock); zeroed
- * memory is an empty cache. ~16 KiB. */
+ * memory is an empty cache. About 19 KiB. */
 typedef struct vt_py_cache {
     int         valid;                 /* 1: s[0..nsteps) is a whole chain to its end  */
     int         nsteps;
