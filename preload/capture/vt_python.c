@@ -36,6 +36,11 @@
  *    to write() into a pipe when the syscall is filtered. The code object must
  *    still have ob_type == &PyCode_Type and the captured co_linetable and
  *    co_firstlineno, else -1.
+ *  - The hooks' capture (vt_py_capture_cached) keeps each thread's previous walk,
+ *    step by step, and gives a frame's record again without its checks when the
+ *    frame still holds what was read (the argument is above vt__py_walk_cached);
+ *    the stack store's hash of the Python part is folded from the outermost frame
+ *    (vt_py_hash), so the cache keeps it for the unchanged outer chain.
  *  - Line numbers: decoded here from co_linetable (no Python call): 3.10's
  *    PEP 626 table (byte pairs: address delta in bytes, signed line delta,
  *    -128 = no line), 3.11+'s location table (Objects/locations.md: entries
