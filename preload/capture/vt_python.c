@@ -481,7 +481,14 @@ int vt_py_capture(vt_py_frame *out, int max)
  * position than the cached one did). The group of each frame (counted from the
  * innermost) is always computed as the walk goes. A walk that ends at max frames
  * before its chain does is cached as far as it went; s[nsteps] is a sentinel that
- * no frame matches, so a replay that reaches it walks on in full. */
+ * no frame matches, so a replay that reaches it walks on in full. Steps walked in
+ * full outside a replay are kept in c->t at their positions until the walk joins
+ * the old chain (which may then move either way) or ends, then copied into c->s. */
+
+/* Captures per window of the cache's own bookkeeping: a window where over 40 % of
+ * the steps were walked in full (each costs the walk plus keeping it) is followed by
+ * eight windows walked without the cache (vt_py_capture and vt_py_hash). */
+#define VT_PY_WINDOW 32
 
 static inline unsigned vt__py_slot(const char *fr)
 {
@@ -581,6 +588,8 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
     c->valid = 0;
     *hash = VT_PY_HASH_SEED;
     int n = 0, k = 0, dirty = -1;   /* dirty: the outermost position written */
+    int k0 = 0;                     /* steps k0..k-1 walked outside a replay: in c->t */
+    int nfull = 0;                  /* steps walked in full                        */
     uint32_t group = 0;
     int boundary = 0;
     int replay = 0;                 /* 1: c->s[k].fr == fr, s[k..S) the old chain */
@@ -594,18 +603,27 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
         if (!replay) {
             if (!vt__py_ok_ptr(fr))
                 return 0;
+            int p = -1;
             if (k < S && st->fr == fr) {
-                replay = 1;              /* same depth as before: the common case */
+                p = k;                   /* same depth as before: the common case */
             } else {
                 unsigned j = c->map[vt__py_slot(fr)];
-                if (j > (unsigned)k + 1 && j <= (unsigned)S && c->s[j - 1].fr == fr) {
-                    j--;                 /* shallower than before: move the old chain */
-                    memmove(st, &c->s[j], (size_t)(S - (int)j + 1) * sizeof *st); /* + sentinel */
-                    S -= (int)j - k;
-                    for (int p = k; p < S; p++)
-                        c->map[vt__py_slot(c->s[p].fr)] = (uint16_t)(p + 1);
-                    replay = 1;
+                if (j > (unsigned)k0 && j <= (unsigned)S && c->s[j - 1].fr == fr &&
+                    k + S - (int)j + 1 <= VT_PY_MAX_WALK)
+                    p = (int)j - 1;      /* another depth: move the old chain */
+            }
+            if (p >= 0) {
+                if (p != k) {
+                    memmove(st, &c->s[p], (size_t)(S - p + 1) * sizeof *st); /* + sentinel */
+                    S += k - p;
+                    for (int q = k; q < S; q++)
+                        c->map[vt__py_slot(c->s[q].fr)] = (uint16_t)(q + 1);
                 }
+                if (k > k0)              /* the steps walked since the last join */
+                    memcpy(&c->s[k0], &c->t[k0], (size_t)(k - k0) * sizeof *st);
+                replay = 1;
+            } else {
+                st = &c->t[k];           /* staged: the old chain stays joinable */
             }
         }
         if (replay) {
@@ -622,8 +640,10 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
             group = r.group;
             boundary = r.boundary;
             if (!more) {
-                if (k >= S)
+                if (k >= S) {
                     replay = 0;          /* past the cached steps (or at a bound) */
+                    k0 = k;
+                }
                 goto next;
             }
             st = &c->s[k];
@@ -635,8 +655,10 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
                 fr = st->back;
                 continue;
             }
-            if (vt__py_ld_ptr(fr, L->fr_back) != st->back)
+            if (vt__py_ld_ptr(fr, L->fr_back) != st->back) {
                 replay = 0;      /* the chain goes on elsewhere from here */
+                k0 = k + 1;      /* this step is written in place, the next staged */
+            }
         }
         int kind = vt__py_step(L, fr, code_type, st);
         if (kind < 0)
@@ -646,6 +668,7 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
         st->flags |= (uint32_t)kind << 16;
         c->map[vt__py_slot(fr)] = (uint16_t)(k + 1);
         dirty = k;
+        nfull++;
         fr = st->back;
         if (kind != VT_PY_STEP_EMIT) {
             if (kind == VT_PY_STEP_SHIM)
@@ -665,6 +688,18 @@ int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, 
     }
     if (!ok)
         return 0;
+    /* a thread whose captures are mostly new frames (the depth keeps changing):
+     * keeping the steps costs more than replaying saves, so walk without the cache
+     * for a while */
+    c->win_full += (uint32_t)nfull;
+    c->win_steps += (uint32_t)k;
+    if (++c->win_caps == VT_PY_WINDOW) {
+        if (5 * c->win_full > 2 * c->win_steps)     /* over 40 % */
+            c->cooldown = 8 * VT_PY_WINDOW;
+        c->win_caps = c->win_full = c->win_steps = 0;
+    }
+    if (!replay && k > k0)
+        memcpy(&c->s[k0], &c->t[k0], (size_t)(k - k0) * sizeof c->s[0]);
     /* hsuf again for the steps inside the outermost one written; all of them when
      * this walk ended elsewhere than the cached one (another cut at max frames) */
     int from = k == S ? dirty : k - 1;
@@ -694,6 +729,13 @@ int vt_py_capture_cached(vt_py_cache *c, vt_py_frame *out, int max, uint64_t *ha
     *hash = VT_PY_HASH_SEED;
     if (max <= 0 || !__atomic_load_n(&vt__py_ready, __ATOMIC_ACQUIRE))
         return 0;
+    if (__builtin_expect(c->cooldown > 0, 0)) {
+        c->cooldown--;
+        c->valid = 0;
+        int n = vt_py_capture(out, max);
+        *hash = vt_py_hash(out, n);
+        return n;
+    }
     switch (vt__py.row) {
     case 0:  return vt__py_walk_cached(&vt__py_table[0], c, out, max, hash);
     case 1:  return vt__py_walk_cached(&vt__py_table[1], c, out, max, hash);

@@ -133,14 +133,18 @@ typedef struct vt_py_cstep {
  * skipped included; as far as the walk went), innermost first, with what was read of each frame, so that the
  * next capture of the same thread can reuse the records and the hash of the frames
  * that are provably unchanged. Owned by one thread (not shared; no lock); zeroed
- * memory is an empty cache. About 19 KiB. */
+ * memory is an empty cache. About 37 KiB. */
 typedef struct vt_py_cache {
     int         valid;                 /* 1: s[0..nsteps) is a whole chain to its end  */
     int         nsteps;
     int         max;                   /* the max of the capture that filled it        */
-    int         pad;
+    int         cooldown;              /* captures left to walk without the cache      */
+    uint32_t    win_caps, win_full, win_steps; /* this window: captures, steps walked in
+                                          full, all steps                             */
     uint16_t    map[256];              /* frame address hash -> step + 1 (0: none)     */
     vt_py_cstep s[VT_PY_MAX_WALK + 1]; /* + a sentinel after the last step             */
+    vt_py_cstep t[VT_PY_MAX_WALK + 1]; /* steps walked in full outside a replay, at
+                                          their positions, until a join or the end    */
 } vt_py_cache;
 
 /* vt_py_capture with a per-thread cache c (the calling thread's own; zeroed before

@@ -258,3 +258,25 @@ PROBE long probe_cache_stats(int which)
     return which ? __atomic_load_n(&vt__probe_cache_replayed, __ATOMIC_RELAXED)
                  : __atomic_load_n(&vt__probe_cache_checked, __ATOMIC_RELAXED);
 }
+
+/* One capture with the calling thread's cache, nothing else (for cost measurements
+ * with callgrind: tests/pystack/cost.sh measures vt_py_capture the same way).
+ * Returns the frame count, or -1 without a cache. */
+PROBE int probe_cache_capture(int max)
+{
+    if (!vt__probe_cache && !(vt__probe_cache = calloc(1, sizeof *vt__probe_cache)))
+        return -1;
+    vt_py_frame fr[PROBE_MAX];
+    uint64_t h;
+    return vt_py_capture_cached(vt__probe_cache, fr, max < 1 || max > PROBE_MAX ? PROBE_MAX : max, &h);
+}
+
+/* The same walk without the cache, and the hash the store would compute over it. */
+PROBE int probe_nocache_capture(int max)
+{
+    vt_py_frame fr[PROBE_MAX];
+    int n = vt_py_capture(fr, max < 1 || max > PROBE_MAX ? PROBE_MAX : max);
+    volatile uint64_t h = vt_py_hash(fr, n);
+    (void)h;
+    return n;
+}
