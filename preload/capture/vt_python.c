@@ -412,12 +412,21 @@ const char *vt__py_first(const vt_py_layout *L, int *ok)
 }
 
 /* The walk, inlined once per table row so that the offsets are constants
- * (vt_py_capture picks the copy; the generic one reads vt__py.L). */
+ * (vt_py_capture picks the copy; the generic one reads vt__py.L). Written out on
+ * its own rather than through vt__py_step (the cached walk's step, which keeps what
+ * it reads): the same checks, in fewer instructions, and a second implementation
+ * that the cache's check mode and tests compare the cached walk with. */
 static inline __attribute__((always_inline))
 int vt__py_walk(const vt_py_layout *L, vt_py_frame *out, int max)
 {
-    int ok;
-    const char *fr = vt__py_first(L, &ok);
+    if (!vt__py.is_initialized())
+        return 0;
+    const char *ts = vt__py.get_tstate();
+    if (!vt__py_ok_ptr(ts))
+        return 0;
+    const char *fr = vt__py_ld_ptr(ts, L->ts_frame);
+    if (L->model == VT_PY_MODEL_CFRAME)
+        fr = vt__py_ok_ptr(fr) ? vt__py_ld_ptr(fr, L->cf_current) : NULL;
     const void *code_type = vt__py.code_type;
     int n = 0;
     uint32_t group = 0;
@@ -425,26 +434,64 @@ int vt__py_walk(const vt_py_layout *L, vt_py_frame *out, int max)
     for (int walked = 0; fr && n < max; walked++) {
         if (walked >= VT_PY_MAX_WALK || !vt__py_ok_ptr(fr))
             return 0;
-        vt_py_cstep st;
-        int kind = vt__py_step(L, fr, code_type, &st);
-        fr = st.back;
-        if (kind != VT_PY_STEP_EMIT) {
-            if (kind < 0)
+        const char *co = vt__py_ld_ptr(fr, L->fr_code);
+        const char *next = vt__py_ld_ptr(fr, L->fr_back);
+        int32_t instr;
+        if (L->model == VT_PY_MODEL_FRAMEOBJ) {
+            if (vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type ||
+                !vt__py_ok_ptr(co) || vt__py_ld_ptr(co, L->ob_type) != code_type)
                 return 0;
-            if (kind == VT_PY_STEP_SHIM)
+            const char *bytes = vt__py_ld_ptr(co, L->co_code);
+            if (!vt__py_ok_ptr(bytes))
+                return 0;
+            int64_t units = vt__py_ld_i64(bytes, L->var_size) / 2;
+            instr = vt__py_ld_i32(fr, L->fr_instr);          /* f_lasti */
+            if (instr < -1 || instr >= units)
+                return 0;
+        } else {
+            int owner = (unsigned char)fr[L->fr_owner];
+            if (owner == L->owner_cstack) {                  /* entry shim */
                 boundary = 1;
-            continue;
+                fr = next;
+                continue;
+            }
+            if (!vt__py_ok_ptr(co))
+                return 0;
+            if (vt__py_ld_ptr(co, L->ob_type) != code_type) {
+                if (L->model == VT_PY_MODEL_CURRENT) {       /* f_executable None */
+                    fr = next;
+                    continue;
+                }
+                return 0;
+            }
+            const char *ip = vt__py_ld_ptr(fr, L->fr_instr);
+            int64_t units = vt__py_ld_i64(co, L->var_size);
+            /* bytes from the first code unit: even, in [-2, 2 * units) (-2: a
+             * 3.11/3.12 frame that has not started, prev_instr = first - 1) */
+            intptr_t d = ip - (co + L->co_code);
+            if ((d & 1) || d < -2 || (d >> 1) >= units)
+                return 0;
+            instr = (int32_t)(d >> 1);
+            /* not yet at its first traceable instruction: CPython hides these
+             * "incomplete" frames from tracebacks too (_PyFrame_IsIncomplete) */
+            if (owner != L->owner_generator && L->co_firsttraceable >= 0 &&
+                instr < vt__py_ld_i32(co, L->co_firsttraceable)) {
+                fr = next;
+                continue;
+            }
         }
         if (boundary && n > 0)
             group++;
-        boundary = st.bnd;
+        boundary = L->model == VT_PY_MODEL_FRAMEOBJ ||
+                   (L->fr_is_entry >= 0 && fr[L->fr_is_entry] != 0);
         vt_py_frame *f = &out[n++];
-        f->code = st.rec.code;
-        f->linetable = st.rec.linetable;
-        f->instr = st.rec.instr;
-        f->firstlineno = st.rec.firstlineno;
+        f->code = co;
+        f->linetable = vt__py_ld_ptr(co, L->co_linetable);
+        f->instr = instr;
+        f->firstlineno = vt__py_ld_i32(co, L->co_firstlineno);
         f->group = group;
         f->reserved = 0;
+        fr = next;
     }
     return n;
 }
