@@ -7,6 +7,9 @@
 # program with depth changes is pystack_cache_<slot>, through the probe). Passes
 # when the exit line reports captures compared and 0 differed. Exits 77 when the
 # slot's interpreter is not installed.
+# Sanitizer builds (tests/reliability/sanitize_run.sh): VT_SANITIZER_PRELOAD goes
+# first in LD_PRELOAD, as run_pystack.sh does.
+san=${VT_SANITIZER_PRELOAD:+$VT_SANITIZER_PRELOAD:}
 slot=$1; lib=$2; tensor=$3; prog=$4; out=$5
 minor=$(echo "$slot" | sed 's/^[a-z]*3//')
 dir=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3."$minor".* 2>/dev/null | grep -v -- '-' | sort -V | tail -1)
@@ -16,7 +19,7 @@ rm -rf "$out" && mkdir -p "$out" || exit 1
 fail=0
 for frames in 20 9; do
   log=$(env -u PYTHONPATH VRAMTRACE_OUTPUT="$out" VRAMTRACE_PY_CACHE=check VRAMTRACE_LOG=warn \
-        VRAMTRACE_INTERVAL_MS=0 LD_PRELOAD="$lib" \
+        VRAMTRACE_INTERVAL_MS=0 LD_PRELOAD="$san$lib" \
         "$py" "$prog" "$tensor" 4 300 "$frames" 12 2>&1) || { echo "$log"; echo "FAIL: program exited non-zero"; exit 1; }
   line=$(echo "$log" | grep "Python cache check:.*captures compared")
   echo "$frames frames: $line"
