@@ -36,6 +36,11 @@
  *    to write() into a pipe when the syscall is filtered. The code object must
  *    still have ob_type == &PyCode_Type and the captured co_linetable and
  *    co_firstlineno, else -1.
+ *  - The hooks' capture (vt_py_capture_cached) keeps each thread's previous walk,
+ *    step by step, and gives a frame's record again without its checks when the
+ *    frame still holds what was read (the argument is above vt__py_walk_cached);
+ *    the stack store's hash of the Python part is folded from the outermost frame
+ *    (vt_py_hash), so the cache keeps it for the unchanged outer chain.
  *  - Line numbers: decoded here from co_linetable (no Python call): 3.10's
  *    PEP 626 table (byte pairs: address delta in bytes, signed line delta,
  *    -128 = no line), 3.11+'s location table (Objects/locations.md: entries
@@ -299,8 +304,118 @@ unsigned long vt_py_version_hex(void)
 
 /* ---- capture (hook path) ------------------------------------------------- */
 
+enum { VT_PY_STEP_EMIT = 0,   /* a frame of the capture                          */
+       VT_PY_STEP_SHIM = 1,   /* a C-stack entry shim: skipped, ends an activation */
+       VT_PY_STEP_SKIP = 2 }; /* skipped: not yet started, or not a code object    */
+
+/* The owner bytes a step's outcome depends on: owner; 3.11: is_entry | owner << 8;
+ * on 3.10 the frame's type check instead (0 when it is a frame object). */
+static inline __attribute__((always_inline))
+uint32_t vt__py_flags(const vt_py_layout *L, const char *fr)
+{
+    if (L->model == VT_PY_MODEL_FRAMEOBJ)
+        return vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type;
+    if (L->fr_is_entry >= 0 && L->fr_owner == L->fr_is_entry + 1) {
+        uint16_t f;                       /* is_entry, owner: one load */
+        memcpy(&f, fr + L->fr_is_entry, sizeof f);
+        return f;
+    }
+    if (L->fr_is_entry >= 0)              /* as the one load above reads them */
+        return (unsigned char)fr[L->fr_is_entry] | (uint32_t)(unsigned char)fr[L->fr_owner] << 8;
+    return (unsigned char)fr[L->fr_owner];
+}
+
+/* The instruction pointer as the cache keeps it: 3.10 f_lasti, else the pointer. */
+static inline __attribute__((always_inline))
+const char *vt__py_ip(const vt_py_layout *L, const char *fr)
+{
+    if (L->model == VT_PY_MODEL_FRAMEOBJ)
+        return (const char *)(intptr_t)vt__py_ld_i32(fr, L->fr_instr);
+    return vt__py_ld_ptr(fr, L->fr_instr);
+}
+
+/* One step of the walk at frame fr (a valid pointer): validates it and fills st
+ * (all but fr and hsuf). Returns VT_PY_STEP_*, or -1 when validation fails (the
+ * capture returns 0). */
+static inline __attribute__((always_inline))
+int vt__py_step(const vt_py_layout *L, const char *fr, const void *code_type, vt_py_cstep *st)
+{
+    const char *co = vt__py_ld_ptr(fr, L->fr_code);
+    int32_t instr;
+    st->rec.code = co;
+    st->back = vt__py_ld_ptr(fr, L->fr_back);
+    if (L->model == VT_PY_MODEL_FRAMEOBJ) {
+        if (vt__py_ld_ptr(fr, L->ob_type) != (const char *)vt__py.frame_type ||
+            !vt__py_ok_ptr(co) || vt__py_ld_ptr(co, L->ob_type) != code_type)
+            return -1;
+        const char *bytes = vt__py_ld_ptr(co, L->co_code);
+        if (!vt__py_ok_ptr(bytes))
+            return -1;
+        int64_t units = vt__py_ld_i64(bytes, L->var_size) / 2;
+        instr = vt__py_ld_i32(fr, L->fr_instr);          /* f_lasti */
+        if (instr < -1 || instr >= units)
+            return -1;
+        st->ip = (const char *)(intptr_t)instr;
+        st->flags = 0;
+        st->bnd = 1;
+    } else {
+        int owner = (unsigned char)fr[L->fr_owner];
+        st->flags = vt__py_flags(L, fr);
+        const char *ip = vt__py_ld_ptr(fr, L->fr_instr);
+        st->ip = ip;
+        if (owner == L->owner_cstack)                    /* entry shim */
+            return VT_PY_STEP_SHIM;
+        if (!vt__py_ok_ptr(co))
+            return -1;
+        if (vt__py_ld_ptr(co, L->ob_type) != code_type) {
+            if (L->model == VT_PY_MODEL_CURRENT)         /* f_executable None */
+                return VT_PY_STEP_SKIP;
+            return -1;
+        }
+        int64_t units = vt__py_ld_i64(co, L->var_size);
+        /* bytes from the first code unit: even, in [-2, 2 * units) (-2: a
+         * 3.11/3.12 frame that has not started, prev_instr = first - 1) */
+        intptr_t d = ip - (co + L->co_code);
+        if ((d & 1) || d < -2 || (d >> 1) >= units)
+            return -1;
+        instr = (int32_t)(d >> 1);
+        /* not yet at its first traceable instruction: CPython hides these
+         * "incomplete" frames from tracebacks too (_PyFrame_IsIncomplete) */
+        if (owner != L->owner_generator && L->co_firsttraceable >= 0 &&
+            instr < vt__py_ld_i32(co, L->co_firsttraceable))
+            return VT_PY_STEP_SKIP;
+        st->bnd = L->fr_is_entry >= 0 && fr[L->fr_is_entry] != 0;
+    }
+    st->rec.linetable = vt__py_ld_ptr(co, L->co_linetable);
+    st->rec.instr = instr;
+    st->rec.firstlineno = vt__py_ld_i32(co, L->co_firstlineno);
+    st->rec.group = 0;
+    st->rec.reserved = 0;
+    return VT_PY_STEP_EMIT;
+}
+
+/* The first frame of the calling thread's chain, or NULL (also when there is none). */
+static inline __attribute__((always_inline))
+const char *vt__py_first(const vt_py_layout *L, int *ok)
+{
+    *ok = 0;
+    if (!vt__py.is_initialized())
+        return NULL;
+    const char *ts = vt__py.get_tstate();
+    if (!vt__py_ok_ptr(ts))
+        return NULL;
+    *ok = 1;
+    const char *fr = vt__py_ld_ptr(ts, L->ts_frame);
+    if (L->model == VT_PY_MODEL_CFRAME)
+        fr = vt__py_ok_ptr(fr) ? vt__py_ld_ptr(fr, L->cf_current) : NULL;
+    return fr;
+}
+
 /* The walk, inlined once per table row so that the offsets are constants
- * (vt_py_capture picks the copy; the generic one reads vt__py.L). */
+ * (vt_py_capture picks the copy; the generic one reads vt__py.L). Written out on
+ * its own rather than through vt__py_step (the cached walk's step, which keeps what
+ * it reads): the same checks, in fewer instructions, and a second implementation
+ * that the cache's check mode and tests compare the cached walk with. */
 static inline __attribute__((always_inline))
 int vt__py_walk(const vt_py_layout *L, vt_py_frame *out, int max)
 {
@@ -391,6 +506,289 @@ int vt_py_capture(vt_py_frame *out, int max)
     case 2:  return vt__py_walk(&vt__py_table[2], out, max);
     case 3:  return vt__py_walk(&vt__py_table[3], out, max);
     default: return vt__py_walk(&vt__py.L, out, max);
+    }
+}
+
+/* ---- capture with a per-thread cache (hook path) --------------------------
+ *
+ * c->s[0..nsteps) is the previous walk of this thread, innermost first, to the end
+ * of its chain (s[p].back == s[p + 1].fr, s[nsteps - 1].back == NULL). The new walk
+ * goes from the innermost frame as vt__py_walk does and writes each step it walks
+ * in full at its own position k. At a frame found in the cache at the same position
+ * k, or at a position j > k (c->map, a hint checked against s[j].fr: the chain is
+ * now shallower there, and the cached steps j.. are moved to k..), the walk
+ * "replays": a step whose frame still holds what was
+ * read (code, instruction pointer, link, owner bytes; for a frame of the capture its
+ * code's co_linetable and co_firstlineno too) gives the cached record without the
+ * checks, which passed for those same values; one that differs is walked in full
+ * and written at k, and when its link differs the replay ends (the outer chain is
+ * another one; a later frame may join again). Each step's hsuf, the hash of the
+ * chain's frames from the outermost to it, is computed again only for the steps
+ * inside the outermost one written (all of them when the walk ends at another
+ * position than the cached one did). The group of each frame (counted from the
+ * innermost) is always computed as the walk goes. A walk that ends at max frames
+ * before its chain does is cached as far as it went; s[nsteps] is a sentinel that
+ * no frame matches, so a replay that reaches it walks on in full. Steps walked in
+ * full outside a replay are kept in c->t at their positions until the walk joins
+ * the old chain (which may then move either way) or ends, then copied into c->s. */
+
+/* Captures per window of the cache's own bookkeeping: a window where over 40 % of
+ * the steps were walked in full (each costs the walk plus keeping it) is followed by
+ * eight windows walked without the cache (vt_py_capture and vt_py_hash). */
+#define VT_PY_WINDOW 32
+
+static inline unsigned vt__py_slot(const char *fr)
+{
+    return (unsigned)(((uintptr_t)fr * VT_PY_HASH_K) >> 56);
+}
+
+/* The walk's state, passed to and from the replay loop. */
+typedef struct vt_py_replay_state {
+    const char *fr;
+    int         k, n, lim;            /* lim: the cached steps (nsteps, in this walk) */
+    uint32_t    group;
+    int         boundary;
+} vt_py_replay_state;
+
+/* The replay of unchanged frames of the capture, one after the other, from step r->k
+ * (c->s[r->k].fr == r->fr, r->k < nsteps): what was read of each is still there
+ * (the step's kind folded in: a skipped step takes the general path). Out of line
+ * (one copy per layout) so that its few values stay in registers. Returns 1 when it
+ * stopped at a step that differs (r->k, r->fr: that step), 0 when the walk's loop
+ * condition is to be checked (the chain ended, max frames, or the walk bound). */
+static inline __attribute__((always_inline))
+int vt__py_replay(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int max,
+                  vt_py_replay_state *r)
+{
+    const char *fr = r->fr;
+    int k = r->k, n = r->n;
+    /* the group grows before a frame when an activation ended below it and a frame
+     * was kept before it: with none kept yet, no growth */
+    uint32_t group = r->group, boundary = n > 0 && r->boundary;
+    /* steps replayed at most: to the cached chain's end, max frames, the walk bound */
+    int lim = r->lim;
+    if (lim > k + (max - n))
+        lim = k + (max - n);
+    if (lim > VT_PY_MAX_WALK)
+        lim = VT_PY_MAX_WALK;
+    const vt_py_cstep *st = &c->s[k], *stop = &c->s[lim > k ? lim : k];
+    vt_py_frame *f = &out[n];
+    int more = 0;
+    for (; st < stop; st++, f++) {
+        const char *co = vt__py_ld_ptr(fr, L->fr_code);
+        const char *back = vt__py_ld_ptr(fr, L->fr_back);
+        uint32_t fl = vt__py_flags(L, fr);
+        /* st->flags holds the step's kind above bit 16: 0 for a frame of the capture */
+        uintptr_t d = ((uintptr_t)co ^ (uintptr_t)st->rec.code) |
+                      ((uintptr_t)vt__py_ip(L, fr) ^ (uintptr_t)st->ip) |
+                      ((uintptr_t)back ^ (uintptr_t)st->back) | (fl ^ st->flags);
+        if (__builtin_expect(d != 0, 0)) {
+            more = 1;
+            break;
+        }
+        const char *lt = vt__py_ld_ptr(co, L->co_linetable);
+        d = ((uintptr_t)lt ^ (uintptr_t)st->rec.linetable) |
+            (uint32_t)(vt__py_ld_i32(co, L->co_firstlineno) ^ st->rec.firstlineno);
+        if (__builtin_expect(d != 0, 0)) {
+            more = 1;
+            break;
+        }
+        group += boundary;
+        /* the activation flag as vt__py_step computes it, from the bytes just
+         * compared (3.10: every frame; 3.11: is_entry; 3.12+: none) */
+        boundary = L->model == VT_PY_MODEL_FRAMEOBJ ? 1
+                 : L->fr_is_entry >= 0 ? (fl & 0xff) != 0 : 0;
+        memcpy(f, &st->rec, sizeof *f);
+        f->group = group;
+        fr = back;
+    }
+    int done = (int)(st - &c->s[k]);
+    r->fr = fr;
+    r->k = k + done;
+    r->n = n + done;
+    r->group = group;
+    if (done)
+        r->boundary = (int)boundary;
+    return more;
+}
+
+#define VT_PY_REPLAY(name, layout)                                                     \
+    static __attribute__((noinline)) int name(vt_py_cache *c, vt_py_frame *out, int max, \
+                                              vt_py_replay_state *r)                   \
+    {                                                                                  \
+        return vt__py_replay(layout, c, out, max, r);                                  \
+    }
+VT_PY_REPLAY(vt__py_replay0, &vt__py_table[0])
+VT_PY_REPLAY(vt__py_replay1, &vt__py_table[1])
+VT_PY_REPLAY(vt__py_replay2, &vt__py_table[2])
+VT_PY_REPLAY(vt__py_replay3, &vt__py_table[3])
+VT_PY_REPLAY(vt__py_replayg, &vt__py.L)
+
+static inline __attribute__((always_inline))
+int vt__py_walk_cached(const vt_py_layout *L, vt_py_cache *c, vt_py_frame *out, int max,
+                       uint64_t *hash)
+{
+    int ok;
+    const char *fr = vt__py_first(L, &ok);
+    const void *code_type = vt__py.code_type;
+    int S = c->valid && c->max == max ? c->nsteps : 0;   /* cached steps from k on */
+    c->valid = 0;
+    *hash = VT_PY_HASH_SEED;
+    int n = 0, k = 0, dirty = -1;   /* dirty: the outermost position written */
+    int k0 = 0;                     /* steps k0..k-1 walked outside a replay: in c->t */
+    int nfull = 0;                  /* steps walked in full                        */
+    uint32_t group = 0;
+    int boundary = 0;
+    int replay = 0;                 /* 1: c->s[k].fr == fr, s[k..S) the old chain */
+    for (;; k++) {
+    next:
+        if (!fr || n >= max)
+            break;
+        if (__builtin_expect(k >= VT_PY_MAX_WALK, 0))
+            return 0;
+        vt_py_cstep *st = &c->s[k];
+        if (!replay) {
+            if (!vt__py_ok_ptr(fr))
+                return 0;
+            int p = -1;
+            if (k < S && st->fr == fr) {
+                p = k;                   /* same depth as before: the common case */
+            } else {
+                unsigned j = c->map[vt__py_slot(fr)];
+                if (j > (unsigned)k0 && j <= (unsigned)S && c->s[j - 1].fr == fr &&
+                    k + S - (int)j + 1 <= VT_PY_MAX_WALK)
+                    p = (int)j - 1;      /* another depth: move the old chain */
+            }
+            if (p >= 0) {
+                if (p != k) {
+                    memmove(st, &c->s[p], (size_t)(S - p + 1) * sizeof *st); /* + sentinel */
+                    S += k - p;
+                    for (int q = k; q < S; q++)
+                        c->map[vt__py_slot(c->s[q].fr)] = (uint16_t)(q + 1);
+                }
+                if (k > k0)              /* the steps walked since the last join */
+                    memcpy(&c->s[k0], &c->t[k0], (size_t)(k - k0) * sizeof *st);
+                replay = 1;
+            } else {
+                st = &c->t[k];           /* staged: the old chain stays joinable */
+            }
+        }
+        if (replay) {
+            vt_py_replay_state r = { fr, k, n, S, group, boundary };
+            int more;
+            if (L == &vt__py_table[0])      more = vt__py_replay0(c, out, max, &r);
+            else if (L == &vt__py_table[1]) more = vt__py_replay1(c, out, max, &r);
+            else if (L == &vt__py_table[2]) more = vt__py_replay2(c, out, max, &r);
+            else if (L == &vt__py_table[3]) more = vt__py_replay3(c, out, max, &r);
+            else                            more = vt__py_replayg(c, out, max, &r);
+            fr = r.fr;
+            k = r.k;
+            n = r.n;
+            group = r.group;
+            boundary = r.boundary;
+            if (!more) {
+                if (k >= S) {
+                    replay = 0;          /* past the cached steps (or at a bound) */
+                    k0 = k;
+                }
+                goto next;
+            }
+            st = &c->s[k];
+            if ((uintptr_t)vt__py_ld_ptr(fr, L->fr_code) == (uintptr_t)st->rec.code &&
+                vt__py_ip(L, fr) == st->ip && vt__py_ld_ptr(fr, L->fr_back) == st->back &&
+                vt__py_flags(L, fr) == (st->flags & 0xffff) && st->kind != VT_PY_STEP_EMIT) {
+                if (st->kind == VT_PY_STEP_SHIM)      /* a skipped step, unchanged */
+                    boundary = 1;
+                fr = st->back;
+                continue;
+            }
+            if (vt__py_ld_ptr(fr, L->fr_back) != st->back) {
+                replay = 0;      /* the chain goes on elsewhere from here */
+                k0 = k + 1;      /* this step is written in place, the next staged */
+            }
+        }
+        int kind = vt__py_step(L, fr, code_type, st);
+        if (kind < 0)
+            return 0;
+        st->fr = fr;
+        st->kind = (uint8_t)kind;
+        st->flags |= (uint32_t)kind << 16;
+        c->map[vt__py_slot(fr)] = (uint16_t)(k + 1);
+        dirty = k;
+        nfull++;
+        fr = st->back;
+        if (kind != VT_PY_STEP_EMIT) {
+            if (kind == VT_PY_STEP_SHIM)
+                boundary = 1;
+            continue;
+        }
+        if (boundary && n > 0)
+            group++;
+        boundary = st->bnd;
+        vt_py_frame *f = &out[n++];
+        f->code = st->rec.code;
+        f->linetable = st->rec.linetable;
+        f->instr = st->rec.instr;
+        f->firstlineno = st->rec.firstlineno;
+        f->group = group;
+        f->reserved = 0;
+    }
+    if (!ok)
+        return 0;
+    /* a thread whose captures are mostly new frames (the depth keeps changing):
+     * keeping the steps costs more than replaying saves, so walk without the cache
+     * for a while */
+    c->win_full += (uint32_t)nfull;
+    c->win_steps += (uint32_t)k;
+    if (++c->win_caps == VT_PY_WINDOW) {
+        if (5 * c->win_full > 2 * c->win_steps)     /* over 40 % */
+            c->cooldown = 8 * VT_PY_WINDOW;
+        c->win_caps = c->win_full = c->win_steps = 0;
+    }
+    if (!replay && k > k0)
+        memcpy(&c->s[k0], &c->t[k0], (size_t)(k - k0) * sizeof c->s[0]);
+    /* hsuf again for the steps inside the outermost one written; all of them when
+     * this walk ended elsewhere than the cached one (another cut at max frames) */
+    int from = k == S ? dirty : k - 1;
+    uint64_t h = from + 1 < k ? c->s[from + 1].hsuf : VT_PY_HASH_SEED;
+    for (int p = from; p >= 0; p--) {
+        vt_py_cstep *st = &c->s[p];
+        if (st->kind == VT_PY_STEP_EMIT)
+            h = vt_py_hash_step(h, st->rec.code, st->rec.instr);
+        st->hsuf = h;
+    }
+    /* the sentinel after the last step: matches no frame (joins check fr, a replay
+     * reaching it compares code and link) */
+    vt_py_cstep *end = &c->s[k];
+    end->fr = NULL;
+    end->rec.code = end->back = (const void *)1;
+    end->kind = 0xff;
+    end->flags = 0xffffffff;
+    c->nsteps = k;
+    c->max = max;
+    c->valid = 1;
+    *hash = k ? c->s[0].hsuf : VT_PY_HASH_SEED;
+    return n;
+}
+
+int vt_py_capture_cached(vt_py_cache *c, vt_py_frame *out, int max, uint64_t *hash)
+{
+    *hash = VT_PY_HASH_SEED;
+    if (max <= 0 || !__atomic_load_n(&vt__py_ready, __ATOMIC_ACQUIRE))
+        return 0;
+    if (__builtin_expect(c->cooldown > 0, 0)) {
+        c->cooldown--;
+        c->valid = 0;
+        int n = vt_py_capture(out, max);
+        *hash = vt_py_hash(out, n);
+        return n;
+    }
+    switch (vt__py.row) {
+    case 0:  return vt__py_walk_cached(&vt__py_table[0], c, out, max, hash);
+    case 1:  return vt__py_walk_cached(&vt__py_table[1], c, out, max, hash);
+    case 2:  return vt__py_walk_cached(&vt__py_table[2], c, out, max, hash);
+    case 3:  return vt__py_walk_cached(&vt__py_table[3], c, out, max, hash);
+    default: return vt__py_walk_cached(&vt__py.L, c, out, max, hash);
     }
 }
 

@@ -95,6 +95,72 @@ unsigned long vt_py_version_hex(void);
  * PyGILState_GetThisThreadState); leaves errno unchanged. Thread-safe. */
 int vt_py_capture(vt_py_frame *out, int max);
 
+/* Hash of a Python capture py[0..n) as the stack store uses it (vt_stack.c): one
+ * multiply-add per frame over (code, instr), folded from the OUTERMOST frame
+ * (py[n-1]) inwards, so that a per-thread cache can keep the hash of an unchanged
+ * outer chain (vt_py_capture_cached). A function of (code, instr) of each frame and
+ * of their order only. n >= 0; 0 frames hash to VT_PY_HASH_SEED. */
+#define VT_PY_HASH_SEED 0x2545f4914f6cdd1dULL
+#define VT_PY_HASH_K    0x9e3779b97f4a7c15ULL
+static inline uint64_t vt_py_hash_step(uint64_t h, const void *code, int32_t instr)
+{
+    return (h + ((uint64_t)(uintptr_t)code ^ ((uint64_t)(uint32_t)instr << 47))) * VT_PY_HASH_K;
+}
+static inline uint64_t vt_py_hash(const vt_py_frame *py, int n)
+{
+    uint64_t h = VT_PY_HASH_SEED;
+    for (int i = n - 1; i >= 0; i--)
+        h = vt_py_hash_step(h, py[i].code, py[i].instr);
+    return h;
+}
+
+/* One step of a thread's previous walk (vt_py_cache). Internal to vt_python.c. */
+typedef struct vt_py_cstep {
+    vt_py_frame rec;                   /* emitted steps: the record (group as then)    */
+    const void *fr, *ip, *back;        /* frame; what the walk read of it besides the
+                                          code object (rec.code): instruction pointer
+                                          (3.10: f_lasti), link to the previous frame */
+    uint64_t    hsuf;                  /* vt_py_hash of the emitted frames from the
+                                          outermost step up to this one               */
+    uint32_t    flags;                 /* owner / is_entry bytes (3.11+), 0 (3.10);
+                                          | kind << 16                                 */
+    uint8_t     kind;                  /* VT_PY_STEP_*                                 */
+    uint8_t     bnd;                   /* emitted: the activation ends below the next  */
+    uint16_t    pad;
+} vt_py_cstep;
+
+/* A thread's cache of its previous Python capture: every step of that walk (frames
+ * skipped included; as far as the walk went), innermost first, with what was read of each frame, so that the
+ * next capture of the same thread can reuse the records and the hash of the frames
+ * that are provably unchanged. Owned by one thread (not shared; no lock); zeroed
+ * memory is an empty cache. About 37 KiB. */
+typedef struct vt_py_cache {
+    int         valid;                 /* 1: s[0..nsteps) is a whole chain to its end  */
+    int         nsteps;
+    int         max;                   /* the max of the capture that filled it        */
+    int         cooldown;              /* captures left to walk without the cache      */
+    uint32_t    win_caps, win_full, win_steps; /* this window: captures, steps walked in
+                                          full, all steps                             */
+    uint16_t    map[256];              /* frame address hash -> step + 1 (0: none)     */
+    vt_py_cstep s[VT_PY_MAX_WALK + 1]; /* + a sentinel after the last step             */
+    vt_py_cstep t[VT_PY_MAX_WALK + 1]; /* steps walked in full outside a replay, at
+                                          their positions, until a join or the end    */
+} vt_py_cache;
+
+/* vt_py_capture with a per-thread cache c (the calling thread's own; zeroed before
+ * its first use): writes exactly the frames vt_py_capture would write (same records,
+ * same return value) and sets *hash to vt_py_hash(out, returned count). A frame is
+ * taken from the cache only when it is at the same address, linked to the same
+ * previous frame, holds the same code object, instruction pointer and owner bytes as
+ * when the cache was filled, and its code object still has the same co_linetable and
+ * co_firstlineno (which the record holds); everything else is walked and validated as
+ * vt_py_capture does. Assumed, as vt_py_describe assumes it: a code object at the
+ * address of a freed one, with the same co_linetable address and first line, is the
+ * same code (its size and first traceable instruction are not read again).
+ * Same safety as vt_py_capture (loads only, no lock, no syscall, errno unchanged);
+ * the cache is written. Not reentrant on one cache. */
+int vt_py_capture_cached(vt_py_cache *c, vt_py_frame *out, int max, uint64_t *hash);
+
 /* Turns a captured frame into its source location. Call outside hooks (the
  * writer thread): it makes syscalls (process_vm_readv, ~1 per object read).
  * Writes NUL-terminated UTF-8 into file[0..file_len) (co_filename) and

@@ -138,16 +138,21 @@ static inline __attribute__((always_inline)) uint64_t vt__hash_pcs(const uintptr
     return h;
 }
 
-/* Hash of a whole key: the native pcs, then one murmur mix per Python frame. */
-static uint64_t vt__hash(const uintptr_t *pcs, int n, const vt_py_frame *py, int npy)
+/* Hash of a whole key from its parts: the native pcs' hash, the Python frames' hash
+ * (vt_py_hash: one multiply-add per frame, from the outermost; a thread's Python
+ * capture cache keeps it for an unchanged outer chain) and their count, mixed once. */
+static inline uint64_t vt__hash_key(const uintptr_t *pcs, int n, uint64_t hpy, int npy)
 {
     uint64_t h = vt__hash_pcs(pcs, n);
-    /* one mix per Python frame: code identity and instruction offset (the other
-     * fields follow from them, and vt__find compares whole records anyway) */
-    for (int i = 0; i < npy; i++)
-        h = vt__mix(h ^ (uint64_t)(uintptr_t)py[i].code ^ ((uint64_t)(uint32_t)py[i].instr << 47)
-                    ^ ((uint64_t)npy << 32));
-    return h;
+    if (npy == 0)
+        return h;
+    return vt__mix(h ^ hpy ^ ((uint64_t)npy << 32));
+}
+
+/* Hash of a whole key: the native pcs, then the Python frames. */
+static uint64_t vt__hash(const uintptr_t *pcs, int n, const vt_py_frame *py, int npy)
+{
+    return vt__hash_key(pcs, n, npy ? vt_py_hash(py, npy) : 0, npy);
 }
 
 static vt_stk_entry *vt__entry(uint32_t id)
@@ -500,15 +505,89 @@ void vt_stack_init(int trim_own)
     vt_stack_warm();
 }
 
+/* ---- the per-thread Python capture cache (vt_python.h vt_py_capture_cached) ---- */
+
+#define VT_PYC_OFF ((struct vt_py_cache *)1)   /* vt__tls.pyc: this thread has none */
+
+static pthread_key_t  vt__pyc_key;
+static pthread_once_t vt__pyc_once = PTHREAD_ONCE_INIT;
+static int            vt__pyc_key_ok;
+static uint64_t       vt__pyc_checked, vt__pyc_mism;  /* atomic: VRAMTRACE_PY_CACHE=2 */
+
+/* Thread exit: frees the cache; the thread's later captures walk uncached. */
+static void vt__pyc_free(void *p)
+{
+    vt__tls.pyc = VT_PYC_OFF;
+    if (p && p != (void *)VT_PYC_OFF)
+        vt_mem_free(p);
+}
+
+static void vt__pyc_key_make(void)
+{
+    vt__pyc_key_ok = pthread_key_create(&vt__pyc_key, vt__pyc_free) == 0;
+}
+
+/* The calling thread's cache, made on first use; NULL when it has none. */
+static __attribute__((noinline)) vt_py_cache *vt__pyc_make(void)
+{
+    pthread_once(&vt__pyc_once, vt__pyc_key_make);
+    vt_py_cache *c = NULL;
+    if (vt__pyc_key_ok && (c = vt_mem_calloc(sizeof *c)) &&
+        pthread_setspecific(vt__pyc_key, c) != 0) {
+        vt_mem_free(c);
+        c = NULL;
+    }
+    vt__tls.pyc = c ? c : VT_PYC_OFF;
+    return c;
+}
+
+/* VRAMTRACE_PY_CACHE=2: the cached capture py[0..npy) with hash h against an
+ * uncached one made now; counts and logs (once) a difference. */
+static __attribute__((noinline)) void vt__pyc_check(const vt_py_frame *py, int npy, uint64_t h,
+                                                    int max)
+{
+    vt_py_frame ref[VT_STK_PY_MAX];
+    int nref = vt_py_capture(ref, max);
+    __atomic_fetch_add(&vt__pyc_checked, 1, __ATOMIC_RELAXED);
+    if (nref == npy && !memcmp(ref, py, (size_t)npy * sizeof *py) && h == vt_py_hash(ref, nref))
+        return;
+    if (__atomic_fetch_add(&vt__pyc_mism, 1, __ATOMIC_RELAXED) == 0)
+        vt_log(VT_LOG_WARN, "Python cache check: a cached capture differs from a full walk "
+               "(%d frames cached, %d walked)", npy, nref);
+}
+
+/* VRAMTRACE_PY_CACHE=2: the counters, once, at exit (the tests read this line). */
+__attribute__((destructor)) static void vt__pyc_report(void)
+{
+    if (vt__config.py_cache != 2)
+        return;
+    vt_log(VT_LOG_WARN, "Python cache check: %llu captures compared with a full walk, "
+           "%llu differed", (unsigned long long)__atomic_load_n(&vt__pyc_checked, __ATOMIC_RELAXED),
+           (unsigned long long)__atomic_load_n(&vt__pyc_mism, __ATOMIC_RELAXED));
+}
+
 /* The native pcs plus the calling thread's Python frames, interned. Out of line so
  * that the Python buffer (4 KiB) is on the stack only when an interpreter is there. */
 static __attribute__((noinline)) uint32_t vt__intern_with_py(const uintptr_t *pcs, int n, int depth)
 {
     vt_py_frame py[VT_STK_PY_MAX];
-    int npy = vt_py_capture(py, depth < VT_STK_PY_MAX ? depth : VT_STK_PY_MAX);
+    int max = depth < VT_STK_PY_MAX ? depth : VT_STK_PY_MAX;
+    int npy;
+    uint64_t hpy;
+    vt_py_cache *c = vt__tls.pyc;
+    if (__builtin_expect(c == NULL, 0) && vt__config.py_cache)
+        c = vt__pyc_make();
+    if (__builtin_expect(c != NULL && c != VT_PYC_OFF && vt__config.py_cache, 1)) {
+        npy = vt_py_capture_cached(c, py, max, &hpy);
+        if (__builtin_expect(vt__config.py_cache == 2, 0))
+            vt__pyc_check(py, npy, hpy, max);
+    } else {
+        npy = vt_py_capture(py, max);
+        hpy = vt_py_hash(py, npy);
+    }
     if (n == 0 && npy == 0)
         return 0;
-    return vt__intern(vt__hash(pcs, n, py, npy), pcs, n, py, npy);
+    return vt__intern(vt__hash_key(pcs, n, hpy, npy), pcs, n, py, npy);
 }
 
 /* Interns pcs[0..n) (n <= depth), adding the Python frames when there may be some. */

@@ -46,6 +46,7 @@ static void vt__config_defaults(vt_config *c)
     c->test_fail_alloc_at = 0;
     c->python = VT_PYTHON_AUTO;
     c->stack_cache = 1;
+    c->py_cache = 1;
     c->stack_check = 0;
 }
 
@@ -210,6 +211,10 @@ int vt_config_parse(char *const *env, vt_config *c)
             else c->compress = (int)n;
         } else if (VT_KEY("STACK_CACHE")) {
             if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->stack_cache = (int)n;
+        } else if (VT_KEY("PY_CACHE")) {
+            if (!strcasecmp(v, "check")) c->py_cache = 2;
+            else if (vt__parse_long(v, 0, 2, &n)) bad = 1;
+            else c->py_cache = (int)n;
         } else if (VT_KEY("STACK_CHECK")) {
             if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->stack_check = (int)n;
         } else if (VT_KEY("TRACE")) {

@@ -36,6 +36,11 @@ typedef struct vt_config {   /* the two paths last: vt_config_parse writes only 
     int  stack_cache;        /* VRAMTRACE_STACK_CACHE: 1 = the hooks reuse a thread's recent
                                 stacks when the stack memory proves them unchanged
                                 (capture/vt_stkcache.h; default 1), 0 = unwind every time */
+    int  py_cache;           /* VRAMTRACE_PY_CACHE: 1 = a thread's Python capture reuses the
+                                frames of its previous one that are provably unchanged
+                                (vt_python.h vt_py_capture_cached; default 1), 0 = walk
+                                every frame, 2 = check: every cached capture is compared
+                                with an uncached one (tests)                             */
     int  stack_check;        /* VRAMTRACE_STACK_CHECK: 1 = every stack the cache gives is
                                 compared with a full unwind (tests; 0)                   */
     /* VRAMTRACE_STEP_RANGE: "NAME" or "DOMAIN:NAME" (split at the first ':'; an empty

@@ -42,6 +42,9 @@ typedef struct vt_tls {
     uint64_t lock_wait_sum_ns;
     struct vt_stkc *stkc;  /* this thread's stack cache (capture/vt_stkcache.h): NULL
                               until its first fill, VT_STKC_OFF when it has none   */
+    struct vt_py_cache *pyc; /* this thread's Python capture cache (capture/vt_python.h,
+                              owned by capture/vt_stack.c): NULL until its first
+                              Python capture, (void *)1 when it has none             */
 } vt_tls;
 
 extern __thread vt_tls vt__tls __attribute__((tls_model("initial-exec")));

@@ -22,6 +22,7 @@
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -214,4 +215,68 @@ PROBE int probe_capture_raw(int iterations)
 PROBE int probe_layout(char *buf, int len)
 {
     return vt_py_layout_format(buf, (size_t)len);
+}
+
+/* The calling thread's Python capture cache (vt_py_capture_cached), made on first use
+ * and kept for the thread's life (a test: never freed). */
+static __thread vt_py_cache *vt__probe_cache;
+static long vt__probe_cache_checked, vt__probe_cache_replayed;  /* atomic */
+
+/* Captures the calling thread's frames twice, with its cache and without, at most
+ * max frames each (max in 1..PROBE_MAX), and compares the records, the count and the
+ * hash. Returns the frame count, or -1 when they differ (printed on stderr). */
+PROBE int probe_cache_check(int max)
+{
+    if (!vt__probe_cache && !(vt__probe_cache = calloc(1, sizeof *vt__probe_cache)))
+        return -1;
+    if (max < 1 || max > PROBE_MAX)
+        max = PROBE_MAX;
+    vt_py_frame a[PROBE_MAX], b[PROBE_MAX];
+    memset(a, 0xAB, sizeof a);
+    memset(b, 0xCD, sizeof b);
+    uint64_t h = 0;
+    int was_valid = vt__probe_cache->valid && vt__probe_cache->max == max;
+    int na = vt_py_capture_cached(vt__probe_cache, a, max, &h);
+    int nb = vt_py_capture(b, max);
+    __atomic_fetch_add(&vt__probe_cache_checked, 1, __ATOMIC_RELAXED);
+    if (was_valid)
+        __atomic_fetch_add(&vt__probe_cache_replayed, 1, __ATOMIC_RELAXED);
+    if (na == nb && !memcmp(a, b, (size_t)nb * sizeof *b) && h == vt_py_hash(b, nb))
+        return nb;
+    fprintf(stderr, "probe_cache_check: cached %d frames, walked %d (max %d), hash %s\n",
+            na, nb, max, h == vt_py_hash(b, nb) ? "same" : "differs");
+    for (int i = 0; i < (na > nb ? na : nb) && i < max; i++)
+        fprintf(stderr, "  %2d cached %p %p %d %d %u  walked %p %p %d %d %u\n", i,
+                a[i].code, a[i].linetable, a[i].instr, a[i].firstlineno, a[i].group,
+                b[i].code, b[i].linetable, b[i].instr, b[i].firstlineno, b[i].group);
+    return -1;
+}
+
+/* Checks made by probe_cache_check, and those that started from a filled cache. */
+PROBE long probe_cache_stats(int which)
+{
+    return which ? __atomic_load_n(&vt__probe_cache_replayed, __ATOMIC_RELAXED)
+                 : __atomic_load_n(&vt__probe_cache_checked, __ATOMIC_RELAXED);
+}
+
+/* One capture with the calling thread's cache, nothing else (for cost measurements
+ * with callgrind: tests/pystack/cost.sh measures vt_py_capture the same way).
+ * Returns the frame count, or -1 without a cache. */
+PROBE int probe_cache_capture(int max)
+{
+    if (!vt__probe_cache && !(vt__probe_cache = calloc(1, sizeof *vt__probe_cache)))
+        return -1;
+    vt_py_frame fr[PROBE_MAX];
+    uint64_t h;
+    return vt_py_capture_cached(vt__probe_cache, fr, max < 1 || max > PROBE_MAX ? PROBE_MAX : max, &h);
+}
+
+/* The same walk without the cache, and the hash the store would compute over it. */
+PROBE int probe_nocache_capture(int max)
+{
+    vt_py_frame fr[PROBE_MAX];
+    int n = vt_py_capture(fr, max < 1 || max > PROBE_MAX ? PROBE_MAX : max);
+    volatile uint64_t h = vt_py_hash(fr, n);
+    (void)h;
+    return n;
 }

@@ -11,6 +11,11 @@ modes:
             the allocator lock the capturing thread holds: must return
   stale     describe after the frame returned (code alive: exact), and after
             the code object was deleted (no crash; exact or "?")
+  cache     a randomized recursive program (several functions and call lines,
+            generators, C->Python callbacks, exceptions, code recompiled with
+            exec, 4 threads, cuts at 8/16/32 frames): at every capture the
+            per-thread cached capture must equal an uncached one, record for
+            record, with the same hash (vt_py_capture_cached)
 Expected lines are found from "# @site:<name>" markers in this file, so the
 test fails if the reader reports any other line. Exit 0 = pass, 1 = fail.
 """
@@ -235,6 +240,82 @@ def mode_stale():
     del junk
 
 
+def mode_cache():
+    import random
+    rounds = int(os.environ.get("PYSTACK_CACHE_ROUNDS", "600"))
+    bad = []
+    PROBE.probe_cache_check.argtypes = [ctypes.c_int]
+    PROBE.probe_cache_stats.restype = ctypes.c_long
+
+    local = threading.local()
+
+    def cap(rng):
+        if PROBE.probe_cache_check(local.max) < 0:
+            bad.append(local.max)
+
+    def a(rng, k):
+        if k <= 0:
+            return cap(rng)
+        r = rng.random()
+        if r < 0.3:
+            a(rng, k - 1)
+        elif r < 0.5:
+            b(rng, k - 1)
+        elif r < 0.6:
+            return next(g(rng, k - 1))
+        elif r < 0.7:
+            sorted([2, 1], key=lambda x: a(rng, k - 1) or x)
+        elif r < 0.8:
+            try:
+                c(rng, k - 1)
+            except ValueError:
+                cap(rng)
+        else:
+            cap(rng)
+            a(rng, k - 1)
+        cap(rng)
+
+    def b(rng, k):
+        cap(rng) if rng.random() < 0.2 else None
+        return a(rng, k - rng.randint(0, 2))
+
+    def g(rng, k):
+        a(rng, k)
+        yield cap(rng)
+
+    def c(rng, k):
+        a(rng, k)
+        raise ValueError(k)
+
+    src = "def dyn(f, rng, k):\n    return f(rng, k)\n"
+
+    def worker(seed):
+        rng = random.Random(seed)
+        for i in range(rounds):
+            if i % 50 == 0:          # new code objects, the old ones freed
+                ns = {}
+                exec(compile(src, "<dyn>", "exec"), ns)
+                dyn = ns["dyn"]
+            local.max = rng.choice((128, 128, 128, 8, 16, 32))
+            k = rng.randint(0, 40)
+            if rng.random() < 0.3:
+                dyn(a, rng, k)
+            else:
+                a(rng, k)
+
+    ts = [threading.Thread(target=worker, args=(s,)) for s in range(1, 4)]
+    for t in ts:
+        t.start()
+    worker(0)
+    for t in ts:
+        t.join()
+    checked, replayed = PROBE.probe_cache_stats(0), PROBE.probe_cache_stats(1)
+    print(f"cache: {checked} captures compared, {replayed} from a filled cache, "
+          f"{len(bad)} differed")
+    check(not bad, f"cached captures differ from uncached ones: {len(bad)} (max {bad[:5]})")
+    check(checked > 1000 and replayed > checked // 2, f"too few cached captures: {replayed}/{checked}")
+
+
 def main():
     minor = PROBE.probe_init()
     check(minor == sys.version_info[1], f"probe_init found 3.{minor}")
@@ -242,7 +323,7 @@ def main():
         print("FAIL: no interpreter")
         return 1
     {"basic": mode_basic, "threads": mode_threads, "deadlock": mode_deadlock,
-     "stale": mode_stale}[MODE]()
+     "stale": mode_stale, "cache": mode_cache}[MODE]()
     print(f"{MODE} on {sys.version.split()[0]}: {'FAIL' if FAILS else 'ok'}")
     return 1 if FAILS else 0
 
