@@ -151,6 +151,21 @@ typedef struct trace_block {     /* a live block of the trace: (addr, device) ->
     UT_hash_handle hh;
 } trace_block;
 
+/* Ends block b's slice at tus (microseconds): its "e" event, its bytes out of its
+ * device's live count, b removed from *live and freed. 0, or -1 when the write failed. */
+static int block_end(FILE *f, trace_block **live, trace_block *b, uint64_t *dev_live, double tus, int64_t pid,
+                     int *first)
+{
+    if (b->counted) dev_live[b->key.device] -= b->size;
+    int rc = emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "name", b->name, "ph", "e", "cat", "allocation",
+                               "id", (json_int_t)b->id, "ts", tus, "pid", (json_int_t)pid, "tid", (json_int_t)0),
+                  first);
+    HASH_DEL(*live, b);
+    free(b->name);
+    free(b);
+    return rc;
+}
+
 /* The event trace's allocations and frees of process pr (trace pid pid): see the
  * design comment. 0, or -1 when a write failed (err). A trace that cannot be read
  * (a bad header, an unknown record) is said on stderr with its "file:offset: what"
@@ -208,15 +223,8 @@ static int trace_events(FILE *f, vt_analysis *a, const vt_proc_result *pr, int64
         HASH_FIND(hh, live, &k.key, sizeof k.key, b);
         double tus = (double)e->time_ns / 1000.0;
         if (e->op == VT_TEV_ALLOC) {
-            if (b) {                  /* an address given again without a free seen: the old block ends here */
-                if (b->counted) dev_live[e->device] -= b->size;
-                rc |= emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "name", b->name, "ph", "e", "cat",
-                                        "allocation", "id", (json_int_t)b->id, "ts", tus, "pid", (json_int_t)pid,
-                                        "tid", (json_int_t)0), first);
-                HASH_DEL(live, b);
-                free(b->name);
-                free(b);
-            }
+            if (b)                    /* an address given again without a free seen: the old block ends here */
+                rc |= block_end(f, &live, b, dev_live, tus, pid, first);
             b = vt_xcalloc(1, sizeof *b);
             b->key = k.key;
             b->id = i + 1;
@@ -241,13 +249,7 @@ static int trace_events(FILE *f, vt_analysis *a, const vt_proc_result *pr, int64
                                     vt_kind_name(e->kind)), first);
         } else {
             if (!b) continue;         /* a free of a block the trace never saw allocated */
-            if (b->counted) dev_live[e->device] -= b->size;
-            rc |= emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "name", b->name, "ph", "e", "cat",
-                                    "allocation", "id", (json_int_t)b->id, "ts", tus, "pid", (json_int_t)pid,
-                                    "tid", (json_int_t)0), first);
-            HASH_DEL(live, b);
-            free(b->name);
-            free(b);
+            rc |= block_end(f, &live, b, dev_live, tus, pid, first);
         }
         snprintf(name, sizeof name, "gpu%d live bytes, every event", e->device);
         rc |= emit(f, json_pack("{s:s, s:s, s:f, s:I, s:I, s:{s:o}}", "name", name, "ph", "C", "ts", tus,

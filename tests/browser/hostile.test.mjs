@@ -9,30 +9,18 @@
 //   a report whose file name starts with "hostile" must show the text "</script>" and
 //   "<!--" somewhere in its drawn views (the names were text, not markup).
 // Exit 0 when every check holds, 1 with one `FAIL:` line per failed check otherwise.
-import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join, resolve, basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { fails, check, launch } from './lib.mjs';
 
 const [nodeDir, artifacts, ...reports] = process.argv.slice(2);
 if (!reports.length) {
   console.error('usage: node hostile.test.mjs NODEDIR ARTIFACTS REPORT.html...');
   process.exit(2);
 }
-const fails = [];
-function check(ok, what) {
-  if (!ok) { fails.push(what); console.log('FAIL: ' + what); }
-  return ok;
-}
-const require = createRequire(join(resolve(nodeDir), 'node_modules', 'x.js'));
-const { chromium } = require('playwright-core');
 mkdirSync(artifacts, { recursive: true });
-const profile = mkdtempSync(join(tmpdir(), 'vt-hostile-'));
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
-});
+const { browser, close } = await launch(nodeDir);
 try {
   for (const file of reports) {
     const name = basename(file, '.html');
@@ -135,8 +123,7 @@ try {
     await page.close();
   }
 } finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
 if (fails.length) { console.log(`${fails.length} check(s) failed`); process.exit(1); }
 console.log('all hostile/edge checks passed');

@@ -7,24 +7,16 @@
 //   TRAINING_HTML report of the training-loop example (one leak: remember_batch)
 //   FRAGMENTATION_HTML report of the fragmentation example (an OOM by fragmentation)
 // Exit 0 when every check holds, 1 with one `FAIL:` line per failed check otherwise.
-// Launch options are those that work as root on a closed network: no sandbox, no GPU,
-// no background networking, a fresh profile folder removed afterwards.
-import { createRequire } from 'node:module';
-import { readFileSync, mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+// Chromium is launched and pages are opened by lib.mjs (shared with the other browser tests).
+import { readFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
+import { fails, check, launch, open, noErrors } from './lib.mjs';
 
 const [nodeDir, artifacts, trainingHtml, fragHtml] = process.argv.slice(2);
 if (!fragHtml) {
   console.error('usage: node report.test.mjs NODEDIR ARTIFACTS TRAINING_HTML FRAGMENTATION_HTML');
   process.exit(2);
-}
-const fails = [];
-function check(ok, what) {
-  if (!ok) { fails.push(what); console.log('FAIL: ' + what); }
-  return ok;
 }
 
 // The Must-show static checks over the file's text: nothing loaded from the network,
@@ -91,23 +83,6 @@ function countColor({ w, h, bpp, out }, [r, g, b]) {
   for (let i = 0; i < w * h * bpp; i += bpp)
     if (Math.abs(out[i] - r) < 24 && Math.abs(out[i + 1] - g) < 24 && Math.abs(out[i + 2] - b) < 24) n++;
   return n;
-}
-
-// Opens FILE in a fresh page; returns the page and the errors and outside requests seen.
-async function open(browser, file) {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
-  const seen = { errors: [], outside: [] };
-  page.on('console', (m) => { if (m.type() === 'error') seen.errors.push('console: ' + m.text()); });
-  page.on('pageerror', (e) => seen.errors.push('page error: ' + e.message));
-  page.on('request', (r) => { if (!/^(?:file|data|about):/.test(r.url())) seen.outside.push(r.url()); });
-  const url = pathToFileURL(resolve(file)).href;
-  const resp = await page.goto(url, { waitUntil: 'load', timeout: 30000 });
-  check(resp === null || resp.ok(), `${file}: did not load`);
-  return { page, seen };
-}
-function noErrors(name, seen) {
-  check(seen.errors.length === 0, `${name}: ${seen.errors.length} console/page error(s): ${seen.errors.slice(0, 3).join(' | ')}`);
-  check(seen.outside.length === 0, `${name}: requests outside the page: ${seen.outside.slice(0, 3).join(' ')}`);
 }
 
 // The rows' text of the table that follows the h3 titled TITLE (empty when absent).
@@ -258,20 +233,11 @@ async function timelineChecks(page, name) {
 }
 
 async function main() {
-  const require = createRequire(join(resolve(nodeDir), 'package.json'));
-  const { chromium } = require('playwright-core');
   mkdirSync(artifacts, { recursive: true });
   staticChecks('training_loop', readFileSync(trainingHtml, 'latin1'));
   staticChecks('fragmentation', readFileSync(fragHtml, 'latin1'));
 
-  const profile = mkdtempSync(join(tmpdir(), 'vt-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync'],
-    timeout: 60000,
-  });
+  const { browser, close } = await launch(nodeDir);
   try {
     console.log('chromium ' + (browser.browser() ? browser.browser().version() : '?'));
     // training loop: loads clean, the leaks table names remember_batch, the curves are drawn
@@ -321,8 +287,7 @@ async function main() {
       await page.close();
     }
   } finally {
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close();
   }
 }
 

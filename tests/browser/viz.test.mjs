@@ -9,39 +9,21 @@
 //   FRAGMENTATION_HTML report of the fragmentation example (an OOM by fragmentation)
 //   RANKS_HTML    report of a folder of two training-loop processes (RANK=0 and RANK=1)
 // Exit 0 when every check holds, 1 with one `FAIL:` line per failed check otherwise.
-// Launch options as report.test.mjs: no sandbox, no GPU, no background networking, a
-// fresh profile folder removed afterwards.
-import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+// Chromium is launched and pages are opened by lib.mjs (shared with the other browser tests).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fails, check, launch, open as openPage, noErrors } from './lib.mjs';
 
 const [nodeDir, artifacts, trainingHtml, fragHtml, ranksHtml] = process.argv.slice(2);
 if (!ranksHtml) {
   console.error('usage: node viz.test.mjs NODEDIR ARTIFACTS TRAINING_HTML FRAGMENTATION_HTML RANKS_HTML');
   process.exit(2);
 }
-const fails = [];
-function check(ok, what) {
-  if (!ok) { fails.push(what); console.log('FAIL: ' + what); }
-  return ok;
-}
 
 async function open(browser, file) {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
-  const seen = { errors: [], outside: [] };
-  page.on('console', (m) => { if (m.type() === 'error') seen.errors.push('console: ' + m.text()); });
-  page.on('pageerror', (e) => seen.errors.push('page error: ' + e.message));
-  page.on('request', (r) => { if (!/^(?:file|data|about):/.test(r.url())) seen.outside.push(r.url()); });
-  const resp = await page.goto(pathToFileURL(resolve(file)).href, { waitUntil: 'load', timeout: 30000 });
-  check(resp === null || resp.ok(), `${file}: did not load`);
-  await page.waitForSelector('#vt-body', { timeout: 10000 });
-  return { page, seen };
-}
-function noErrors(name, seen) {
-  check(seen.errors.length === 0, `${name}: ${seen.errors.length} console/page error(s): ${seen.errors.slice(0, 3).join(' | ')}`);
-  check(seen.outside.length === 0, `${name}: requests outside the page: ${seen.outside.slice(0, 3).join(' ')}`);
+  const r = await openPage(browser, file, { width: 1200, height: 800 });
+  await r.page.waitForSelector('#vt-body', { timeout: 10000 });
+  return r;
 }
 // Raw byte counts (6+ digit numbers) in a view's visible text: sizes must be readable.
 async function rawBytes(page, view) {
@@ -180,24 +162,14 @@ async function ranks(browser) {
 }
 
 async function main() {
-  const require = createRequire(join(resolve(nodeDir), 'package.json'));
-  const { chromium } = require('playwright-core');
   mkdirSync(artifacts, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), 'vt-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync'],
-    timeout: 60000,
-  });
+  const { browser, close } = await launch(nodeDir);
   try {
     await flame(browser);
     await oom(browser);
     await ranks(browser);
   } finally {
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close();
   }
 }
 
