@@ -118,17 +118,17 @@ def main():
         for p in (exe, pre):
             run(["strip", "--strip-debug", p])
         # the libraries to carry: soname -> system path
-        carry, todo = {}, [exe, pre] + [system_path(s) for s in DLOPENED]
+        carry, pending = {}, [exe, pre] + [system_path(s) for s in DLOPENED]
         for s in DLOPENED:
             carry[s] = system_path(s)
-        while todo:
-            for soname, path in ldd(todo.pop()).items():
+        while pending:
+            for soname, path in ldd(pending.pop()).items():
                 if soname in GLIBC or soname in carry or soname.startswith("libvramtrace"):
                     continue
                 if path is None:
                     die("%s: not found by ldd" % soname)
                 carry[soname] = path
-                todo.append(path)
+                pending.append(path)
         for soname, path in sorted(carry.items()):
             dst = os.path.join(stage, "lib", soname)
             shutil.copy(os.path.realpath(path), dst)
