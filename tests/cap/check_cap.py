@@ -154,12 +154,14 @@ print("%d copies read; " % len(copies) + "cap %s: %d rewrites, file at most %d b
       "%d exact steps after them" % (mode, len(rewrites), csize, CAP, usize, sm["first_step"], sm["last_step"],
                                       sm["buckets"], len(recent)))
 
-# copies taken while the program ran each read (no exit record yet), with their leak
+# copies taken while the program ran each read, with their leak; no exit record before
+# the last step (a copy taken between the exit record's write and the process's end,
+# which the poll above cannot tell apart from running, holds the whole job)
 for snap in copies:
     q = subprocess.run([vt, "report", "--format", "json", snap], capture_output=True, text=True, timeout=120)
     assert q.returncode == 0, (snap, q.returncode, q.stderr)
     proc = json.loads(q.stdout)["processes"][0]
-    assert proc["last_step"] and not proc["exited"], (snap, proc["last_step"])
+    assert proc["last_step"] and (not proc["exited"] or proc["last_step"] == STEPS), (snap, proc["last_step"])
     if proc["last_step"] > 1000:
         assert site(proc, "grow_cache")["growth_bytes_per_step"] == LEAK, snap
 
