@@ -222,6 +222,40 @@ def fig1():
         row(1, f"{path} path: applying the pair's two events (core, off the program's thread; reference)",
             d / n, floor=None, target=None, unit="instr", ok=None,
             note="callgrind inclusive cost of vt__drain_locked per pair, any thread")
+    # Event time (preload/track/vt_clock.h): the hooks stamp from the TSC where it is
+    # CLOCK_MONOTONIC's source (the default here when it is), else read CLOCK_MONOTONIC.
+    # callgrind does not run the vDSO (its clock_gettime is the syscall's few
+    # instructions), so the wall rows give the two stamps' real cost side by side.
+    cmd = [binp("bench_alloc"), "pairs", "runtime", str(n)]
+    u, _, _ = callgrind(cmd, base_env())
+    for mode in ("monotonic", "auto"):
+        t, _, _ = callgrind(cmd, traced_env(DEPTH=0, INTERVAL_MS=0, CLOCK=mode))
+        row(1, f"runtime path, VRAMTRACE_CLOCK={mode}: instructions per pair beyond untraced", (t - u) / n,
+            floor=u / n, target=None, unit="instr", ok=None, note="floor = the untraced pair itself")
+    wn = 20000 if ARGS.quick else 2000000
+    rounds = 2 if ARGS.quick else max(ARGS.rounds, 7)
+    wcmd = [binp("bench_alloc"), "pairs", "runtime", str(wn)]
+    envs = {"untraced": base_env(),
+            "monotonic": traced_env(DEPTH=0, INTERVAL_MS=0, CLOCK="monotonic"),
+            "auto": traced_env(DEPTH=0, INTERVAL_MS=0, CLOCK="auto")}
+    walls = {k: [] for k in envs}
+    for r in range(rounds):
+        keys = list(envs) if r % 2 == 0 else list(reversed(list(envs)))
+        for k in keys:
+            shutil.rmtree(os.path.join(ARGS.work, "out"), ignore_errors=True)
+            t0 = time.perf_counter()
+            run(wcmd, envs[k])
+            walls[k].append((time.perf_counter() - t0) * 1e9 / wn)
+    med = {k: statistics.median(v) for k, v in walls.items()}
+    for mode in ("monotonic", "auto"):
+        extra = med[mode] - med["untraced"]
+        row(1, f"runtime path, VRAMTRACE_CLOCK={mode}: wall ns per pair beyond untraced", extra,
+            floor=med["untraced"], target=None, unit="ns", ok=None,
+            note=f"median of {rounds} interleaved runs of {wn} pairs each; floor = untraced ns per pair")
+    m, a = med["monotonic"] - med["untraced"], med["auto"] - med["untraced"]
+    if m > 0:
+        row(1, "runtime path: wall overhead with the default stamp / with CLOCK_MONOTONIC", a / m, floor=1.0,
+            target=None, unit="x", ok=None, note="below 1: the TSC stamp costs less than the vDSO read")
     # The NVTX front door (preload/interpose/vt_nvtx.c): a push/pop pair of a range that
     # is not the step range, against the same pair with no NVTX tool at all.
     cmd = [binp("bench_alloc"), "nvtx", str(n)]

@@ -48,6 +48,7 @@ static void vt__config_defaults(vt_config *c)
     c->stack_cache = 1;
     c->py_cache = 1;
     c->stack_check = 0;
+    c->clock = 0;
 }
 
 /* Parses a whole decimal string into [lo, hi]. Returns 0 or -1. */
@@ -215,6 +216,11 @@ int vt_config_parse(char *const *env, vt_config *c)
             if (!strcasecmp(v, "check")) c->py_cache = 2;
             else if (vt__parse_long(v, 0, 2, &n)) bad = 1;
             else c->py_cache = (int)n;
+        } else if (VT_KEY("CLOCK")) {
+            if (!strcasecmp(v, "auto")) c->clock = 0;
+            else if (!strcasecmp(v, "monotonic")) c->clock = 1;
+            else if (!strcasecmp(v, "tsc")) c->clock = 2;
+            else bad = 1;
         } else if (VT_KEY("STACK_CHECK")) {
             if (vt__parse_long(v, 0, 1, &n)) bad = 1; else c->stack_check = (int)n;
         } else if (VT_KEY("TRACE")) {

@@ -41,6 +41,9 @@ typedef struct vt_config {   /* the two paths last: vt_config_parse writes only 
                                 (vt_python.h vt_py_capture_cached; default 1), 0 = walk
                                 every frame, 2 = check: every cached capture is compared
                                 with an uncached one (tests)                             */
+    int  clock;              /* VRAMTRACE_CLOCK: how hooks stamp events: 0 auto (the TSC
+                                where CLOCK_MONOTONIC is built on it, else CLOCK_MONOTONIC),
+                                1 monotonic, 2 tsc (track/vt_clock.h VT_CLOCK_*)          */
     int  stack_check;        /* VRAMTRACE_STACK_CHECK: 1 = every stack the cache gives is
                                 compared with a full unwind (tests; 0)                   */
     /* VRAMTRACE_STEP_RANGE: "NAME" or "DOMAIN:NAME" (split at the first ':'; an empty

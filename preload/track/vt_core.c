@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
+#include "vt_clock.h"
 #include "vt_graph.h"
 #include "vt_config.h"
 #include "vt_state.h"
@@ -81,6 +82,8 @@ int vt_core_init(void)
         return -1;
     if (!__atomic_load_n(&vt__ring.inited, __ATOMIC_ACQUIRE)) {
         vt__lock_raw();
+        /* before any event is stamped: no hook records yet, the ring is empty */
+        vt_clock_init(vt__config.clock, vt__config.trace);
         vt_ring_init(&vt__ring);   /* 1 MiB resident from here on */
         vt__unlock();
     }

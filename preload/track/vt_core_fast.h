@@ -9,14 +9,14 @@
  * it, so a caller never sees a state older than its own calls.
  *
  * Every function here: any thread, lock-free, no system call but clock_gettime
- * (vDSO), keeps errno. The caller has checked vt_core_hooks_record (the core checks
+ * (vDSO; none where events are stamped from the TSC, vt_clock.h), keeps errno. The caller has checked vt_core_hooks_record (the core checks
  * vt_core_enabled again when it applies the event).
  */
 #ifndef VT_CORE_FAST_H
 #define VT_CORE_FAST_H
 
 #include <stdint.h>
-#include <time.h>
+#include "vt_clock.h"
 #include "vt_core.h"
 #include "vt_guard.h"
 #include "vt_ring.h"
@@ -71,7 +71,8 @@ static inline __attribute__((always_inline)) vt_ev *vt__post_claim(uint64_t addr
     return e;
 }
 
-/* One try of vt_core_post_alloc_at at time now: 1 posted, 0 the ring is full. */
+/* One try of vt_core_post_alloc_at stamped now (vt_clock_stamp): 1 posted, 0 the ring
+ * is full. */
 static inline __attribute__((always_inline)) int vt__post_alloc_try(
     uint64_t now, uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind,
     uint32_t stack)
@@ -99,9 +100,7 @@ static inline __attribute__((always_inline)) int vt__post_alloc_try(
 static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
     uint64_t addr, uint64_t size, uint64_t ctx_stream, int device, int kind, uint32_t stack)
 {
-    struct timespec ts;   /* before the claim: nothing is kept in registers across it */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t now = vt_clock_stamp();   /* before the claim: no call between claim and publish */
     if (__builtin_expect(!vt__post_alloc_try(now, addr, size, ctx_stream, device, kind, stack), 0))
         vt__post_full_alloc(now, addr, size, ctx_stream, device, kind, stack);
 }
@@ -114,9 +113,13 @@ static inline __attribute__((always_inline)) void vt_core_post_alloc_at(
 static inline __attribute__((always_inline)) uint64_t vt__post_free_try(uint64_t addr)
 {
     uint64_t pos;
+    /* stamped only when the trace wants each free's time (vt_clock.h) */
+    uint64_t now = __builtin_expect(__atomic_load_n(&vt__clock_stamp_frees, __ATOMIC_RELAXED), 0)
+                       ? vt_clock_stamp() : 0;
     vt_ev *e = vt__post_claim(addr, VT_EV_FREE, &pos);
     if (__builtin_expect(!e, 0))
         return 0;
+    e->now_ns = now;
     vt__post_publish(e, pos);   /* lost: a failed free's restore finds no taken record */
     return pos + 1;
 }

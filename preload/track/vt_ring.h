@@ -51,7 +51,9 @@ typedef struct vt_ev {
     uint64_t ctx_stream;    /* ALLOC: the CUstream of a stream-ordered allocation,
                                else the CUcontext current at the call (the record's
                                column)                                              */
-    uint64_t now_ns;        /* ALLOC: CLOCK_MONOTONIC at the hook                   */
+    uint64_t now_ns;        /* ALLOC: the hook's stamp (vt_clock_stamp: TSC ticks or
+                               CLOCK_MONOTONIC ns; the core converts it); FREE: the
+                               same when vt__clock_stamp_frees, else 0              */
     uint32_t stack;         /* ALLOC: stack id                                      */
     int32_t  tid;           /* ALLOC: thread (gettid)                               */
     uint32_t step;          /* ALLOC: the core's step when the hook ran            */

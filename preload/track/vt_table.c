@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include "vt_core_internal.h"
+#include "vt_clock.h"
 #include "vt_config.h"
 #include "vt_log.h"
 #include "vt_trace.h"
@@ -333,9 +334,10 @@ int vt_core_alloc(const vt_alloc_info *a)
 }
 
 /* Under lock: takes the live record at addr out of the table into *t (t->rec = its
- * site), or sets t->missed when there is none. kind_mask as vt_core_take. */
+ * site), or sets t->missed when there is none. kind_mask as vt_core_take. now: the
+ * free's time (CLOCK_MONOTONIC ns) for the event trace, 0 = now. */
 static inline __attribute__((always_inline)) void vt__apply_take(uint64_t addr, unsigned kind_mask,
-                                                                  vt_taken *t)
+                                                                  vt_taken *t, uint64_t now)
 {
     uint32_t slot;
     uint32_t id = vt__rec_find(addr, &slot);
@@ -351,8 +353,8 @@ static inline __attribute__((always_inline)) void vt__apply_take(uint64_t addr, 
         vt__acct_sub_inl(s, r->size, r->birth_ns);
         vt__fj_note(r->addr, r->size, s->kind, s->slot, 1);
         if (vt__config.trace)
-            vt__trace_note(VT_TRACE_FREE, vt_now_ns(), r->addr, r->size, r->ctx_stream, s->device,
-                           s->kind, s->stack);
+            vt__trace_note(VT_TRACE_FREE, now ? now : vt_now_ns(), r->addr, r->size, r->ctx_stream,
+                           s->device, s->kind, s->stack);
         t->rec = s;
         t->addr = r->addr;
         t->size = r->size;
@@ -384,7 +386,7 @@ static void vt__apply_event(vt_ev *e, uint64_t pos)
     if (e->op == VT_EV_ALLOC) {
         vt_alloc_info a = {e->addr, e->size, e->ctx_stream, e->ctx_stream, e->device, e->kind,
                            e->stack};
-        if (vt__apply_alloc(&a, e->now_ns, e->tid, e->step) < 0)
+        if (vt__apply_alloc(&a, vt_clock_ns(e->now_ns), e->tid, e->step) < 0)
             __atomic_add_fetch(&vt__core.dropped, 1, __ATOMIC_RELAXED);
         return;
     }
@@ -393,7 +395,7 @@ static void vt__apply_event(vt_ev *e, uint64_t pos)
     if (!vt_core_enabled())
         return;
     vt_taken t = {NULL};
-    vt__apply_take(e->addr, 0, &t);
+    vt__apply_take(e->addr, 0, &t, e->now_ns ? vt_clock_ns(e->now_ns) : 0);
     if (t.rec) {
         l->site = t.rec;
         l->addr = t.addr;
@@ -435,6 +437,7 @@ static __attribute__((noinline)) int vt__drain_locked(uint64_t target, unsigned 
 {
     unsigned spins = 0;
     uint64_t since = 0;
+    int calibrated = 0;
     while (__atomic_load_n(&vt__ring.tail, __ATOMIC_RELAXED) < target) {
         if (!budget--)
             return 1;
@@ -466,6 +469,10 @@ static __attribute__((noinline)) int vt__drain_locked(uint64_t target, unsigned 
         }
         spins = 0;
         since = 0;
+        if (!calibrated) {   /* the stamps of what is applied now lie just before this */
+            vt_clock_calibrate();
+            calibrated = 1;
+        }
         vt__apply_event(e, pos);
         vt_ring_done(&vt__ring, e);
     }
@@ -576,7 +583,7 @@ int vt_core_take(uint64_t addr, unsigned kind_mask, vt_taken *t)
     if (!vt_core_enabled())
         return 0;
     vt__lock();
-    vt__apply_take(addr, kind_mask, t);
+    vt__apply_take(addr, kind_mask, t, 0);
     vt__unlock();
     return t->rec != NULL;
 }
