@@ -181,7 +181,7 @@ fi
 
 # ---- 5. paired figures, each with its diagnosis rows ----
 DIAG=(--config "traced:" --config "stacks_off:VRAMTRACE_DEPTH=0" --config "interval_off:VRAMTRACE_INTERVAL_MS=0"
-      --config "nvml_off:VRAMTRACE_NVML=0")
+      --config "nvml_off:VRAMTRACE_NVML=0" --config "clock_monotonic:VRAMTRACE_CLOCK=monotonic")
 paired() {  # paired NAME SHARE_OF_THE_TIME_LEFT(%) gpu_paired.py-args...
   local name=$1 share=$2; shift 2
   local l; l=$(left)

@@ -169,10 +169,16 @@ void vt_hooks_cancel_fork_child(void);
  * Touches no large buffer, opens no descriptor. */
 void vt_preload_init(void);
 /* The process's first hooked CUDA call (or API call): vt_preload_init, then the
- * core's ring, libunwind and Python detection, then hooks record. Returns at once
- * while another thread (or an interrupted frame of this one) activates: the caller
- * then forwards. Cheap after the first (one load). Keeps errno. */
+ * core's ring, libunwind and Python detection, then hooks record. While another
+ * thread activates, waits for it (at most 200 ms, once: it may need the loader lock
+ * this thread holds), then returns; while a frame of this thread below the caller
+ * activates (a nested call, a signal handler), returns at once: the caller then
+ * forwards. Cheap after the first (one load). Keeps errno. */
 void vt_preload_activate(void);
+/* An allocating hook forwarded unrecorded because activation was still in progress
+ * (counted only then). vt_preload_missed_count: how many, for the exit warning. */
+void vt_preload_missed(void);
+uint64_t vt_preload_missed_count(void);
 
 /* The bodies of vramtrace_step and vramtrace_snapshot(label) (vt_api.c), for the
  * other front doors of the library (the NVTX injection, vt_nvtx.c): same contracts. */
@@ -237,6 +243,8 @@ static inline __attribute__((always_inline)) void vt_call_begin(vt_call *c, int 
         vt_preload_activate();
         c->outer = vt_guard_enter();
         c->rec = c->outer && vt_core_hooks_record();
+        if (capture && c->outer && !c->rec)
+            vt_preload_missed();
     }
     c->stack = 0;
     if (c->rec && capture)

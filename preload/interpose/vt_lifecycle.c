@@ -60,11 +60,21 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
 /* 0 the process has made no hooked CUDA call, 1 activation in progress, 2 active
  * (atomic; vt_preload_activate) */
 static int vt__activated;
+/* Another thread's hooked call meets an activation in progress: it waits for it at
+ * most VT_ACTIVATE_WAIT_NS (activation may need the loader lock, which the waiting
+ * thread could hold: a bound, not a deadlock), then forwards unrecorded. After one
+ * wait ran out, no call waits again (atomic flag). */
+#define VT_ACTIVATE_WAIT_NS 200000000ull   /* 200 ms */
+static int      vt__activate_wait_off;
+static uint64_t vt__activate_missed;        /* atomic: allocations forwarded unrecorded */
 static int vt__fork_used;  /* prepare to child/parent: the parent was activated */
 static int vt__dup;     /* another copy of libvramtrace comes first (set before ready) */
 
@@ -267,8 +277,29 @@ void vt_preload_activate(void)
     int expect = 0;
     if (__atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) ||
         !__atomic_compare_exchange_n(&vt__activated, &expect, 1, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-        return;   /* done, or being done: this call forwards (waiting could deadlock) */
+                                     __ATOMIC_ACQUIRE)) {
+        /* done, or being done. By this thread (its frames below us hold the depth
+         * guard): this call forwards. By another thread: wait for it, bounded. */
+        if (__atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1 && vt_guard_depth() == 0 &&
+            !__atomic_load_n(&vt__activate_wait_off, __ATOMIC_RELAXED)) {
+            int e = errno;
+            uint64_t until = vt_now_ns() + VT_ACTIVATE_WAIT_NS;
+            for (unsigned i = 0; __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1; i++) {
+                if (vt_now_ns() >= until) {
+                    __atomic_store_n(&vt__activate_wait_off, 1, __ATOMIC_RELAXED);
+                    break;
+                }
+                if (i < 64) {
+                    sched_yield();
+                } else {   /* 50 us through the raw call: nanosleep(3) is a cancellation point */
+                    struct timespec ts = {0, 50000};
+                    syscall(SYS_nanosleep, &ts, NULL);
+                }
+            }
+            errno = e;
+        }
+        return;
+    }
     int e = errno;
     int oldcs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
@@ -284,6 +315,17 @@ void vt_preload_activate(void)
     errno = e;
 }
 
+void vt_preload_missed(void)
+{
+    if (__atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1)
+        __atomic_add_fetch(&vt__activate_missed, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t vt_preload_missed_count(void)
+{
+    return __atomic_load_n(&vt__activate_missed, __ATOMIC_RELAXED);
+}
+
 __attribute__((constructor)) static void vt__ctor(void)
 {
     vt_preload_init();
@@ -291,5 +333,9 @@ __attribute__((constructor)) static void vt__ctor(void)
 
 __attribute__((destructor)) static void vt__dtor(void)
 {
+    uint64_t missed = vt_preload_missed_count();
+    if (missed)
+        vt_log(VT_LOG_WARN, "%llu allocation call(s) on other threads were not recorded: they came while "
+               "tracing was starting and the wait for it ran out", (unsigned long long)missed);
     vt_writer_exit();
 }

@@ -8,7 +8,10 @@ mode's tolerance (monotonic: 0, the hook reads the same clock; tsc: TOL_TSC_NS, 
 conversion's error bound in preload/track/vt_clock.h). Also checks that the mode asked
 for is the mode the preload used (its debug line).
 
-Usage: check_eventtime.py LIBVRAMTRACE PROG OUTDIR MODE(monotonic|tsc) PAIRS
+With --no-warm-up the program's two threads start with no CUDA call before them, so
+their first calls meet the preload's activation: every call must still be recorded.
+
+Usage: check_eventtime.py LIBVRAMTRACE PROG OUTDIR MODE(monotonic|tsc) PAIRS [--no-warm-up]
 Exit 0 pass, 1 fail, 77 skip (tsc: this CPU's TSC is not invariant).
 """
 import glob
@@ -21,6 +24,7 @@ import sys
 TOL_TSC_NS = 2000
 
 lib, prog, out, mode, pairs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+extra = sys.argv[6:]   # --no-warm-up: the threads' first calls meet the preload's activation
 
 if mode == "tsc":
     flags = open("/proc/cpuinfo").read().split()
@@ -32,7 +36,7 @@ if mode == "tsc":
 shutil.rmtree(out, ignore_errors=True)
 env = dict(os.environ, LD_PRELOAD=lib, VRAMTRACE_OUTPUT=out, VRAMTRACE_TRACE="1", VRAMTRACE_DEPTH="0",
            VRAMTRACE_CLOCK=mode, VRAMTRACE_LOG="debug", VRAMTRACE_COMPRESS="0")
-r = subprocess.run([prog, str(pairs)], env=env, capture_output=True, text=True)
+r = subprocess.run([prog, str(pairs)] + extra, env=env, capture_output=True, text=True)
 if r.returncode != 0:
     sys.exit(f"check_eventtime: the program failed ({r.returncode}): {r.stderr[-2000:]}")
 fails = []
@@ -40,6 +44,10 @@ said_tsc = "event times from the TSC" in r.stderr
 if (mode == "tsc") != said_tsc:
     fails.append(f"VRAMTRACE_CLOCK={mode} but the preload {'did' if said_tsc else 'did not'} "
                  "say it stamps events from the TSC")
+
+if "were not recorded" in r.stderr:
+    fails.append("the preload says calls were not recorded: " +
+                 [l for l in r.stderr.splitlines() if "were not recorded" in l][0])
 
 calls = {}   # (op, addr) -> list of (before, after)
 for line in r.stdout.splitlines():

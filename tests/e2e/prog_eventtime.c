@@ -4,14 +4,16 @@
  * so that check_eventtime.py can hold every event-trace record to its call's interval.
  * Two threads; between calls each waits 0..300 us (busy) and every 16th pair sleeps
  * 3 ms, so the preload's writer drains between a free and the next calls.
- * Before the threads, one unprinted pair of 1 byte activates the preload.
- * Usage: prog_eventtime PAIRS_PER_THREAD. Exit 0, or 1 on a CUDA error. */
+ * Before the threads, one unprinted pair of 1 byte activates the preload (not with
+ * --no-warm-up: the two threads' first calls then meet the activation).
+ * Usage: prog_eventtime PAIRS_PER_THREAD [--no-warm-up]. Exit 0, or 1 on a CUDA error. */
 #define _GNU_SOURCE
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int pairs;
@@ -69,7 +71,8 @@ int main(int argc, char **argv)
     /* the first CUDA call activates the preload: made alone, so that no other
      * thread's call is forwarded unrecorded while it does (vt_preload_activate) */
     void *warm = NULL;
-    if (cudaMalloc(&warm, 1) != cudaSuccess || cudaFree(warm) != cudaSuccess)
+    if (!(argc > 2 && !strcmp(argv[2], "--no-warm-up")) &&
+        (cudaMalloc(&warm, 1) != cudaSuccess || cudaFree(warm) != cudaSuccess))
         return 1;
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
