@@ -3,7 +3,7 @@
 
 usage: check_analyzer_hostile.py VRAMTRACE GOLDEN_DIR
 
-Cases not already in tests/analyzer (test_cli.py malformed): a 1 GiB line (written
+Cases not already in tests/analyzer (test_cli_malformed.py): a 1 GiB line (written
 to a temporary file, deleted afterwards), deep nesting of objects and inside known
 keys, wrong types and negative / overflowing values in many fields, symbolic links
 (followed when named, dangling, loops), unreadable inputs as root (/proc/self/mem
