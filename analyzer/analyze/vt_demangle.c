@@ -111,3 +111,15 @@ char *vt_demangled_name(const char *sig)
     out[o] = 0;
     return out;
 }
+
+size_t vt_clone_suffix_at(const char *sym)
+{
+    const char *dot = strchr(sym, '.');
+    if (!dot || dot == sym || !dot[1])
+        return 0;
+    for (const char *c = sym; c < dot; c++)
+        if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+              (c > sym && *c >= '0' && *c <= '9')))
+            return 0;
+    return (size_t)(dot - sym);
+}

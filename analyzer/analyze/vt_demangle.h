@@ -16,6 +16,8 @@
 #ifndef VT_DEMANGLE_H
 #define VT_DEMANGLE_H
 
+#include <stddef.h>
+
 /* "_ZN2ns3Foo4stepEv" -> "ns::Foo::step()"; NULL unless sym is a valid mangled name. */
 char *vt_demangle(const char *sym);
 
@@ -23,5 +25,12 @@ char *vt_demangle(const char *sym);
  * "void foo<int>(int)" -> "foo<int>", "ns::Foo::size() const" -> "ns::Foo::size".
  * A text without a parameter list is returned whole (copied). */
 char *vt_demangled_name(const char *signature);
+
+/* A C name with the compiler's clone suffixes (GCC: "hold.constprop.0", ".isra.0",
+ * ".part.0", ".cold", ".lto_priv.0", ".localalias"; Clang: ".llvm.123"): a C
+ * identifier holds no '.', so the name is the text before the first one. Returns
+ * that length, or 0 when sym has no such suffix (no '.', or nothing before it that
+ * is an identifier). "hold.constprop.0" -> 4. */
+size_t vt_clone_suffix_at(const char *sym);
 
 #endif /* VT_DEMANGLE_H */

@@ -288,6 +288,16 @@ static void fill_sym(vt_sym *sym, const vt_frame *f, const char *fn, const char 
             sym->function = vt_demangled_name(sig);
             sym->signature = sig;
             free(plain);
+        } else if (vt_clone_suffix_at(plain)) {
+            /* a compiler's clone of a C function: its name, and the clone as c++filt
+             * shows a C++ one ("hold [clone .constprop.0]") */
+            size_t k = vt_clone_suffix_at(plain);
+            sym->function = vt_xstrndup(plain, k);
+            size_t sl = strlen(plain) + 16;
+            char *sg = vt_xmalloc(sl);
+            snprintf(sg, sl, "%.*s [clone %s]", (int)k, plain, plain + k);
+            sym->signature = sg;
+            free(plain);
         } else {
             sym->function = plain;
             sym->signature = vt_xstrdup(plain);

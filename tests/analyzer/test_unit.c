@@ -161,6 +161,15 @@ static void test_demangle(void)
     char *n = vt_demangled_name("cudaMalloc");
     CHECK(!strcmp(n, "cudaMalloc"), "%s", n);
     free(n);
+    /* C names with a compiler's clone suffix */
+    static const struct { const char *sym; size_t at; } clones[] = {
+        {"hold.constprop.0", 4}, {"spike.isra.0", 5}, {"f.part.0", 1}, {"main.cold", 4},
+        {"run_step.lto_priv.0", 8}, {"g.llvm.1234567", 1}, {"cudaMalloc", 0}, {".hidden", 0},
+        {"x.", 0}, {"9a.b", 0}, {"a-b.c", 0},
+    };
+    for (size_t i = 0; i < sizeof clones / sizeof clones[0]; i++)
+        CHECK(vt_clone_suffix_at(clones[i].sym) == clones[i].at, "%s -> %zu, expected %zu", clones[i].sym,
+              vt_clone_suffix_at(clones[i].sym), clones[i].at);
 }
 
 static void test_floor_theil_sen(void)
