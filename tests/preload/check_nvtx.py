@@ -21,6 +21,11 @@
                            heap's allocation (text and JSON "inside_heap").
   check_nvtx.py unregister resize, reset and heap unregister free the regions; unknown
                            handles are ignored; a region of a forgotten heap is ignored.
+  check_nvtx.py edges      what comes before the first step is no step: a whole
+                           train_step range before any CUDA call, marks, other ranges,
+                           periodic snapshots (VRAMTRACE_INTERVAL_MS 0 and 50) before the
+                           first train_step ends: step snapshots 1..5, the report's step
+                           count 5 and its curve at steps 1..5 only.
   check_nvtx.py nocuda     NVTX calls in a process that never calls CUDA: no file, the
                            same threads and descriptors as without the preload.
 Exit 0 when every check holds; one "FAIL:" line and exit 1 otherwise.
@@ -241,6 +246,31 @@ def check_unregister(a, tmp):
     print("unregister ok: resize, reset, heap unregister; unknown handles ignored")
 
 
+EDGE_STEPS = 5
+
+
+def check_edges(a, tmp):
+    for interval in (0, 50):
+        d = os.path.join(tmp, "edges_%d" % interval)
+        run_preload(a, "edges", d, NVTX_INJECTION64_PATH=a.lib, VRAMTRACE_STEP_RANGE="train_step",
+                    VRAMTRACE_INTERVAL_MS=interval)
+        snaps = snapshots(d)
+        steps = [s["step"] for s in snaps if s["trigger"] == "step"]
+        expect(steps == list(range(1, EDGE_STEPS + 1)),
+               "interval %d: step snapshots at steps %r, expected 1..%d" % (interval, steps, EDGE_STEPS))
+        before = [(s["trigger"], s["step"]) for s in snaps if s["seq"] < min(x["seq"] for x in snaps if x["trigger"] == "step")]
+        expect(all(st == 0 for _, st in before), "interval %d: records before the first step: %r" % (interval, before))
+        proc = report(a, d)
+        expect(proc["steps"] == EDGE_STEPS, "interval %d: the report counts %d steps, expected %d (records before "
+               "the first step: %r)" % (interval, proc["steps"], EDGE_STEPS, before))
+        curve = proc["total_live_bytes_by_step"]
+        want = [[k, k * LEAK_BYTES] for k in range(1, EDGE_STEPS + 1)]
+        expect(curve == want, "interval %d: total live by step %r, expected %r" % (interval, curve, want))
+        expect(proc["step_marked"] and "in step" in [l["label"] for l in proc["labels"]],
+               "interval %d: step_marked %r labels %r" % (interval, proc["step_marked"], proc["labels"]))
+    print("edges ok: marks, other ranges, periodic snapshots and a range opened before CUDA: %d steps, no other" % EDGE_STEPS)
+
+
 def check_nocuda(a, tmp):
     base = subprocess.run([prog(a), "nocuda"], env=env(a, False), capture_output=True, text=True, timeout=60)
     d = os.path.join(tmp, "nocuda")
@@ -254,7 +284,7 @@ def check_nocuda(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=("steps", "same", "startend", "suballoc", "unregister", "nocuda"))
+    ap.add_argument("check", choices=("steps", "same", "startend", "suballoc", "unregister", "nocuda", "edges"))
     ap.add_argument("--lib", required=True)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--simcuda", required=True)
@@ -262,7 +292,7 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="vt_nvtx_")
     {"steps": check_steps, "same": check_same, "startend": check_startend, "suballoc": check_suballoc,
-     "unregister": check_unregister, "nocuda": check_nocuda}[a.check](a, tmp)
+     "unregister": check_unregister, "nocuda": check_nocuda, "edges": check_edges}[a.check](a, tmp)
 
 
 if __name__ == "__main__":
