@@ -472,7 +472,13 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     }
     if (rec->oom.present) vt_oom_build(p, rec);
     if (rec->summarised) return;   /* its step is in the summary already */
-    if (!p->nsteps_real || step > p->last_step) {
+    if (p->step_range && p->nsteps_real == 1 && p->nsteps == 1 && p->last_step == 0 && step > 0) {
+        /* steps marked by NVTX ranges: what was written before the first range ended
+         * (marks, periodic snapshots: step 0) happened during the first step and is
+         * no step of its own; the slot becomes the first step's */
+        p->steps[0] = step;
+        p->last_step = step;
+    } else if (!p->nsteps_real || step > p->last_step) {
         close_step(p);
         open_step(p, step);
     }

@@ -22,6 +22,10 @@
  * regions go to track/vt_region.h, a batch of regions sited by the registering call's
  * stack (one capture per call).
  *
+ * Steps: only a range end is a step. Once the core module is filled, periodic
+ * snapshots no longer count as steps (vt_core_steps_by_range), so everything written
+ * before the first range ends (marks, periodic snapshots) has step 0.
+ *
  * Activation: no NVTX call activates the preload (vt_preload_activate). Until the
  * process's first CUDA call, range ends, marks and memory calls are ignored (a range
  * open then still nests); the handles are given out all the same. A process that
@@ -400,6 +404,7 @@ VT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
         vt__fill(t, n, NVTX_CBID_CORE_RangePushA, VT_FN(vt__range_push_a));
         vt__fill(t, n, NVTX_CBID_CORE_RangePushW, VT_FN(vt__range_push_w));
         vt__fill(t, n, NVTX_CBID_CORE_RangePop, VT_FN(vt__range_pop));
+        vt_core_steps_by_range();   /* steps come from ranges: periodic snapshots are none */
     }
     t = NULL;
     n = 0;

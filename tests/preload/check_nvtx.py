@@ -141,6 +141,7 @@ def check_steps(a, tmp):
         expect(steps == list(range(1, STEPS + 1)), "%s: step numbers %r" % (how, steps))
         proc = report(a, d)
         expect(proc["step_marked"], "%s: steps not marked" % how)
+        expect(proc["steps"] == STEPS, "%s: the report counts %d steps, expected %d" % (how, proc["steps"], STEPS))
         expect(proc.get("step_range") == "train_step", "%s: report step_range %r" % (how, proc.get("step_range")))
         lk = leak_of(proc, "leak_one_step", "device")
         expect(lk["verdict"] == "leak" and lk["growth_bytes_per_step"] == LEAK_BYTES,
