@@ -402,6 +402,7 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         }
     }
     if (dropped > p->dropped_records) p->dropped_records = dropped;
+    p->marks_not_written = vt_u64max(p->marks_not_written, rec->marks_not_written);
     if (step_marked) p->step_marked = 1;
     for (size_t i = 0; i < rec->nde; i++) {
         vt_rec_dev *d = &rec->de[i];
@@ -567,7 +568,7 @@ void vt_fold_finish(vt_process *p)
 void vt_snaprec_clear(vt_snaprec *rec)
 {
     rec->nse = rec->nde = rec->nae = rec->nan = rec->nex = rec->nix = rec->npk = 0;
-    rec->step = rec->seq = rec->time_ns = rec->dropped = 0;
+    rec->step = rec->seq = rec->time_ns = rec->dropped = rec->marks_not_written = 0;
     rec->trigger[0] = 0;
     free(rec->label);
     rec->label = NULL;

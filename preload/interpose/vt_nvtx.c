@@ -15,7 +15,9 @@
  * levels and further domains never match), start/end ranges are counted process-wide
  * (their ids carry whether they matched). A mark with a message becomes the label of
  * a manual snapshot (vt_api_snapshot), at most one per VT_NVTX_MARK_GAP_NS: marks in
- * between are counted and the next written label says how many were not written.
+ * between are counted and the next written label says how many were not written; the
+ * exit record says how many were not written in the whole run (those after the last
+ * written mark included: vt_writer_mark_not_written).
  *
  * Memory extension: always filled (when the extension's compat id is the one we
  * know). Heaps get handles 1, 2, ...; a region's handle is its address. Heaps and
@@ -45,6 +47,7 @@
 #include "vt_driver.h"
 #include "vt_hooks.h"
 #include "vt_region.h"
+#include "vt_writer.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -331,6 +334,7 @@ static void vt__mark(const char *msg)
     if ((last && now - last < VT_NVTX_MARK_GAP_NS) ||
         !__atomic_compare_exchange_n(&vt__mark_last_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         __atomic_add_fetch(&vt__mark_skipped, 1, __ATOMIC_RELAXED);
+        vt_writer_mark_not_written();   /* the exit record's count: none is lost unsaid */
         errno = e;
         return;
     }
