@@ -17,8 +17,9 @@
  *
  * SIMCUDA_NVML_CTOR_CUDA=1 (for tests of whoever loads NVML): the library's
  * constructor has a thread of its own make a CUDA allocation (cudaMalloc and cudaFree
- * of 1 MiB, found with dlsym(RTLD_DEFAULT): the program's runtime, or a preload's
- * hooks of it) and waits for that thread up to SIM_NVML_CTOR_WAIT_MS, while the
+ * of 1 MiB, found by the constructor with dlsym(RTLD_DEFAULT): the program's runtime,
+ * or a preload's hooks of it; the thread itself calls nothing of the loader's) and
+ * waits for that thread up to SIM_NVML_CTOR_WAIT_MS, while the
  * loading thread holds the loader's lock: a library whose initialisation waits for
  * CUDA work on another thread. A wait that times out says so on stderr ("simnvml:
  * ..."), then the constructor returns (the thread finishes on its own).
@@ -38,12 +39,17 @@
 
 #define SIM_NVML_CTOR_WAIT_MS 3000
 
+/* The program's cudaMalloc and cudaFree, looked up by the constructor (dlsym takes the
+ * loader's lock: on the loading thread, which holds it already). */
+static int (*sim_rt_malloc)(void **, size_t);
+static int (*sim_rt_free)(void *);
+
 /* The constructor's thread: one allocation and its free through the program's runtime. */
 static void *sim_nvml_ctor_cuda(void *arg)
 {
     (void)arg;
-    int (*rt_malloc)(void **, size_t) = (int (*)(void **, size_t))dlsym(RTLD_DEFAULT, "cudaMalloc");
-    int (*rt_free)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT, "cudaFree");
+    int (*rt_malloc)(void **, size_t) = sim_rt_malloc;
+    int (*rt_free)(void *) = sim_rt_free;
     void *p = NULL;
     if (rt_malloc && rt_free && rt_malloc(&p, 1u << 20) == 0)
         rt_free(p);
@@ -55,6 +61,8 @@ __attribute__((constructor)) static void sim_nvml_ctor(void)
     const char *v = getenv("SIMCUDA_NVML_CTOR_CUDA");
     if (!v || strcmp(v, "1") != 0)
         return;
+    sim_rt_malloc = (int (*)(void **, size_t))dlsym(RTLD_DEFAULT, "cudaMalloc");
+    sim_rt_free = (int (*)(void *))dlsym(RTLD_DEFAULT, "cudaFree");
     pthread_t t;
     if (pthread_create(&t, NULL, sim_nvml_ctor_cuda, NULL) != 0)
         return;
