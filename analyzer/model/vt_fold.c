@@ -402,6 +402,7 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
         }
     }
     if (dropped > p->dropped_records) p->dropped_records = dropped;
+    p->marks_not_written = vt_u64max(p->marks_not_written, rec->marks_not_written);
     if (step_marked) p->step_marked = 1;
     for (size_t i = 0; i < rec->nde; i++) {
         vt_rec_dev *d = &rec->de[i];
@@ -472,7 +473,13 @@ void vt_fold_snapshot(vt_process *p, vt_snaprec *rec, int keep_allocs)
     }
     if (rec->oom.present) vt_oom_build(p, rec);
     if (rec->summarised) return;   /* its step is in the summary already */
-    if (!p->nsteps_real || step > p->last_step) {
+    if (p->step_range && p->nsteps_real == 1 && p->nsteps == 1 && p->last_step == 0 && step > 0) {
+        /* steps marked by NVTX ranges: what was written before the first range ended
+         * (marks, periodic snapshots: step 0) happened during the first step and is
+         * no step of its own; the slot becomes the first step's */
+        p->steps[0] = step;
+        p->last_step = step;
+    } else if (!p->nsteps_real || step > p->last_step) {
         close_step(p);
         open_step(p, step);
     }
@@ -561,7 +568,7 @@ void vt_fold_finish(vt_process *p)
 void vt_snaprec_clear(vt_snaprec *rec)
 {
     rec->nse = rec->nde = rec->nae = rec->nan = rec->nex = rec->nix = rec->npk = 0;
-    rec->step = rec->seq = rec->time_ns = rec->dropped = 0;
+    rec->step = rec->seq = rec->time_ns = rec->dropped = rec->marks_not_written = 0;
     rec->trigger[0] = 0;
     free(rec->label);
     rec->label = NULL;

@@ -397,6 +397,8 @@ typedef struct vt_process {
     uint64_t ooms_dropped;                               /* OOM records past that cap (counted only) */
     uint64_t nsnapshots;        /* series snapshots (not exit) */
     uint64_t dropped_records;   /* max dropped_records written */
+    uint64_t marks_not_written; /* NVTX marks the preload's rate bound did not write
+                                   (the exit record's nvtx_marks_not_written); 0 none */
     int exited;                 /* an exit record was read */
     vt_ipc_row *exports; size_t nexports;   /* the last snapshot's exports (owned) */
     vt_ipc_row *imports; size_t nimports;   /* the last snapshot's open imports (owned) */

@@ -68,6 +68,7 @@ typedef struct vt_rec_peak {
 
 typedef struct vt_snaprec {
     uint64_t step, seq, time_ns, dropped;
+    uint64_t marks_not_written;   /* "nvtx_marks_not_written" (exit records); 0 absent */
     char trigger[32];           /* "" when absent */
     char *label;                /* the snapshot's "label" (vramtrace_snapshot), NULL when
                                    absent or null; owned (vt_snaprec_clear frees it) */

@@ -601,6 +601,9 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     if ((v = json_object_get(o, "dropped_records")) &&
         vt_rd_u64n(r, v, "snapshot.dropped_records", &rec->dropped, &has) < 0)
         return -1;
+    if ((v = json_object_get(o, "nvtx_marks_not_written")) &&   /* optional, exit records */
+        vt_rd_u64(r, v, "snapshot.nvtx_marks_not_written", &rec->marks_not_written) < 0)
+        return -1;
     if ((v = json_object_get(o, "trigger"))) {
         if (!(s = vt_rd_str(r, v, "snapshot.trigger", 31))) return -1;
         vt_strlcpy(rec->trigger, sizeof rec->trigger, s);

@@ -439,6 +439,7 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
                                                 p->labels[i].label));
     json_object_set_new(j, "labels", labels);
     json_object_set_new(j, "labels_dropped", ju(p->labels_dropped));
+    json_object_set_new(j, "nvtx_marks_not_written", ju(p->marks_not_written));
     json_object_set_new(j, "host_signals", host_json(&p->hostsig));
     json_t *total = json_array();
     for (size_t i = 0; i < p->nsteps; i++) json_array_append_new(total, json_pack("[o,o]", ju(p->steps[i]), ju(p->step_total[i])));

@@ -353,6 +353,9 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
             fprintf(f, "  step %" PRIu64 ": %s (%s snapshot %" PRIu64 ")\n", p->labels[i].step, p->labels[i].label,
                     p->labels[i].trigger[0] ? p->labels[i].trigger : "a", p->labels[i].seq);
     }
+    if (p->marks_not_written)   /* the preload writes at most one NVTX mark a second */
+        fprintf(f, "%s  %" PRIu64 " NVTX mark%s not written (rate bound)\n", p->nlabels ? "" : "\n",
+                p->marks_not_written, p->marks_not_written == 1 ? "" : "s");
     if (p->nannots) {
         fprintf(f, "\n%sANNOTATIONS%s\n", bold, off);
         for (size_t i = 0; i < p->nannots && i < MAX_LIST; i++)

@@ -17,6 +17,7 @@
 #include "vt_resolve.h"
 #include "vt_stack.h"
 #include "vt_writer.h"
+#include "vt_host.h"
 #include "vt_libelf.h"
 #include "vt_zstd.h"
 #include "vt_log.h"
@@ -51,9 +52,10 @@ void vt_hook_start(void)
 {
     if (__atomic_load_n(&vt__started, __ATOMIC_ACQUIRE))
         return;
-    /* Inside a dl_iterate_phdr callback the loader's write lock is held: the writer's
-     * start (NVML's dlopen, pthread_create's TLS set-up) takes the loader's load and
-     * TLS locks, which a thread inside dlopen holds while it waits for the write lock.
+    /* Inside a dl_iterate_phdr callback the loader's write lock is held: the libraries
+     * loaded below (NVML's dlopen among them) and the writer's start (pthread_create's
+     * TLS set-up) take the loader's load and TLS locks, which a thread inside dlopen
+     * holds while it waits for the write lock.
      * The start waits for the next allocation outside such a callback; the events
      * recorded until then wait in the core's ring. */
     if (vt_guard_in_iterate())
@@ -63,12 +65,15 @@ void vt_hook_start(void)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &oldcs);
     /* The libraries only the writer uses are loaded here, with no lock of ours held
      * (a thread inside dlopen may be waiting for one): libzstd for the file, libelf
-     * for the leak warnings' names. While another thread loads one, the start waits
-     * for the next allocation (waiting here could deadlock on the loader's lock). */
-    char *dlerr = vt_dlerr_save();   /* dlopen here and NVML's in the writer's start */
+     * for the leak warnings' names, NVML for the host figures (its constructors and
+     * nvmlInit_v2 run here too). While another thread loads one, the start waits for
+     * the next allocation (waiting here could deadlock on the loader's lock). */
+    char *dlerr = vt_dlerr_save();   /* the dlopen calls here */
     vt_stack_warm();   /* libunwind, when activation came inside such a callback */
     int busy = vt__config.compress && vt_zstd_load() > 0;
     busy |= vt_libelf_load() > 0;
+    if (vt_core_enabled() && vt_state_writer() == 0)   /* a writer still to start */
+        busy |= vt_host_nvml_load() > 0;
     if (busy) {
         vt_dlerr_restore(dlerr);
         pthread_setcancelstate(oldcs, NULL);

@@ -15,12 +15,18 @@
  * levels and further domains never match), start/end ranges are counted process-wide
  * (their ids carry whether they matched). A mark with a message becomes the label of
  * a manual snapshot (vt_api_snapshot), at most one per VT_NVTX_MARK_GAP_NS: marks in
- * between are counted and the next written label says how many were not written.
+ * between are counted and the next written label says how many were not written; the
+ * exit record says how many were not written in the whole run (those after the last
+ * written mark included: vt_writer_mark_not_written).
  *
  * Memory extension: always filled (when the extension's compat id is the one we
  * know). Heaps get handles 1, 2, ...; a region's handle is its address. Heaps and
  * regions go to track/vt_region.h, a batch of regions sited by the registering call's
  * stack (one capture per call).
+ *
+ * Steps: only a range end is a step. Once the core module is filled, periodic
+ * snapshots no longer count as steps (vt_core_steps_by_range), so everything written
+ * before the first range ends (marks, periodic snapshots) has step 0.
  *
  * Activation: no NVTX call activates the preload (vt_preload_activate). Until the
  * process's first CUDA call, range ends, marks and memory calls are ignored (a range
@@ -41,6 +47,7 @@
 #include "vt_driver.h"
 #include "vt_hooks.h"
 #include "vt_region.h"
+#include "vt_writer.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -327,6 +334,7 @@ static void vt__mark(const char *msg)
     if ((last && now - last < VT_NVTX_MARK_GAP_NS) ||
         !__atomic_compare_exchange_n(&vt__mark_last_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         __atomic_add_fetch(&vt__mark_skipped, 1, __ATOMIC_RELAXED);
+        vt_writer_mark_not_written();   /* the exit record's count: none is lost unsaid */
         errno = e;
         return;
     }
@@ -400,6 +408,7 @@ VT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
         vt__fill(t, n, NVTX_CBID_CORE_RangePushA, VT_FN(vt__range_push_a));
         vt__fill(t, n, NVTX_CBID_CORE_RangePushW, VT_FN(vt__range_push_w));
         vt__fill(t, n, NVTX_CBID_CORE_RangePop, VT_FN(vt__range_pop));
+        vt_core_steps_by_range();   /* steps come from ranges: periodic snapshots are none */
     }
     t = NULL;
     n = 0;

@@ -201,9 +201,17 @@ uint64_t vt_core_step(void)
     return __atomic_add_fetch(&vt__core_step, 1, __ATOMIC_RELAXED);
 }
 
+static int vt__steps_by_range;   /* atomic: vt_core_steps_by_range was called */
+
+void vt_core_steps_by_range(void)
+{
+    __atomic_store_n(&vt__steps_by_range, 1, __ATOMIC_RELAXED);
+}
+
 int vt_core_advance_unmarked_step(void)
 {
-    if (__atomic_load_n(&vt__core.step_marked, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&vt__core.step_marked, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&vt__steps_by_range, __ATOMIC_RELAXED))
         return 0;
     __atomic_add_fetch(&vt__core_step, 1, __ATOMIC_RELAXED);
     return 1;

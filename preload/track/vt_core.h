@@ -187,8 +187,14 @@ void vt_core_set_graph_mem(int device, uint64_t reserved, uint64_t used);
 /* Marks a step (vramtrace_step). Returns the new step number (first mark -> 1). */
 uint64_t vt_core_step(void);
 /* Periodic snapshot of a program that never marks steps: advances the step counter
- * and returns 1 (this snapshot closes a step); returns 0 once steps are marked. */
+ * and returns 1 (this snapshot closes a step); returns 0 once steps are marked, or
+ * once vt_core_steps_by_range was called. */
 int      vt_core_advance_unmarked_step(void);
+/* Steps will be marked by NVTX ranges (VRAMTRACE_STEP_RANGE, our NVTX injection
+ * attached): from now on a periodic snapshot never counts as a step, so the records
+ * before the first range end have step 0. Any thread, any time (before the core is
+ * initialised too); kept over fork. */
+void     vt_core_steps_by_range(void);
 uint64_t vt_core_live_bytes(int device);   /* device -1: all devices              */
 uint64_t vt_core_peak_bytes(int device);   /* device -1: peak of the process total */
 /* Highest process live bytes since the previous call (or the start); starts a new

@@ -642,6 +642,8 @@ void vt_encode_snapshot(vt_buf *b, const vt_encode_snap *s)
     }
     if (s->trigger == VT_TRIG_EXIT)
         vt_buf_cstr(b, ",\"unfreed_at_exit\":true");
+    if (s->trigger == VT_TRIG_EXIT && s->marks_not_written)
+        vt__kv_u64(b, ",\"nvtx_marks_not_written\":", s->marks_not_written);
     if (delta ? c->dropped_records != last->dropped : c->dropped_records != 0)
         vt__kv_u64(b, ",\"dropped_records\":", c->dropped_records);
 

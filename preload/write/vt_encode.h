@@ -127,6 +127,9 @@ typedef struct vt_encode_snap {
     const vt_oom_info *oom;          /* trigger oom only; else NULL                    */
     int                allocations;  /* write the "allocations" list (c->allocs)        */
     uint64_t           time_ns;      /* CLOCK_MONOTONIC when it was collected; 0 = now */
+    uint64_t           marks_not_written;   /* exit only: NVTX marks the rate bound kept
+                                                from being written in the whole run; the
+                                                key is left out at 0                      */
 } vt_encode_snap;
 
 /* {"t":"snapshot",... up to the sites, devices, leak warnings, OOM and live list — the

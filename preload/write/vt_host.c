@@ -2,11 +2,14 @@
  * "host").
  *
  * Design: two kinds of work, on two kinds of thread.
+ *   vt_host_nvml_load (the thread of the first CUDA allocation, before the
+ *                   writer's start, no lock of ours held) the NVML dlopen +
+ *                   nvmlInit_v2, once, published by an atomic state.
  *   vt_host_tick    (writer thread, top of each loop iteration, outside every lock)
  *                   does everything that may be slow or may call into other
- *                   libraries: the device UUIDs from the real driver (once), the
- *                   NVML dlopen + nvmlInit_v2 (once) and an NVML sample when due,
- *                   each into a local copy that is then stored under our lock.
+ *                   libraries: the device UUIDs from the real driver (once) and an
+ *                   NVML sample when due, each into a local copy that is then
+ *                   stored under our lock.
  *   vt_host_measure (any thread writing a snapshot, under the writer's output lock)
  *                   when a sample is due (VRAMTRACE_HOST_INTERVAL_MS, or a complete
  *                   record) reads /proc/self/status and the cgroup files and
@@ -60,9 +63,9 @@ static struct {
     int       cg_state;                  /* 0 unknown, 1 found, -1 none                */
     int       cg_version;
     char      cg_dir[PATH_MAX];
+    int       nvml_state;                /* atomic: VT__NVML_* or VT__NVML_LOADING + pid */
+    vt_nvml_fns nvml;                    /* written before nvml_state becomes READY    */
     /* writer thread only */
-    int       nvml_state;                /* 0 untried, 1 ready, -1 unavailable         */
-    vt_nvml_fns nvml;
     uint64_t  next_sample_ns;
 } vt__host = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -337,17 +340,24 @@ void vt_host_uuids(void)
 
 /* ---- NVML ---- */
 
-static void vt__nvml_open(void)
+/* nvml_state: 0 untried, READY, OFF, or LOADING + the pid of the process whose thread
+ * is loading it (a fork child sees another pid and loads it itself). */
+#define VT__NVML_READY 1
+#define VT__NVML_OFF (-1)
+#define VT__NVML_LOADING 2
+
+/* dlopen, dlsym, nvmlInit_v2; the functions into vt__host.nvml. 1 when NVML is
+ * ready, 0 when it stays off. */
+static int vt__nvml_open(void)
 {
-    vt__host.nvml_state = -1;
     if (!vt__config.nvml) {
         vt_log(VT_LOG_DEBUG, "VRAMTRACE_NVML=0: NVML not loaded, no NVML figures");
-        return;
+        return 0;
     }
     void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         vt_log(VT_LOG_DEBUG, "no NVML (libnvidia-ml.so.1): %s", dlerror());
-        return;
+        return 0;
     }
     vt_nvml_fns *f = &vt__host.nvml;
 #define VT_NVML_SYM(field, name) f->field = (__typeof__(f->field))dlsym(h, name)
@@ -364,15 +374,40 @@ static void vt__nvml_open(void)
 #undef VT_NVML_SYM
     if (!f->init || !f->mem || (!f->by_uuid && !(f->count && f->by_index))) {
         vt_log(VT_LOG_DEBUG, "NVML lacks nvmlInit_v2/nvmlDeviceGetMemoryInfo/handles: not used");
-        return;   /* the library stays loaded: unloading NVML is not worth the risk */
+        return 0;   /* the library stays loaded: unloading NVML is not worth the risk */
     }
     nvmlReturn_t r = f->init();
     if (r != NVML_SUCCESS) {
         vt_log(VT_LOG_DEBUG, "nvmlInit_v2 failed (%d): no NVML figures", (int)r);
-        return;
+        return 0;
     }
-    vt__host.nvml_state = 1;
     vt_log(VT_LOG_DEBUG, "NVML ready");
+    return 1;
+}
+
+int vt_host_nvml_load(void)
+{
+    int st = __atomic_load_n(&vt__host.nvml_state, __ATOMIC_ACQUIRE);
+    if (st == VT__NVML_READY || st == VT__NVML_OFF)
+        return 0;
+    int me = VT__NVML_LOADING + (int)getpid();
+    if (st == me)
+        return 1;   /* another thread of this process is loading it */
+    /* untried, or being loaded in the parent of this fork child */
+    if (!__atomic_compare_exchange_n(&vt__host.nvml_state, &st, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return st == VT__NVML_READY || st == VT__NVML_OFF ? 0 : 1;   /* another thread came first */
+    int e = errno;
+    int ok = vt__nvml_open();
+    /* release: the writer thread that sees READY sees every function pointer */
+    __atomic_store_n(&vt__host.nvml_state, ok ? VT__NVML_READY : VT__NVML_OFF, __ATOMIC_RELEASE);
+    errno = e;
+    return 0;
+}
+
+/* 1 once vt_host_nvml_load made NVML ready (acquire: its functions are visible). */
+static int vt__nvml_ready(void)
+{
+    return __atomic_load_n(&vt__host.nvml_state, __ATOMIC_ACQUIRE) == VT__NVML_READY;
 }
 
 /* Samples one device into g (g->device, g->index set by the caller). */
@@ -677,8 +712,6 @@ void vt_host_prime(void)
     vt__cgroup_measure(&g);                  /* discovery + the kept cgroup files */
     char status[4096];
     vt__slurp_kept("/proc/self/status", status, sizeof status);
-    if (vt__host.nvml_state == 0)            /* no writer thread yet: ours to touch */
-        vt__nvml_open();
 }
 
 int vt_host_tick(void)
@@ -693,9 +726,7 @@ int vt_host_tick(void)
     if (now < vt__host.next_sample_ns)
         return 0;
     vt__host.next_sample_ns = now + vt__host_every_ns();
-    if (vt__host.nvml_state == 0)
-        vt__nvml_open();
-    if (vt__host.nvml_state > 0)
+    if (vt__nvml_ready())   /* loaded by the first allocation's thread, never here */
         vt__nvml_sample();
     return 1;
 }

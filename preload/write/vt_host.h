@@ -85,8 +85,9 @@ typedef struct vt_host_sample {
     vt_host_gpu    gpus[VT_HOST_GPUS];
 } vt_host_sample;
 
-/* Writer thread, once per loop iteration (vt_writer.c): resolves device UUIDs and
- * NVML the first time and samples NVML when due. Returns 1 when it sampled (fresh
+/* Writer thread, once per loop iteration (vt_writer.c): resolves device UUIDs the
+ * first time and samples NVML when due (once vt_host_nvml_load made it ready; the
+ * writer thread never loads it). Returns 1 when it sampled (fresh
  * figures for the textfile between snapshots), else 0. Never blocks on another thread
  * for longer than a cache copy. */
 int vt_host_tick(void);
@@ -101,8 +102,20 @@ int vt_host_tick(void);
  * Thread-safe; keeps errno. */
 void vt_host_uuids(void);
 
+/* Loads NVML once for this process (dlopen of libnvidia-ml.so.1, its functions,
+ * nvmlInit_v2), unless VRAMTRACE_NVML=0; a missing or failing NVML leaves it off
+ * (one debug line, no warning). Returns 0 when that is settled (ready or off), 1 when
+ * another thread of this process is loading it (no wait: the caller tries again at a
+ * later call). Takes the loader's locks and may run NVML's constructors: call it on
+ * the thread of the process's first CUDA allocation, with no lock of ours held and
+ * outside any dl_iterate_phdr callback (vt_hook_start calls it before the writer's
+ * start, whose start lock a thread inside dlopen may wait for), so that its
+ * descriptors come and go before the writer thread exists. A fork child whose parent
+ * was loading it loads it itself. Thread-safe; keeps errno. */
+int vt_host_nvml_load(void);
+
 /* One-time file work (cgroup discovery, opening the files read at every snapshot at
- * high numbers, loading NVML), done by vt_writer_start on the thread that makes the
+ * high numbers), done by vt_writer_start on the thread that makes the
  * process's first CUDA allocation, inside that call and before the writer thread
  * exists: afterwards the writer thread opens no file the program could race with
  * (a program that closes 0 and opens a file must get 0). Not thread-safe with

@@ -157,6 +157,8 @@ static struct {
     .file = { .fd = -1 },
 };
 
+static uint64_t vt__marks_not_written;   /* atomic: vt_writer_mark_not_written's count */
+
 /* What a trigger's snapshot is. periodic: of the state as the writer applied it (the
  * ring's events are applied every VT_RING_KICK of them; every other trigger applies
  * them first), skipped when nothing changed, and closes a step when the program marks
@@ -551,6 +553,7 @@ static int vt__write_locked(vt_pending *pd, const char *label, const vt_oom_info
     vt_encode_snap snap = {
         .seq = ++vt__w.seq, .trigger = trigger, .label = label, .c = c, .delta = delta, .last = &vt__w.last,
         .prev = &vt__w.sites, .oom = oom, .allocations = p->allocs, .time_ns = pd->time_ns,
+        .marks_not_written = trigger == VT_TRIG_EXIT ? __atomic_load_n(&vt__marks_not_written, __ATOMIC_RELAXED) : 0,
     };
     vt_encode_snapshot(b, &snap);
     vt_encode_peaks(b, c, vt__w.peak_written);
@@ -1001,6 +1004,11 @@ void vt_writer_kick_step(void)
     errno = e;
 }
 
+void vt_writer_mark_not_written(void)
+{
+    __atomic_add_fetch(&vt__marks_not_written, 1, __ATOMIC_RELAXED);
+}
+
 void vt_writer_post_step(void)
 {
     if (!vt_writer_started())
@@ -1177,6 +1185,7 @@ void vt_writer_fork_child(void)
     vt__w.collected = 0;
     vt__next_record_complete();
     vt__w.oom_classes = 0;
+    __atomic_store_n(&vt__marks_not_written, 0, __ATOMIC_RELAXED);   /* the parent's marks */
     vt__w.gap.active = 0;
     vt__w.gap.faults = vt__w.gap.resumed = 0;
     vt__w.file.err = 0;

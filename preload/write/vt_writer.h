@@ -58,6 +58,11 @@ void vt_writer_kick_drain(void);
  * take our locks. Async-signal-safe; keeps errno. Marks that come faster than the
  * writer wakes merge into one snapshot. */
 void vt_writer_post_step(void);
+/* Counts one NVTX mark that the marks' rate bound kept from being a snapshot
+ * (interpose/vt_nvtx.c): the exit record says how many there were in the whole run
+ * ("nvtx_marks_not_written"), so those after the last written mark are not lost.
+ * Any thread; async-signal-safe (one atomic add); a fork child starts at 0. */
+void vt_writer_mark_not_written(void);
 
 /* For a process ending without exit() (_exit, _Exit): waits until the writer thread
  * has written the step snapshots queued so far and, with the event trace on

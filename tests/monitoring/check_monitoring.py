@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_monitoring.py — the monitoring_* tests (issue 9, items 3 and 5).
 
-    check_monitoring.py prom|host|ecc|nonvml --lib LIB --prog PROG --simcuda DIR
+    check_monitoring.py prom|host|ecc|nonvml|nvmlload --lib LIB --prog PROG --simcuda DIR
                         --work DIR [--promtool PATH]
     check_monitoring.py examples --examples DIR [--promtool PATH]
 
@@ -18,6 +18,11 @@ ecc      the same with SIMCUDA_ECC_SBE/DBE/RISE_AFTER_MS: the ECC counts and row
 nonvml   SIMCUDA_NVML=off: no "nvml" key, everything else still there; then
          VRAMTRACE_NVML=0 with a working NVML: no "nvml" key and libnvidia-ml.so.1
          never loaded (LD_DEBUG=files).
+nvmlload SIMCUDA_NVML_CTOR_CUDA=1: NVML's constructor has another thread cudaMalloc
+         and waits for it while the loader's lock is held (a thread inside dlopen
+         waiting for CUDA work): the preload loads NVML with no lock of its own held,
+         so that thread's first allocation is not kept waiting for the writer's
+         start ("simnvml: ... still blocked" otherwise); NVML figures as usual.
 examples promtool check rules / test rules on examples/monitoring, the dashboard JSON
          and that every vramtrace_* name they use is one the preload writes.
 Exit 0 = every check held; each failure prints one line.
@@ -364,6 +369,18 @@ def test_nonvml(a):
     check(any("nvml" in s.get("host", {}) for s in snapshots(a)), "no nvml figures with NVML on")
 
 
+def test_nvmlload(a):
+    p = run_prog(a, ["steps", "6", "40"], {"SIMCUDA_NVML_CTOR_CUDA": "1"}, interval=50)
+    check("simnvml:" not in p.stderr, f"NVML's constructor waited for a CUDA thread kept blocked by the preload: "
+                                      f"{p.stderr.strip()}")
+    snaps = snapshots(a)
+    check(any("nvml" in s.get("host", {}) for s in snaps), "no nvml figures")
+    # the constructor thread's 1 MiB was recorded (freed again: a churn row of its own)
+    check(any(d.get("kinds", {}).get("device", {}).get("alloc_total", 0) >= 7
+              for s in snaps[-1:] for d in s.get("devices", [])),
+          f"the constructor thread's allocation is missing: {snaps[-1].get('devices')}")
+
+
 def test_examples(a):
     ex = a.examples
     rules = os.path.join(ex, "vramtrace-alerts.yml")
@@ -400,7 +417,7 @@ def test_examples(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["prom", "host", "ecc", "nonvml", "examples"])
+    ap.add_argument("what", choices=["prom", "host", "ecc", "nonvml", "nvmlload", "examples"])
     ap.add_argument("--lib")
     ap.add_argument("--prog")
     ap.add_argument("--simcuda")
@@ -413,7 +430,7 @@ def main():
     if not a.promtool:
         a.promtool = shutil.which("promtool") or ""
     {"prom": test_prom, "host": test_host, "ecc": lambda a: test_host(a, ecc=True),
-     "nonvml": test_nonvml, "examples": test_examples}[a.what](a)
+     "nonvml": test_nonvml, "nvmlload": test_nvmlload, "examples": test_examples}[a.what](a)
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
         return 1

@@ -21,6 +21,14 @@
                            heap's allocation (text and JSON "inside_heap").
   check_nvtx.py unregister resize, reset and heap unregister free the regions; unknown
                            handles are ignored; a region of a forgotten heap is ignored.
+  check_nvtx.py edges      what comes before the first step is no step: a whole
+                           train_step range before any CUDA call, marks, other ranges,
+                           periodic snapshots (VRAMTRACE_INTERVAL_MS 0 and 50) before the
+                           first train_step ends: step snapshots 1..5, the report's step
+                           count 5 and its curve at steps 1..5 only.
+  check_nvtx.py marks      600 marks in well under a second: one written, the rest after
+                           it; the exit record's nvtx_marks_not_written counts them, and
+                           `vramtrace report` shows them (text and JSON).
   check_nvtx.py nocuda     NVTX calls in a process that never calls CUDA: no file, the
                            same threads and descriptors as without the preload.
 Exit 0 when every check holds; one "FAIL:" line and exit 1 otherwise.
@@ -136,6 +144,7 @@ def check_steps(a, tmp):
         expect(steps == list(range(1, STEPS + 1)), "%s: step numbers %r" % (how, steps))
         proc = report(a, d)
         expect(proc["step_marked"], "%s: steps not marked" % how)
+        expect(proc["steps"] == STEPS, "%s: the report counts %d steps, expected %d" % (how, proc["steps"], STEPS))
         expect(proc.get("step_range") == "train_step", "%s: report step_range %r" % (how, proc.get("step_range")))
         lk = leak_of(proc, "leak_one_step", "device")
         expect(lk["verdict"] == "leak" and lk["growth_bytes_per_step"] == LEAK_BYTES,
@@ -241,6 +250,66 @@ def check_unregister(a, tmp):
     print("unregister ok: resize, reset, heap unregister; unknown handles ignored")
 
 
+EDGE_STEPS = 5
+
+
+def check_edges(a, tmp):
+    for interval in (0, 50):
+        d = os.path.join(tmp, "edges_%d" % interval)
+        run_preload(a, "edges", d, NVTX_INJECTION64_PATH=a.lib, VRAMTRACE_STEP_RANGE="train_step",
+                    VRAMTRACE_INTERVAL_MS=interval)
+        snaps = snapshots(d)
+        steps = [s["step"] for s in snaps if s["trigger"] == "step"]
+        expect(steps == list(range(1, EDGE_STEPS + 1)),
+               "interval %d: step snapshots at steps %r, expected 1..%d" % (interval, steps, EDGE_STEPS))
+        before = [(s["trigger"], s["step"]) for s in snaps if s["seq"] < min(x["seq"] for x in snaps if x["trigger"] == "step")]
+        expect(all(st == 0 for _, st in before), "interval %d: records before the first step: %r" % (interval, before))
+        proc = report(a, d)
+        expect(proc["steps"] == EDGE_STEPS, "interval %d: the report counts %d steps, expected %d (records before "
+               "the first step: %r)" % (interval, proc["steps"], EDGE_STEPS, before))
+        curve = proc["total_live_bytes_by_step"]
+        want = [[k, k * LEAK_BYTES] for k in range(1, EDGE_STEPS + 1)]
+        expect(curve == want, "interval %d: total live by step %r, expected %r" % (interval, curve, want))
+        expect(proc["step_marked"] and "in step" in [l["label"] for l in proc["labels"]],
+               "interval %d: step_marked %r labels %r" % (interval, proc["step_marked"], proc["labels"]))
+    print("edges ok: marks, other ranges, periodic snapshots and a range opened before CUDA: %d steps, no other" % EDGE_STEPS)
+
+
+MARKS = 50
+
+
+def check_marks(a, tmp):
+    d = os.path.join(tmp, "marks")
+    t0 = time.monotonic()
+    run_preload(a, "marks", d, NVTX_INJECTION64_PATH=a.lib, VRAMTRACE_STEP_RANGE="train_step")
+    took = time.monotonic() - t0
+    total = STEPS * MARKS
+    snaps = snapshots(d)
+    labels = [s["label"] for s in snaps if s.get("label")]
+    expect(labels and labels[0] == "tick", "labels %r" % labels)
+    expect(len(labels) <= 1 + int(took) + 1, "%d labels in %.1f s: marks not bounded" % (len(labels), took))
+    exit_rec = [s for s in snaps if s["trigger"] == "exit"]
+    expect(len(exit_rec) == 1, "one exit record expected: %d" % len(exit_rec))
+    n = exit_rec[0].get("nvtx_marks_not_written", 0)
+    expect(n == total - len(labels), "exit record: nvtx_marks_not_written %r, expected %d (%d marks, %d written)"
+           % (n, total - len(labels), total, len(labels)))
+    proc = report(a, d)
+    expect(proc.get("nvtx_marks_not_written") == n, "JSON report: nvtx_marks_not_written %r, expected %d"
+           % (proc.get("nvtx_marks_not_written"), n))
+    p = subprocess.run([a.vramtrace, "report", d], capture_output=True, text=True, timeout=60)
+    line = "%d NVTX marks not written (rate bound)" % n
+    expect(line in p.stdout, "text report lacks %r:\n%s" % (line, p.stdout))
+    # a run without marks: no key, 0 in the JSON report, no line
+    d2 = os.path.join(tmp, "marks_none")
+    run_preload(a, "startend", d2, NVTX_INJECTION64_PATH=a.lib, VRAMTRACE_STEP_RANGE="train_step")
+    ex = [s for s in snapshots(d2) if s["trigger"] == "exit"][0]
+    expect("nvtx_marks_not_written" not in ex, "no marks, yet the exit record has %r" % ex.get("nvtx_marks_not_written"))
+    expect(report(a, d2).get("nvtx_marks_not_written") == 0, "no marks: JSON report not 0")
+    p = subprocess.run([a.vramtrace, "report", d2], capture_output=True, text=True, timeout=60)
+    expect("NVTX mark" not in p.stdout, "no marks, yet the text report says:\n" + p.stdout)
+    print("marks ok: %d marks, %d written, %d counted in the exit record and shown by the report" % (total, len(labels), n))
+
+
 def check_nocuda(a, tmp):
     base = subprocess.run([prog(a), "nocuda"], env=env(a, False), capture_output=True, text=True, timeout=60)
     d = os.path.join(tmp, "nocuda")
@@ -254,7 +323,7 @@ def check_nocuda(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=("steps", "same", "startend", "suballoc", "unregister", "nocuda"))
+    ap.add_argument("check", choices=("steps", "same", "startend", "suballoc", "unregister", "nocuda", "edges", "marks"))
     ap.add_argument("--lib", required=True)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--simcuda", required=True)
@@ -262,7 +331,7 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="vt_nvtx_")
     {"steps": check_steps, "same": check_same, "startend": check_startend, "suballoc": check_suballoc,
-     "unregister": check_unregister, "nocuda": check_nocuda}[a.check](a, tmp)
+     "unregister": check_unregister, "nocuda": check_nocuda, "edges": check_edges, "marks": check_marks}[a.check](a, tmp)
 
 
 if __name__ == "__main__":

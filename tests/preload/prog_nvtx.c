@@ -22,12 +22,22 @@
  *                       state is a step snapshot.
  *   prog_nvtx nocuda    ranges, marks, a heap of host memory with regions: no CUDA
  *                       call at all; prints its thread and descriptor counts.
+ *   prog_nvtx edges     what comes before the first step is no step: before any CUDA
+ *                       call, a whole "train_step" range, marks, other ranges (push/pop
+ *                       "warmup", start/end "load"), then the first "train_step" range
+ *                       opened; inside it the first CUDA call, marks and other
+ *                       ranges; then EDGE_STEPS steps as in "steps" (no marks), the
+ *                       first being the range opened before CUDA; the first step
+ *                       lasts EDGE_SLEEP_MS longer (periodic snapshots fall in it).
+ *   prog_nvtx marks     STEPS steps with MARKS marks "tick" each, as fast as it can (so
+ *                       the rate bound drops most of them), then exits at once.
  * Prints "prog_nvtx <mode>: ok" and exits 0; any CUDA failure exits 1.
  */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
@@ -245,6 +255,57 @@ static int run_unregister(void)
     return 0;
 }
 
+#define EDGE_STEPS 5
+#define EDGE_SLEEP_MS 300
+#define MARKS 50
+
+static void other_ranges(void)
+{
+    nvtxRangePushA("warmup");
+    nvtxRangePushA("warmup");
+    nvtxRangePop();
+    nvtxRangePop();
+    nvtxRangeId_t r = nvtxRangeStartA("load");
+    nvtxMarkA("loaded");
+    nvtxRangeEnd(r);
+}
+
+static int run_edges(void)
+{
+    nvtxRangePushA("train_step");   /* before any CUDA call: not a step */
+    nvtxRangePop();
+    nvtxMarkA("before cuda");
+    other_ranges();
+    nvtxRangePushA("train_step");   /* step 1: opened before the first CUDA call */
+    for (int i = 0; i < EDGE_STEPS; i++) {
+        if (i > 0)
+            nvtxRangePushA("train_step");
+        nvtxMarkA("in step");
+        other_ranges();
+        if (temporary() || leak_one_step(i))
+            return 1;
+        if (i == 0)
+            usleep(EDGE_SLEEP_MS * 1000);
+        nvtxMarkA("in step");
+        other_ranges();
+        nvtxRangePop();
+    }
+    return 0;
+}
+
+static int run_marks(void)
+{
+    for (int i = 0; i < STEPS; i++) {
+        nvtxRangePushA("train_step");
+        if (leak_one_step(i))
+            return 1;
+        for (int k = 0; k < MARKS; k++)
+            nvtxMarkA("tick");
+        nvtxRangePop();
+    }
+    return 0;
+}
+
 static int count_dir(const char *path)
 {
     DIR *d = opendir(path);
@@ -287,8 +348,12 @@ int main(int argc, char **argv)
         rc = run_unregister();
     else if (!strcmp(mode, "nocuda"))
         rc = run_nocuda();
+    else if (!strcmp(mode, "edges"))
+        rc = run_edges();
+    else if (!strcmp(mode, "marks"))
+        rc = run_marks();
     else {
-        fprintf(stderr, "usage: prog_nvtx steps|startend|suballoc|unregister|nocuda\n");
+        fprintf(stderr, "usage: prog_nvtx steps|startend|suballoc|unregister|nocuda|edges|marks\n");
         return 2;
     }
     if (rc)

@@ -4,7 +4,7 @@
 # finds it through DT_NEEDED libcuda.so.1 + RUNPATH $ORIGIN. docs/simcuda.md "NVML".
 add_library(simnvml SHARED ${SIMCUDA_SRC}/nvml_device.c ${SIMCUDA_SRC}/nvml_ecc.c)
 target_include_directories(simnvml PRIVATE ${VT_CUDA_INCLUDE} ${SIMCUDA_SRC} ${CMAKE_SOURCE_DIR}/common)
-target_link_libraries(simnvml PRIVATE simcuda_driver)
+target_link_libraries(simnvml PRIVATE simcuda_driver ${CMAKE_DL_LIBS} Threads::Threads)
 target_link_options(simnvml PRIVATE
   -Wl,--version-script=${SIMCUDA_SRC}/libnvidia-ml.map
   -Wl,-soname,libnvidia-ml.so.1

@@ -14,16 +14,67 @@
  * NVML_ERROR_DRIVER_NOT_LOADED (a machine whose NVML cannot start). ECC and row
  * remapping: nvml_ecc.c. Thread safety: the init state is atomic; everything else
  * asks the driver, which locks.
+ *
+ * SIMCUDA_NVML_CTOR_CUDA=1 (for tests of whoever loads NVML): the library's
+ * constructor has a thread of its own make a CUDA allocation (cudaMalloc and cudaFree
+ * of 1 MiB, found by the constructor with dlsym(RTLD_DEFAULT): the program's runtime,
+ * or a preload's hooks of it; the thread itself calls nothing of the loader's) and
+ * waits for that thread up to SIM_NVML_CTOR_WAIT_MS, while the
+ * loading thread holds the loader's lock: a library whose initialisation waits for
+ * CUDA work on another thread. A wait that times out says so on stderr ("simnvml:
+ * ..."), then the constructor returns (the thread finishes on its own).
  */
 #define _GNU_SOURCE
 #include "nvml_api.h"
 #include "sim_env.h"
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#define SIM_NVML_CTOR_WAIT_MS 3000
+
+/* The program's cudaMalloc and cudaFree, looked up by the constructor (dlsym takes the
+ * loader's lock: on the loading thread, which holds it already). */
+static int (*sim_rt_malloc)(void **, size_t);
+static int (*sim_rt_free)(void *);
+
+/* The constructor's thread: one allocation and its free through the program's runtime. */
+static void *sim_nvml_ctor_cuda(void *arg)
+{
+    (void)arg;
+    int (*rt_malloc)(void **, size_t) = sim_rt_malloc;
+    int (*rt_free)(void *) = sim_rt_free;
+    void *p = NULL;
+    if (rt_malloc && rt_free && rt_malloc(&p, 1u << 20) == 0)
+        rt_free(p);
+    return NULL;
+}
+
+__attribute__((constructor)) static void sim_nvml_ctor(void)
+{
+    const char *v = getenv("SIMCUDA_NVML_CTOR_CUDA");
+    if (!v || strcmp(v, "1") != 0)
+        return;
+    sim_rt_malloc = (int (*)(void **, size_t))dlsym(RTLD_DEFAULT, "cudaMalloc");
+    sim_rt_free = (int (*)(void *))dlsym(RTLD_DEFAULT, "cudaFree");
+    pthread_t t;
+    if (pthread_create(&t, NULL, sim_nvml_ctor_cuda, NULL) != 0)
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += SIM_NVML_CTOR_WAIT_MS / 1000;
+    if (pthread_timedjoin_np(t, NULL, &until) == ETIMEDOUT) {
+        fprintf(stderr, "simnvml: the constructor's CUDA thread is still blocked after %d ms "
+                        "(the thread loading NVML holds a lock it waits for)\n", SIM_NVML_CTOR_WAIT_MS);
+        pthread_detach(t);
+    }
+}
 
 static int sim_nvml_refs;                          /* atomic: nvmlInit_v2 - nvmlShutdown */
 static unsigned sim_nvml_count;                    /* devices, set by the first init     */
