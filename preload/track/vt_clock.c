@@ -20,10 +20,13 @@ int vt__clock_tsc;            /* atomic; vt_clock.h */
 int vt__clock_stamp_frees;    /* atomic; vt_clock.h */
 
 static int      vt__clock_inited;   /* under the core lock */
-static uint64_t vt__t0, vt__n0;     /* the first calibration point (ticks, ns)  */
+static uint64_t vt__t0;             /* the first calibration point's ticks      */
 static uint64_t vt__w0;             /* its read window (ns)                     */
-static uint64_t vt__tr, vt__nr;     /* the latest one                           */
-static uint64_t vt__mult;           /* ns per tick, 32.32 fixed point           */
+vt_clock_line   vt__clock_line;     /* under the core lock; vt_clock.h          */
+#define vt__n0   vt__clock_line.n0
+#define vt__tr   vt__clock_line.tr
+#define vt__nr   vt__clock_line.nr
+#define vt__mult vt__clock_line.mult
 
 #if defined(__x86_64__)
 /* A (ticks, ns) pair read together: the counter read between two CLOCK_MONOTONIC
@@ -156,15 +159,10 @@ void vt_clock_calibrate(void)
 #endif
 }
 
-uint64_t vt_clock_ns(uint64_t stamp)
+uint64_t vt__clock_ns_far(int64_t d)
 {
-#if defined(__x86_64__)
-    if (!__atomic_load_n(&vt__clock_tsc, __ATOMIC_RELAXED))
-        return stamp;
-    __int128 d = (__int128)stamp - (__int128)vt__tr;
-    __int128 ns = (__int128)vt__nr + ((d * (__int128)vt__mult) >> 32);
-    return ns < (__int128)vt__n0 ? vt__n0 : (uint64_t)ns;
-#else
-    return stamp;
-#endif
+    int64_t off = (int64_t)(((__int128)d * (__int128)vt__clock_line.mult) >> 32);
+    if (off < 0 && (uint64_t)-off > vt__clock_line.nr - vt__clock_line.n0)
+        return vt__clock_line.n0;
+    return vt__clock_line.nr + (uint64_t)off;
 }

@@ -86,8 +86,30 @@ void vt_clock_init(int mode, int stamp_frees);
  * applying events). Nothing in monotonic mode. */
 void vt_clock_calibrate(void);
 
+/* The conversion's line (TSC mode; under the core lock, written by vt_clock_init and
+ * vt_clock_calibrate): the latest calibration point (tr ticks, nr ns), the first
+ * point's ns (n0: no event is older) and the slope (mult: ns per tick, 32.32 fixed
+ * point, below 2^36). */
+typedef struct vt_clock_line {
+    uint64_t tr, nr, n0, mult;
+} vt_clock_line;
+extern vt_clock_line vt__clock_line;
+/* The conversion d ticks from the latest point, any distance (128-bit product). */
+uint64_t vt__clock_ns_far(int64_t d);
+
 /* CLOCK_MONOTONIC ns of an event stamped stamp (vt_clock_stamp); the identity in
- * monotonic mode. Under the core lock. */
-uint64_t vt_clock_ns(uint64_t stamp);
+ * monotonic mode. Under the core lock. Inline: the drain converts every event. */
+static inline uint64_t vt_clock_ns(uint64_t stamp)
+{
+    if (!__atomic_load_n(&vt__clock_tsc, __ATOMIC_RELAXED))
+        return stamp;
+    int64_t d = (int64_t)(stamp - vt__clock_line.tr);
+    if (__builtin_expect(d <= -(1ll << 27) || d >= (1ll << 27), 0))
+        return vt__clock_ns_far(d);
+    int64_t off = (d * (int64_t)vt__clock_line.mult) >> 32;   /* |d| < 2^27: no overflow */
+    if (off < 0 && (uint64_t)-off > vt__clock_line.nr - vt__clock_line.n0)
+        return vt__clock_line.n0;
+    return vt__clock_line.nr + (uint64_t)off;
+}
 
 #endif /* VT_CLOCK_H */
