@@ -121,6 +121,10 @@ static void vt__fork_parent(void)
 
 static void vt__fork_child(void)
 {
+    /* the parent's start-up counts are not the child's (it says its own at exit) */
+    __atomic_store_n(&vt__activate_missed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__activate_wait_off, 0, __ATOMIC_RELAXED);
+    vt_nvtx_fork_child();
     if (!vt__fork_used) {
         int a = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE);
         if (a == 0) {
