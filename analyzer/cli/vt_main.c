@@ -6,7 +6,7 @@
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
  *                   [--allow-incomplete] [--allow-oom] [--allow-short] [--allow-gaps] [--junit FILE [--force]] PATH...
- *   vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW
+ *   vramtrace diff [--format text|json] [--warmup STEPS] [--rank LIST] BASE NEW
  *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]
  *                    [--python-only] PATH...
  *
@@ -49,7 +49,7 @@ static void usage(FILE *f)
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] [--allow-incomplete] [--allow-oom]\n"
           "                  [--allow-short] [--allow-unreadable] [--allow-gaps] [--junit FILE [--force]] [--rank LIST] PATH...\n"
-          "  vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW   (also: vramtrace compare)\n"
+          "  vramtrace diff [--format text|json] [--warmup STEPS] [--rank LIST] BASE NEW   (also: vramtrace compare)\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] [--rank LIST] PATH...\n"
           "  vramtrace --version\n"
@@ -566,15 +566,20 @@ static int cmd_export(int argc, char **argv)
 static int cmd_diff(int argc, char **argv)
 {
     static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"rank", required_argument, 0, O_RANK},
-                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                       {"format", required_argument, 0, O_FORMAT}, {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     long warmup = -1;
+    const char *format = "text";
     int c;
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         if (c == O_WARMUP) { if (parse_steps(optarg, &warmup) < 0) return 2; }
+        else if (c == O_FORMAT) format = optarg;
         else if (c == O_RANK) { if (parse_ranks(optarg) < 0) return 2; }   /* both runs: the same ranks */
         else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else return opt_error("diff", c, argv);
     }
+    if (strcmp(format, "text") && strcmp(format, "json"))
+        return bad_usage("diff: --format must be text or json, not \"%s\"", format);
     if (argc - optind != 2) return bad_usage("diff: needs BASE and NEW%s", "");
     vt_runset rb, rn;
     vt_analysis b, n;
@@ -586,7 +591,7 @@ static int cmd_diff(int argc, char **argv)
         vt_runset_free(&rb);
         return rc;
     }
-    rc = vt_diff(&b, &n, stdout) < 0 ? 2 : 0;
+    rc = vt_diff(&b, &n, argv[optind], argv[optind + 1], !strcmp(format, "json"), stdout) < 0 ? 2 : 0;
     if (stdout_failed()) rc = 2;
     vt_analysis_free(&b);
     vt_analysis_free(&n);

@@ -1,6 +1,7 @@
 /* vt_site_view.c — how a site is presented (contract in vt_site_view.h). */
 #include "vt_site_view.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -133,5 +134,18 @@ const char *vt_steps_how(const vt_process *p, char *buf, size_t cap)
         snprintf(buf, cap, "marked by NVTX ranges %s", p->step_range);
     else
         snprintf(buf, cap, "marked by vramtrace_step");
+    return buf;
+}
+
+const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t cap)
+{
+    const char *l = lead ? "growing since " : "";
+    if (!st->has_first_growth)
+        snprintf(buf, cap, "%s", "");
+    else if (st->first_growth_in_warmup)
+        snprintf(buf, cap, "%sstep %" PRIu64 " (first seen in warm-up; judged from step %" PRIu64 ")", l,
+                 st->first_growth_step, st->judged_from_step);
+    else
+        snprintf(buf, cap, "%sstep %" PRIu64, l, st->first_growth_step);
     return buf;
 }
