@@ -92,6 +92,9 @@ def growth_words(vt, golden, tmp):
           "HTML data since: %r %r" % (hs.get("since"), hs.get("since_text")))
     check(words in hs.get("rule", "") and "since step 6 (the end of warm-up)" in hs.get("rule", ""),
           "HTML rule: %r" % hs.get("rule"))
+    page = open(os.path.join(tmp, "leak.html"), encoding="utf-8").read()   # the table drawn without scripts
+    check("<th>growing since</th>" in page and "<td>step 1 (first seen in warm-up; judged from step 6)</td>" in page,
+          "HTML leak table: no growing-since cell with the warm-up note")
     r = run([vt, "check", leak])
     check(re.search(r"since step 6 \(the end of warm-up\), " + re.escape(words), r.stdout), "check:\n" + r.stdout)
     # first rise at the first judged step: no warm-up note anywhere
