@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_ux.py VRAMTRACE TESTDIR - what a first-time reader of the outputs needs to
+"""check_ux.py VRAMTRACE TESTDIR [TRAINING_LOOP] - what a first-time reader of the outputs needs to
 find in them, on the golden sets:
   - diff names its runs: the text starts with a "base" and a "new" line (the paths
     as given, in that order, with their process counts) and says figures read
@@ -8,7 +8,12 @@ find in them, on the golden sets:
   - where growth began, said the same way in text, JSON, the HTML page's data (the
     site panel's rule and its "growing since" row) and check: a leak whose floor
     first rose during the warm-up says so and names the first judged step (the end
-    of warm-up); one that first rose after it says only "growing since step N".
+    of warm-up); one that first rose after it says only "growing since step N";
+  - with TRAINING_LOOP (the example, run under the preload on the simulated device:
+    LD_LIBRARY_PATH set by the caller): the leak warning the preload printed while it
+    ran is said again by `vramtrace run` (and `run --check`) with the site named as
+    the report names it, function (file:line), which the preload's line cannot give;
+    a process of an earlier run in the same folder is not listed again.
 Exit 0 when every check holds, 1 with one FAIL line per failed check.
 """
 import json
@@ -116,12 +121,35 @@ def growth_words(vt, golden, tmp):
     check("s.since_text" in js, "site.js does not show since_text")
 
 
+def live_warnings(vt, training, tmp):
+    out = os.path.join(tmp, "run")
+    r = run([vt, "run", "-o", out, "--", training, "20"])
+    check(r.returncode == 0, "run training_loop: exit %d\n%s" % (r.returncode, r.stderr[-800:]))
+    check("vramtrace: possible leak: remember_batch" in r.stderr, "the preload printed no leak warning:\n" + r.stderr[-800:])
+    said = re.findall(r"^vramtrace:   pid (\d+): possible leak: (.*)$", r.stderr, re.M)
+    print("run: " + "; ".join(w for _, w in said))
+    check(len(said) == 1 and re.match(r"remember_batch \(training_loop\.cu:\d+\) growing 3 MiB/step \(\d+ steps in a row "
+                                      r"by step \d+\) \(device, device 0\)$", said[0][1]),
+          "run did not name the warned site as the report does:\n" + r.stderr[-800:])
+    text = run([vt, "report", out]).stdout
+    m = re.search(r"^\s+at (remember_batch \(training_loop\.cu:\d+\))$", text, re.M)
+    check(m and said and said[0][1].startswith(m.group(1) + " "), "the report names it otherwise: %r" % (m and m.group(1)))
+    # the same folder again, with --check: only this run's process
+    r = run([vt, "run", "-o", out, "--check", "--max-growth", "1GiB", "--", training, "20"])
+    said2 = re.findall(r"^vramtrace:   pid (\d+): possible leak: (.*)$", r.stderr, re.M)
+    check(r.returncode == 0 and len(said2) == 1 and said and said2[0][0] != said[0][0]
+          and said2[0][1].startswith("remember_batch (training_loop.cu:"),
+          "run --check into the same folder: exit %d, %r" % (r.returncode, said2))
+
+
 def main():
     vt, testdir = sys.argv[1], sys.argv[2]
     golden = os.path.join(testdir, "golden")
     with tempfile.TemporaryDirectory() as tmp:
         diff_header(vt, golden)
         growth_words(vt, golden, tmp)
+        if len(sys.argv) > 3:
+            live_warnings(vt, sys.argv[3], tmp)
     if fails:
         return 1
     print("ok")
