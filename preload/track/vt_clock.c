@@ -122,10 +122,10 @@ void vt_clock_init(int mode, int stamp_frees)
             vt__tr = t;
             vt__nr = n;
             __atomic_store_n(&vt__clock_tsc, 1, __ATOMIC_RELEASE);
-            vt_log(VT_LOG_DEBUG, "event times from the TSC (%.4f ns per tick)",
+            vt_log(VT_LOG_INFO, "event times from the TSC (%.4f ns per tick)",
                    (double)vt__mult / 4294967296.0);
         } else {
-            vt_log(VT_LOG_DEBUG, "no steady (TSC, CLOCK_MONOTONIC) reading, or an implausible rate: "
+            vt_log(VT_LOG_INFO, "no steady (TSC, CLOCK_MONOTONIC) reading, or an implausible rate: "
                    "event times from CLOCK_MONOTONIC");
         }
     } else if (mode == VT_CLOCK_TSC) {
