@@ -124,7 +124,7 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs("</ul>\n", f);
     }
     if (pr->count[VT_LEAK]) {
-        fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked</th><th>growing since</th>"
+        fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked since the end of warm-up</th><th>growing since</th>"
               "<th>device runs out at step</th><th>kind</th><th>stack</th></tr>\n", f);
         for (size_t s = 0; s < pr->nsites; s++) {
             vt_site_result *r = &pr->sites[s];

@@ -125,6 +125,7 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "device", json_integer(r->device));
     json_object_set_new(s, "growth_bytes_per_step", json_real(isfinite(r->st.slope) ? r->st.slope : 0));
     json_object_set_new(s, "leaked_bytes", ju(r->st.leaked_bytes));
+    json_object_set_new(s, "leaked_since_step", ju(r->st.base_step));
     json_object_set_new(s, "unfreed_at_exit_bytes", ju(r->unfreed_exit));
     json_object_set_new(s, "peak_bytes", ju(r->peak_bytes));
     json_object_set_new(s, "first_growth_step", r->st.has_first_growth ? ju(r->st.first_growth_step) : json_null());

@@ -206,12 +206,12 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         char fl[64];
         fprintf(f, "  (%s%s, device %d)\n", vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl),
                 r->device);
-        /* the curve spans every step; the two numbers are the floor right after
+        /* the curve spans every step; the two numbers are the floor at the end of
          * warm-up (what "leaked" counts from) and the live bytes at the last step */
-        size_t w = r->st.warmup < p->nsteps ? r->st.warmup : p->nsteps - 1;
-        fprintf(f, "    %s  %s at step %" PRIu64 " (after warm-up) .. %s at step %" PRIu64 "\n",
-                vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_start, b2, sizeof b2),
-                p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->last_step);
+        fprintf(f, "    %s  %s at step %" PRIu64 " (%s) .. %s at step %" PRIu64 "\n",
+                vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_base, b2, sizeof b2),
+                r->st.base_step, r->st.warmup ? "end of warm-up" : "first step", vt_size_fmt(r->st.last_live, b3, sizeof b3),
+                p->last_step);
         if (r->oom_cut_step >= 0)
             fprintf(f, "    grew until its own allocation failed with out-of-memory at step %" PRId64
                     " (device %d ran out)\n", r->oom_cut_step, r->device);

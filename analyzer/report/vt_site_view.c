@@ -151,6 +151,13 @@ const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t
     return buf;
 }
 
+const char *vt_leaked_since(const vt_site_stats *st, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "since step %" PRIu64 " (%s)", st->base_step,
+             st->warmup ? "the end of warm-up" : "its first step; no warm-up");
+    return buf;
+}
+
 const char *vt_livewarn_text(vt_analysis *a, const vt_proc_result *pr, const vt_livewarn *w, char *buf, size_t cap)
 {
     const vt_rsite *s, *t, *hit = NULL;

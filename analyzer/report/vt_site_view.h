@@ -67,6 +67,11 @@ const char *vt_steps_how(const vt_process *p, char *buf, size_t cap);
  * when the floor never rose (st->has_first_growth 0). */
 const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t cap);
 
+/* Where a leak's "leaked" figure counts from, in words: "since step S (the end of
+ * warm-up)" with S its last warm-up step, or "since step S (its first step; no
+ * warm-up)". Into buf, returned. */
+const char *vt_leaked_since(const vt_site_stats *st, char *buf, size_t cap);
+
 /* A leak warning the preload printed while the process ran (vt_livewarn), named by
  * the site's resolved title as the report names it (function (file:line) where DWARF
  * knows it; the preload's own line can only name the ELF symbol or module+offset):

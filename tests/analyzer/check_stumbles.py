@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""check_stumbles.py VRAMTRACE TESTDIR [TRAINING_LOOP] - what a newcomer following
+README.md stumbled on, each said plainly and alike in text, JSON, HTML and check:
+  - a leak's "leaked" counts from the floor at the last warm-up step: a leak of R
+    bytes a step over m judged steps leaked m*R, and every output names that step
+    as the end of warm-up (TRAINING_LOOP: the example, 3 MiB a step);
+Exit 0 when every check holds, 1 with one FAIL line per failed check.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+fails = []
+
+
+def check(ok, what):
+    if not ok:
+        fails.append(what)
+        print("FAIL: " + what)
+    return ok
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"), timeout=120, **kw)
+
+
+def page_data(vt, folder, out):
+    subprocess.run([vt, "report", "--format", "html", "--force", "-o", out, folder], check=True)
+    html = open(out, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', html, re.S)
+    return json.loads(m.group(1))
+
+
+def leaked_baseline(vt, training, tmp):
+    # training_loop 20: steps 1..20, automatic warm-up 2 (steps 1-2), 18 judged steps
+    # at 3 MiB each: 54 MiB leaked since step 2
+    out = os.path.join(tmp, "tl")
+    r = run([vt, "run", "-o", out, "--", training, "20"])
+    check(r.returncode == 0, "run training_loop: exit %d %s" % (r.returncode, r.stderr[-500:]))
+    rep = json.loads(run([vt, "report", "--format", "json", out]).stdout)
+    p = rep["processes"][0]
+    site = next(s for s in p["sites"] if s["verdict"] == "leak")
+    warm = site.get("warmup_steps", p.get("warmup_steps"))
+    check(site["leaked_bytes"] == 54 << 20 and site.get("leaked_since_step") == 2,
+          "JSON leaked %r since %r (want 54 MiB since step 2)" % (site["leaked_bytes"], site.get("leaked_since_step")))
+    text = run([vt, "report", out]).stdout
+    check(re.search(r"leaked 54 MiB, ", text) and re.search(r"\d+ MiB at step 2 \(end of warm-up\) \.\. ", text),
+          "text report:\n" + text[:900])
+    data = page_data(vt, out, os.path.join(tmp, "tl.html"))
+    hs = next(s for s in data["procs"][0]["sites"] if s.get("verdict") == "leak")
+    rule = hs.get("rule", "")
+    check("leaked 54 MiB since step 2 (the end of warm-up)" in rule and "each of the last 18 steps (every one after warm-up)"
+          in rule, "HTML rule: %r" % rule)
+    ch = next((s for s in data["procs"][0]["sites"] if s.get("verdict") == "churn"), None)
+    if ch:
+        check(" of the 18 steps after warm-up" in ch.get("rule", ""), "HTML churn rule: %r" % ch.get("rule"))
+    r = run([vt, "check", "--max-growth", "1MiB", out])
+    check("leaked 54 MiB since step 2 (the end of warm-up)" in r.stdout, "check:\n" + r.stdout)
+    return out
+
+
+def main():
+    vt, testdir = sys.argv[1], sys.argv[2]
+    training = sys.argv[3] if len(sys.argv) > 3 else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        if training:
+            leaked_baseline(vt, training, tmp)
+        else:
+            print("skipped: the training-loop example (no preload or simulated device built)")
+    if fails:
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
