@@ -171,8 +171,13 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
                 p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
         char b4[32];
         if (p->exited) fprintf(f, "%s stayed unfreed; ", vt_size_fmt(p->unfreed_exit_bytes, b4, sizeof b4));
-        if (p->step_marked)   /* it marks steps: it ran too few of them */
+        char nm[512];
+        if (vt_step_range_unmatched(p, nm, sizeof nm))
+            fprintf(f, "%s (--allow-short passes it)\n", nm);
+        else if (p->step_marked && pr->warmup_steps)   /* it marks steps: it ran too few of them */
             fputs("run more steps, or a shorter --warmup (--allow-short passes it)\n", f);
+        else if (p->step_marked)   /* no warm-up to shorten */
+            fputs("run more steps (--allow-short passes it)\n", f);
         else
             fputs("mark steps (vramtrace_step(), or a framework's step hook), or snapshot more often "
                   "(vramtrace run --interval MS), or run longer (--allow-short passes it)\n", f);

@@ -89,9 +89,10 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     char bk[96] = "", how[400];
     if (p->slot_width > 1)
         snprintf(bk, sizeof bk, " in %zu buckets of %llu", p->nsteps, (unsigned long long)p->slot_width);
-    fprintf(f, "%llu step%s%s (%s), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
+    fprintf(f, "%llu step%s%s (", (unsigned long long)vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk);
+    esc(f, vt_steps_how(p, how, sizeof how));   /* names the header's step_range */
+    fprintf(f, "), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
                "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge &middot; ",
-            (unsigned long long)vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk, vt_steps_how(p, how, sizeof how),
             (unsigned long long)pr->warmup_steps,
             vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
             pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE],
@@ -105,6 +106,12 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs(p->tensors ? "</code> (switched to one CUDA allocation per tensor: --tensors)" : "</code>", f);
     }
     fputs("</p>\n", f);
+    char unm[512];
+    if (vt_step_range_unmatched(p, unm, sizeof unm)) {
+        fputs("<ul class=\"bad\"><li>warning: ", f);
+        esc(f, unm);
+        fputs("</li></ul>\n", f);
+    }
     if (p->ngaps) {   /* write faults: records the stream lacks */
         fputs("<ul class=\"bad\">", f);
         for (size_t g = 0; g < p->ngaps && g < VT_GAPS_SHOWN; g++) {

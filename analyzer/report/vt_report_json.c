@@ -357,6 +357,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "tensors", json_boolean(p->tensors));
     json_object_set_new(j, "step_range", p->step_range ? jstr(p->step_range) : json_null());
     json_object_set_new(j, "step_marked", json_boolean(p->step_marked));
+    /* with a step_range: whether any range of that name ended (false: it matched nothing) */
+    json_object_set_new(j, "step_range_matched", p->step_range ? json_boolean(p->step_marked) : json_null());
     json_object_set_new(j, "first_step", p->nsteps ? ju(p->steps[0]) : json_null());
     json_object_set_new(j, "last_step", p->nsteps ? ju(p->last_step) : json_null());
     json_object_set_new(j, "warmup_steps", ju(pr->warmup_steps));

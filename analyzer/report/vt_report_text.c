@@ -171,6 +171,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     if (pr->count[VT_TOO_FEW]) fprintf(f, ", %zu with too few steps to judge", pr->count[VT_TOO_FEW]);
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
+    char unm[512];
+    if (vt_step_range_unmatched(p, unm, sizeof unm)) fprintf(f, "   %swarning: %s%s\n", yel, unm, off);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
     if (p->has_summary) {
         char mb[32];

@@ -127,9 +127,21 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
     return 1;
 }
 
+int vt_step_range_unmatched(const vt_process *p, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (!p->step_range || p->step_marked) return 0;
+    snprintf(buf, cap, "--step-range %s never matched an NVTX range (0 range ends seen), so no step was marked and "
+             "steps were cut by the snapshot interval; name the range the program opens once per step "
+             "(nvtxRangePush, nvtxRangeStart or a framework's step range)", p->step_range);
+    return 1;
+}
+
 const char *vt_steps_how(const vt_process *p, char *buf, size_t cap)
 {
-    if (!p->step_marked)
+    if (!p->step_marked && p->step_range)
+        snprintf(buf, cap, "cut by the snapshot interval: --step-range %s matched no range", p->step_range);
+    else if (!p->step_marked)
         snprintf(buf, cap, "cut by the snapshot interval");
     else if (p->step_range)
         snprintf(buf, cap, "marked by NVTX ranges %s", p->step_range);

@@ -59,6 +59,11 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
  * into buf, returned. */
 const char *vt_steps_how(const vt_process *p, char *buf, size_t cap);
 
+/* When p was run with --step-range (its header's step_range) and no range of that
+ * name ever ended (no snapshot marked a step): "--step-range NAME never matched an
+ * NVTX range (0 range ends seen): ..." into buf, returning 1; else buf "" and 0. */
+int vt_step_range_unmatched(const vt_process *p, char *buf, size_t cap);
+
 /* Where a site's growth began, in the words every output uses: "growing since step
  * 12" when its floor first rose at or after the first judged step (the end of
  * warm-up); "growing since step 2 (first seen in warm-up; judged from step 5)" when

@@ -4,6 +4,9 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
   - a leak's "leaked" counts from the floor at the last warm-up step: a leak of R
     bytes a step over m judged steps leaked m*R, and every output names that step
     as the end of warm-up (TRAINING_LOOP: the example, 3 MiB a step);
+  - --step-range NAME that never matched a range says so in text, JSON, HTML and
+    check (prog_nvtx beside TRAINING_LOOP);
+  - check's advice for too few steps never asks for a shorter warm-up of 0;
 Exit 0 when every check holds, 1 with one FAIL line per failed check.
 """
 import json
@@ -62,12 +65,54 @@ def leaked_baseline(vt, training, tmp):
     return out
 
 
+def step_range_unmatched(vt, bindir, tmp):
+    prog = os.path.join(bindir, "prog_nvtx")
+    if not os.path.exists(prog):
+        print("skipped: no prog_nvtx")
+        return
+    out = os.path.join(tmp, "n6")
+    r = run([vt, "run", "--step-range", "nosuchname", "-o", out, "--", prog, "steps"])
+    check(r.returncode == 0, "run prog_nvtx: exit %d %s" % (r.returncode, r.stderr[-500:]))
+    words = "--step-range nosuchname never matched an NVTX range (0 range ends seen)"
+    text = run([vt, "report", out]).stdout
+    check(words in text and "matched no range" in text, "text report:\n" + text[:900])
+    p = json.loads(run([vt, "report", "--format", "json", out]).stdout)["processes"][0]
+    check(p.get("step_range") == "nosuchname" and p.get("step_range_matched") is False, "JSON: %r" % p.get("step_range_matched"))
+    page = os.path.join(tmp, "n6.html")
+    run([vt, "report", "--format", "html", "--force", "-o", page, out])
+    check(words in open(page, encoding="utf-8").read(), "HTML lacks the unmatched --step-range warning")
+    r = run([vt, "check", out])
+    check(r.returncode != 0 and words in r.stdout and "mark steps (vramtrace_step()" not in r.stdout, "check:\n" + r.stdout)
+    # a range that does match: no such words, and JSON says it matched
+    out2 = os.path.join(tmp, "n7")
+    run([vt, "run", "--step-range", "train_step", "-o", out2, "--", prog, "steps"])
+    text = run([vt, "report", out2]).stdout
+    p = json.loads(run([vt, "report", "--format", "json", out2]).stdout)["processes"][0]
+    check("never matched" not in text and p.get("step_range_matched") is True, "matched range:\n" + text[:600])
+
+
+def short_advice(vt, training, tmp):
+    # 3 steps: automatic warm-up 0, nothing to shorten
+    out = os.path.join(tmp, "s3")
+    run([vt, "run", "-o", out, "--", training, "3"])
+    r = run([vt, "check", out])
+    check("INCONCLUSIVE" in r.stdout and "warm-up 0" not in r.stdout and "--warmup" not in r.stdout
+          and "run more steps (--allow-short passes it)" in r.stdout, "check, 3 steps:\n" + r.stdout)
+    # 4 steps: warm-up 1, 3 judged: a shorter warm-up would help
+    out = os.path.join(tmp, "s4")
+    run([vt, "run", "-o", out, "--", training, "4"])
+    r = run([vt, "check", out])
+    check("run more steps, or a shorter --warmup" in r.stdout, "check, 4 steps:\n" + r.stdout)
+
+
 def main():
     vt, testdir = sys.argv[1], sys.argv[2]
     training = sys.argv[3] if len(sys.argv) > 3 else ""
     with tempfile.TemporaryDirectory() as tmp:
         if training:
             leaked_baseline(vt, training, tmp)
+            step_range_unmatched(vt, os.path.dirname(training), tmp)
+            short_advice(vt, training, tmp)
         else:
             print("skipped: the training-loop example (no preload or simulated device built)")
     if fails:
