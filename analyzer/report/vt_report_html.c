@@ -12,6 +12,7 @@
  */
 #include "vt_report.h"
 #include "vt_report_html.h"
+#include "vt_trace_read.h"
 #include "vt_html_assets.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
@@ -100,6 +101,12 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     char *file_shown = vt_xdisplay(p->file);
     esc(f, file_shown);
     free(file_shown);
+    char tp[4096];
+    if (vt_trace_beside(p->file, tp, sizeof tp)) {   /* VRAMTRACE_TRACE=1 wrote every event beside it */
+        fputs("<br>event trace ", f);
+        esc(f, tp);
+        fputs(" (every allocation and free): <code>vramtrace export --format torch|perfetto</code> on the stream shows it", f);
+    }
     if (p->alloc_env) {
         fputs("<br>allocators: <code>", f);
         esc(f, p->alloc_env);

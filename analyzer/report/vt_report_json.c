@@ -5,6 +5,7 @@
  * byte counts above 2^63-1 (never seen on real devices) are clamped to it.
  */
 #include "vt_report.h"
+#include "vt_trace_read.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
 #include "vt_slots.h"
@@ -357,6 +358,8 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "tensors", json_boolean(p->tensors));
     json_object_set_new(j, "step_range", p->step_range ? jstr(p->step_range) : json_null());
     json_object_set_new(j, "step_marked", json_boolean(p->step_marked));
+    char tp[4096];   /* the event trace beside the stream (VRAMTRACE_TRACE=1), or null */
+    json_object_set_new(j, "event_trace", vt_trace_beside(p->file, tp, sizeof tp) ? jstr(tp) : json_null());
     /* with a step_range: whether any range of that name ended (false: it matched nothing) */
     json_object_set_new(j, "step_range_matched", p->step_range ? json_boolean(p->step_marked) : json_null());
     json_object_set_new(j, "first_step", p->nsteps ? ju(p->steps[0]) : json_null());

@@ -10,6 +10,7 @@
  * fits a screen; `--format json` has everything.
  */
 #include "vt_report.h"
+#include "vt_trace_read.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
 
@@ -129,7 +130,8 @@ static void failed_text(FILE *f, const vt_device *dv, const char *red, const cha
     if (!dv->alloc_calls) {
         fprintf(f, "    %severy allocation call failed: %" PRIu64 " failed, none succeeded", red, dv->failed_calls);
         if (dv->has_oom_total)
-            fprintf(f, " (%" PRIu64 " out of memory, %" PRIu64 " other errors)", oom, dv->failed_calls - oom);
+            fprintf(f, " (%" PRIu64 " out of memory, %" PRIu64 " other error%s)", oom, dv->failed_calls - oom,
+                    dv->failed_calls - oom == 1 ? "" : "s");
         fprintf(f, "; is there a GPU, and a CUDA runtime on the library path?%s\n", off);
     } else if (dv->has_oom_total && dv->failed_calls > oom) {
         fprintf(f, "    %s%" PRIu64 " allocation call%s failed with errors other than out-of-memory (%" PRIu64
@@ -149,6 +151,13 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     char *file_shown = vt_xdisplay(p->file);
     fprintf(f, "   %ssnapshots %s%s\n", dim, file_shown, off);
     free(file_shown);
+    char tp[4096];
+    if (vt_trace_beside(p->file, tp, sizeof tp)) {   /* VRAMTRACE_TRACE=1 wrote every event beside it */
+        char *tp_shown = vt_xdisplay(tp);
+        fprintf(f, "   %sevent trace %s (every allocation and free): `vramtrace export --format torch|perfetto` "
+                "on the stream shows it%s\n", dim, tp_shown, off);
+        free(tp_shown);
+    }
     if (p->alloc_env)
         fprintf(f, "   allocators: %s%s\n", p->alloc_env,
                 p->tensors ? " (switched to one CUDA allocation per tensor: --tensors)" : "");

@@ -7,6 +7,10 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
   - --step-range NAME that never matched a range says so in text, JSON, HTML and
     check (prog_nvtx beside TRAINING_LOOP);
   - check's advice for too few steps never asks for a shorter warm-up of 0;
+  - an event trace (VTTRACE1) given to report is named as such with the export
+    command for its stream; a folder's report names the trace beside a stream;
+  - a path that cannot be opened is "PATH: cannot open" (no line 0); counts agree
+    with their nouns;
 Exit 0 when every check holds, 1 with one FAIL line per failed check.
 """
 import json
@@ -105,6 +109,37 @@ def short_advice(vt, training, tmp):
     check("run more steps, or a shorter --warmup" in r.stdout, "check, 4 steps:\n" + r.stdout)
 
 
+def event_trace(vt, training, tmp):
+    out = os.path.join(tmp, "tr1")
+    r = subprocess.run([vt, "run", "-o", out, "--", training, "6"], capture_output=True, text=True,
+                       env=dict(os.environ, NO_COLOR="1", VRAMTRACE_TRACE="1"), timeout=120)
+    traces = [f for f in os.listdir(out) if f.endswith(".trace")] if os.path.isdir(out) else []
+    if not check(r.returncode == 0 and len(traces) == 1, "run with VRAMTRACE_TRACE=1: %d %r" % (r.returncode, traces)):
+        return
+    tr = os.path.join(out, traces[0])
+    stream = tr[:-len(".trace")] + ".jsonl.zst"
+    r = run([vt, "report", tr])
+    check(r.returncode == 2 and r.stderr.startswith(tr + ": this is an event trace (VTTRACE1)")
+          and "vramtrace export --format torch|perfetto " + stream in r.stderr, "report TRACE: %d %r" % (r.returncode, r.stderr))
+    text = run([vt, "report", out]).stdout
+    check(re.search(r"^   event trace " + re.escape(tr) + r" \(every allocation and free\): `vramtrace export", text, re.M),
+          "folder report does not name the trace:\n" + text[:600])
+    p = json.loads(run([vt, "report", "--format", "json", out]).stdout)["processes"][0]
+    check(p.get("event_trace") == tr, "JSON event_trace %r" % p.get("event_trace"))
+    page = os.path.join(tmp, "tr1.html")
+    run([vt, "report", "--format", "html", "--force", "-o", page, out])
+    check("event trace " + tr in open(page, encoding="utf-8").read(), "HTML does not name the trace")
+    p = json.loads(run([vt, "report", "--format", "json", os.path.join(tmp, "tl")]).stdout)["processes"][0]
+    check(p.get("event_trace", 1) is None, "JSON event_trace without a trace: %r" % p.get("event_trace", 1))
+
+
+def small_words(vt, tmp):
+    missing = os.path.join(tmp, "nonexist")
+    r = run([vt, "report", missing])
+    check(r.returncode == 2 and r.stderr.startswith(missing + ": cannot open") and ":0:" not in r.stderr,
+          "report MISSING: %r" % r.stderr)
+
+
 def main():
     vt, testdir = sys.argv[1], sys.argv[2]
     training = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -113,8 +148,10 @@ def main():
             leaked_baseline(vt, training, tmp)
             step_range_unmatched(vt, os.path.dirname(training), tmp)
             short_advice(vt, training, tmp)
+            event_trace(vt, training, tmp)
         else:
             print("skipped: the training-loop example (no preload or simulated device built)")
+        small_words(vt, tmp)
     if fails:
         return 1
     print("ok")
