@@ -281,6 +281,24 @@ static void judge_baseline(gates *g, vt_analysis *a, vt_analysis *base, const vt
     }
 }
 
+/* "1 process, 30 steps", "2 processes, 30 steps each" or "3 processes, 4 to 30
+ * steps": each process's own steps, never summed across processes. */
+static void processes_steps(const vt_analysis *a, char *buf, size_t cap)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        uint64_t k = vt_process_steps(a->procs[i].p);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    if (!a->n) lo = 0;
+    if (a->n <= 1 || lo == hi)
+        snprintf(buf, cap, "%zu process%s, %" PRIu64 " step%s%s", a->n, a->n == 1 ? "" : "es", hi, hi == 1 ? "" : "s",
+                 a->n > 1 ? " each" : "");
+    else
+        snprintf(buf, cap, "%zu processes, %" PRIu64 " to %" PRIu64 " steps", a->n, lo, hi);
+}
+
 int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *out)
 {
     gates g = {vt_xcalloc(a->n * VT_GATES_PER_PROCESS + 2, sizeof *g.v), 0};
@@ -315,16 +333,15 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
         }
     }
     int rc = fails ? VT_CHECK_FAILED : unsure ? VT_CHECK_INCONCLUSIVE : VT_CHECK_PASS;
-    size_t steps = 0;
-    for (size_t i = 0; i < a->n; i++) steps += (size_t)vt_process_steps(a->procs[i].p);
+    char runs[128];
+    processes_steps(a, runs, sizeof runs);
     if (fails)
         fprintf(out, "vramtrace check: %zu problem%s%s\n", fails, fails == 1 ? "" : "s",
                 unsure ? ", and some processes could not be judged" : "");
     else if (unsure)
-        fprintf(out, "vramtrace check: inconclusive (%zu process%s, %zu steps): %zu could not be judged\n", a->n,
-                a->n == 1 ? "" : "es", steps, unsure);
+        fprintf(out, "vramtrace check: inconclusive (%s): %zu could not be judged\n", runs, unsure);
     else
-        fprintf(out, "vramtrace check: passed (%zu process%s, %zu steps)\n", a->n, a->n == 1 ? "" : "es", steps);
+        fprintf(out, "vramtrace check: passed (%s)\n", runs);
     if (o->junit && vt_junit_write(o->junit, o->junit_path, g.v, g.n) < 0) rc = VT_CHECK_ERROR;
     for (size_t k = 0; k < g.n; k++) free(g.v[k].text);
     free(g.v);

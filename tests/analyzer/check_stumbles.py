@@ -9,6 +9,7 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
   - check's advice for too few steps never asks for a shorter warm-up of 0;
   - an event trace (VTTRACE1) given to report is named as such with the export
     command for its stream; a folder's report names the trace beside a stream;
+  - check's summary counts each process's steps, never their sum;
   - a path that cannot be opened is "PATH: cannot open" (no line 0); counts agree
     with their nouns;
 Exit 0 when every check holds, 1 with one FAIL line per failed check.
@@ -133,6 +134,21 @@ def event_trace(vt, training, tmp):
     check(p.get("event_trace", 1) is None, "JSON event_trace without a trace: %r" % p.get("event_trace", 1))
 
 
+def check_summary(vt, training, tmp):
+    out = os.path.join(tmp, "e2")
+    for _ in range(2):
+        run([vt, "run", "-o", out, "--", training, "12"])
+    r = run([vt, "check", "--max-growth", "1GiB", out])
+    check(r.returncode == 0 and r.stdout.endswith("vramtrace check: passed (2 processes, 12 steps each)\n"),
+          "check of two 12-step processes: %d\n%s" % (r.returncode, r.stdout))
+    run([vt, "run", "-o", out, "--", training, "8"])
+    r = run([vt, "check", "--max-growth", "1GiB", out])
+    check(r.returncode == 0 and r.stdout.endswith("vramtrace check: passed (3 processes, 8 to 12 steps)\n"),
+          "check of 12, 12 and 8 steps: %d\n%s" % (r.returncode, r.stdout))
+    r = run([vt, "check", "--allow-short", os.path.join(tmp, "s3")])
+    check(r.stdout.endswith("(1 process, 3 steps)\n"), "check of one process:\n" + r.stdout)
+
+
 def small_words(vt, tmp):
     missing = os.path.join(tmp, "nonexist")
     r = run([vt, "report", missing])
@@ -149,6 +165,7 @@ def main():
             step_range_unmatched(vt, os.path.dirname(training), tmp)
             short_advice(vt, training, tmp)
             event_trace(vt, training, tmp)
+            check_summary(vt, training, tmp)
         else:
             print("skipped: the training-loop example (no preload or simulated device built)")
         small_words(vt, tmp)
