@@ -92,12 +92,16 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         snprintf(bk, sizeof bk, " in %zu buckets of %llu", p->nsteps, (unsigned long long)p->slot_width);
     fprintf(f, "%llu step%s%s (", (unsigned long long)vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk);
     esc(f, vt_steps_how(p, how, sizeof how));   /* names the header's step_range */
+    size_t never_held = 0;   /* counted apart, as the text report does */
+    for (size_t i = 0; i < pr->nsites; i++) never_held += vt_site_never_held(&pr->sites[i]);
     fprintf(f, "), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
-               "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge &middot; ",
+               "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge",
             (unsigned long long)pr->warmup_steps,
             vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
-            pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE],
+            pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE] - never_held,
             pr->count[VT_TRANSIENT], pr->count[VT_TOO_FEW]);
+    if (never_held) fprintf(f, ", %zu whose calls all failed", never_held);
+    fputs(" &middot; ", f);
     char *file_shown = vt_xdisplay(p->file);
     esc(f, file_shown);
     free(file_shown);
@@ -218,8 +222,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
           "<th>kind</th><th>stack</th></tr>\n", f);
     for (size_t s = 0; s < pr->nsites; s++) {
         vt_site_result *r = &pr->sites[s];
-        fprintf(f, "<tr><td class=\"v-%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %d</td><td>",
-                vt_verdict_name(r->st.verdict), vt_verdict_label(r->st.verdict), vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+        fprintf(f, "<tr><td class=\"v-%s\">%s%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %d</td><td>",
+                vt_verdict_name(r->st.verdict), vt_verdict_label(r->st.verdict),
+                vt_site_never_held(r) ? " (its calls all failed)" : "", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
                 vt_size_fmt(r->st.floor_end, b2, sizeof b2), vt_size_fmt(r->unfreed_exit, b3, sizeof b3),
                 vt_kind_name(r->kind), r->device);
         stack_html(f, a, r);

@@ -129,6 +129,7 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "leaked_since_step", ju(r->st.base_step));
     json_object_set_new(s, "unfreed_at_exit_bytes", ju(r->unfreed_exit));
     json_object_set_new(s, "peak_bytes", ju(r->peak_bytes));
+    json_object_set_new(s, "never_held", json_boolean(vt_site_never_held(r)));
     json_object_set_new(s, "first_growth_step", r->st.has_first_growth ? ju(r->st.first_growth_step) : json_null());
     json_object_set_new(s, "first_growth_in_warmup", json_boolean(r->st.has_first_growth && r->st.first_growth_in_warmup));
     json_object_set_new(s, "judged_from_step", ju(r->st.judged_from_step));
@@ -399,6 +400,9 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_t *counts = json_object();
     for (int v = 0; v < VT_NVERDICTS; v++) json_object_set_new(counts, vt_verdict_name((vt_verdict)v), ju(pr->count[v]));
     json_object_set_new(j, "verdict_counts", counts);
+    size_t never_held = 0;   /* of the stable ones: sites whose calls all failed (the text report's count apart) */
+    for (size_t i = 0; i < pr->nsites; i++) never_held += vt_site_never_held(&pr->sites[i]);
+    json_object_set_new(j, "sites_never_held", ju(never_held));
     json_t *devs = json_array();
     for (size_t d = 0; d < p->ndevices; d++) {
         const vt_device *dv = &p->devices[d];

@@ -172,8 +172,7 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     /* a site that never held memory (every call of it failed, e.g. a too-large probe
      * that an OOM names) is "stable" in the JSON but not listed below: said apart */
     size_t failed_only = 0;
-    for (size_t i = 0; i < pr->nsites; i++)
-        failed_only += pr->sites[i].st.verdict == VT_STABLE && !pr->sites[i].peak_bytes && !pr->sites[i].unfreed_exit;
+    for (size_t i = 0; i < pr->nsites; i++) failed_only += vt_site_never_held(&pr->sites[i]);
     fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable", pr->count[VT_LEAK], pr->count[VT_CHURN],
             pr->count[VT_PLATEAU], pr->count[VT_STABLE] - failed_only);
     if (pr->count[VT_TRANSIENT]) fprintf(f, ", %zu transient", pr->count[VT_TRANSIENT]);
@@ -339,14 +338,15 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         {VT_TRANSIENT, "TRANSIENT (held inside a step or two, then given back)"},
         {VT_STABLE, "STABLE"}};
     for (size_t g = 0; g < sizeof rest / sizeof rest[0]; g++) {
-        if (!pr->count[rest[g].v]) continue;
+        size_t listed = vt_sites_listed(pr, rest[g].v);   /* no header over nothing */
+        if (!listed) continue;
         fprintf(f, "\n%s%s%s\n", bold, rest[g].title, off);
         shown = 0;
         for (size_t i = 0; i < pr->nsites; i++) {
             vt_site_result *r = &pr->sites[i];
             if (r->st.verdict != rest[g].v || (!r->peak_bytes && !r->unfreed_exit)) continue;
             if (shown++ == MAX_LIST) {
-                fprintf(f, "  ... and %zu more\n", pr->count[rest[g].v] - MAX_LIST);
+                fprintf(f, "  ... and %zu more\n", listed - MAX_LIST);
                 break;
             }
             fprintf(f, "  peak %9s  floor %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),

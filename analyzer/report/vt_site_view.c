@@ -127,6 +127,19 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
     return 1;
 }
 
+int vt_site_never_held(const vt_site_result *r)
+{
+    return r->st.verdict == VT_STABLE && !r->peak_bytes && !r->unfreed_exit;
+}
+
+size_t vt_sites_listed(const vt_proc_result *pr, vt_verdict v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < pr->nsites; i++)
+        n += pr->sites[i].st.verdict == v && (pr->sites[i].peak_bytes || pr->sites[i].unfreed_exit);
+    return n;
+}
+
 int vt_step_range_unmatched(const vt_process *p, char *buf, size_t cap)
 {
     buf[0] = 0;

@@ -64,6 +64,13 @@ const char *vt_steps_how(const vt_process *p, char *buf, size_t cap);
  * NVTX range (0 range ends seen): ..." into buf, returning 1; else buf "" and 0. */
 int vt_step_range_unmatched(const vt_process *p, char *buf, size_t cap);
 
+/* A site that never held memory (every call of it failed, e.g. a too-large probe an
+ * OOM names, or freed before any snapshot saw it): its verdict is stable, but the
+ * reports count it apart and list it under no verdict. */
+int vt_site_never_held(const vt_site_result *r);
+/* How many of pr's sites of verdict v are listed under it (those that held memory). */
+size_t vt_sites_listed(const vt_proc_result *pr, vt_verdict v);
+
 /* Where a site's growth began, in the words every output uses: "growing since step
  * 12" when its floor first rose at or after the first judged step (the end of
  * warm-up); "growing since step 2 (first seen in warm-up; judged from step 5)" when

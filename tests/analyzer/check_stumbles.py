@@ -9,6 +9,9 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
   - check's advice for too few steps never asks for a shorter warm-up of 0;
   - an event trace (VTTRACE1) given to report is named as such with the export
     command for its stream; a folder's report names the trace beside a stream;
+  - no section header stands over nothing: a site whose calls all failed is counted
+    apart in text, JSON (never_held, sites_never_held) and HTML, and listed under
+    no verdict (the fragmentation example beside TRAINING_LOOP);
   - check's summary counts each process's steps, never their sum;
   - a path that cannot be opened is "PATH: cannot open" (no line 0); counts agree
     with their nouns;
@@ -149,6 +152,28 @@ def check_summary(vt, training, tmp):
     check(r.stdout.endswith("(1 process, 3 steps)\n"), "check of one process:\n" + r.stdout)
 
 
+def no_empty_sections(vt, bindir, tmp):
+    prog = os.path.join(bindir, "fragmentation")
+    if not os.path.exists(prog):
+        print("skipped: no fragmentation example")
+        return
+    out = os.path.join(tmp, "frag")
+    run([vt, "run", "-o", out, "--", prog])
+    text = run([vt, "report", out]).stdout
+    lines = text.split("\n")
+    empty = [l for i, l in enumerate(lines) if re.match(r"^[A-Z][A-Z ]+( \(|$)", l) and (i + 1 >= len(lines) or not lines[i + 1].strip())]
+    check("1 whose calls all failed" in text and not empty, "empty sections %r in:\n%s" % (empty, text))
+    p = json.loads(run([vt, "report", "--format", "json", out]).stdout)["processes"][0]
+    big = [s for s in p["sites"] if s["frames"] and s["frames"][0]["function"] == "alloc_big"]
+    check(p.get("sites_never_held") == 1 and len(big) == 1 and big[0]["verdict"] == "stable" and big[0].get("never_held") is True
+          and all(s.get("never_held") is False for s in p["sites"] if s not in big), "JSON never_held: %r" % p.get("sites_never_held"))
+    page = os.path.join(tmp, "frag.html")
+    run([vt, "report", "--format", "html", "--force", "-o", page, out])
+    html = open(page, encoding="utf-8").read()
+    check("0 stable, 1 transient, 1 too few steps to judge, 1 whose calls all failed" in html
+          and "stable (its calls all failed)" in html, "HTML does not count the failed site apart")
+
+
 def small_words(vt, tmp):
     missing = os.path.join(tmp, "nonexist")
     r = run([vt, "report", missing])
@@ -166,6 +191,7 @@ def main():
             short_advice(vt, training, tmp)
             event_trace(vt, training, tmp)
             check_summary(vt, training, tmp)
+            no_empty_sections(vt, os.path.dirname(training), tmp)
         else:
             print("skipped: the training-loop example (no preload or simulated device built)")
         small_words(vt, tmp)
