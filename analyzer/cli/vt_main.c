@@ -488,6 +488,10 @@ static int cmd_report(int argc, char **argv)
     if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "html"))
         return bad_usage("report: --format must be text, json or html, not \"%s\"", format);
     if (optind >= argc) return bad_usage("report: no PATH given%s", "");
+    if (!strcmp(format, "html") && !out && isatty(STDOUT_FILENO)) {   /* a whole page is no terminal's text */
+        fputs("vramtrace: report --format html writes a web page; use -o report.html (or redirect stdout)\n", stderr);
+        return 2;
+    }
     vt_runset rs;
     vt_analysis a;
     int rc = load_ex(argv + optind, argc - optind, warmup, verbose, 0, python_only, &rs, &a);

@@ -13,6 +13,8 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
     apart in text, JSON (never_held, sites_never_held) and HTML, and listed under
     no verdict (the fragmentation example beside TRAINING_LOOP);
   - check's summary counts each process's steps, never their sum;
+  - report --format html without -o refuses a terminal with a one-line hint (a pipe
+    still gets the page);
   - a path that cannot be opened is "PATH: cannot open" (no line 0); counts agree
     with their nouns;
 Exit 0 when every check holds, 1 with one FAIL line per failed check.
@@ -174,6 +176,31 @@ def no_empty_sections(vt, bindir, tmp):
           and "stable (its calls all failed)" in html, "HTML does not count the failed site apart")
 
 
+def html_to_terminal(vt, golden):
+    import pty
+    leak = os.path.join(golden, "leak_churn-step")
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([vt, "report", "--format", "html", leak], stdout=slave, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+        os.close(slave)
+        got = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        os.close(master)
+    check(r.returncode == 2 and b"<html" not in got.lower() and "use -o report.html" in r.stderr
+          and len(r.stderr.strip().split("\n")) == 1, "html to a terminal: %d %r, %d bytes" % (r.returncode, r.stderr, len(got)))
+    r = run([vt, "report", "--format", "html", leak])
+    check(r.returncode == 0 and "<html" in r.stdout.lower(), "html to a pipe: %d" % r.returncode)
+
+
 def small_words(vt, tmp):
     missing = os.path.join(tmp, "nonexist")
     r = run([vt, "report", missing])
@@ -195,6 +222,7 @@ def main():
         else:
             print("skipped: the training-loop example (no preload or simulated device built)")
         small_words(vt, tmp)
+        html_to_terminal(vt, os.path.join(testdir, "golden"))
     if fails:
         return 1
     print("ok")
