@@ -82,8 +82,9 @@ def step_range_unmatched(vt, bindir, tmp):
         return
     out = os.path.join(tmp, "n6")
     r = run([vt, "run", "--step-range", "nosuchname", "-o", out, "--", prog, "steps"])
-    check(r.returncode == 0, "run prog_nvtx: exit %d %s" % (r.returncode, r.stderr[-500:]))
     words = "--step-range nosuchname never matched an NVTX range (0 range ends seen)"
+    check(r.returncode == 0 and re.search(r"^vramtrace: pid \d+: " + re.escape(words), r.stderr, re.M),
+          "run prog_nvtx: exit %d %s" % (r.returncode, r.stderr[-500:]))
     text = run([vt, "report", out]).stdout
     check(words in text and "matched no range" in text, "text report:\n" + text[:900])
     p = json.loads(run([vt, "report", "--format", "json", out]).stdout)["processes"][0]
@@ -95,7 +96,8 @@ def step_range_unmatched(vt, bindir, tmp):
     check(r.returncode != 0 and words in r.stdout and "mark steps (vramtrace_step()" not in r.stdout, "check:\n" + r.stdout)
     # a range that does match: no such words, and JSON says it matched
     out2 = os.path.join(tmp, "n7")
-    run([vt, "run", "--step-range", "train_step", "-o", out2, "--", prog, "steps"])
+    r = run([vt, "run", "--step-range", "train_step", "-o", out2, "--", prog, "steps"])
+    check("never matched" not in r.stderr, "run with a matching range: %r" % r.stderr[-500:])
     text = run([vt, "report", out2]).stdout
     p = json.loads(run([vt, "report", "--format", "json", out2]).stdout)["processes"][0]
     check("never matched" not in text and p.get("step_range_matched") is True, "matched range:\n" + text[:600])
