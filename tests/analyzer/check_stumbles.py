@@ -70,6 +70,8 @@ def leaked_baseline(vt, training, tmp):
     ch = next((s for s in data["procs"][0]["sites"] if s.get("verdict") == "churn"), None)
     if ch:
         check(" of the 18 steps after warm-up" in ch.get("rule", ""), "HTML churn rule: %r" % ch.get("rule"))
+    page = open(os.path.join(tmp, "tl.html"), encoding="utf-8").read()   # the table drawn without scripts
+    check("<td>54 MiB since step 2 (the end of warm-up)</td>" in page, "HTML leak table: no leaked cell with its step")
     r = run([vt, "check", "--max-growth", "1MiB", out])
     check("leaked 54 MiB since step 2 (the end of warm-up)" in r.stdout, "check:\n" + r.stdout)
     return out
