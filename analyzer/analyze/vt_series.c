@@ -128,8 +128,12 @@ void vt_classify(const vt_series *s, long warmup, vt_site_stats *out)
     out->last_live = s->live[n - 1];
     out->floor_start = F[w];
     out->floor_end = F[n - 1];
+    /* the baseline: the floor at the last warm-up step (the first step when there is no warm-up) */
+    size_t b = w ? w - 1 : 0;
+    out->floor_base = F[b];
+    out->base_step = s->step[b];
     size_t last_rise = w;
-    for (size_t i = w + 1; i < n; i++)
+    for (size_t i = w ? w : 1; i < n; i++)
         if (F[i] > F[i - 1]) {
             out->rises++;
             last_rise = i;
@@ -142,7 +146,7 @@ void vt_classify(const vt_series *s, long warmup, vt_site_stats *out)
             out->first_growth_in_warmup = i < w;
             break;
         }
-    for (size_t i = w + 1; i < n; i++)
+    for (size_t i = w ? w : 1; i < n; i++)
         if (F[i] > F[i - 1]) {
             out->has_first_judged_growth = 1;
             out->first_judged_growth_step = s->step[i];
@@ -187,7 +191,7 @@ void vt_classify(const vt_series *s, long warmup, vt_site_stats *out)
     int transient = held && held <= VT_TRANSIENT_STEPS && !s->live[n - 1];
     if (leak) {
         out->verdict = VT_LEAK;
-        out->leaked_bytes = out->floor_end - out->floor_start;
+        out->leaked_bytes = out->floor_end - out->floor_base;
     } else if (out->churn_events >= 2) {
         out->verdict = VT_CHURN;
     } else if (transient) {

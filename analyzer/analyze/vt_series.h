@@ -68,18 +68,21 @@ typedef struct vt_site_stats {
     vt_verdict verdict;
     size_t warmup;              /* steps skipped */
     double slope;               /* Theil–Sen slope of the floor after warm-up, bytes/step */
-    uint64_t leaked_bytes;      /* leak: floor(end) - floor(first step after warm-up); else 0 */
+    uint64_t leaked_bytes;      /* leak: floor(end) - floor_base; else 0 */
     int has_first_growth;
     uint64_t first_growth_step; /* first step whose whole-run floor is above the previous one */
     int first_growth_in_warmup; /* 1: that step is one of the warm-up's (before judged_from_step), whose
                                    rises are not judged */
     uint64_t judged_from_step;  /* the first step after warm-up: floor_start's, where judging begins */
     int has_first_judged_growth;
-    uint64_t first_judged_growth_step; /* first step after judged_from_step whose floor rose (the first
-                                          of the rises counted) */
-    uint32_t rises;             /* steps after warm-up where the floor rose */
+    uint64_t first_judged_growth_step; /* first step from judged_from_step on whose floor rose above the
+                                          step before's (the first of the rises counted) */
+    uint32_t rises;             /* steps after warm-up whose floor rose above the step before's */
     uint32_t churn_events;      /* steps after warm-up giving memory back (see docs/metrics.md) */
     uint64_t floor_start, floor_end;   /* floor at the first step after warm-up, at the end */
+    uint64_t floor_base;        /* floor at the last warm-up step (the first step when the warm-up is 0):
+                                   what leaked_bytes counts from */
+    uint64_t base_step;         /* that step's number */
     uint64_t peak_bytes;        /* max of live and peak */
     uint64_t last_live;         /* live bytes at the last step */
 } vt_site_stats;

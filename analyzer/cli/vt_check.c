@@ -171,8 +171,13 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
                 p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
         char b4[32];
         if (p->exited) fprintf(f, "%s stayed unfreed; ", vt_size_fmt(p->unfreed_exit_bytes, b4, sizeof b4));
-        if (p->step_marked)   /* it marks steps: it ran too few of them */
+        char nm[512];
+        if (vt_step_range_unmatched(p, nm, sizeof nm))
+            fprintf(f, "%s (--allow-short passes it)\n", nm);
+        else if (p->step_marked && pr->warmup_steps)   /* it marks steps: it ran too few of them */
             fputs("run more steps, or a shorter --warmup (--allow-short passes it)\n", f);
+        else if (p->step_marked)   /* no warm-up to shorten */
+            fputs("run more steps (--allow-short passes it)\n", f);
         else
             fputs("mark steps (vramtrace_step(), or a framework's step hook), or snapshot more often "
                   "(vramtrace run --interval MS), or run longer (--allow-short passes it)\n", f);
@@ -186,12 +191,12 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
         vt_site_result *r = &pr->sites[s];
         if (r->st.verdict != VT_LEAK || !(r->st.slope > (double)o->max_growth)) continue;
         if (!f) f = gate_say(gt, VT_GATE_FAIL);
-        size_t w = r->st.warmup < p->nsteps ? r->st.warmup : (p->nsteps ? p->nsteps - 1 : 0);
-        char fl[64], since[128];
+        char fl[64], since[128], base[96];
         vt_growth_since(&r->st, 1, since, sizeof since);
-        fprintf(f, "leak %s/step (limit %s/step), leaked %s since step %" PRIu64 " (the end of warm-up)%s%s (%s%s, device %d)\n    at ",
+        fprintf(f, "leak %s/step (limit %s/step), leaked %s %s%s%s (%s%s, device %d)\n    at ",
                 vt_size_fmt_signed(r->st.slope, b1, sizeof b1), vt_size_fmt(o->max_growth, b2, sizeof b2),
-                vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), p->nsteps ? p->steps[w] : 0, since[0] ? ", " : "",
+                vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), vt_leaked_since(&r->st, base, sizeof base),
+                since[0] ? ", " : "",
                 since, vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl), r->device);
         site_frames(f, a, r);
     }
@@ -276,6 +281,24 @@ static void judge_baseline(gates *g, vt_analysis *a, vt_analysis *base, const vt
     }
 }
 
+/* "1 process, 30 steps", "2 processes, 30 steps each" or "3 processes, 4 to 30
+ * steps": each process's own steps, never summed across processes. */
+static void processes_steps(const vt_analysis *a, char *buf, size_t cap)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        uint64_t k = vt_process_steps(a->procs[i].p);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    if (!a->n) lo = 0;
+    if (a->n <= 1 || lo == hi)
+        snprintf(buf, cap, "%zu process%s, %" PRIu64 " step%s%s", a->n, a->n == 1 ? "" : "es", hi, hi == 1 ? "" : "s",
+                 a->n > 1 ? " each" : "");
+    else
+        snprintf(buf, cap, "%zu processes, %" PRIu64 " to %" PRIu64 " steps", a->n, lo, hi);
+}
+
 int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *out)
 {
     gates g = {vt_xcalloc(a->n * VT_GATES_PER_PROCESS + 2, sizeof *g.v), 0};
@@ -310,16 +333,15 @@ int vt_check(vt_analysis *a, vt_analysis *base, const vt_check_opts *o, FILE *ou
         }
     }
     int rc = fails ? VT_CHECK_FAILED : unsure ? VT_CHECK_INCONCLUSIVE : VT_CHECK_PASS;
-    size_t steps = 0;
-    for (size_t i = 0; i < a->n; i++) steps += (size_t)vt_process_steps(a->procs[i].p);
+    char runs[128];
+    processes_steps(a, runs, sizeof runs);
     if (fails)
         fprintf(out, "vramtrace check: %zu problem%s%s\n", fails, fails == 1 ? "" : "s",
                 unsure ? ", and some processes could not be judged" : "");
     else if (unsure)
-        fprintf(out, "vramtrace check: inconclusive (%zu process%s, %zu steps): %zu could not be judged\n", a->n,
-                a->n == 1 ? "" : "es", steps, unsure);
+        fprintf(out, "vramtrace check: inconclusive (%s): %zu could not be judged\n", runs, unsure);
     else
-        fprintf(out, "vramtrace check: passed (%zu process%s, %zu steps)\n", a->n, a->n == 1 ? "" : "es", steps);
+        fprintf(out, "vramtrace check: passed (%s)\n", runs);
     if (o->junit && vt_junit_write(o->junit, o->junit_path, g.v, g.n) < 0) rc = VT_CHECK_ERROR;
     for (size_t k = 0; k < g.n; k++) free(g.v[k].text);
     free(g.v);

@@ -359,6 +359,17 @@ static size_t print_livewarns(vt_analysis *a, uint64_t since_ns)
     return said;
 }
 
+/* `run`: for each process of this run (started at or after since_ns) whose
+ * --step-range matched no NVTX range, one `vramtrace:` line on stderr saying so. */
+static void print_step_range_unmatched(vt_analysis *a, uint64_t since_ns)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        char line[512];
+        if (a->procs[i].p->start_ns >= since_ns && vt_step_range_unmatched(a->procs[i].p, line, sizeof line))
+            fprintf(stderr, "vramtrace: pid %llu: %s\n", (unsigned long long)a->procs[i].p->pid, line);
+    }
+}
+
 /* Handles a check option; 1 handled, 0 not a check option, -1 bad value. */
 static int check_option(int c, const char *arg, check_args *ca)
 {
@@ -403,7 +414,10 @@ static int run_check(char *const *paths, int n, check_args *ca, int verbose)
     vt_analysis a, b;
     int rc = load(paths, n, ca->warmup, verbose, &rs, &a);
     if (rc) return rc;
-    if (ca->livewarns) print_livewarns(&a, ca->run_start_ns);
+    if (ca->livewarns) {
+        print_livewarns(&a, ca->run_start_ns);
+        print_step_range_unmatched(&a, ca->run_start_ns);
+    }
     if (ca->o.junit_path) {
         int regular;
         ca->o.junit = open_out(ca->o.junit_path, ca->force, paths, n, &regular);
@@ -488,6 +502,10 @@ static int cmd_report(int argc, char **argv)
     if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "html"))
         return bad_usage("report: --format must be text, json or html, not \"%s\"", format);
     if (optind >= argc) return bad_usage("report: no PATH given%s", "");
+    if (!strcmp(format, "html") && !out && isatty(STDOUT_FILENO)) {   /* a whole page is no terminal's text */
+        fputs("vramtrace: report --format html writes a web page; use -o report.html (or redirect stdout)\n", stderr);
+        return 2;
+    }
     vt_runset rs;
     vt_analysis a;
     int rc = load_ex(argv + optind, argc - optind, warmup, verbose, 0, python_only, &rs, &a);
@@ -709,6 +727,7 @@ static int cmd_run(int argc, char **argv)
         if (quiet >= 0) close(quiet);
         if (!rc) {
             print_livewarns(&a, ca.run_start_ns);
+            print_step_range_unmatched(&a, ca.run_start_ns);
             vt_analysis_free(&a);
             vt_runset_free(&rs);
         }

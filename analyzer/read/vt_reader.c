@@ -32,6 +32,7 @@
 #include "vt_display.h"
 #include "vt_fold.h"
 #include "vt_slots.h"
+#include "vt_trace_read.h"
 #include "vt_lineparse.h"
 #include "vt_util.h"
 
@@ -185,22 +186,33 @@ int vt_load_file(vt_runset *rs, const char *path, int in_dir)
     rs->err[0] = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (in_dir ? O_NOFOLLOW : 0));
     if (fd < 0) {
-        if (errno == ELOOP) snprintf(rs->err, sizeof rs->err, "%s:0: is a symbolic link in a snapshot folder (not followed; name it explicitly)", path);
-        else snprintf(rs->err, sizeof rs->err, "%s:0: cannot open: %s", path, strerror(errno));
+        if (errno == ELOOP) snprintf(rs->err, sizeof rs->err, "%s: is a symbolic link in a snapshot folder (not followed; name it explicitly)", path);
+        else snprintf(rs->err, sizeof rs->err, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: %s", path,
+        snprintf(rs->err, sizeof rs->err, "%s: %s", path,
                  S_ISDIR(st.st_mode) ? "is a folder" : "not a regular file");
         close(fd);
         return -1;
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    unsigned char magic[8];
+    ssize_t got = pread(fd, magic, sizeof magic, 0);
+    if (vt_trace_magic(magic, got == (ssize_t)sizeof magic ? sizeof magic : 0)) {
+        char stream[4096];
+        int have = vt_trace_stream(path, stream, sizeof stream);
+        snprintf(rs->err, sizeof rs->err, "%s: this is an event trace (VTTRACE1), not a snapshot stream; read it with "
+                 "`vramtrace export --format torch|perfetto %.900s`, on its stream%s", path, stream,
+                 have ? "" : " (not found beside it)");
+        close(fd);
+        return -1;
+    }
     rd_src src;
     if (rd_src_open(&src, fd) < 0) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: %s", path, src.err);
+        snprintf(rs->err, sizeof rs->err, "%s: %s", path, src.err);
         rd_src_close(&src);
         return -1;
     }
@@ -382,7 +394,7 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
 {
     DIR *d = opendir(path);
     if (!d) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: cannot open folder: %s", path, strerror(errno));
+        snprintf(rs->err, sizeof rs->err, "%s: cannot open folder: %s", path, strerror(errno));
         return -1;
     }
     /* every entry's path first, sorted, so the notes come in name order */
@@ -404,9 +416,9 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
         if (lstat(full, &st) < 0) {
             if (kind) {
                 dc->seen++;
-                rd_note("%s:0: cannot examine: %s (skipped)", full, strerror(errno));
+                rd_note("%s: cannot examine: %s (skipped)", full, strerror(errno));
             if (!rs->skipped_files++)
-                snprintf(rs->first_skipped, sizeof rs->first_skipped, "%s:0: cannot examine: %s", full, strerror(errno));
+                snprintf(rs->first_skipped, sizeof rs->first_skipped, "%s: cannot examine: %s", full, strerror(errno));
             }
             free(full);
             continue;
@@ -415,9 +427,9 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
             struct stat to;
             if (kind) {
                 dc->seen++;
-                rd_note("%s:0: is a symbolic link in a snapshot folder (not followed; name it explicitly)", full);
+                rd_note("%s: is a symbolic link in a snapshot folder (not followed; name it explicitly)", full);
             } else if (stat(full, &to) == 0 && S_ISDIR(to.st_mode)) {
-                rd_note("%s:0: is a symbolic link to a folder (not followed; name it to read it)", full);
+                rd_note("%s: is a symbolic link to a folder (not followed; name it to read it)", full);
             }
             free(full);
         } else if (S_ISDIR(st.st_mode)) {
@@ -425,7 +437,7 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
                 VT_PUSH(dirs, nd, capd, full);
             } else {
                 if (has_snapshot_names(full))
-                    rd_note("%s:0: a folder deeper than %d levels below %s (not read; name it to read it)", full,
+                    rd_note("%s: a folder deeper than %d levels below %s (not read; name it to read it)", full,
                             VT_DIR_DEPTH, top);
                 free(full);
             }
@@ -446,7 +458,7 @@ static int load_tree(vt_runset *rs, const char *top, const char *path, int depth
         } else if (rc == 0) {
             dc->read++;
             if (snapshot_name(strrchr(files[i], '/') + 1) == 2)
-                rd_note("%s:0: a rotated copy, read as a process of its own (the preload never rotates its stream: "
+                rd_note("%s: a rotated copy, read as a process of its own (the preload never rotates its stream: "
                         "this is an outside copy of it, or the whole stream renamed)", files[i]);
         }
         rs->err[0] = 0;
@@ -469,11 +481,11 @@ static int load_dir(vt_runset *rs, const char *path)
     dir_count dc = {0, 0};
     if (load_tree(rs, path, path, 0, &dc) < 0) return -1;
     if (!dc.seen) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: folder has no snapshot files (*.jsonl, *.jsonl.zst, *.jsonl.gz)", path);
+        snprintf(rs->err, sizeof rs->err, "%s: folder has no snapshot files (*.jsonl, *.jsonl.zst, *.jsonl.gz)", path);
         return -1;
     }
     if (!dc.read) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: no snapshot file in the folder has a complete record", path);
+        snprintf(rs->err, sizeof rs->err, "%s: no snapshot file in the folder has a complete record", path);
         return -1;
     }
     return 0;
@@ -484,14 +496,14 @@ int vt_load_paths(vt_runset *rs, char *const *paths, int npaths)
     for (int i = 0; i < npaths; i++) {
         struct stat st;
         if (stat(paths[i], &st) < 0) {
-            snprintf(rs->err, sizeof rs->err, "%s:0: cannot open: %s", paths[i], strerror(errno));
+            snprintf(rs->err, sizeof rs->err, "%s: cannot open: %s", paths[i], strerror(errno));
             return -1;
         }
         int rc = S_ISDIR(st.st_mode) ? load_dir(rs, paths[i]) : vt_load_file(rs, paths[i], 0);
         if (rc < 0) return -1;
     }
     if (!rs->n) {
-        snprintf(rs->err, sizeof rs->err, "%s:0: no snapshots", npaths ? paths[0] : "-");
+        snprintf(rs->err, sizeof rs->err, "%s: no snapshots", npaths ? paths[0] : "-");
         return -1;
     }
     return 0;

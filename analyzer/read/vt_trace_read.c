@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vt_util.h"
 
@@ -34,14 +35,14 @@ int vt_trace_read(const char *stream_path, vt_trace *t, char *err, size_t cap)
     FILE *f = fopen(t->path, "rb");
     if (!f) {
         if (errno == ENOENT) return 0;
-        snprintf(err, cap, "%s:0: %s", t->path, strerror(errno));
+        snprintf(err, cap, "%s: %s", t->path, strerror(errno));
         return -1;
     }
     unsigned char head[16], rec[40];
     if (fread(head, 1, sizeof head, f) != sizeof head || memcmp(head, "VTTRACE1", 8) ||
         le32(head + 8) != 1 || le32(head + 12) != 40) {
         fclose(f);
-        snprintf(err, cap, "%s:0: not an event trace of version 1 (header)", t->path);
+        snprintf(err, cap, "%s: not an event trace of version 1 (header)", t->path);
         return -1;
     }
     size_t capev = 0;
@@ -83,4 +84,32 @@ void vt_trace_free(vt_trace *t)
     free(t->ev);
     t->ev = NULL;
     t->n = 0;
+}
+
+int vt_trace_beside(const char *stream_path, char *out, size_t cap)
+{
+    const char *x = strstr(stream_path, ".jsonl");
+    size_t stem = x ? (size_t)(x - stream_path) : strlen(stream_path);
+    snprintf(out, cap, "%.*s.trace", (int)stem, stream_path);
+    struct stat st;
+    return stat(out, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int vt_trace_stream(const char *trace_path, char *out, size_t cap)
+{
+    size_t n = strlen(trace_path);
+    if (n >= 6 && !strcmp(trace_path + n - 6, ".trace")) n -= 6;
+    static const char *const ext[] = {".jsonl.zst", ".jsonl", ".jsonl.gz"};
+    struct stat st;
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        snprintf(out, cap, "%.*s%s", (int)n, trace_path, ext[i]);
+        if (stat(out, &st) == 0) return 1;
+    }
+    snprintf(out, cap, "%.*s.jsonl.zst", (int)n, trace_path);
+    return 0;
+}
+
+int vt_trace_magic(const unsigned char *head, size_t n)
+{
+    return n >= 8 && !memcmp(head, "VTTRACE1", 8);
 }

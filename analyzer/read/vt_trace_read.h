@@ -35,4 +35,16 @@ int vt_trace_read(const char *stream_path, vt_trace *t, char *err, size_t cap);
 
 void vt_trace_free(vt_trace *t);
 
+/* The event trace's path for stream_path (<stem>.trace) into out; 1 when it is a
+ * regular file there, else 0. Reads nothing. */
+int vt_trace_beside(const char *stream_path, char *out, size_t cap);
+
+/* For an event trace at trace_path, its stream beside it (<stem>.jsonl.zst, .jsonl or
+ * .jsonl.gz, the first that exists) into out; 1 when found, else 0 with out
+ * "<stem>.jsonl.zst". */
+int vt_trace_stream(const char *trace_path, char *out, size_t cap);
+
+/* 1 when the first bytes of a file (n of them) are an event trace's magic "VTTRACE1". */
+int vt_trace_magic(const unsigned char *head, size_t n);
+
 #endif /* VT_TRACE_READ_H */

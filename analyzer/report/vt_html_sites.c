@@ -82,7 +82,7 @@ static void rule_text(const vt_proc_result *pr, const vt_site_result *r, const u
     switch (st->verdict) {
     case VT_LEAK: {
         size_t t = 0;   /* the rises at the end, one after the other */
-        while (t + 1 < m && F[n - 1 - t] > F[n - 2 - t]) t++;
+        while (t < m && t + 1 < n && F[n - 1 - t] > F[n - 2 - t]) t++;
         uint64_t first_rise = t ? F[n - t] - F[n - t - 1] : 0;
         int same = t > 0;
         for (size_t i = n - t; i < n && same; i++) same = F[i] - F[i - 1] == first_rise;
@@ -90,15 +90,16 @@ static void rule_text(const vt_proc_result *pr, const vt_site_result *r, const u
             ADD("its floor rose at %u of the %zu %ss after warm-up (%s/%s) until its own allocation failed with "
                 "out-of-memory at step %" PRId64, st->rises, m, unit, vt_size_fmt_signed(st->slope, b1, sizeof b1), unit,
                 r->oom_cut_step);
-        else if (t >= VT_LATE_LEAK_STEPS || (t && t + 1 == m))
-            ADD("floor rose at each of the last %zu %ss%s, %s %s", t, unit, t + 1 == m ? " (every one after warm-up)" : "",
+        else if (t >= VT_LATE_LEAK_STEPS || (t && t + !w == m))
+            ADD("floor rose at each of the last %zu %ss%s, %s %s", t, unit,
+                t + !w == m ? (w ? " (every one after warm-up)" : " (every one after the first)") : "",
                 same ? vt_size_fmt(first_rise, b1, sizeof b1) : vt_size_fmt_signed(st->slope, b1, sizeof b1),
                 same ? "each" : "a step on average");
         else
             ADD("floor rose at %u of the %zu %ss after warm-up, %s a step (Theil-Sen slope), and was still rising in "
                 "the last quarter of the run", st->rises, m, unit, vt_size_fmt_signed(st->slope, b1, sizeof b1));
-        ADD("; leaked %s since step %" PRIu64 " (the end of warm-up)", vt_size_fmt(st->leaked_bytes, b2, sizeof b2),
-            p->steps[w]);
+        char base[96];
+        ADD("; leaked %s %s", vt_size_fmt(st->leaked_bytes, b2, sizeof b2), vt_leaked_since(st, base, sizeof base));
         char since[128];
         if (st->has_first_growth) ADD(", %s", vt_growth_since(st, 1, since, sizeof since));
         break;

@@ -12,6 +12,7 @@
  */
 #include "vt_report.h"
 #include "vt_report_html.h"
+#include "vt_trace_read.h"
 #include "vt_html_assets.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
@@ -89,22 +90,39 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     char bk[96] = "", how[400];
     if (p->slot_width > 1)
         snprintf(bk, sizeof bk, " in %zu buckets of %llu", p->nsteps, (unsigned long long)p->slot_width);
-    fprintf(f, "%llu step%s%s (%s), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
-               "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge &middot; ",
-            (unsigned long long)vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk, vt_steps_how(p, how, sizeof how),
+    fprintf(f, "%llu step%s%s (", (unsigned long long)vt_process_steps(p), vt_process_steps(p) == 1 ? "" : "s", bk);
+    esc(f, vt_steps_how(p, how, sizeof how));   /* names the header's step_range */
+    size_t never_held = 0;   /* counted apart, as the text report does */
+    for (size_t i = 0; i < pr->nsites; i++) never_held += vt_site_never_held(&pr->sites[i]);
+    fprintf(f, "), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
+               "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge",
             (unsigned long long)pr->warmup_steps,
             vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
-            pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE],
+            pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE] - never_held,
             pr->count[VT_TRANSIENT], pr->count[VT_TOO_FEW]);
+    if (never_held) fprintf(f, ", %zu whose calls all failed", never_held);
+    fputs(" &middot; ", f);
     char *file_shown = vt_xdisplay(p->file);
     esc(f, file_shown);
     free(file_shown);
+    char tp[4096];
+    if (vt_trace_beside(p->file, tp, sizeof tp)) {   /* VRAMTRACE_TRACE=1 wrote every event beside it */
+        fputs("<br>event trace ", f);
+        esc(f, tp);
+        fputs(" (every allocation and free): <code>vramtrace export --format torch|perfetto</code> on the stream shows it", f);
+    }
     if (p->alloc_env) {
         fputs("<br>allocators: <code>", f);
         esc(f, p->alloc_env);
         fputs(p->tensors ? "</code> (switched to one CUDA allocation per tensor: --tensors)" : "</code>", f);
     }
     fputs("</p>\n", f);
+    char unm[512];
+    if (vt_step_range_unmatched(p, unm, sizeof unm)) {
+        fputs("<ul class=\"bad\"><li>warning: ", f);
+        esc(f, unm);
+        fputs("</li></ul>\n", f);
+    }
     if (p->ngaps) {   /* write faults: records the stream lacks */
         fputs("<ul class=\"bad\">", f);
         for (size_t g = 0; g < p->ngaps && g < VT_GAPS_SHOWN; g++) {
@@ -129,8 +147,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         for (size_t s = 0; s < pr->nsites; s++) {
             vt_site_result *r = &pr->sites[s];
             if (r->st.verdict != VT_LEAK) continue;
-            fprintf(f, "<tr><td>%s</td><td>%s</td><td>", vt_size_fmt_signed(r->st.slope, b1, sizeof b1),
-                    vt_size_fmt(r->st.leaked_bytes, b2, sizeof b2));
+            char base[96];   /* digits and plain words: nothing to escape */
+            fprintf(f, "<tr><td>%s</td><td>%s %s</td><td>", vt_size_fmt_signed(r->st.slope, b1, sizeof b1),
+                    vt_size_fmt(r->st.leaked_bytes, b2, sizeof b2), vt_leaked_since(&r->st, base, sizeof base));
             char since[128];   /* digits and plain words: nothing to escape */
             fputs(vt_growth_since(&r->st, 0, since, sizeof since), f);
             fputs("</td><td>", f);
@@ -204,8 +223,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
           "<th>kind</th><th>stack</th></tr>\n", f);
     for (size_t s = 0; s < pr->nsites; s++) {
         vt_site_result *r = &pr->sites[s];
-        fprintf(f, "<tr><td class=\"v-%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %d</td><td>",
-                vt_verdict_name(r->st.verdict), vt_verdict_label(r->st.verdict), vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+        fprintf(f, "<tr><td class=\"v-%s\">%s%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %d</td><td>",
+                vt_verdict_name(r->st.verdict), vt_verdict_label(r->st.verdict),
+                vt_site_never_held(r) ? " (its calls all failed)" : "", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
                 vt_size_fmt(r->st.floor_end, b2, sizeof b2), vt_size_fmt(r->unfreed_exit, b3, sizeof b3),
                 vt_kind_name(r->kind), r->device);
         stack_html(f, a, r);

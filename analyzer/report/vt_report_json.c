@@ -5,6 +5,7 @@
  * byte counts above 2^63-1 (never seen on real devices) are clamped to it.
  */
 #include "vt_report.h"
+#include "vt_trace_read.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
 #include "vt_slots.h"
@@ -125,8 +126,10 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "device", json_integer(r->device));
     json_object_set_new(s, "growth_bytes_per_step", json_real(isfinite(r->st.slope) ? r->st.slope : 0));
     json_object_set_new(s, "leaked_bytes", ju(r->st.leaked_bytes));
+    json_object_set_new(s, "leaked_since_step", ju(r->st.base_step));
     json_object_set_new(s, "unfreed_at_exit_bytes", ju(r->unfreed_exit));
     json_object_set_new(s, "peak_bytes", ju(r->peak_bytes));
+    json_object_set_new(s, "never_held", json_boolean(vt_site_never_held(r)));
     json_object_set_new(s, "first_growth_step", r->st.has_first_growth ? ju(r->st.first_growth_step) : json_null());
     json_object_set_new(s, "first_growth_in_warmup", json_boolean(r->st.has_first_growth && r->st.first_growth_in_warmup));
     json_object_set_new(s, "judged_from_step", ju(r->st.judged_from_step));
@@ -356,6 +359,10 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "tensors", json_boolean(p->tensors));
     json_object_set_new(j, "step_range", p->step_range ? jstr(p->step_range) : json_null());
     json_object_set_new(j, "step_marked", json_boolean(p->step_marked));
+    char tp[4096];   /* the event trace beside the stream (VRAMTRACE_TRACE=1), or null */
+    json_object_set_new(j, "event_trace", vt_trace_beside(p->file, tp, sizeof tp) ? jstr(tp) : json_null());
+    /* with a step_range: whether any range of that name ended (false: it matched nothing) */
+    json_object_set_new(j, "step_range_matched", p->step_range ? json_boolean(p->step_marked) : json_null());
     json_object_set_new(j, "first_step", p->nsteps ? ju(p->steps[0]) : json_null());
     json_object_set_new(j, "last_step", p->nsteps ? ju(p->last_step) : json_null());
     json_object_set_new(j, "warmup_steps", ju(pr->warmup_steps));
@@ -393,6 +400,9 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_t *counts = json_object();
     for (int v = 0; v < VT_NVERDICTS; v++) json_object_set_new(counts, vt_verdict_name((vt_verdict)v), ju(pr->count[v]));
     json_object_set_new(j, "verdict_counts", counts);
+    size_t never_held = 0;   /* of the stable ones: sites whose calls all failed (the text report's count apart) */
+    for (size_t i = 0; i < pr->nsites; i++) never_held += vt_site_never_held(&pr->sites[i]);
+    json_object_set_new(j, "sites_never_held", ju(never_held));
     json_t *devs = json_array();
     for (size_t d = 0; d < p->ndevices; d++) {
         const vt_device *dv = &p->devices[d];

@@ -10,6 +10,7 @@
  * fits a screen; `--format json` has everything.
  */
 #include "vt_report.h"
+#include "vt_trace_read.h"
 #include "vt_display.h"
 #include "vt_ranks.h"
 
@@ -129,7 +130,8 @@ static void failed_text(FILE *f, const vt_device *dv, const char *red, const cha
     if (!dv->alloc_calls) {
         fprintf(f, "    %severy allocation call failed: %" PRIu64 " failed, none succeeded", red, dv->failed_calls);
         if (dv->has_oom_total)
-            fprintf(f, " (%" PRIu64 " out of memory, %" PRIu64 " other errors)", oom, dv->failed_calls - oom);
+            fprintf(f, " (%" PRIu64 " out of memory, %" PRIu64 " other error%s)", oom, dv->failed_calls - oom,
+                    dv->failed_calls - oom == 1 ? "" : "s");
         fprintf(f, "; is there a GPU, and a CUDA runtime on the library path?%s\n", off);
     } else if (dv->has_oom_total && dv->failed_calls > oom) {
         fprintf(f, "    %s%" PRIu64 " allocation call%s failed with errors other than out-of-memory (%" PRIu64
@@ -149,6 +151,13 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     char *file_shown = vt_xdisplay(p->file);
     fprintf(f, "   %ssnapshots %s%s\n", dim, file_shown, off);
     free(file_shown);
+    char tp[4096];
+    if (vt_trace_beside(p->file, tp, sizeof tp)) {   /* VRAMTRACE_TRACE=1 wrote every event beside it */
+        char *tp_shown = vt_xdisplay(tp);
+        fprintf(f, "   %sevent trace %s (every allocation and free): `vramtrace export --format torch|perfetto` "
+                "on the stream shows it%s\n", dim, tp_shown, off);
+        free(tp_shown);
+    }
     if (p->alloc_env)
         fprintf(f, "   allocators: %s%s\n", p->alloc_env,
                 p->tensors ? " (switched to one CUDA allocation per tensor: --tensors)" : "");
@@ -163,14 +172,15 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     /* a site that never held memory (every call of it failed, e.g. a too-large probe
      * that an OOM names) is "stable" in the JSON but not listed below: said apart */
     size_t failed_only = 0;
-    for (size_t i = 0; i < pr->nsites; i++)
-        failed_only += pr->sites[i].st.verdict == VT_STABLE && !pr->sites[i].peak_bytes && !pr->sites[i].unfreed_exit;
+    for (size_t i = 0; i < pr->nsites; i++) failed_only += vt_site_never_held(&pr->sites[i]);
     fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable", pr->count[VT_LEAK], pr->count[VT_CHURN],
             pr->count[VT_PLATEAU], pr->count[VT_STABLE] - failed_only);
     if (pr->count[VT_TRANSIENT]) fprintf(f, ", %zu transient", pr->count[VT_TRANSIENT]);
     if (pr->count[VT_TOO_FEW]) fprintf(f, ", %zu with too few steps to judge", pr->count[VT_TOO_FEW]);
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
+    char unm[512];
+    if (vt_step_range_unmatched(p, unm, sizeof unm)) fprintf(f, "   %swarning: %s%s\n", yel, unm, off);
     if (p->dropped_records) fprintf(f, "   %swarning: the preload dropped %" PRIu64 " records%s\n", yel, p->dropped_records, off);
     if (p->has_summary) {
         char mb[32];
@@ -206,12 +216,12 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         char fl[64];
         fprintf(f, "  (%s%s, device %d)\n", vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl),
                 r->device);
-        /* the curve spans every step; the two numbers are the floor right after
+        /* the curve spans every step; the two numbers are the floor at the end of
          * warm-up (what "leaked" counts from) and the live bytes at the last step */
-        size_t w = r->st.warmup < p->nsteps ? r->st.warmup : p->nsteps - 1;
-        fprintf(f, "    %s  %s at step %" PRIu64 " (after warm-up) .. %s at step %" PRIu64 "\n",
-                vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_start, b2, sizeof b2),
-                p->steps[w], vt_size_fmt(r->st.last_live, b3, sizeof b3), p->last_step);
+        fprintf(f, "    %s  %s at step %" PRIu64 " (%s) .. %s at step %" PRIu64 "\n",
+                vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_base, b2, sizeof b2),
+                r->st.base_step, r->st.warmup ? "end of warm-up" : "first step", vt_size_fmt(r->st.last_live, b3, sizeof b3),
+                p->last_step);
         if (r->oom_cut_step >= 0)
             fprintf(f, "    grew until its own allocation failed with out-of-memory at step %" PRId64
                     " (device %d ran out)\n", r->oom_cut_step, r->device);
@@ -328,14 +338,15 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         {VT_TRANSIENT, "TRANSIENT (held inside a step or two, then given back)"},
         {VT_STABLE, "STABLE"}};
     for (size_t g = 0; g < sizeof rest / sizeof rest[0]; g++) {
-        if (!pr->count[rest[g].v]) continue;
+        size_t listed = vt_sites_listed(pr, rest[g].v);   /* no header over nothing */
+        if (!listed) continue;
         fprintf(f, "\n%s%s%s\n", bold, rest[g].title, off);
         shown = 0;
         for (size_t i = 0; i < pr->nsites; i++) {
             vt_site_result *r = &pr->sites[i];
             if (r->st.verdict != rest[g].v || (!r->peak_bytes && !r->unfreed_exit)) continue;
             if (shown++ == MAX_LIST) {
-                fprintf(f, "  ... and %zu more\n", pr->count[rest[g].v] - MAX_LIST);
+                fprintf(f, "  ... and %zu more\n", listed - MAX_LIST);
                 break;
             }
             fprintf(f, "  peak %9s  floor %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),

@@ -127,9 +127,34 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
     return 1;
 }
 
+int vt_site_never_held(const vt_site_result *r)
+{
+    return r->st.verdict == VT_STABLE && !r->peak_bytes && !r->unfreed_exit;
+}
+
+size_t vt_sites_listed(const vt_proc_result *pr, vt_verdict v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < pr->nsites; i++)
+        n += pr->sites[i].st.verdict == v && (pr->sites[i].peak_bytes || pr->sites[i].unfreed_exit);
+    return n;
+}
+
+int vt_step_range_unmatched(const vt_process *p, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (!p->step_range || p->step_marked) return 0;
+    snprintf(buf, cap, "--step-range %s never matched an NVTX range (0 range ends seen), so no step was marked and "
+             "steps were cut by the snapshot interval; name the range the program opens once per step "
+             "(nvtxRangePush, nvtxRangeStart or a framework's step range)", p->step_range);
+    return 1;
+}
+
 const char *vt_steps_how(const vt_process *p, char *buf, size_t cap)
 {
-    if (!p->step_marked)
+    if (!p->step_marked && p->step_range)
+        snprintf(buf, cap, "cut by the snapshot interval: --step-range %s matched no range", p->step_range);
+    else if (!p->step_marked)
         snprintf(buf, cap, "cut by the snapshot interval");
     else if (p->step_range)
         snprintf(buf, cap, "marked by NVTX ranges %s", p->step_range);
@@ -148,6 +173,13 @@ const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t
                  st->first_growth_step, st->judged_from_step);
     else
         snprintf(buf, cap, "%sstep %" PRIu64, l, st->first_growth_step);
+    return buf;
+}
+
+const char *vt_leaked_since(const vt_site_stats *st, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "since step %" PRIu64 " (%s)", st->base_step,
+             st->warmup ? "the end of warm-up" : "its first step; no warm-up");
     return buf;
 }
 

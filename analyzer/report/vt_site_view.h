@@ -59,6 +59,18 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
  * into buf, returned. */
 const char *vt_steps_how(const vt_process *p, char *buf, size_t cap);
 
+/* When p was run with --step-range (its header's step_range) and no range of that
+ * name ever ended (no snapshot marked a step): "--step-range NAME never matched an
+ * NVTX range (0 range ends seen): ..." into buf, returning 1; else buf "" and 0. */
+int vt_step_range_unmatched(const vt_process *p, char *buf, size_t cap);
+
+/* A site that never held memory (every call of it failed, e.g. a too-large probe an
+ * OOM names, or freed before any snapshot saw it): its verdict is stable, but the
+ * reports count it apart and list it under no verdict. */
+int vt_site_never_held(const vt_site_result *r);
+/* How many of pr's sites of verdict v are listed under it (those that held memory). */
+size_t vt_sites_listed(const vt_proc_result *pr, vt_verdict v);
+
 /* Where a site's growth began, in the words every output uses: "growing since step
  * 12" when its floor first rose at or after the first judged step (the end of
  * warm-up); "growing since step 2 (first seen in warm-up; judged from step 5)" when
@@ -66,6 +78,11 @@ const char *vt_steps_how(const vt_process *p, char *buf, size_t cap);
  * same from "step" on (a table row headed "growing since"). Into buf, returned; ""
  * when the floor never rose (st->has_first_growth 0). */
 const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t cap);
+
+/* Where a leak's "leaked" figure counts from, in words: "since step S (the end of
+ * warm-up)" with S its last warm-up step, or "since step S (its first step; no
+ * warm-up)". Into buf, returned. */
+const char *vt_leaked_since(const vt_site_stats *st, char *buf, size_t cap);
 
 /* A leak warning the preload printed while the process ran (vt_livewarn), named by
  * the site's resolved title as the report names it (function (file:line) where DWARF

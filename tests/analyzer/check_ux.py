@@ -79,13 +79,13 @@ def diff_header(vt, golden):
 
 def growth_words(vt, golden, tmp):
     # leak_churn-step: 60 steps (0-59), warm-up 6 (steps 0-5), judged from step 6;
-    # record_history's floor first rose at step 1, during the warm-up, and at step 7
-    # first among the judged steps
+    # record_history's floor first rose at step 1, during the warm-up, and at step 6
+    # first among the judged steps (leaked counts from step 5, the last warm-up step)
     leak = os.path.join(golden, "leak_churn-step")
     rep = json.loads(run([vt, "report", "--format", "json", leak]).stdout)
     site = next(s for s in rep["processes"][0]["sites"] if s["frames"][0]["function"] == "record_history")
     check(site.get("first_growth_step") == 1 and site.get("first_growth_in_warmup") is True and site.get("judged_from_step") == 6
-          and site.get("first_judged_growth_step") == 7,
+          and site.get("first_judged_growth_step") == 6,
           "JSON: %r" % {k: site.get(k) for k in ("first_growth_step", "first_growth_in_warmup", "judged_from_step",
                                                   "first_judged_growth_step")})
     words = "growing since step 1 (first seen in warm-up; judged from step 6)"
@@ -95,13 +95,13 @@ def growth_words(vt, golden, tmp):
     hs = next(s for s in data["procs"][0]["sites"] if s.get("verdict") == "leak")
     check(hs.get("since") == 1 and hs.get("since_text") == "step 1 (first seen in warm-up; judged from step 6)",
           "HTML data since: %r %r" % (hs.get("since"), hs.get("since_text")))
-    check(words in hs.get("rule", "") and "since step 6 (the end of warm-up)" in hs.get("rule", ""),
+    check(words in hs.get("rule", "") and "since step 5 (the end of warm-up)" in hs.get("rule", ""),
           "HTML rule: %r" % hs.get("rule"))
     page = open(os.path.join(tmp, "leak.html"), encoding="utf-8").read()   # the table drawn without scripts
     check("<th>growing since</th>" in page and "<td>step 1 (first seen in warm-up; judged from step 6)</td>" in page,
           "HTML leak table: no growing-since cell with the warm-up note")
     r = run([vt, "check", leak])
-    check(re.search(r"since step 6 \(the end of warm-up\), " + re.escape(words), r.stdout), "check:\n" + r.stdout)
+    check(re.search(r"since step 5 \(the end of warm-up\), " + re.escape(words), r.stdout), "check:\n" + r.stdout)
     # first rise at the first judged step: no warm-up note anywhere
     ex = os.path.join(golden, "oom_exhaust-step")
     rep = json.loads(run([vt, "report", "--format", "json", ex]).stdout)

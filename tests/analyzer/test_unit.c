@@ -230,7 +230,10 @@ static void test_verdicts(void)
     for (int i = 0; i < N; i++) lv[i] = (uint64_t)(i + 1) * 3 * 1048576;
     CHECK(classify(N, -1, &s) == VT_LEAK, "leak: %s", vt_verdict_name(s.verdict));
     CHECK(fabs(s.slope - 3 * MiB) < 1, "leak slope %g", s.slope);
-    CHECK(s.leaked_bytes == (uint64_t)(N - 1 - 6) * 3 * 1048576, "leaked %llu", (unsigned long long)s.leaked_bytes);
+    /* counted from the floor at the last warm-up step: each of the N - 6 judged steps' 3 MiB */
+    CHECK(s.leaked_bytes == (uint64_t)(N - 6) * 3 * 1048576, "leaked %llu", (unsigned long long)s.leaked_bytes);
+    CHECK(s.base_step == 5 && s.rises == N - 6 && s.first_judged_growth_step == 6, "base step %llu, rises %u",
+          (unsigned long long)s.base_step, s.rises);
     CHECK(s.has_first_growth && s.first_growth_step == 1, "first growth %llu", (unsigned long long)s.first_growth_step);
     /* the same leak with a per-step temporary on top (peak above live, one free a step): still a leak */
     for (int i = 0; i < N; i++) { pk[i] = lv[i] + 64 * 1048576; nf[i] = 1; }

@@ -10,7 +10,7 @@ keys, wrong types and negative / overflowing values in many fields, symbolic lin
 reads fail with EIO, a directory or device or FIFO or socket where a file is
 expected, inside a folder too), folders without snapshots, binary data, truncation
 at many points, and 300 seeded random mutations of the golden files.
-Every hostile input must exit 2 with a clear "file:line: what" (or "file:0: what")
+Every hostile input must exit 2 with a clear "file:line: what" (or "file: what" when no line is meant)
 message on stderr and nothing on stdout; truncations and mutations may also be
 valid (exit 0), but never a crash, a sanitizer report or a hang (60 s timeout each).
 """
