@@ -15,6 +15,7 @@ uninstrumented program (sh, python3) cannot load it later by dlopen. Unset: no c
 import argparse
 import glob
 import json
+import re
 import os
 import shutil
 import signal
@@ -979,6 +980,28 @@ def check_longpath(c):
     made = [os.path.join(r, f) for r, _, fs in os.walk(base) for f in fs]
     expect(not made, "files created under a truncated name: %r" % made)
     print("longpath ok")
+
+
+def check_actwait(c):
+    """A fork while another thread's first CUDA call is activating the preload (held
+    inside libunwind's warm-up by prog_actwait's own dl_iterate_phdr): the child, where
+    that thread does not exist, activates by itself: its allocation is recorded and
+    does not wait for an activation nobody runs."""
+    prog = c.prog("prog_actwait")
+    try:
+        b = run_in(c, [prog, "fork"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_fork"))
+    except subprocess.TimeoutExpired:
+        fail("prog_actwait fork hung")
+    expect(b.returncode == 0, "prog_actwait fork: exit %d\n%s%s" % (b.returncode, b.stdout, b.stderr))
+    if "held inside activation: yes" not in b.stderr:
+        print("SKIP: the activation did not reach libunwind (no stacks): %r" % b.stderr)
+        sys.exit(77)
+    m = re.search(r"child: recorded (\w+), waited (\d+) ms", b.stdout)
+    expect(m is not None, "prog_actwait fork: no child line: %r" % b.stdout)
+    expect(m.group(1) == "yes", "the fork child's allocation was not recorded: %r %r" % (b.stdout, b.stderr))
+    expect(int(m.group(2)) < 100, "the fork child's allocation waited %s ms" % m.group(2))
+    expect("were not recorded" not in b.stderr, "prog_actwait fork: %r" % b.stderr)
+    print("actwait ok")
 
 
 CHECKS = {n[6:]: f for n, f in globals().items() if n.startswith("check_")}

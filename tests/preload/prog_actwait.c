@@ -1,0 +1,115 @@
+/* prog_actwait.c — hooked calls that meet the preload's activation in progress on
+ * another thread (preload/interpose/vt_lifecycle.c vt_preload_activate).
+ *
+ * Thread A makes the process's first CUDA call; its activation warms libunwind, whose
+ * first unwind calls dl_iterate_phdr through its PLT: this program exports its own,
+ * which holds A there (only A, only from libunwind, at most HOLD_MS) and tells main.
+ *
+ * usage: prog_actwait MODE
+ *   fork   main forks while A is held inside the activation. The child (one thread:
+ *          A is not there) allocates 1 MiB: its allocation must be recorded
+ *          (vramtrace_live_bytes) and must not wait for an activation nobody runs.
+ *          Prints "child: recorded yes|no, waited N ms".
+ * Prints "held inside activation: yes|no" (yes only under the preload with
+ * VRAMTRACE_DEPTH > 0). Exit status 0 unless a call failed. */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "vramtrace.h"
+
+#define HOLD_MS 1500
+static sem_t held;                 /* A is held inside the activation, or its call returned */
+static volatile int release_a;     /* main lets A go on */
+static volatile int was_held;
+static __thread int armed;         /* this thread's next libunwind call holds */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int from_libunwind(void *ra)
+{
+    Dl_info di;
+    return dladdr(ra, &di) && di.dli_fname && strstr(di.dli_fname, "libunwind");
+}
+
+typedef int (*iter_t)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+
+__attribute__((visibility("default")))
+int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    static iter_t real;
+    if (!real)
+        real = (iter_t)dlsym(RTLD_NEXT, "dl_iterate_phdr");
+    if (armed && from_libunwind(__builtin_return_address(0))) {
+        armed = 0;
+        was_held = 1;
+        sem_post(&held);
+        double t0 = now_ms();
+        while (!release_a && now_ms() - t0 < HOLD_MS)
+            ;
+    }
+    return real(cb, data);
+}
+
+static void *thread_a(void *arg)
+{
+    (void)arg;
+    void *p = NULL;
+    armed = 1;
+    cudaError_t r = cudaMalloc(&p, 4096);
+    armed = 0;
+    if (!was_held)
+        sem_post(&held);
+    if (r != cudaSuccess)
+        return (void *)1;
+    return cudaFree(p) == cudaSuccess ? NULL : (void *)1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "fork";
+    sem_init(&held, 0, 0);
+    pthread_t a;
+    pthread_create(&a, NULL, thread_a, NULL);
+    sem_wait(&held);
+    int bad = 0;
+    if (!strcmp(mode, "fork")) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            void *q = NULL;
+            double t0 = now_ms();
+            cudaError_t r = cudaMalloc(&q, 1 << 20);
+            double t1 = now_ms();
+            uint64_t live = vramtrace_live_bytes(-1);
+            printf("child: recorded %s, waited %d ms\n", live >= (1u << 20) ? "yes" : "no",
+                   (int)(t1 - t0 + 0.5));
+            fflush(stdout);
+            if (r != cudaSuccess || cudaFree(q) != cudaSuccess)
+                _exit(1);
+            exit(0);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    release_a = 1;
+    void *rv;
+    pthread_join(a, &rv);
+    bad |= rv != NULL;
+    fprintf(stderr, "held inside activation: %s\n", was_held ? "yes" : "no");
+    return bad;
+}
