@@ -121,6 +121,11 @@ static void vt__fork_parent(void)
 
 static void vt__fork_child(void)
 {
+    /* An activation in progress is another thread's (activation never forks): that
+     * thread does not exist here, so the child's first hooked call activates again
+     * (with our locks taken by prepare or not) instead of waiting for it. */
+    if (vt__fork_used && __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1)
+        __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
     if (!vt__fork_used) {
         int a = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE);
         if (a == 0) {
