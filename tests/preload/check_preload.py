@@ -1001,6 +1001,18 @@ def check_actwait(c):
     expect(m.group(1) == "yes", "the fork child's allocation was not recorded: %r %r" % (b.stdout, b.stderr))
     expect(int(m.group(2)) < 100, "the fork child's allocation waited %s ms" % m.group(2))
     expect("were not recorded" not in b.stderr, "prog_actwait fork: %r" % b.stderr)
+    # another thread's 3 allocations meet the activation held past the wait's bound:
+    # bounded, and counted in the one exit line
+    b = run_in(c, [prog, "count"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_count"))
+    expect(b.returncode == 0, "prog_actwait count: exit %d\n%s%s" % (b.returncode, b.stdout, b.stderr))
+    m = re.search(r"count: B waited (\d+) ms", b.stdout)
+    expect(m is not None and int(m.group(1)) < 1000, "prog_actwait count: %r" % b.stdout)
+    expect(len(re.findall(r"\b3 allocation call\(s\) on other threads were not recorded", b.stderr)) == 1,
+           "prog_actwait count: want one exit line counting 3: %r" % b.stderr)
+    # the client API during the activation: bounded
+    b = run_in(c, [prog, "api"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_api"))
+    m = re.search(r"api: slowest (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and m is not None and int(m.group(1)) < 1000, "prog_actwait api: %r %r" % (b.stdout, b.stderr))
     print("actwait ok")
 
 

@@ -10,6 +10,12 @@
  *          A is not there) allocates 1 MiB: its allocation must be recorded
  *          (vramtrace_live_bytes) and must not wait for an activation nobody runs.
  *          Prints "child: recorded yes|no, waited N ms".
+ *   count  thread B allocates 3 times while A is held (longer than the preload waits):
+ *          B's first call waits for the activation at most its bound, then B's calls
+ *          forward unrecorded; after A's activation ended B frees them. Prints
+ *          "count: B waited N ms".
+ *   api    main calls every vramtrace_* function while A is held: none may wait for
+ *          the activation past its bound. Prints "api: slowest N ms".
  * Prints "held inside activation: yes|no" (yes only under the preload with
  * VRAMTRACE_DEPTH > 0). Exit status 0 unless a call failed. */
 #define _GNU_SOURCE
@@ -30,6 +36,7 @@
 static sem_t held;                 /* A is held inside the activation, or its call returned */
 static volatile int release_a;     /* main lets A go on */
 static volatile int was_held;
+static int a_done;                 /* A's first call returned */
 static __thread int armed;         /* this thread's next libunwind call holds */
 
 static double now_ms(void)
@@ -71,11 +78,31 @@ static void *thread_a(void *arg)
     armed = 1;
     cudaError_t r = cudaMalloc(&p, 4096);
     armed = 0;
+    __atomic_store_n(&a_done, 1, __ATOMIC_RELEASE);
     if (!was_held)
         sem_post(&held);
     if (r != cudaSuccess)
         return (void *)1;
     return cudaFree(p) == cudaSuccess ? NULL : (void *)1;
+}
+
+static volatile int b_bad;
+static void *thread_b(void *arg)
+{
+    (void)arg;
+    void *p[3] = {NULL, NULL, NULL};
+    double t0 = now_ms();
+    for (int i = 0; i < 3; i++)
+        if (cudaMalloc(&p[i], 8192) != cudaSuccess)
+            b_bad = 1;
+    printf("count: B waited %d ms\n", (int)(now_ms() - t0 + 0.5));
+    release_a = 1;
+    while (!__atomic_load_n(&a_done, __ATOMIC_ACQUIRE))
+        ;
+    for (int i = 0; i < 3; i++)
+        if (p[i] && cudaFree(p[i]) != cudaSuccess)
+            b_bad = 1;
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -105,6 +132,29 @@ int main(int argc, char **argv)
         int st = 0;
         waitpid(pid, &st, 0);
         bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    if (!strcmp(mode, "count")) {
+        pthread_t b;
+        pthread_create(&b, NULL, thread_b, NULL);
+        pthread_join(b, NULL);
+        bad |= b_bad;
+    }
+    if (!strcmp(mode, "api")) {
+        double worst = 0, t0;
+        vramtrace_peak_info info;
+        vramtrace_peak_site sites[4];
+#define TIME(call) (t0 = now_ms(), (void)(call), worst = now_ms() - t0 > worst ? now_ms() - t0 : worst)
+        TIME((vramtrace_step(), 0));
+        TIME(vramtrace_snapshot("held"));
+        TIME(vramtrace_live_bytes(-1));
+        TIME(vramtrace_peak_bytes(-1));
+        TIME((vramtrace_scope_begin(), 0));
+        TIME(vramtrace_scope_leaked_bytes());
+        TIME(vramtrace_annotate("k", 1.0));
+        TIME(vramtrace_peak_interval_bytes());
+        TIME(vramtrace_enabled());
+        TIME(vramtrace_peak_sites(0, &info, sites, 4));
+        printf("api: slowest %d ms\n", (int)(worst + 0.5));
     }
     release_a = 1;
     void *rv;
