@@ -119,13 +119,22 @@ static void vt__fork_parent(void)
     vt_guard_leave();
 }
 
+/* Fork child, an activation in progress in the parent (vt__activated 1): done when it
+ * had only its last store left (the hooks record: vt_preload_activate), else to be
+ * started over by the child's first hooked call. */
+static void vt__activation_after_fork(void)
+{
+    int done = (__atomic_load_n(&vt__core_state, __ATOMIC_ACQUIRE) & VT_CORE_HOOKS_READY) != 0;
+    __atomic_store_n(&vt__activated, done ? 2 : 0, __ATOMIC_RELEASE);
+}
+
 static void vt__fork_child(void)
 {
     /* An activation in progress is another thread's (activation never forks): that
      * thread does not exist here, so the child's first hooked call activates again
      * (with our locks taken by prepare or not) instead of waiting for it. */
     if (vt__fork_used && __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1)
-        __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
+        vt__activation_after_fork();
     if (!vt__fork_used) {
         int a = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE);
         if (a == 0) {
@@ -141,7 +150,7 @@ static void vt__fork_child(void)
          * numbered again at the child's own activation, an interrupted activation
          * starts over). */
         if (a == 1)
-            __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
+            vt__activation_after_fork();
         vt_guard_enter();
     }
     vt_hooks_cancel_fork_child();
@@ -314,8 +323,10 @@ void vt_preload_activate(void)
         vt_stack_warm();   /* libunwind (and its pipe) are the first copy's business */
     vt_dlerr_restore(dlerr);
     vt_guard_leave();
-    __atomic_store_n(&vt__activated, 2, __ATOMIC_RELEASE);
+    /* hooks record before the waiters are let go: a call that sees the activation
+     * done also sees them recording */
     vt_core_hooks_ready();
+    __atomic_store_n(&vt__activated, 2, __ATOMIC_RELEASE);
     pthread_setcancelstate(oldcs, NULL);
     errno = e;
 }
