@@ -1009,6 +1009,11 @@ def check_actwait(c):
     expect(m is not None and int(m.group(1)) < 1000, "prog_actwait count: %r" % b.stdout)
     expect(len(re.findall(r"\b3 allocation call\(s\) on other threads were not recorded", b.stderr)) == 1,
            "prog_actwait count: want one exit line counting 3: %r" % b.stderr)
+    # the activating thread's own signal handler allocates: forwards at once (it
+    # must not wait for the activation it interrupted)
+    b = run_in(c, [prog, "signal"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_signal"))
+    m = re.search(r"signal: handler's call took (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and m is not None and int(m.group(1)) < 100, "prog_actwait signal: %r %r" % (b.stdout, b.stderr))
     # the client API during the activation: bounded
     b = run_in(c, [prog, "api"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_api"))
     m = re.search(r"api: slowest (\d+) ms", b.stdout)

@@ -14,6 +14,8 @@
  *          B's first call waits for the activation at most its bound, then B's calls
  *          forward unrecorded; after A's activation ended B frees them. Prints
  *          "count: B waited N ms".
+ *   signal A's own signal handler allocates while A is held: it must not wait for
+ *          the activation it interrupted. Prints "signal: handler's call took N ms".
  *   api    main calls every vramtrace_* function while A is held: none may wait for
  *          the activation past its bound. Prints "api: slowest N ms".
  * Prints "held inside activation: yes|no" (yes only under the preload with
@@ -24,6 +26,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +89,18 @@ static void *thread_a(void *arg)
     return cudaFree(p) == cudaSuccess ? NULL : (void *)1;
 }
 
+static int sig_done, sig_ms;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    void *p = NULL;
+    double t0 = now_ms();
+    if (cudaMalloc(&p, 4096) == cudaSuccess)
+        cudaFree(p);
+    sig_ms = (int)(now_ms() - t0 + 0.5);
+    __atomic_store_n(&sig_done, 1, __ATOMIC_RELEASE);
+}
+
 static volatile int b_bad;
 static void *thread_b(void *arg)
 {
@@ -138,6 +153,16 @@ int main(int argc, char **argv)
         pthread_create(&b, NULL, thread_b, NULL);
         pthread_join(b, NULL);
         bad |= b_bad;
+    }
+    if (!strcmp(mode, "signal")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1;
+        sigaction(SIGUSR1, &sa, NULL);
+        pthread_kill(a, SIGUSR1);
+        while (!__atomic_load_n(&sig_done, __ATOMIC_ACQUIRE))
+            ;
+        printf("signal: handler's call took %d ms\n", sig_ms);
     }
     if (!strcmp(mode, "api")) {
         double worst = 0, t0;
