@@ -1009,6 +1009,10 @@ def check_actwait(c):
     expect(m is not None and int(m.group(1)) < 1000, "prog_actwait count: %r" % b.stdout)
     expect(len(re.findall(r"\b3 allocation call\(s\) on other threads were not recorded", b.stderr)) == 1,
            "prog_actwait count: want one exit line counting 3: %r" % b.stderr)
+    # ... and a child forked afterwards, which lost nothing, does not count them again
+    b = run_in(c, [prog, "countfork"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_countfork"))
+    expect(b.returncode == 0 and len(re.findall(r"were not recorded", b.stderr)) == 1,
+           "prog_actwait countfork: want one exit line (the parent's): %r" % b.stderr)
     # the activating thread's own signal handler allocates: forwards at once (it
     # must not wait for the activation it interrupted)
     b = run_in(c, [prog, "signal"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_signal"))

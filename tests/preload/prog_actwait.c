@@ -14,6 +14,8 @@
  *          B's first call waits for the activation at most its bound, then B's calls
  *          forward unrecorded; after A's activation ended B frees them. Prints
  *          "count: B waited N ms".
+ *   countfork  as count, then a child forked afterwards exits at once (exit(3)): it
+ *          lost no call, so only the parent's exit line counts them.
  *   signal A's own signal handler allocates while A is held: it must not wait for
  *          the activation it interrupted. Prints "signal: handler's call took N ms".
  *   api    main calls every vramtrace_* function while A is held: none may wait for
@@ -148,11 +150,21 @@ int main(int argc, char **argv)
         waitpid(pid, &st, 0);
         bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
     }
-    if (!strcmp(mode, "count")) {
+    if (!strcmp(mode, "count") || !strcmp(mode, "countfork")) {
         pthread_t b;
         pthread_create(&b, NULL, thread_b, NULL);
         pthread_join(b, NULL);
         bad |= b_bad;
+    }
+    if (!strcmp(mode, "countfork")) {   /* a child that lost nothing, exiting normally */
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid == 0)
+            exit(0);
+        int st = 0;
+        waitpid(pid, &st, 0);
+        bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
     }
     if (!strcmp(mode, "signal")) {
         struct sigaction sa;
