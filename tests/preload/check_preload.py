@@ -1009,6 +1009,12 @@ def check_actwait(c):
     expect(m is not None and int(m.group(1)) < 1000, "prog_actwait count: %r" % b.stdout)
     expect(len(re.findall(r"\b3 allocation call\(s\) on other threads were not recorded", b.stderr)) == 1,
            "prog_actwait count: want one exit line counting 3: %r" % b.stderr)
+    # a thread that began waiting later stops when the first wait ran out (at most
+    # one bound for the whole process)
+    b = run_in(c, [prog, "stagger"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_stagger"))
+    m = re.search(r"stagger: C waited (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and m is not None and int(m.group(1)) < 150,
+           "prog_actwait stagger: C waited past the first wait's end: %r %r" % (b.stdout, b.stderr))
     # ... and a child forked afterwards, which lost nothing, does not count them again
     b = run_in(c, [prog, "countfork"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_countfork"))
     expect(b.returncode == 0 and len(re.findall(r"were not recorded", b.stderr)) == 1,

@@ -16,6 +16,8 @@
  *          "count: B waited N ms".
  *   countfork  as count, then a child forked afterwards exits at once (exit(3)): it
  *          lost no call, so only the parent's exit line counts them.
+ *   stagger as count, and thread C allocates 150 ms after B began to wait: once B's
+ *          wait ran out, C's ends too. Prints "stagger: C waited N ms".
  *   signal A's own signal handler allocates while A is held: it must not wait for
  *          the activation it interrupted. Prints "signal: handler's call took N ms".
  *   api    main calls every vramtrace_* function while A is held: none may wait for
@@ -104,6 +106,7 @@ static void on_usr1(int sig)
 }
 
 static volatile int b_bad;
+static int stagger;   /* mode stagger: C, not B, lets A go on */
 static void *thread_b(void *arg)
 {
     (void)arg;
@@ -113,12 +116,30 @@ static void *thread_b(void *arg)
         if (cudaMalloc(&p[i], 8192) != cudaSuccess)
             b_bad = 1;
     printf("count: B waited %d ms\n", (int)(now_ms() - t0 + 0.5));
-    release_a = 1;
+    if (!stagger)
+        release_a = 1;
     while (!__atomic_load_n(&a_done, __ATOMIC_ACQUIRE))
         ;
     for (int i = 0; i < 3; i++)
         if (p[i] && cudaFree(p[i]) != cudaSuccess)
             b_bad = 1;
+    return NULL;
+}
+
+/* stagger: C allocates 150 ms after B began waiting; prints how long C's call took */
+static void *thread_c(void *arg)
+{
+    (void)arg;
+    void *p = NULL;
+    double t0 = now_ms();
+    if (cudaMalloc(&p, 8192) != cudaSuccess)
+        b_bad = 1;
+    printf("stagger: C waited %d ms\n", (int)(now_ms() - t0 + 0.5));
+    release_a = 1;
+    while (!__atomic_load_n(&a_done, __ATOMIC_ACQUIRE))
+        ;
+    if (p && cudaFree(p) != cudaSuccess)
+        b_bad = 1;
     return NULL;
 }
 
@@ -154,6 +175,17 @@ int main(int argc, char **argv)
         pthread_t b;
         pthread_create(&b, NULL, thread_b, NULL);
         pthread_join(b, NULL);
+        bad |= b_bad;
+    }
+    if (!strcmp(mode, "stagger")) {
+        pthread_t b, c;
+        stagger = 1;
+        pthread_create(&b, NULL, thread_b, NULL);
+        struct timespec ts = {0, 150000000};
+        nanosleep(&ts, NULL);
+        pthread_create(&c, NULL, thread_c, NULL);
+        pthread_join(b, NULL);
+        pthread_join(c, NULL);
         bad |= b_bad;
     }
     if (!strcmp(mode, "countfork")) {   /* a child that lost nothing, exiting normally */
