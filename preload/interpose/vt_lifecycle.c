@@ -70,8 +70,9 @@ int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
 static int vt__activated;
 /* Another thread's hooked call meets an activation in progress: it waits for it at
  * most VT_ACTIVATE_WAIT_NS (activation may need the loader lock, which the waiting
- * thread could hold: a bound, not a deadlock), then forwards unrecorded. After one
- * wait ran out, no call waits again (atomic flag). */
+ * thread could hold: a bound, not a deadlock), then forwards unrecorded. Once one
+ * wait ran out, no call waits any more, those already waiting included (atomic
+ * flag). */
 #define VT_ACTIVATE_WAIT_NS 200000000ull   /* 200 ms */
 static int      vt__activate_wait_off;
 static uint64_t vt__activate_missed;        /* atomic: allocations forwarded unrecorded */
@@ -302,6 +303,8 @@ void vt_preload_activate(void)
             int e = errno;
             uint64_t until = vt_now_ns() + VT_ACTIVATE_WAIT_NS;
             for (unsigned i = 0; __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1; i++) {
+                if (__atomic_load_n(&vt__activate_wait_off, __ATOMIC_RELAXED))
+                    break;   /* another thread's wait ran out: so does this one */
                 if (vt_now_ns() >= until) {
                     __atomic_store_n(&vt__activate_wait_off, 1, __ATOMIC_RELAXED);
                     break;
