@@ -1024,6 +1024,16 @@ def check_actwait(c):
     b = run_in(c, [prog, "signal"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_signal"))
     m = re.search(r"signal: handler's call took (\d+) ms", b.stdout)
     expect(b.returncode == 0 and m is not None and int(m.group(1)) < 100, "prog_actwait signal: %r %r" % (b.stdout, b.stderr))
+    # a library's constructor allocates, the loader's lock held, during the activation:
+    # bounded (the activation may need that lock), never a deadlock
+    ctor = os.path.join(os.path.dirname(c.lib), "libactwait_ctor.so")
+    try:
+        b = run_in(c, [prog, "dlopen", ctor], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_dlopen"))
+    except subprocess.TimeoutExpired:
+        fail("prog_actwait dlopen hung (a constructor's allocation during the activation)")
+    m = re.search(r"ctor: cudaMalloc rc=0 in (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and "dlopen: loaded" in b.stdout and m is not None and int(m.group(1)) < 1000,
+           "prog_actwait dlopen: %r %r" % (b.stdout, b.stderr))
     # the client API during the activation: bounded
     b = run_in(c, [prog, "api"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_api"))
     m = re.search(r"api: slowest (\d+) ms", b.stdout)

@@ -18,6 +18,9 @@
  *          lost no call, so only the parent's exit line counts them.
  *   stagger as count, and thread C allocates 150 ms after B began to wait: once B's
  *          wait ran out, C's ends too. Prints "stagger: C waited N ms".
+ *   dlopen main dlopens argv[2] (actwait_ctor.c: its constructor allocates, the
+ *          loader's lock held) while A is held: bounded, no deadlock. Prints
+ *          "dlopen: loaded in N ms".
  *   signal A's own signal handler allocates while A is held: it must not wait for
  *          the activation it interrupted. Prints "signal: handler's call took N ms".
  *   api    main calls every vramtrace_* function while A is held: none may wait for
@@ -187,6 +190,12 @@ int main(int argc, char **argv)
         pthread_join(b, NULL);
         pthread_join(c, NULL);
         bad |= b_bad;
+    }
+    if (!strcmp(mode, "dlopen") && argc > 2) {   /* B dlopens argv[2], whose constructor allocates */
+        double t0 = now_ms();
+        void *h = dlopen(argv[2], RTLD_NOW);
+        printf("dlopen: %s in %d ms\n", h ? "loaded" : dlerror(), (int)(now_ms() - t0 + 0.5));
+        bad |= h == NULL;
     }
     if (!strcmp(mode, "countfork")) {   /* a child that lost nothing, exiting normally */
         fflush(stdout);
