@@ -23,7 +23,11 @@ static int      vt__clock_inited;   /* under the core lock */
 static uint64_t vt__t0, vt__n0;     /* the first calibration point (ticks, ns)  */
 static uint64_t vt__w0;             /* its read window (ns)                     */
 static uint64_t vt__tr, vt__nr;     /* the latest one                           */
-static uint64_t vt__mult;           /* ns per tick, 32.32 fixed point           */
+static uint64_t vt__tp, vt__np;     /* the one before it (valid when vt__seg)   */
+static uint64_t vt__mult;           /* ns per tick, 32.32 fixed point: the first
+                                       point to the latest (or the start-up spin) */
+static uint64_t vt__seg;            /* ns per tick from the one before to the
+                                       latest; 0: none (or not plausible)         */
 
 #if defined(__x86_64__)
 /* A (ticks, ns) pair read together: the counter read between two CLOCK_MONOTONIC
@@ -144,6 +148,11 @@ void vt_clock_calibrate(void)
     uint64_t t, n;
     uint64_t w = vt__pair(&t, &n, 4);
     if (w <= VT_CLOCK_PAIR_NS && t > vt__tr && n >= vt__nr) {
+        /* the stamps applied now lie mostly between the previous point and this one:
+         * the clock's own rate over that stretch (NTP slewing included) */
+        vt__seg = vt__slope(vt__tr, vt__nr, t, n);
+        vt__tp = vt__tr;
+        vt__np = vt__nr;
         vt__tr = t;
         vt__nr = n;
         if (n - vt__n0 >= VT_CLOCK_BASELINE_NS && n - vt__n0 >= 1000 * (vt__w0 + w)) {
@@ -161,8 +170,18 @@ uint64_t vt_clock_ns(uint64_t stamp)
 #if defined(__x86_64__)
     if (!__atomic_load_n(&vt__clock_tsc, __ATOMIC_RELAXED))
         return stamp;
-    __int128 d = (__int128)stamp - (__int128)vt__tr;
-    __int128 ns = (__int128)vt__nr + ((d * (__int128)vt__mult) >> 32);
+    /* between the previous point and the latest: the line through both; before the
+     * previous one: through it, at the long slope; after the latest (its reading was
+     * refused), through the latest, at the long slope */
+    uint64_t t = vt__tr, n = vt__nr, m = vt__mult;
+    if (vt__seg && stamp <= vt__tr) {
+        if (stamp >= vt__tp)
+            m = vt__seg;
+        else
+            t = vt__tp, n = vt__np;
+    }
+    __int128 d = (__int128)stamp - (__int128)t;
+    __int128 ns = (__int128)n + ((d * (__int128)m) >> 32);
     return ns < (__int128)vt__n0 ? vt__n0 : (uint64_t)ns;
 #else
     return stamp;

@@ -11,19 +11,24 @@
  * conversion is the identity. The mode is chosen once, in vt_clock_init at the core's
  * start, before any hook records, and never changes.
  *
- * Conversion (TSC mode): a line through the latest calibration point — a (ticks,
- * CLOCK_MONOTONIC ns) pair read together (the counter between two clock reads at most
- * VT_CLOCK_PAIR_NS apart), taken by the consumer before it applies events
- * (vt_clock_calibrate) — with the slope measured from the first point (taken at
- * vt_clock_init) to the latest one once they are at least VT_CLOCK_BASELINE_NS apart
- * (and 1000 times their read windows), and from a spin at vt_clock_init before that (at least VT_CLOCK_SPIN_NS, long enough
- * that the two points' read windows make at most 1/1000 of it). An event is stamped
- * shortly before it is applied (between two drains), so the line is used over a short
- * distance from a point read moments before: the error is that distance times the
- * slope's relative error (at most 1/1000 at first: about 1 us for an event 1 ms from
- * the point; far less once the baseline is long) plus the point's own read window
- * (half of it; typically tens of ns, at most VT_CLOCK_PAIR_NS / 2). The kernel's
- * slewing of CLOCK_MONOTONIC (NTP) is followed by the slope as it is re-measured.
+ * Conversion (TSC mode): calibration points — (ticks, CLOCK_MONOTONIC ns) pairs read
+ * together (the counter between two clock reads at most VT_CLOCK_PAIR_NS apart) — are
+ * taken by the consumer before it applies events (vt_clock_calibrate), so the events
+ * it applies were stamped between the previous point and this one: such a stamp is
+ * converted on the line through those two points (exact at both ends: the error is
+ * at most their read windows' halves, typically tens of ns, at most
+ * VT_CLOCK_PAIR_NS / 2, however far apart the points are and whatever the clock's
+ * rate did between them, NTP slewing included, as long as that rate was steady over
+ * the stretch; conversions are continuous from one stretch to the next). Other stamps
+ * (before the previous point: a producer preempted between its stamp and its claim;
+ * after the latest, whose reading was refused; before the first calibration) use the
+ * long slope through the nearest point: measured from the first point (taken at
+ * vt_clock_init) to the latest once they are at least VT_CLOCK_BASELINE_NS apart (and
+ * 1000 times their read windows), and from a spin at vt_clock_init before that (at
+ * least VT_CLOCK_SPIN_NS, long enough that the two points' read windows make at most
+ * 1/1000 of it): the error is the distance from that point times the slope's relative
+ * error (at most 1/1000 at first: about 1 us for an event 1 ms from the point) plus
+ * the point's read window's half.
  *
  * Thread safety: vt_clock_stamp, any thread, lock-free, keeps errno. vt_clock_init,
  * vt_clock_calibrate and vt_clock_ns: under the core lock only (they share the
