@@ -14,7 +14,9 @@
  * it (the TSC keeps its rate). With --slew: after the warm-up, 300 ms at the true rate,
  * one unprinted pair and a query (the preload applies it: a calibration point), then the
  * slew begins and the threads make their pairs 50 ms apart (the writer's drains, a
- * second apart, fall while it lasts). */
+ * second apart, fall while it lasts). With --slew-burst the same, the pairs at the
+ * usual pace (run with VRAMTRACE_INTERVAL_MS=0 and fewer events than the ring's kick:
+ * one drain at exit applies them all, in several holds of the core lock). */
 #define _GNU_SOURCE
 #include <cuda_runtime.h>
 #include <pthread.h>
@@ -114,8 +116,8 @@ int main(int argc, char **argv)
 #ifdef VT_SLEW
     __atomic_store_n(&real_gettime, (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime"),
                      __ATOMIC_RELEASE);
-    if (argc > 2 && !strcmp(argv[2], "--slew")) {
-        slow = 1;
+    if (argc > 2 && (!strcmp(argv[2], "--slew") || !strcmp(argv[2], "--slew-burst"))) {
+        slow = !strcmp(argv[2], "--slew");
         struct timespec ts = {0, 300000000};
         nanosleep(&ts, NULL);
         void *p = NULL;
