@@ -1,8 +1,10 @@
 /* vt_clock.c — the event stamp's mode and its conversion to CLOCK_MONOTONIC ns
  * (contract and error bounds: vt_clock.h).
  *
- * Calibration state is the core's: written and read under its lock only. The slope is
- * kept as ns per tick in 32.32 fixed point; a conversion is one 128-bit multiply.
+ * Calibration state is the core's: written and read under its lock only. Slopes are
+ * kept as ns per tick in 32.32 fixed point; a conversion finds the stamp's segment
+ * (from the previous conversion's: events come roughly in stamp order) and does one
+ * 128-bit multiply.
  */
 #define _GNU_SOURCE
 #include "vt_clock.h"
@@ -22,12 +24,26 @@ int vt__clock_stamp_frees;    /* atomic; vt_clock.h */
 static int      vt__clock_inited;   /* under the core lock */
 static uint64_t vt__t0, vt__n0;     /* the first calibration point (ticks, ns)  */
 static uint64_t vt__w0;             /* its read window (ns)                     */
-static uint64_t vt__tr, vt__nr;     /* the latest one                           */
-static uint64_t vt__tp, vt__np;     /* the one before it (valid when vt__seg)   */
 static uint64_t vt__mult;           /* ns per tick, 32.32 fixed point: the first
                                        point to the latest (or the start-up spin) */
-static uint64_t vt__seg;            /* ns per tick from the one before to the
-                                       latest; 0: none (or not plausible)         */
+
+/* The latest calibration points, oldest overwritten: a stamp is converted on the
+ * segment between the two points around it. seg: ns per tick from the point before
+ * (32.32; 0: none, or not plausible). Absolute numbers: point i is at
+ * vt__pt[i % VT_CLOCK_POINTS]; vt__npt taken so far; vt__hint the right end of the
+ * segment the last conversion used (events come roughly in stamp order). */
+#define VT_CLOCK_POINTS 64
+static struct { uint64_t t, n, seg; } vt__pt[VT_CLOCK_POINTS];
+static uint64_t vt__npt, vt__hint;
+#define VT__PT(i) vt__pt[(i) % VT_CLOCK_POINTS]
+
+static void vt__point_add(uint64_t t, uint64_t n, uint64_t seg)
+{
+    VT__PT(vt__npt).t = t;
+    VT__PT(vt__npt).n = n;
+    VT__PT(vt__npt).seg = seg;
+    vt__npt++;
+}
 
 #if defined(__x86_64__)
 /* A (ticks, ns) pair read together: the counter read between two CLOCK_MONOTONIC
@@ -120,8 +136,8 @@ void vt_clock_init(int mode, int stamp_frees)
         }
         vt__mult = w0 <= VT_CLOCK_PAIR_NS && w1 <= VT_CLOCK_PAIR_NS ? vt__slope(vt__t0, vt__n0, t, n) : 0;
         if (vt__mult) {
-            vt__tr = t;
-            vt__nr = n;
+            vt__point_add(vt__t0, vt__n0, 0);
+            vt__point_add(t, n, vt__mult);
             __atomic_store_n(&vt__clock_tsc, 1, __ATOMIC_RELEASE);
             vt_log(VT_LOG_DEBUG, "event times from the TSC (%.4f ns per tick)",
                    (double)vt__mult / 4294967296.0);
@@ -147,14 +163,12 @@ void vt_clock_calibrate(void)
     int e = errno;
     uint64_t t, n;
     uint64_t w = vt__pair(&t, &n, 4);
-    if (w <= VT_CLOCK_PAIR_NS && t > vt__tr && n >= vt__nr) {
-        /* the stamps applied now lie mostly between the previous point and this one:
-         * the clock's own rate over that stretch (NTP slewing included) */
-        vt__seg = vt__slope(vt__tr, vt__nr, t, n);
-        vt__tp = vt__tr;
-        vt__np = vt__nr;
-        vt__tr = t;
-        vt__nr = n;
+    uint64_t tr = VT__PT(vt__npt - 1).t, nr = VT__PT(vt__npt - 1).n;
+    /* a point within VT_CLOCK_SPIN_NS of the latest (the next chunk of one drain)
+     * adds nothing: the stamps applied now lie before the latest already */
+    if (w <= VT_CLOCK_PAIR_NS && t > tr && n >= nr + VT_CLOCK_SPIN_NS) {
+        /* the clock's own rate since the latest point (NTP slewing included) */
+        vt__point_add(t, n, vt__slope(tr, nr, t, n));
         if (n - vt__n0 >= VT_CLOCK_BASELINE_NS && n - vt__n0 >= 1000 * (vt__w0 + w)) {
             uint64_t m = vt__slope(vt__t0, vt__n0, t, n);
             if (m)
@@ -170,15 +184,27 @@ uint64_t vt_clock_ns(uint64_t stamp)
 #if defined(__x86_64__)
     if (!__atomic_load_n(&vt__clock_tsc, __ATOMIC_RELAXED))
         return stamp;
-    /* between the previous point and the latest: the line through both; before the
-     * previous one: through it, at the long slope; after the latest (its reading was
-     * refused), through the latest, at the long slope */
-    uint64_t t = vt__tr, n = vt__nr, m = vt__mult;
-    if (vt__seg && stamp <= vt__tr) {
-        if (stamp >= vt__tp)
-            m = vt__seg;
-        else
-            t = vt__tp, n = vt__np;
+    /* within the points kept: the segment around the stamp (exact at both ends);
+     * after the latest or before the oldest: through that point, at the long slope */
+    uint64_t last = vt__npt - 1, first = vt__npt > VT_CLOCK_POINTS ? vt__npt - VT_CLOCK_POINTS : 0;
+    uint64_t t, n, m = vt__mult;
+    if (stamp >= VT__PT(last).t) {
+        t = VT__PT(last).t;
+        n = VT__PT(last).n;
+    } else if (stamp < VT__PT(first).t) {
+        t = VT__PT(first).t;
+        n = VT__PT(first).n;
+    } else {   /* VT__PT(k - 1).t <= stamp < VT__PT(k).t, first < k <= last */
+        uint64_t k = vt__hint > first && vt__hint <= last ? vt__hint : last;
+        while (stamp >= VT__PT(k).t)
+            k++;
+        while (stamp < VT__PT(k - 1).t)
+            k--;
+        vt__hint = k;
+        t = VT__PT(k).t;
+        n = VT__PT(k).n;
+        if (VT__PT(k).seg)
+            m = VT__PT(k).seg;
     }
     __int128 d = (__int128)stamp - (__int128)t;
     __int128 ns = (__int128)n + ((d * (__int128)m) >> 32);

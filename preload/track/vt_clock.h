@@ -13,16 +13,16 @@
  *
  * Conversion (TSC mode): calibration points — (ticks, CLOCK_MONOTONIC ns) pairs read
  * together (the counter between two clock reads at most VT_CLOCK_PAIR_NS apart) — are
- * taken by the consumer before it applies events (vt_clock_calibrate), so the events
- * it applies were stamped between the previous point and this one: such a stamp is
- * converted on the line through those two points (exact at both ends: the error is
+ * taken by the consumer before it applies events (vt_clock_calibrate; one at most
+ * every VT_CLOCK_SPIN_NS), so an event it applies was stamped before the point, and
+ * mostly after an earlier one: the latest 64 points are kept and a stamp between two
+ * of them is converted on the line through those two (exact at both ends: the error is
  * at most their read windows' halves, typically tens of ns, at most
  * VT_CLOCK_PAIR_NS / 2, however far apart the points are and whatever the clock's
  * rate did between them, NTP slewing included, as long as that rate was steady over
  * the stretch; conversions are continuous from one stretch to the next). Other stamps
- * (before the previous point: a producer preempted between its stamp and its claim;
- * after the latest, whose reading was refused; before the first calibration) use the
- * long slope through the nearest point: measured from the first point (taken at
+ * (before the oldest point kept; after the latest, a reading refused or not taken)
+ * use the long slope through the nearest point: measured from the first point (taken at
  * vt_clock_init) to the latest once they are at least VT_CLOCK_BASELINE_NS apart (and
  * 1000 times their read windows), and from a spin at vt_clock_init before that (at
  * least VT_CLOCK_SPIN_NS, long enough that the two points' read windows make at most
