@@ -134,10 +134,18 @@ void vt_classify(const vt_series *s, long warmup, vt_site_stats *out)
             out->rises++;
             last_rise = i;
         }
+    out->judged_from_step = s->step[w];
     for (size_t i = 1; i < n; i++)
         if (F[i] > F[i - 1]) {
             out->has_first_growth = 1;
             out->first_growth_step = s->step[i];
+            out->first_growth_in_warmup = i < w;
+            break;
+        }
+    for (size_t i = w + 1; i < n; i++)
+        if (F[i] > F[i - 1]) {
+            out->has_first_judged_growth = 1;
+            out->first_judged_growth_step = s->step[i];
             break;
         }
     for (size_t i = w; i < n; i++) {

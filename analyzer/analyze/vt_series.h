@@ -71,6 +71,12 @@ typedef struct vt_site_stats {
     uint64_t leaked_bytes;      /* leak: floor(end) - floor(first step after warm-up); else 0 */
     int has_first_growth;
     uint64_t first_growth_step; /* first step whose whole-run floor is above the previous one */
+    int first_growth_in_warmup; /* 1: that step is one of the warm-up's (before judged_from_step), whose
+                                   rises are not judged */
+    uint64_t judged_from_step;  /* the first step after warm-up: floor_start's, where judging begins */
+    int has_first_judged_growth;
+    uint64_t first_judged_growth_step; /* first step after judged_from_step whose floor rose (the first
+                                          of the rises counted) */
     uint32_t rises;             /* steps after warm-up where the floor rose */
     uint32_t churn_events;      /* steps after warm-up giving memory back (see docs/metrics.md) */
     uint64_t floor_start, floor_end;   /* floor at the first step after warm-up, at the end */

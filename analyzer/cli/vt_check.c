@@ -187,13 +187,12 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
         if (r->st.verdict != VT_LEAK || !(r->st.slope > (double)o->max_growth)) continue;
         if (!f) f = gate_say(gt, VT_GATE_FAIL);
         size_t w = r->st.warmup < p->nsteps ? r->st.warmup : (p->nsteps ? p->nsteps - 1 : 0);
-        char fl[64];
-        fprintf(f, "leak %s/step (limit %s/step), leaked %s since step %" PRIu64
-                " (the end of warm-up; growing since step %" PRIu64 ") (%s%s, device %d)\n    at ",
+        char fl[64], since[128];
+        vt_growth_since(&r->st, 1, since, sizeof since);
+        fprintf(f, "leak %s/step (limit %s/step), leaked %s since step %" PRIu64 " (the end of warm-up)%s%s (%s%s, device %d)\n    at ",
                 vt_size_fmt_signed(r->st.slope, b1, sizeof b1), vt_size_fmt(o->max_growth, b2, sizeof b2),
-                vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), p->nsteps ? p->steps[w] : 0,
-                r->st.first_growth_step, vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl),
-                r->device);
+                vt_size_fmt(r->st.leaked_bytes, b3, sizeof b3), p->nsteps ? p->steps[w] : 0, since[0] ? ", " : "",
+                since, vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl), r->device);
         site_frames(f, a, r);
     }
     if (f) gate_end(f);

@@ -2,9 +2,13 @@
 #include "vt_diff.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "vt_display.h"
 #include "vt_format.h"
 #include "vt_report.h"
 #include "vt_size.h"
@@ -142,7 +146,44 @@ static void pct(FILE *out, uint64_t was, uint64_t now)
     else if (now) fprintf(out, "  (%s)", vt_size_fmt_signed((double)now, b, sizeof b));
 }
 
-int vt_diff(vt_analysis *base, vt_analysis *now, FILE *out)
+/* One run's figures as the JSON "base" / "new" object. */
+static json_t *side_json(const char *path, const vt_analysis *a, const dset *d)
+{
+    char *shown = vt_xdisplay(path);
+    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I}", "path", shown, "processes", (json_int_t)a->n, "peak_bytes",
+                          (json_int_t)d->peak, "unfreed_at_exit_bytes", (json_int_t)d->unfreed, "leaking_sites",
+                          (json_int_t)d->leaks);
+    free(shown);
+    return j;
+}
+
+static json_t *site_json(const dsite *s)
+{
+    if (!s) return json_null();
+    return json_pack("{s:s, s:I, s:I, s:f}", "verdict", vt_verdict_name(s->verdict), "peak_bytes", (json_int_t)s->peak,
+                     "unfreed_at_exit_bytes", (json_int_t)s->unfreed, "growth_bytes_per_step",
+                     isfinite(s->slope) ? s->slope : 0.0);
+}
+
+static int print_json(FILE *out, const char *base_path, const char *new_path, vt_analysis *base, vt_analysis *now,
+                      const dset *B, const dset *N, const change *ch, size_t nch)
+{
+    json_t *changes = json_array();
+    for (size_t i = 0; i < nch; i++) {
+        const change *c = &ch[i];
+        const dsite *s = c->n ? c->n : c->b;
+        json_array_append_new(changes, json_pack("{s:s, s:s, s:o, s:o}", "change", !c->b ? "new" : !c->n ? "gone" : "changed",
+                                                 "title", s->label ? s->label : "", "base", site_json(c->b), "new", site_json(c->n)));
+    }
+    json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o}", "format", "vramtrace-diff", "version", 1, "base",
+                             side_json(base_path, base, B), "new", side_json(new_path, now, N), "changes", changes);
+    int rc = root ? json_dumpf(root, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) : -1;
+    json_decref(root);
+    fputc('\n', out);
+    return rc;
+}
+
+int vt_diff(vt_analysis *base, vt_analysis *now, const char *base_path, const char *new_path, int json, FILE *out)
 {
     dset B, N;
     build(base, &B);
@@ -160,12 +201,6 @@ int vt_diff(vt_analysis *base, vt_analysis *now, FILE *out)
                 }
             }
         }
-    char b1[32], b2[32], b3[32];
-    fprintf(out, "peak             %s -> %s", vt_size_fmt(B.peak, b1, sizeof b1), vt_size_fmt(N.peak, b2, sizeof b2));
-    pct(out, B.peak, N.peak);
-    fprintf(out, "\nunfreed at exit  %s -> %s", vt_size_fmt(B.unfreed, b1, sizeof b1), vt_size_fmt(N.unfreed, b2, sizeof b2));
-    pct(out, B.unfreed, N.unfreed);
-    fprintf(out, "\nleaking sites    %zu -> %zu\nprocesses        %zu -> %zu\n", B.leaks, N.leaks, base->n, now->n);
     change *ch = NULL;
     size_t nch = 0, cap = 0;
     for (size_t i = 0; i < N.n; i++) {
@@ -181,6 +216,22 @@ int vt_diff(vt_analysis *base, vt_analysis *now, FILE *out)
         }
     if (nch)   /* qsort(NULL, 0, ...) is undefined (UBSan) */
         qsort(ch, nch, sizeof *ch, cmp_change);
+    int rc = 0;
+    if (json) {
+        rc = print_json(out, base_path, new_path, base, now, &B, &N, ch, nch);
+        goto done;
+    }
+    char b1[32], b2[32], b3[32];
+    char *bp = vt_xdisplay(base_path), *np = vt_xdisplay(new_path);
+    fprintf(out, "base  %s  (%zu process%s)\nnew   %s  (%zu process%s)\neach figure: base -> new\n\n", bp, base->n,
+            base->n == 1 ? "" : "es", np, now->n, now->n == 1 ? "" : "es");
+    free(bp);
+    free(np);
+    fprintf(out, "peak             %s -> %s", vt_size_fmt(B.peak, b1, sizeof b1), vt_size_fmt(N.peak, b2, sizeof b2));
+    pct(out, B.peak, N.peak);
+    fprintf(out, "\nunfreed at exit  %s -> %s", vt_size_fmt(B.unfreed, b1, sizeof b1), vt_size_fmt(N.unfreed, b2, sizeof b2));
+    pct(out, B.unfreed, N.unfreed);
+    fprintf(out, "\nleaking sites    %zu -> %zu\nprocesses        %zu -> %zu\n", B.leaks, N.leaks, base->n, now->n);
     fprintf(out, "%s\n", nch ? "site changes (new leaks first, then by peak change):" : "no site changed");
     for (size_t i = 0; i < nch && i < 20; i++) {
         const change *c = &ch[i];
@@ -198,8 +249,9 @@ int vt_diff(vt_analysis *base, vt_analysis *now, FILE *out)
         fprintf(out, "\n       %s\n", s->label);
     }
     if (nch > 20) fprintf(out, "  ... and %zu more changed sites\n", nch - 20);
+done:
     free(ch);
     dset_free(&B);
     dset_free(&N);
-    return ferror(out) ? -1 : 0;
+    return rc < 0 || ferror(out) ? -1 : 0;
 }

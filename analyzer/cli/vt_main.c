@@ -6,7 +6,7 @@
  *   vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE]
  *                   [--warmup STEPS] [--baseline PATH --max-peak-increase PCT]
  *                   [--allow-incomplete] [--allow-oom] [--allow-short] [--allow-gaps] [--junit FILE [--force]] PATH...
- *   vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW
+ *   vramtrace diff [--format text|json] [--warmup STEPS] [--rank LIST] BASE NEW
  *   vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]
  *                    [--python-only] PATH...
  *
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vt_analysis.h"
@@ -49,7 +50,7 @@ static void usage(FILE *f)
           "  vramtrace check [--max-growth SIZE] [--max-unfreed SIZE] [--max-peak SIZE] [--warmup STEPS]\n"
           "                  [--baseline PATH --max-peak-increase PCT] [--allow-incomplete] [--allow-oom]\n"
           "                  [--allow-short] [--allow-unreadable] [--allow-gaps] [--junit FILE [--force]] [--rank LIST] PATH...\n"
-          "  vramtrace diff [--warmup STEPS] [--rank LIST] BASE NEW   (also: vramtrace compare)\n"
+          "  vramtrace diff [--format text|json] [--warmup STEPS] [--rank LIST] BASE NEW   (also: vramtrace compare)\n"
           "  vramtrace export --format torch|perfetto|collapsed [--metric live|leaked|peak] [-o FILE] [--force]\n"
           "                   [--warmup STEPS] [--python-only] [--rank LIST] PATH...\n"
           "  vramtrace --version\n"
@@ -331,7 +332,32 @@ typedef struct check_args {
     long warmup;
     const char *baseline;
     int force;                  /* --force: --junit may replace an existing file */
+    int livewarns;              /* `run --check`: the warnings of this run's processes first */
+    uint64_t run_start_ns;      /* CLOCK_REALTIME when `run` started the program */
 } check_args;
+
+/* `run`: the leak warnings the preload printed while the program ran, once more on
+ * stderr, each site named as the report names it (vt_livewarn_text), for the
+ * processes of this run (started at or after since_ns: the folder may hold earlier
+ * runs'). Returns how many were printed. */
+static size_t print_livewarns(vt_analysis *a, uint64_t since_ns)
+{
+    size_t said = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const vt_proc_result *pr = &a->procs[i];
+        if (pr->p->start_ns < since_ns) continue;
+        for (size_t k = 0; k < pr->p->nlivewarns; k++) {
+            char line[1400];
+            if (!said++) fputs("vramtrace: the leak warnings printed while it ran, named as the report names them:\n", stderr);
+            fprintf(stderr, "vramtrace:   pid %llu: %s\n", (unsigned long long)pr->p->pid,
+                    vt_livewarn_text(a, pr, &pr->p->livewarns[k], line, sizeof line));
+        }
+        if (pr->p->livewarns_dropped)
+            fprintf(stderr, "vramtrace:   pid %llu: and up to %llu more\n", (unsigned long long)pr->p->pid,
+                    (unsigned long long)pr->p->livewarns_dropped);
+    }
+    return said;
+}
 
 /* Handles a check option; 1 handled, 0 not a check option, -1 bad value. */
 static int check_option(int c, const char *arg, check_args *ca)
@@ -377,6 +403,7 @@ static int run_check(char *const *paths, int n, check_args *ca, int verbose)
     vt_analysis a, b;
     int rc = load(paths, n, ca->warmup, verbose, &rs, &a);
     if (rc) return rc;
+    if (ca->livewarns) print_livewarns(&a, ca->run_start_ns);
     if (ca->o.junit_path) {
         int regular;
         ca->o.junit = open_out(ca->o.junit_path, ca->force, paths, n, &regular);
@@ -566,15 +593,20 @@ static int cmd_export(int argc, char **argv)
 static int cmd_diff(int argc, char **argv)
 {
     static const struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP}, {"rank", required_argument, 0, O_RANK},
-                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                       {"format", required_argument, 0, O_FORMAT}, {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     long warmup = -1;
+    const char *format = "text";
     int c;
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         if (c == O_WARMUP) { if (parse_steps(optarg, &warmup) < 0) return 2; }
+        else if (c == O_FORMAT) format = optarg;
         else if (c == O_RANK) { if (parse_ranks(optarg) < 0) return 2; }   /* both runs: the same ranks */
         else if (c == 'h') { usage(stdout); return stdout_failed() ? 2 : 0; }
         else return opt_error("diff", c, argv);
     }
+    if (strcmp(format, "text") && strcmp(format, "json"))
+        return bad_usage("diff: --format must be text or json, not \"%s\"", format);
     if (argc - optind != 2) return bad_usage("diff: needs BASE and NEW%s", "");
     vt_runset rb, rn;
     vt_analysis b, n;
@@ -586,7 +618,7 @@ static int cmd_diff(int argc, char **argv)
         vt_runset_free(&rb);
         return rc;
     }
-    rc = vt_diff(&b, &n, stdout) < 0 ? 2 : 0;
+    rc = vt_diff(&b, &n, argv[optind], argv[optind + 1], !strcmp(format, "json"), stdout) < 0 ? 2 : 0;
     if (stdout_failed()) rc = 2;
     vt_analysis_free(&b);
     vt_analysis_free(&n);
@@ -649,6 +681,9 @@ static int cmd_run(int argc, char **argv)
     }
     if (optind >= argc) return bad_usage("run: no command given (vramtrace run [OPTIONS] -- CMD [ARG...])%s", "");
     ro.argv = argv + optind;
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    ca.run_start_ns = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec;
     int st = vt_run(&ro);
     if (st < 0) return 2;
     if (vt_run_count_snapshots(ro.outbuf) == 0) {
@@ -662,8 +697,24 @@ static int cmd_run(int argc, char **argv)
         return st;
     }
     fprintf(stderr, "vramtrace: snapshots are in %s\n", ro.outbuf);
-    if (!check) return st;
     char *paths[1] = {ro.outbuf};
+    if (!check) {   /* a folder that cannot be read is check's and report's to say */
+        vt_runset rs;
+        vt_analysis a;
+        int saved = dup(2), quiet = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (saved >= 0 && quiet >= 0) dup2(quiet, 2);
+        int rc = load(paths, 1, -1, 0, &rs, &a);
+        if (saved >= 0 && quiet >= 0) dup2(saved, 2);
+        if (saved >= 0) close(saved);
+        if (quiet >= 0) close(quiet);
+        if (!rc) {
+            print_livewarns(&a, ca.run_start_ns);
+            vt_analysis_free(&a);
+            vt_runset_free(&rs);
+        }
+        return st;
+    }
+    ca.livewarns = 1;
     int rc = run_check(paths, 1, &ca, 0);
     if (st != 0) {
         fprintf(stderr, "vramtrace: the program exited with status %d; that status is kept\n", st);

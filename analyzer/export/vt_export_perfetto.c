@@ -245,7 +245,8 @@ static int trace_events(FILE *f, vt_analysis *a, const vt_proc_result *pr, int64
             rc |= emit(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:{s:o, s:o, s:o, s:s}}", "name", name,
                                     "ph", "b", "cat", "allocation", "id", (json_int_t)b->id, "ts", tus,
                                     "pid", (json_int_t)pid, "tid", (json_int_t)0, "args", "size_bytes", jbytes(e->size),
-                                    "address", jbytes(e->addr), "stream", jbytes(e->stream), "kind",
+                                    "address", jbytes(e->addr),
+                                    VT_KIND_OF(e->kind) == VT_KIND_ASYNC ? "stream" : "context", jbytes(e->stream), "kind",
                                     vt_kind_name(e->kind)), first);
         } else {
             if (!b) continue;         /* a free of a block the trace never saw allocated */

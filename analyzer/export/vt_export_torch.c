@@ -120,6 +120,14 @@ static const vt_stack *stack_of(const vt_process *p, int64_t id)
     return raw ? raw->canon : NULL;
 }
 
+/* memory_viz's "stream" of a block: the CUstream of a stream-ordered allocation; 0
+ * (the default stream) for any other kind, whose column holds the CUcontext current
+ * at the call, not a stream. */
+static uint64_t torch_stream(int kind, uint64_t ctx_stream)
+{
+    return VT_KIND_OF(kind) == VT_KIND_ASYNC ? ctx_stream : 0;
+}
+
 /* One segment holding one active block: (device, addr, size, stream, kind, stack id). */
 static void segment_of(tctx *t, int device, uint64_t addr, uint64_t size, uint64_t stream, int kind,
                        int64_t stack)
@@ -134,7 +142,7 @@ static void segment_of(tctx *t, int device, uint64_t addr, uint64_t size, uint64
     vt_pk_kv_uint(pk, "allocated_size", size);
     vt_pk_kv_uint(pk, "active_size", size);
     vt_pk_kv_uint(pk, "requested_size", size);
-    vt_pk_kv_uint(pk, "stream", stream);
+    vt_pk_kv_uint(pk, "stream", torch_stream(kind, stream));
     vt_pk_kv_str(pk, "segment_type", "large");
     vt_pk_str(pk, "segment_pool_id");
     vt_pk_int(pk, 0);
@@ -193,14 +201,14 @@ static void trace_entry(tctx *t, const ev *e)
     } else if (e->te) {
         vt_pk_kv_uint(pk, "addr", e->te->addr);
         vt_pk_kv_uint(pk, "size", e->te->size);
-        vt_pk_kv_uint(pk, "stream", e->te->stream);
+        vt_pk_kv_uint(pk, "stream", torch_stream(e->te->kind, e->te->stream));
         vt_pk_str(pk, "frames");
         frames(t, stack_of(t->p, e->te->stack));
     } else {
         const vt_alloc *r = e->b->row;
         vt_pk_kv_uint(pk, "addr", r->addr);
         vt_pk_kv_uint(pk, "size", r->size);
-        vt_pk_kv_uint(pk, "stream", r->stream);
+        vt_pk_kv_uint(pk, "stream", torch_stream(r->kind, r->stream));
         vt_pk_str(pk, "frames");
         frames(t, stack_of(t->p, r->stack));
     }

@@ -84,6 +84,7 @@ void vt_process_free(vt_process *p)
     }
     free(p->modules);
     free(p->gaps);
+    free(p->livewarns);
     HASH_CLEAR(hh, p->stack_by_key);
     HASH_CLEAR(hh, p->pyonly_by_key);
     for (size_t i = 0; i < p->nstacks; i++) {

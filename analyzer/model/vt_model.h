@@ -351,6 +351,18 @@ typedef struct vt_gap {
     char error[128];            /* its text, display form (vt_display.h) */
 } vt_gap;
 
+/* A leak warning the preload printed while the process ran ("vramtrace: possible
+ * leak: ..." on its stderr): a site as the first snapshot whose "leak_warnings" named
+ * it gave it (docs/snapshot-format.md). */
+typedef struct vt_livewarn {
+    vt_site_key key;            /* raw stack id, kind, device (flags 0: the warning has none) */
+    uint64_t step;              /* that snapshot's step */
+    uint64_t growth_steps;      /* steps its floor had risen in a row then */
+    uint64_t growth_bytes_per_step;
+} vt_livewarn;
+/* Warnings kept per process (the first ones, in file order; the rest are counted). */
+#define VT_MAX_LIVEWARN 32
+
 typedef struct vt_process {
     char *file;                 /* snapshot file path */
     char *host;
@@ -377,6 +389,8 @@ typedef struct vt_process {
                                                          (at most VT_MAX_LABELS) */
     uint64_t labels_dropped;                          /* labelled snapshots past the cap */
     vt_host hostsig;            /* host and hardware signals (vt_hostsig.h) */
+    vt_livewarn *livewarns; size_t nlivewarns, caplivewarns;   /* at most VT_MAX_LIVEWARN */
+    uint64_t livewarns_dropped;                               /* warned sites past that cap */
     vt_rawstack *rawstacks;
     vt_rsite *sites;            /* hash of all sites */
     size_t nsites;

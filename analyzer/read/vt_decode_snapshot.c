@@ -354,6 +354,43 @@ static int rd_oom(vt_rd *r, const json_t *o, vt_rec_oom *m)
     return 0;
 }
 
+/* ---- leak_warnings: read leniently (a warning the preload printed; side data that
+ * never makes a file unreadable): an entry that is not an object with a defined
+ * stack, a known kind and a device is passed over ---- */
+
+static void rd_livewarns(vt_process *p, uint64_t step, const json_t *a)
+{
+    size_t i;
+    json_t *e;
+    if (!json_is_array(a)) return;
+    json_array_foreach(a, i, e) {
+        json_t *st = json_object_get(e, "stack"), *kd = json_object_get(e, "kind"), *dv = json_object_get(e, "device");
+        json_t *gs = json_object_get(e, "growth_steps"), *gb = json_object_get(e, "growth_bytes_per_step");
+        if (!json_is_integer(st) || !json_is_string(kd) || !json_is_integer(dv)) continue;
+        int kind = vt_kind_from_name(json_string_value(kd));
+        json_int_t dev = json_integer_value(dv);
+        if (kind < 0 || dev < -1 || dev > INT32_MAX || !vt_process_rawstack(p, json_integer_value(st))) continue;
+        size_t k = 0;
+        while (k < p->nlivewarns && !(p->livewarns[k].key.stack == json_integer_value(st) &&
+                                      p->livewarns[k].key.kind == kind && p->livewarns[k].key.device == (int32_t)dev))
+            k++;
+        if (k < p->nlivewarns) continue;   /* warned once: the first record that named it */
+        if (p->nlivewarns == VT_MAX_LIVEWARN) {
+            p->livewarns_dropped++;   /* a site past the cap may be counted again: a bound, not a count */
+            continue;
+        }
+        vt_livewarn w;
+        memset(&w, 0, sizeof w);
+        w.key.stack = json_integer_value(st);
+        w.key.kind = kind;
+        w.key.device = (int32_t)dev;
+        w.step = step;
+        w.growth_steps = json_is_integer(gs) && json_integer_value(gs) > 0 ? (uint64_t)json_integer_value(gs) : 0;
+        w.growth_bytes_per_step = json_is_integer(gb) && json_integer_value(gb) > 0 ? (uint64_t)json_integer_value(gb) : 0;
+        VT_PUSH(p->livewarns, p->nlivewarns, p->caplivewarns, w);
+    }
+}
+
 /* ---- annotations (docs/snapshot-format.md "annotations") ---- */
 
 static int annot_key_ok(const char *k)
@@ -655,5 +692,6 @@ int vt_rd_snapshot(vt_rd *r, json_t *o)
     r->last_step_marked = rec->step_marked;
     vt_fold_snapshot(p, rec, r->rs->keep_allocs);
     vt_hostsig_read(&p->hostsig, json_object_get(o, "host"));   /* lenient: cannot fail */
+    rd_livewarns(p, rec->step, json_object_get(o, "leak_warnings"));   /* lenient too */
     return 0;
 }

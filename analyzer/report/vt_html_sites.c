@@ -13,6 +13,7 @@
  *   "title_frame": index into stack of the frame that names it, "rule": text, "alloc":
  *   text or null, "flags": text or null, "peak", "floor_end", "unfreed", "leaked":
  *   bytes, "slope": bytes per step, "since" / "exhaust" / "oom_cut": step or null,
+ *   "since_text": "since" in words (vt_growth_since: whether it was seen in warm-up) or null,
  *   "curve": {"live": [..], "peak": [..] (only when some peak is above live)} (SITE_POINTS
  *   points at most; null past the first SITE_CURVES sites), "same": index into
  *   the top object's "same_sites" or absent;
@@ -98,7 +99,8 @@ static void rule_text(const vt_proc_result *pr, const vt_site_result *r, const u
                 "the last quarter of the run", st->rises, m, unit, vt_size_fmt_signed(st->slope, b1, sizeof b1));
         ADD("; leaked %s since step %" PRIu64 " (the end of warm-up)", vt_size_fmt(st->leaked_bytes, b2, sizeof b2),
             p->steps[w]);
-        if (st->has_first_growth) ADD(", growing since step %" PRIu64, st->first_growth_step);
+        char since[128];
+        if (st->has_first_growth) ADD(", %s", vt_growth_since(st, 1, since, sizeof since));
         break;
     }
     case VT_CHURN:
@@ -189,7 +191,7 @@ static int site_keys(vt_analysis *a, const vt_proc_result *pr, size_t si, json_t
         long fi = frame_index(fh, frames, vt_site_frame(a, r, i));
         if (fi < 0 || json_array_append_new(stack, json_integer(fi))) return -1;
     }
-    char rule[600], note[200], fl[64];
+    char rule[600], note[200], fl[64], since[128];
     vt_html_series_site(hs, si, live, peak);
     rule_text(pr, r, live, F, n, rule, sizeof rule);
     note[0] = 0;
@@ -214,6 +216,8 @@ static int site_keys(vt_analysis *a, const vt_proc_result *pr, size_t si, json_t
            put(o, "floor_end", u64(r->st.floor_end)) | put(o, "unfreed", u64(r->unfreed_exit)) |
            put(o, "leaked", u64(r->st.leaked_bytes)) | put(o, "slope", json_real(r->st.slope)) |
            put(o, "since", opt_step(r->st.has_first_growth, (int64_t)r->st.first_growth_step)) |
+           put(o, "since_text", r->st.has_first_growth ? json_string(vt_growth_since(&r->st, 0, since, sizeof since))
+                                                       : json_null()) |
            put(o, "exhaust", opt_step(r->exhaustion_step >= 0, r->exhaustion_step)) |
            put(o, "oom_cut", opt_step(r->oom_cut_step >= 0, r->oom_cut_step)) | put(o, "curve", curve);
 }

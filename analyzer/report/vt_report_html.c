@@ -124,14 +124,15 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs("</ul>\n", f);
     }
     if (pr->count[VT_LEAK]) {
-        fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked</th><th>since step</th>"
+        fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked</th><th>growing since</th>"
               "<th>device runs out at step</th><th>kind</th><th>stack</th></tr>\n", f);
         for (size_t s = 0; s < pr->nsites; s++) {
             vt_site_result *r = &pr->sites[s];
             if (r->st.verdict != VT_LEAK) continue;
             fprintf(f, "<tr><td>%s</td><td>%s</td><td>", vt_size_fmt_signed(r->st.slope, b1, sizeof b1),
                     vt_size_fmt(r->st.leaked_bytes, b2, sizeof b2));
-            if (r->st.has_first_growth) fprintf(f, "%" PRIu64, r->st.first_growth_step);
+            char since[128];   /* digits and plain words: nothing to escape */
+            fputs(vt_growth_since(&r->st, 0, since, sizeof since), f);
             fputs("</td><td>", f);
             if (r->exhaustion_step >= 0) fprintf(f, "%" PRId64, r->exhaustion_step);
             fprintf(f, "</td><td>%s %d</td><td>", vt_kind_name(r->kind), r->device);

@@ -128,6 +128,10 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_object_set_new(s, "unfreed_at_exit_bytes", ju(r->unfreed_exit));
     json_object_set_new(s, "peak_bytes", ju(r->peak_bytes));
     json_object_set_new(s, "first_growth_step", r->st.has_first_growth ? ju(r->st.first_growth_step) : json_null());
+    json_object_set_new(s, "first_growth_in_warmup", json_boolean(r->st.has_first_growth && r->st.first_growth_in_warmup));
+    json_object_set_new(s, "judged_from_step", ju(r->st.judged_from_step));
+    json_object_set_new(s, "first_judged_growth_step",
+                        r->st.has_first_judged_growth ? ju(r->st.first_judged_growth_step) : json_null());
     json_object_set_new(s, "exhaustion_step", r->exhaustion_step >= 0 ? json_integer(r->exhaustion_step) : json_null());
     json_object_set_new(s, "grew_until_oom_step", r->oom_cut_step >= 0 ? json_integer(r->oom_cut_step) : json_null());
     if (r->kind == VT_KIND_REGION) {   /* the allocation that holds its regions, when known */

@@ -201,7 +201,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         char sp[SPARK_W * 3 + 4], rate[32];
         vt_size_fmt_signed(r->st.slope, rate, sizeof rate);
         fprintf(f, "  %s%s/step%s  leaked %s", red, rate, off, vt_size_fmt(r->st.leaked_bytes, b1, sizeof b1));
-        if (r->st.has_first_growth) fprintf(f, ", growing since step %" PRIu64, r->st.first_growth_step);
+        char since[128];
+        if (r->st.has_first_growth) fprintf(f, ", %s", vt_growth_since(&r->st, 1, since, sizeof since));
         char fl[64];
         fprintf(f, "  (%s%s, device %d)\n", vt_kind_name(r->kind), vt_flags_text(r->flags, " ", fl, sizeof fl),
                 r->device);

@@ -1,9 +1,11 @@
 /* vt_site_view.c — how a site is presented (contract in vt_site_view.h). */
 #include "vt_site_view.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "vt_format.h"
 #include "vt_size.h"
 
 const vt_sym *vt_site_frame(vt_analysis *a, const vt_site_result *r, uint32_t i)
@@ -133,5 +135,35 @@ const char *vt_steps_how(const vt_process *p, char *buf, size_t cap)
         snprintf(buf, cap, "marked by NVTX ranges %s", p->step_range);
     else
         snprintf(buf, cap, "marked by vramtrace_step");
+    return buf;
+}
+
+const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t cap)
+{
+    const char *l = lead ? "growing since " : "";
+    if (!st->has_first_growth)
+        snprintf(buf, cap, "%s", "");
+    else if (st->first_growth_in_warmup)
+        snprintf(buf, cap, "%sstep %" PRIu64 " (first seen in warm-up; judged from step %" PRIu64 ")", l,
+                 st->first_growth_step, st->judged_from_step);
+    else
+        snprintf(buf, cap, "%sstep %" PRIu64, l, st->first_growth_step);
+    return buf;
+}
+
+const char *vt_livewarn_text(vt_analysis *a, const vt_proc_result *pr, const vt_livewarn *w, char *buf, size_t cap)
+{
+    const vt_rsite *s, *t, *hit = NULL;
+    HASH_ITER(hh, pr->p->sites, s, t)   /* the warning has no flags: any site of that stack, kind and device */
+        if (s->key.stack == w->key.stack && s->key.kind == w->key.kind && s->key.device == w->key.device) {
+            hit = s;
+            break;
+        }
+    const vt_site_result *r = hit ? vt_result_of(pr, hit) : NULL;
+    char rate[32], title[64];
+    if (!r) snprintf(title, sizeof title, "stack %lld", (long long)w->key.stack);
+    snprintf(buf, cap, "possible leak: %s growing %s/step (%" PRIu64 " steps in a row by step %" PRIu64 ") (%s, device %d)",
+             r ? vt_site_title(a, r) : title, vt_size_fmt(w->growth_bytes_per_step, rate, sizeof rate),
+             w->growth_steps, w->step, vt_kind_name(w->key.kind), (int)w->key.device);
     return buf;
 }

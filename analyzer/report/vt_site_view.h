@@ -59,6 +59,23 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
  * into buf, returned. */
 const char *vt_steps_how(const vt_process *p, char *buf, size_t cap);
 
+/* Where a site's growth began, in the words every output uses: "growing since step
+ * 12" when its floor first rose at or after the first judged step (the end of
+ * warm-up); "growing since step 2 (first seen in warm-up; judged from step 5)" when
+ * it first rose during the warm-up, whose steps are not judged. Without lead, the
+ * same from "step" on (a table row headed "growing since"). Into buf, returned; ""
+ * when the floor never rose (st->has_first_growth 0). */
+const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t cap);
+
+/* A leak warning the preload printed while the process ran (vt_livewarn), named by
+ * the site's resolved title as the report names it (function (file:line) where DWARF
+ * knows it; the preload's own line can only name the ELF symbol or module+offset):
+ * "possible leak: remember_batch (training_loop.cu:78) growing 3 MiB/step (39 steps
+ * in a row by step 40) (device, device 0)": the growth as the first complete snapshot
+ * that listed the warning had it (the preload printed its line when the count reached
+ * its leak_steps, perhaps earlier). Into buf, returned. */
+const char *vt_livewarn_text(vt_analysis *a, const vt_proc_result *pr, const vt_livewarn *w, char *buf, size_t cap);
+
 /* Unicode block sparkline of v[0..n-1] in at most width cells (bucket maxima,
  * scaled 0..max) into buf (cap >= 3*width+1). */
 char *vt_sparkline(const uint64_t *v, size_t n, size_t width, char *buf, size_t cap);

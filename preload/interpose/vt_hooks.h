@@ -184,6 +184,9 @@ uint64_t vt_preload_missed_count(void);
  * other front doors of the library (the NVTX injection, vt_nvtx.c): same contracts. */
 void vt_api_step(void);
 int  vt_api_snapshot(const char *label);
+/* Fork child (one thread): the NVTX marks' rate bound and count of marks not written
+ * start over (the parent's are the parent's to say). */
+void vt_nvtx_fork_child(void);
 
 /* Looks up the C library's _exit and _Exit behind ours (vt_hooks_exit.c), at start-up,
  * so the hooks make no loader call. */

@@ -131,9 +131,10 @@ static void vt__activation_after_fork(void)
 
 static void vt__fork_child(void)
 {
-    /* the parent's unrecorded calls are the parent's to report (vt__dtor) */
-    if (__atomic_load_n(&vt__activate_missed, __ATOMIC_RELAXED))
-        __atomic_store_n(&vt__activate_missed, 0, __ATOMIC_RELAXED);
+    /* the parent's start-up counts are not the child's (it says its own at exit) */
+    __atomic_store_n(&vt__activate_missed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__activate_wait_off, 0, __ATOMIC_RELAXED);
+    vt_nvtx_fork_child();
     /* An activation in progress is another thread's (activation never forks): that
      * thread does not exist here, so the child's first hooked call activates again
      * (with our locks taken by prepare or not) instead of waiting for it. */

@@ -324,6 +324,12 @@ static void vt__domain_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
 static uint64_t vt__mark_last_ns;   /* atomic: when the last mark snapshot was taken */
 static uint64_t vt__mark_skipped;   /* atomic: marks not written since               */
 
+void vt_nvtx_fork_child(void)
+{
+    __atomic_store_n(&vt__mark_last_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt__mark_skipped, 0, __ATOMIC_RELAXED);
+}
+
 static void vt__mark(const char *msg)
 {
     if (!msg || !vt_core_hooks_record())

@@ -91,8 +91,34 @@ void vt_clock_init(int mode, int stamp_frees);
  * applying events). Nothing in monotonic mode. */
 void vt_clock_calibrate(void);
 
+/* The conversion's line (TSC mode; under the core lock, written by vt_clock_init and
+ * vt_clock_calibrate): the latest segment, from the point before (tp ticks) to the
+ * latest calibration point (tr ticks, nr ns), and its slope (mult: ns per tick, 32.32
+ * fixed point, below 2^36; the long slope where the segment's is not plausible); the
+ * first point's ns (n0: no event is older). */
+typedef struct vt_clock_line {
+    uint64_t tr, nr, n0, mult, tp;
+} vt_clock_line;
+extern vt_clock_line vt__clock_line;
+/* The conversion of a stamp outside the latest segment, or far from its end: on the
+ * segment of the points kept around it (vt_clock.c; 128-bit product). */
+uint64_t vt__clock_ns_far(uint64_t stamp);
+
 /* CLOCK_MONOTONIC ns of an event stamped stamp (vt_clock_stamp); the identity in
- * monotonic mode. Under the core lock. */
-uint64_t vt_clock_ns(uint64_t stamp);
+ * monotonic mode. Under the core lock. Inline: the drain converts every event. */
+static inline uint64_t vt_clock_ns(uint64_t stamp)
+{
+    if (!__atomic_load_n(&vt__clock_tsc, __ATOMIC_RELAXED))
+        return stamp;
+    int64_t d = (int64_t)(stamp - vt__clock_line.tr);
+    /* one unsigned compare: tp <= stamp <= tr */
+    if (__builtin_expect(stamp - vt__clock_line.tp > vt__clock_line.tr - vt__clock_line.tp ||
+                         d <= -(1ll << 27), 0))
+        return vt__clock_ns_far(stamp);
+    int64_t off = (d * (int64_t)vt__clock_line.mult) >> 32;   /* |d| < 2^27: no overflow */
+    if (off < 0 && (uint64_t)-off > vt__clock_line.nr - vt__clock_line.n0)
+        return vt__clock_line.n0;
+    return vt__clock_line.nr + (uint64_t)off;
+}
 
 #endif /* VT_CLOCK_H */

@@ -98,10 +98,11 @@ async function tableAfter(page, title) {
   }, title);
 }
 
-// A point inside the timeline's area of site SI, in page coordinates (null: none).
-async function pointInArea(page, si) {
-  return page.evaluate((si) => {
-    const path = document.querySelector(`#vt-tl-svg path.vt-tl-area[data-site="${si}"]`);
+// A point inside the timeline's area of site SI (CLS: vt-tl-area, its live bytes at the
+// steps' ends; vt-tl-inner, its most inside the steps), in page coordinates (null: none).
+async function pointInArea(page, si, cls = 'vt-tl-area') {
+  return page.evaluate(([si, cls]) => {
+    const path = document.querySelector(`#vt-tl-svg path.${cls}[data-site="${si}"]`);
     if (!path) return null;
     const svg = path.ownerSVGElement, b = path.getBBox(), m = svg.getScreenCTM();
     let best = null;
@@ -113,7 +114,7 @@ async function pointInArea(page, si) {
     if (!best) return null;
     const q = best.matrixTransform(m);
     return { x: q.x, y: q.y };
-  }, si);
+  }, [si, cls]);
 }
 const tickText = (page) => page.evaluate(() => [...document.querySelectorAll('#vt-tl-svg .vt-tl-xtick')].map((t) => t.textContent).join(','));
 
@@ -142,6 +143,42 @@ async function timelineChecks(page, name) {
   const red = countColor(px, [0xd6, 0x27, 0x28]);
   console.log(`${name}: leak area (#d62728): ${red} pixels`);
   check(red > 300, `${name}: the leak's area is not visible in the screenshot (${red} pixels)`);
+
+  // the lines' labels (peak, driver, NVML, ...) are legible: no two boxes overlap or
+  // touch (at least 2 px apart; the training loop's peak and driver lines are 27 MiB apart)
+  const boxes = await page.evaluate(() => [...document.querySelectorAll('#vt-tl-svg .vt-tl-label')].map((t) => {
+    const r = t.getBoundingClientRect();
+    return { text: t.textContent, l: r.left, r: r.right, t: r.top, b: r.bottom };
+  }));
+  console.log(`${name}: line labels: ${boxes.map((b) => `"${b.text}" y ${b.t.toFixed(1)}-${b.b.toFixed(1)}`).join('; ')}`);
+  check(boxes.some((b) => /^peak /.test(b.text)) && boxes.some((b) => /^driver: /.test(b.text)),
+        `${name}: the peak and driver lines are not both labelled`);
+  for (let i = 0; i < boxes.length; i++)
+    for (let k = i + 1; k < boxes.length; k++) {
+      const a = boxes[i], c = boxes[k];
+      check(a.r + 2 <= c.l || c.r + 2 <= a.l || a.b + 2 <= c.t || c.b + 2 <= a.t,
+            `${name}: the labels "${a.text}" and "${c.text}" overlap or touch (${a.t.toFixed(1)}-${a.b.toFixed(1)}, ${c.t.toFixed(1)}-${c.b.toFixed(1)})`);
+    }
+  // a churn site (its memory is given back inside each step) is visible: a point inside
+  // its area is its own path, on top, and hovering it names it
+  const churnSi = proc.sites.reduce((best, s, i) => (s.verdict === 'churn' && (best < 0 || s.peak > proc.sites[best].peak) ? i : best), -1);
+  check(churnSi >= 0, `${name}: no churn site`);
+  if (churnSi >= 0) {
+    const cp = await pointInArea(page, churnSi, 'vt-tl-inner');
+    check(cp, `${name}: no area drawn for churn site ${proc.sites[churnSi].title} inside the steps`);
+    if (cp) {
+      const hit = await page.evaluate(([x, y]) => {
+        const e = document.elementFromPoint(x, y);
+        return e ? `${e.tagName}.${e.getAttribute('class')}[${e.getAttribute('data-site')}]` : 'nothing';
+      }, [cp.x, cp.y]);
+      console.log(`${name}: churn site ${churnSi} (${proc.sites[churnSi].title}): element at its area: ${hit}`);
+      check(hit === `path.vt-tl-inner[${churnSi}]`, `${name}: the churn site's area is covered: ${hit} is on top of it`);
+      await page.mouse.move(cp.x, cp.y);
+      const ct = (await page.locator('#vt-tip').isVisible()) ? await page.locator('#vt-tip').innerText() : '';
+      check(ct.includes(proc.sites[churnSi].title) && /inside step \d+/.test(ct),
+            `${name}: hovering the churn site's area does not name it: ${JSON.stringify(ct)}`);
+    }
+  }
 
   // hover the leak's area: the tooltip names the site, its bytes and the step
   const pt = await pointInArea(page, leakSi);

@@ -35,7 +35,7 @@ if mode == "tsc":
 
 shutil.rmtree(out, ignore_errors=True)
 env = dict(os.environ, LD_PRELOAD=lib, VRAMTRACE_OUTPUT=out, VRAMTRACE_TRACE="1", VRAMTRACE_DEPTH="0",
-           VRAMTRACE_CLOCK=mode, VRAMTRACE_LOG="debug", VRAMTRACE_COMPRESS="0")
+           VRAMTRACE_CLOCK=mode, VRAMTRACE_LOG="info", VRAMTRACE_COMPRESS="0")
 r = subprocess.run([prog, str(pairs)] + extra, env=env, capture_output=True, text=True)
 if r.returncode != 0:
     sys.exit(f"check_eventtime: the program failed ({r.returncode}): {r.stderr[-2000:]}")

@@ -119,6 +119,10 @@ for d, t in enumerate(snap["device_traces"]):
 segs = {(s["device"], s["address"]): s["total_size"] for s in snap["segments"]}
 check(segs == live, f"segments ({len(segs)}) are not what the trace leaves live ({len(live)})")
 check(len(segs) == steps, f"{len(segs)} segments at exit, want the {steps} leaked batches")
+# cudaMalloc blocks belong to no stream: memory_viz's stream is the default one (0),
+# never the CUcontext the record's column holds for them
+streams = {s["stream"] for s in snap["segments"]} | {e["stream"] for t in snap["device_traces"] for e in t}
+check(streams == {0}, f"cudaMalloc blocks exported with streams {sorted(streams)[:4]} (want 0: no stream)")
 
 # the Perfetto export: one async slice per allocation (b) and per free (e), named by the
 # size and the site, and a counter of the device's live bytes after every event
@@ -134,6 +138,8 @@ check(any("remember_batch" in e["name"] and e["name"].startswith("3 MiB") for e 
       f"perfetto: no slice named '3 MiB remember_batch': {sorted({e['name'] for e in bs})[:6]}")
 open_ids = {e["id"] for e in bs} - {e["id"] for e in es}
 check(len(open_ids) == steps, f"perfetto: {len(open_ids)} slices left open, want the {steps} leaked batches")
+check(all("context" in e["args"] and "stream" not in e["args"] for e in bs),
+      "perfetto: a cudaMalloc block's slice names its CUcontext 'stream'")
 ctr = [e for e in tev if e["ph"] == "C" and e["name"] == "gpu0 live bytes, every event"]
 check(len(ctr) == want_alloc + want_free, f"perfetto: {len(ctr)} every-event counter samples")
 check(all(a["ts"] <= b["ts"] for a, b in zip(ctr, ctr[1:])), "perfetto: the every-event counter goes back in time")

@@ -8,8 +8,10 @@
 // NVML's figures, and the markers (out of memory, labels, annotations, restart,
 // lost-record gaps).
 // Drawing: the sites stacked as areas (biggest peak at the bottom), the band above
-// them up to the within-step peak, dashed lines for the recorded peak and the
-// device's figures, markers as vertical lines (a gap as a shaded range).
+// them up to the within-step peak (a light fill, each site's part of it in the site's
+// colour, lighter, and its outline on top), dashed lines for the recorded peak and the
+// device's figures (labels placed by their measured boxes, never over each other),
+// markers as vertical lines (a gap as a shaded range).
 // The x axis is the steps, or the time (when the slots have times: a picker).
 // Interaction: drag to zoom into a range, shift-drag to pan, the wheel zooms around
 // the pointer; buttons and keys (on the focused chart: Left/Right pan, + and - zoom,
@@ -49,6 +51,29 @@
     const ls = v.sites.map((s) => ({ site: s.site, live: s.live, peak: s.peak || s.live }));
     if (v.other.n) ls.push({ site: -1, live: v.other.live, peak: v.other.peak, n: v.other.n });
     return ls;
+  }
+
+  // The lines' labels (each {t: its text element, y: its line's y}), once the chart is
+  // in the page and its text can be measured: each just above its line, else just
+  // below it, else the nearest free place below; never over an earlier one (from the
+  // top line down), all right-aligned at the same x.
+  function placeLabels(labels) {
+    const placed = [];
+    const free = (top, bot) => placed.every(([a, b]) => bot <= a || top >= b);
+    labels.sort((a, b) => a.y - b.y);
+    for (const l of labels) {
+      const bb = l.t.getBBox(), base = +l.t.getAttribute('y');
+      const measured = bb.height > 0;   // not measurable while the chart is not shown: the font's size
+      const up = measured ? base - bb.y : 10, down = measured ? bb.y + bb.height - base : 3;   // around the baseline
+      const tries = [l.y - 4, l.y + up + 3];
+      let y = tries.find((c) => free(c - up, c + down));
+      if (y === undefined) {
+        y = l.y + up + 3;
+        for (let i = 0; i < 50 && !free(y - up, y + down); i++) y += 2;
+      }
+      l.t.setAttribute('y', y.toFixed(1));
+      placed.push([y - up - 1, y + down + 1]);
+    }
   }
 
   function render(el, proc, pi) {
@@ -163,6 +188,14 @@
         ls.forEach((l, k) => { acc += l.live[j]; cum[k][j] = acc; });
       }
       const top = (j) => (ls.length ? cum[ls.length - 1][j] : 0);
+      // inside the step: each layer's most above its live bytes at the step's end,
+      // stacked from the top in the same order, never above the band
+      const bandTop = (j) => Math.max(v.band[j] || 0, top(j));
+      const inner = ls.map(() => new Array(n));
+      for (let j = 0; j < n; j++) {
+        let acc = top(j);
+        ls.forEach((l, k) => { acc = Math.min(bandTop(j), acc + Math.max(0, l.peak[j] - l.live[j])); inner[k][j] = acc; });
+      }
       let ymax = 1;
       for (let j = j0; j <= j1; j++) ymax = Math.max(ymax, v.band[j] || 0, top(j));
       if (v.peak) ymax = Math.max(ymax, v.peak);
@@ -211,12 +244,13 @@
             height: PH, fill: VT.color('warn'), 'fill-opacity': 0.18, class: 'vt-tl-gap' }));
           g.appendChild(VT.svg('text', { x: X(ga) + 3, y: MT + 22, 'font-size': 10, fill: VT.color('warn') }, 'records lost'));
         }
-      // the band: from the stack's top up to the most seen inside each point
+      // the band: from the stack's top up to the most seen inside each point; a light
+      // fill under everything, its outline over the areas (drawn after them)
       let band = '';
       for (let j = j0; j <= j1; j++) band += `${j === j0 ? 'M' : 'L'}${X(xs[j]).toFixed(1)},${Y(v.band[j]).toFixed(1)}H${X(xe[j]).toFixed(1)}`;
       for (let j = j1; j >= j0; j--) band += `L${X(xe[j]).toFixed(1)},${Y(top(j)).toFixed(1)}H${X(xs[j]).toFixed(1)}`;
-      g.appendChild(VT.svg('path', { d: band + 'Z', fill: VT.color('c-total'), 'fill-opacity': 0.22, stroke: VT.color('c-total'),
-        'stroke-width': 1.2, class: 'vt-tl-band', 'data-layer': 'band' }));
+      g.appendChild(VT.svg('path', { d: band + 'Z', fill: VT.color('c-total'), 'fill-opacity': 0.12, stroke: 'none',
+        class: 'vt-tl-band', 'data-layer': 'band' }));
       // the stacked areas
       ls.forEach((l, k) => {
         let d = '';
@@ -226,15 +260,32 @@
         g.appendChild(VT.svg('path', { d: d + 'Z', fill: c, stroke: c, 'stroke-width': 0.5,
           class: 'vt-tl-area', 'data-layer': k, 'data-site': l.site }));
       });
+      // inside the step, per site (a churn site's temporaries are only here): its
+      // colour, lighter, over the band's fill
+      ls.forEach((l, k) => {
+        let any = false;
+        for (let j = j0; j <= j1 && !any; j++) any = inner[k][j] > (k ? inner[k - 1][j] : top(j));
+        if (!any) return;
+        let d = '';
+        for (let j = j0; j <= j1; j++) d += `${j === j0 ? 'M' : 'L'}${X(xs[j]).toFixed(1)},${Y(inner[k][j]).toFixed(1)}H${X(xe[j]).toFixed(1)}`;
+        for (let j = j1; j >= j0; j--) d += `L${X(xe[j]).toFixed(1)},${Y(k ? inner[k - 1][j] : top(j)).toFixed(1)}H${X(xs[j]).toFixed(1)}`;
+        const c = l.site < 0 ? VT.color('c-other') : VT.color(col[l.site]);
+        g.appendChild(VT.svg('path', { d: d + 'Z', fill: c, 'fill-opacity': 0.45, stroke: c, 'stroke-width': 0.5,
+          class: 'vt-tl-inner', 'data-layer': k, 'data-site': l.site }));
+      });
+      g.appendChild(VT.svg('path', { d: band + 'Z', fill: 'none', stroke: VT.color('c-total'), 'stroke-width': 1.2,
+        'pointer-events': 'none', class: 'vt-tl-band-edge' }));
       // dashed lines
-      const off = [];
+      const off = [], labels = [];
       for (const [val, cls, text] of lines) {
         if (val > ymax) { off.push(text); continue; }
         const y = Y(val);
         svg.appendChild(VT.svg('line', { x1: ML, y1: y, x2: W - MR, y2: y, stroke: cls === 'peak' ? fg : cls === 'cap' ? VT.color('bad') : muted,
           'stroke-dasharray': cls === 'peak' ? '6 3' : '3 3', 'stroke-width': 1, class: 'vt-tl-line-' + cls }));
-        svg.appendChild(VT.svg('text', { x: W - MR - 4, y: y - 4, 'font-size': 11, 'text-anchor': 'end', fill: fg,
-          class: 'vt-tl-label-' + cls }, text));
+        const t = VT.svg('text', { x: W - MR - 4, y: y - 4, 'font-size': 11, 'text-anchor': 'end', fill: fg,
+          stroke: VT.color('bg'), 'stroke-width': 3, 'paint-order': 'stroke', class: 'vt-tl-label vt-tl-label-' + cls }, text);
+        svg.appendChild(t);
+        labels.push({ t, y });
       }
       // where the peak was reached
       if (v.peak_at && stepX(v.peak_at.step) >= x0 && stepX(v.peak_at.step) <= x1) {
@@ -287,6 +338,15 @@
             let t = `${siteTitle(l.site)}${l.site < 0 ? ` (${l.n} site${l.n === 1 ? '' : 's'})` : ''}\n` +
               `${VT.fmtBytes(l.live[j])} live at ${stepText(j)}`;
             if (l.peak[j] > l.live[j]) t += `\nup to ${VT.fmtBytes(l.peak[j])} inside the step`;
+            if (l.site >= 0) t += `\n${proc.sites[l.site].verdict.replace(/_/g, ' ')} \u00b7 click for its panel`;
+            return { text: t, site: l.site, j };
+          }
+        }
+        for (let k = 0; k < ls.length; k++) {
+          if (b <= inner[k][j] && inner[k][j] > (k ? inner[k - 1][j] : top(j))) {
+            const l = ls[k];
+            let t = `${siteTitle(l.site)}${l.site < 0 ? ` (${l.n} site${l.n === 1 ? '' : 's'})` : ''}\n` +
+              `up to ${VT.fmtBytes(l.peak[j])} inside ${stepText(j)}, ${VT.fmtBytes(l.live[j])} live at its end`;
             if (l.site >= 0) t += `\n${proc.sites[l.site].verdict.replace(/_/g, ' ')} \u00b7 click for its panel`;
             return { text: t, site: l.site, j };
           }
@@ -366,6 +426,7 @@
         if (s2) s2.focus();
       });
       chartBox.replaceChildren(svg);
+      placeLabels(labels);
 
       // legend: one button per site (opens its panel), then other and the lines
       legend.replaceChildren();
@@ -388,7 +449,7 @@
       bsw.style.background = VT.color('c-total');
       legend.appendChild(VT.el('span', { role: 'listitem' }, bsw, v.band_source === 'trace'
         ? 'inside the step (band: the most live at any allocation or free, from the event trace)'
-        : 'inside the step (band: up to each site\u2019s most, summed)'));
+        : 'inside the step (band: up to each site\u2019s most, summed; each site\u2019s part in its colour, lighter)'));
       const parts = [];
       if (v.peak) parts.push(`peak ${VT.fmtBytes(v.peak)}` + (v.peak_at ? ` (reached at step ${v.peak_at.step}: ${VT.fmtBytes(v.peak_at.bytes)} live)` : ''));
       if (off.length) parts.push('off the chart: ' + off.join('; '));
