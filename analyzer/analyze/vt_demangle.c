@@ -112,6 +112,16 @@ char *vt_demangled_name(const char *sig)
     return out;
 }
 
+/* The clone kinds the compilers name a C function's copies with (the first word after
+ * the name): GCC's IPA passes, function splitting, LTO privatisation, local aliases,
+ * OpenMP outlining, target clones' resolver; Clang's ThinLTO promotion, unique
+ * internal names, function specialisation. Any other dotted name (Go's "main.main",
+ * Zig's "std.heap.alloc", "_GLOBAL__sub_I_main.cpp") is a name of its own. */
+static const char *const vt__clone_kinds[] = {
+    "constprop", "isra", "part", "cold", "lto_priv", "localalias", "clone", "_omp_fn",
+    "omp_cpyfn", "resolver", "llvm", "__uniq", "specialized",
+};
+
 size_t vt_clone_suffix_at(const char *sym)
 {
     const char *dot = strchr(sym, '.');
@@ -121,5 +131,9 @@ size_t vt_clone_suffix_at(const char *sym)
         if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
               (c > sym && *c >= '0' && *c <= '9')))
             return 0;
-    return (size_t)(dot - sym);
+    size_t w = strcspn(dot + 1, ".");
+    for (size_t i = 0; i < sizeof vt__clone_kinds / sizeof vt__clone_kinds[0]; i++)
+        if (strlen(vt__clone_kinds[i]) == w && memcmp(dot + 1, vt__clone_kinds[i], w) == 0)
+            return (size_t)(dot - sym);
+    return 0;
 }

@@ -27,10 +27,11 @@ char *vt_demangle(const char *sym);
 char *vt_demangled_name(const char *signature);
 
 /* A C name with the compiler's clone suffixes (GCC: "hold.constprop.0", ".isra.0",
- * ".part.0", ".cold", ".lto_priv.0", ".localalias"; Clang: ".llvm.123"): a C
- * identifier holds no '.', so the name is the text before the first one. Returns
- * that length, or 0 when sym has no such suffix (no '.', or nothing before it that
- * is an identifier). "hold.constprop.0" -> 4. */
+ * ".part.0", ".cold", ".lto_priv.0", ".localalias"; Clang: ".llvm.123"): the name
+ * is the identifier before the first '.' when the word after it is one of the
+ * compilers' clone kinds (vt_demangle.c). Returns that length, or 0 when sym has no
+ * such suffix (no '.', nothing before it that is an identifier, or another word after
+ * it: Go's "main.main"). "hold.constprop.0" -> 4. */
 size_t vt_clone_suffix_at(const char *sym);
 
 #endif /* VT_DEMANGLE_H */

@@ -70,8 +70,9 @@ int vt__preload_ready;  /* 0 not started, 1 in progress, 2 ready (atomic) */
 static int vt__activated;
 /* Another thread's hooked call meets an activation in progress: it waits for it at
  * most VT_ACTIVATE_WAIT_NS (activation may need the loader lock, which the waiting
- * thread could hold: a bound, not a deadlock), then forwards unrecorded. After one
- * wait ran out, no call waits again (atomic flag). */
+ * thread could hold: a bound, not a deadlock), then forwards unrecorded. Once one
+ * wait ran out, no call waits any more, those already waiting included (atomic
+ * flag). */
 #define VT_ACTIVATE_WAIT_NS 200000000ull   /* 200 ms */
 static int      vt__activate_wait_off;
 static uint64_t vt__activate_missed;        /* atomic: allocations forwarded unrecorded */
@@ -119,12 +120,26 @@ static void vt__fork_parent(void)
     vt_guard_leave();
 }
 
+/* Fork child, an activation in progress in the parent (vt__activated 1): done when it
+ * had only its last store left (the hooks record: vt_preload_activate), else to be
+ * started over by the child's first hooked call. */
+static void vt__activation_after_fork(void)
+{
+    int done = (__atomic_load_n(&vt__core_state, __ATOMIC_ACQUIRE) & VT_CORE_HOOKS_READY) != 0;
+    __atomic_store_n(&vt__activated, done ? 2 : 0, __ATOMIC_RELEASE);
+}
+
 static void vt__fork_child(void)
 {
     /* the parent's start-up counts are not the child's (it says its own at exit) */
     __atomic_store_n(&vt__activate_missed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&vt__activate_wait_off, 0, __ATOMIC_RELAXED);
     vt_nvtx_fork_child();
+    /* An activation in progress is another thread's (activation never forks): that
+     * thread does not exist here, so the child's first hooked call activates again
+     * (with our locks taken by prepare or not) instead of waiting for it. */
+    if (vt__fork_used && __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1)
+        vt__activation_after_fork();
     if (!vt__fork_used) {
         int a = __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE);
         if (a == 0) {
@@ -140,7 +155,7 @@ static void vt__fork_child(void)
          * numbered again at the child's own activation, an interrupted activation
          * starts over). */
         if (a == 1)
-            __atomic_store_n(&vt__activated, 0, __ATOMIC_RELEASE);
+            vt__activation_after_fork();
         vt_guard_enter();
     }
     vt_hooks_cancel_fork_child();
@@ -289,6 +304,8 @@ void vt_preload_activate(void)
             int e = errno;
             uint64_t until = vt_now_ns() + VT_ACTIVATE_WAIT_NS;
             for (unsigned i = 0; __atomic_load_n(&vt__activated, __ATOMIC_ACQUIRE) == 1; i++) {
+                if (__atomic_load_n(&vt__activate_wait_off, __ATOMIC_RELAXED))
+                    break;   /* another thread's wait ran out: so does this one */
                 if (vt_now_ns() >= until) {
                     __atomic_store_n(&vt__activate_wait_off, 1, __ATOMIC_RELAXED);
                     break;
@@ -313,8 +330,10 @@ void vt_preload_activate(void)
         vt_stack_warm();   /* libunwind (and its pipe) are the first copy's business */
     vt_dlerr_restore(dlerr);
     vt_guard_leave();
-    __atomic_store_n(&vt__activated, 2, __ATOMIC_RELEASE);
+    /* hooks record before the waiters are let go: a call that sees the activation
+     * done also sees them recording */
     vt_core_hooks_ready();
+    __atomic_store_n(&vt__activated, 2, __ATOMIC_RELEASE);
     pthread_setcancelstate(oldcs, NULL);
     errno = e;
 }

@@ -1,8 +1,11 @@
 /* vt_clock.c — the event stamp's mode and its conversion to CLOCK_MONOTONIC ns
  * (contract and error bounds: vt_clock.h).
  *
- * Calibration state is the core's: written and read under its lock only. The slope is
- * kept as ns per tick in 32.32 fixed point; a conversion is one 128-bit multiply.
+ * Calibration state is the core's: written and read under its lock only. Slopes are
+ * kept as ns per tick in 32.32 fixed point. A stamp within the latest segment (the
+ * drain's usual case) is converted inline (vt_clock.h); any other one here, on the
+ * segment of the points kept around it, found from the previous such conversion's
+ * (events come roughly in stamp order).
  */
 #define _GNU_SOURCE
 #include "vt_clock.h"
@@ -26,7 +29,33 @@ vt_clock_line   vt__clock_line;     /* under the core lock; vt_clock.h          
 #define vt__n0   vt__clock_line.n0
 #define vt__tr   vt__clock_line.tr
 #define vt__nr   vt__clock_line.nr
-#define vt__mult vt__clock_line.mult
+static uint64_t vt__mult;           /* the long slope, ns per tick, 32.32: the
+                                       first point to the latest (or the start-up
+                                       spin)                                     */
+
+/* The latest calibration points, oldest overwritten: a stamp is converted on the
+ * segment between the two points around it. seg: ns per tick from the point before
+ * (32.32; 0: none, or not plausible). Absolute numbers: point i is at
+ * vt__pt[i % VT_CLOCK_POINTS]; vt__npt taken so far; vt__hint the right end of the
+ * segment the last far conversion used. */
+#define VT_CLOCK_POINTS 64
+static struct { uint64_t t, n, seg; } vt__pt[VT_CLOCK_POINTS];
+static uint64_t vt__npt, vt__hint;
+#define VT__PT(i) vt__pt[(i) % VT_CLOCK_POINTS]
+
+/* Adds a point (seg: the slope from the latest, or 0) and makes the inline line the
+ * new latest segment's: through the point, at its slope (the long one without). */
+static __attribute__((unused)) void vt__point_add(uint64_t t, uint64_t n, uint64_t seg)
+{
+    VT__PT(vt__npt).t = t;
+    VT__PT(vt__npt).n = n;
+    VT__PT(vt__npt).seg = seg;
+    vt__clock_line.tp = vt__npt ? VT__PT(vt__npt - 1).t : t;
+    vt__npt++;
+    vt__tr = t;
+    vt__nr = n;
+    vt__clock_line.mult = seg ? seg : vt__mult;
+}
 
 #if defined(__x86_64__)
 /* A (ticks, ns) pair read together: the counter read between two CLOCK_MONOTONIC
@@ -119,8 +148,8 @@ void vt_clock_init(int mode, int stamp_frees)
         }
         vt__mult = w0 <= VT_CLOCK_PAIR_NS && w1 <= VT_CLOCK_PAIR_NS ? vt__slope(vt__t0, vt__n0, t, n) : 0;
         if (vt__mult) {
-            vt__tr = t;
-            vt__nr = n;
+            vt__point_add(vt__t0, vt__n0, 0);
+            vt__point_add(t, n, vt__mult);
             __atomic_store_n(&vt__clock_tsc, 1, __ATOMIC_RELEASE);
             vt_log(VT_LOG_INFO, "event times from the TSC (%.4f ns per tick)",
                    (double)vt__mult / 4294967296.0);
@@ -146,23 +175,45 @@ void vt_clock_calibrate(void)
     int e = errno;
     uint64_t t, n;
     uint64_t w = vt__pair(&t, &n, 4);
-    if (w <= VT_CLOCK_PAIR_NS && t > vt__tr && n >= vt__nr) {
-        vt__tr = t;
-        vt__nr = n;
+    /* a point within VT_CLOCK_SPIN_NS of the latest (the next chunk of one drain)
+     * adds nothing: the stamps applied now lie before the latest already */
+    if (w <= VT_CLOCK_PAIR_NS && t > vt__tr && n >= vt__nr + VT_CLOCK_SPIN_NS) {
         if (n - vt__n0 >= VT_CLOCK_BASELINE_NS && n - vt__n0 >= 1000 * (vt__w0 + w)) {
             uint64_t m = vt__slope(vt__t0, vt__n0, t, n);
             if (m)
                 vt__mult = m;
         }
+        /* the clock's own rate since the latest point (NTP slewing included) */
+        vt__point_add(t, n, vt__slope(vt__tr, vt__nr, t, n));
     }
     errno = e;
 #endif
 }
 
-uint64_t vt__clock_ns_far(int64_t d)
+uint64_t vt__clock_ns_far(uint64_t stamp)
 {
-    int64_t off = (int64_t)(((__int128)d * (__int128)vt__clock_line.mult) >> 32);
-    if (off < 0 && (uint64_t)-off > vt__clock_line.nr - vt__clock_line.n0)
-        return vt__clock_line.n0;
-    return vt__clock_line.nr + (uint64_t)off;
+    /* within the points kept: the segment around the stamp (exact at both ends);
+     * after the latest or before the oldest: through that point, at the long slope */
+    uint64_t last = vt__npt - 1, first = vt__npt > VT_CLOCK_POINTS ? vt__npt - VT_CLOCK_POINTS : 0;
+    uint64_t t, n, m = vt__mult;
+    if (stamp >= VT__PT(last).t) {
+        t = VT__PT(last).t;
+        n = VT__PT(last).n;
+    } else if (stamp < VT__PT(first).t) {
+        t = VT__PT(first).t;
+        n = VT__PT(first).n;
+    } else {   /* VT__PT(k - 1).t <= stamp < VT__PT(k).t, first < k <= last */
+        uint64_t k = vt__hint > first && vt__hint <= last ? vt__hint : last;
+        while (stamp >= VT__PT(k).t)
+            k++;
+        while (stamp < VT__PT(k - 1).t)
+            k--;
+        vt__hint = k;
+        t = VT__PT(k).t;
+        n = VT__PT(k).n;
+        if (VT__PT(k).seg)
+            m = VT__PT(k).seg;
+    }
+    __int128 ns = (__int128)n + ((((__int128)stamp - (__int128)t) * (__int128)m) >> 32);
+    return ns < (__int128)vt__n0 ? vt__n0 : (uint64_t)ns;
 }

@@ -11,19 +11,24 @@
  * conversion is the identity. The mode is chosen once, in vt_clock_init at the core's
  * start, before any hook records, and never changes.
  *
- * Conversion (TSC mode): a line through the latest calibration point — a (ticks,
- * CLOCK_MONOTONIC ns) pair read together (the counter between two clock reads at most
- * VT_CLOCK_PAIR_NS apart), taken by the consumer before it applies events
- * (vt_clock_calibrate) — with the slope measured from the first point (taken at
- * vt_clock_init) to the latest one once they are at least VT_CLOCK_BASELINE_NS apart
- * (and 1000 times their read windows), and from a spin at vt_clock_init before that (at least VT_CLOCK_SPIN_NS, long enough
- * that the two points' read windows make at most 1/1000 of it). An event is stamped
- * shortly before it is applied (between two drains), so the line is used over a short
- * distance from a point read moments before: the error is that distance times the
- * slope's relative error (at most 1/1000 at first: about 1 us for an event 1 ms from
- * the point; far less once the baseline is long) plus the point's own read window
- * (half of it; typically tens of ns, at most VT_CLOCK_PAIR_NS / 2). The kernel's
- * slewing of CLOCK_MONOTONIC (NTP) is followed by the slope as it is re-measured.
+ * Conversion (TSC mode): calibration points — (ticks, CLOCK_MONOTONIC ns) pairs read
+ * together (the counter between two clock reads at most VT_CLOCK_PAIR_NS apart) — are
+ * taken by the consumer before it applies events (vt_clock_calibrate; one at most
+ * every VT_CLOCK_SPIN_NS), so an event it applies was stamped before the point, and
+ * mostly after an earlier one: the latest 64 points are kept and a stamp between two
+ * of them is converted on the line through those two (exact at both ends: the error is
+ * at most their read windows' halves, typically tens of ns, at most
+ * VT_CLOCK_PAIR_NS / 2, however far apart the points are and whatever the clock's
+ * rate did between them, NTP slewing included, as long as that rate was steady over
+ * the stretch; conversions are continuous from one stretch to the next). Other stamps
+ * (before the oldest point kept; after the latest, a reading refused or not taken)
+ * use the long slope through the nearest point: measured from the first point (taken at
+ * vt_clock_init) to the latest once they are at least VT_CLOCK_BASELINE_NS apart (and
+ * 1000 times their read windows), and from a spin at vt_clock_init before that (at
+ * least VT_CLOCK_SPIN_NS, long enough that the two points' read windows make at most
+ * 1/1000 of it): the error is the distance from that point times the slope's relative
+ * error (at most 1/1000 at first: about 1 us for an event 1 ms from the point) plus
+ * the point's read window's half.
  *
  * Thread safety: vt_clock_stamp, any thread, lock-free, keeps errno. vt_clock_init,
  * vt_clock_calibrate and vt_clock_ns: under the core lock only (they share the
@@ -87,15 +92,17 @@ void vt_clock_init(int mode, int stamp_frees);
 void vt_clock_calibrate(void);
 
 /* The conversion's line (TSC mode; under the core lock, written by vt_clock_init and
- * vt_clock_calibrate): the latest calibration point (tr ticks, nr ns), the first
- * point's ns (n0: no event is older) and the slope (mult: ns per tick, 32.32 fixed
- * point, below 2^36). */
+ * vt_clock_calibrate): the latest segment, from the point before (tp ticks) to the
+ * latest calibration point (tr ticks, nr ns), and its slope (mult: ns per tick, 32.32
+ * fixed point, below 2^36; the long slope where the segment's is not plausible); the
+ * first point's ns (n0: no event is older). */
 typedef struct vt_clock_line {
-    uint64_t tr, nr, n0, mult;
+    uint64_t tr, nr, n0, mult, tp;
 } vt_clock_line;
 extern vt_clock_line vt__clock_line;
-/* The conversion d ticks from the latest point, any distance (128-bit product). */
-uint64_t vt__clock_ns_far(int64_t d);
+/* The conversion of a stamp outside the latest segment, or far from its end: on the
+ * segment of the points kept around it (vt_clock.c; 128-bit product). */
+uint64_t vt__clock_ns_far(uint64_t stamp);
 
 /* CLOCK_MONOTONIC ns of an event stamped stamp (vt_clock_stamp); the identity in
  * monotonic mode. Under the core lock. Inline: the drain converts every event. */
@@ -104,8 +111,10 @@ static inline uint64_t vt_clock_ns(uint64_t stamp)
     if (!__atomic_load_n(&vt__clock_tsc, __ATOMIC_RELAXED))
         return stamp;
     int64_t d = (int64_t)(stamp - vt__clock_line.tr);
-    if (__builtin_expect(d <= -(1ll << 27) || d >= (1ll << 27), 0))
-        return vt__clock_ns_far(d);
+    /* one unsigned compare: tp <= stamp <= tr */
+    if (__builtin_expect(stamp - vt__clock_line.tp > vt__clock_line.tr - vt__clock_line.tp ||
+                         d <= -(1ll << 27), 0))
+        return vt__clock_ns_far(stamp);
     int64_t off = (d * (int64_t)vt__clock_line.mult) >> 32;   /* |d| < 2^27: no overflow */
     if (off < 0 && (uint64_t)-off > vt__clock_line.nr - vt__clock_line.n0)
         return vt__clock_line.n0;

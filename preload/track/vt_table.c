@@ -432,6 +432,9 @@ static void vt__nap(void)
     syscall(SYS_nanosleep, &ts, NULL);
     errno = e;
 }
+/* The drain target (ring position) of the latest calibration point (under the lock). */
+static uint64_t vt__calibrated_for;
+
 /* noinline: one function applies every event (bench/vt_bench.py counts it) */
 static __attribute__((noinline)) int vt__drain_locked(uint64_t target, unsigned budget)
 {
@@ -470,7 +473,13 @@ static __attribute__((noinline)) int vt__drain_locked(uint64_t target, unsigned 
         spins = 0;
         since = 0;
         if (!calibrated) {   /* the stamps of what is applied now lie just before this */
-            vt_clock_calibrate();
+            /* once per target: the next chunks of one drain were stamped before the
+             * point its first chunk took (a point between them would leave them
+             * outside the conversion's latest segment) */
+            if (target != vt__calibrated_for) {
+                vt_clock_calibrate();
+                vt__calibrated_for = target;
+            }
             calibrated = 1;
         }
         vt__apply_event(e, pos);

@@ -166,6 +166,13 @@ static void test_demangle(void)
         {"hold.constprop.0", 4}, {"spike.isra.0", 5}, {"f.part.0", 1}, {"main.cold", 4},
         {"run_step.lto_priv.0", 8}, {"g.llvm.1234567", 1}, {"cudaMalloc", 0}, {".hidden", 0},
         {"x.", 0}, {"9a.b", 0}, {"a-b.c", 0},
+        /* dotted names that are not clones: Go and Zig functions, a C++ file's
+         * static initialiser named after its file */
+        {"main.main", 0}, {"runtime.cgocall", 0}, {"main.allocBuffers", 0},
+        {"_GLOBAL__sub_I_main.cpp", 0}, {"std.heap.alloc", 0},
+        /* more of the compilers' clones */
+        {"f.isra.0.constprop.0", 1}, {"g.localalias", 1}, {"h.cold.1", 1},
+        {"k.part.0.lto_priv.0", 1}, {"m.__uniq.1234", 1}, {"n.specialized.1", 1},
     };
     for (size_t i = 0; i < sizeof clones / sizeof clones[0]; i++)
         CHECK(vt_clone_suffix_at(clones[i].sym) == clones[i].at, "%s -> %zu, expected %zu", clones[i].sym,

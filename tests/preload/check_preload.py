@@ -15,6 +15,7 @@ uninstrumented program (sh, python3) cannot load it later by dlopen. Unset: no c
 import argparse
 import glob
 import json
+import re
 import os
 import shutil
 import signal
@@ -979,6 +980,65 @@ def check_longpath(c):
     made = [os.path.join(r, f) for r, _, fs in os.walk(base) for f in fs]
     expect(not made, "files created under a truncated name: %r" % made)
     print("longpath ok")
+
+
+def check_actwait(c):
+    """A fork while another thread's first CUDA call is activating the preload (held
+    inside libunwind's warm-up by prog_actwait's own dl_iterate_phdr): the child, where
+    that thread does not exist, activates by itself: its allocation is recorded and
+    does not wait for an activation nobody runs."""
+    prog = c.prog("prog_actwait")
+    try:
+        b = run_in(c, [prog, "fork"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_fork"))
+    except subprocess.TimeoutExpired:
+        fail("prog_actwait fork hung")
+    expect(b.returncode == 0, "prog_actwait fork: exit %d\n%s%s" % (b.returncode, b.stdout, b.stderr))
+    if "held inside activation: yes" not in b.stderr:
+        print("SKIP: the activation did not reach libunwind (no stacks): %r" % b.stderr)
+        sys.exit(77)
+    m = re.search(r"child: recorded (\w+), waited (\d+) ms", b.stdout)
+    expect(m is not None, "prog_actwait fork: no child line: %r" % b.stdout)
+    expect(m.group(1) == "yes", "the fork child's allocation was not recorded: %r %r" % (b.stdout, b.stderr))
+    expect(int(m.group(2)) < 100, "the fork child's allocation waited %s ms" % m.group(2))
+    expect("were not recorded" not in b.stderr, "prog_actwait fork: %r" % b.stderr)
+    # another thread's 3 allocations meet the activation held past the wait's bound:
+    # bounded, and counted in the one exit line
+    b = run_in(c, [prog, "count"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_count"))
+    expect(b.returncode == 0, "prog_actwait count: exit %d\n%s%s" % (b.returncode, b.stdout, b.stderr))
+    m = re.search(r"count: B waited (\d+) ms", b.stdout)
+    expect(m is not None and int(m.group(1)) < 1000, "prog_actwait count: %r" % b.stdout)
+    expect(len(re.findall(r"\b3 allocation call\(s\) on other threads were not recorded", b.stderr)) == 1,
+           "prog_actwait count: want one exit line counting 3: %r" % b.stderr)
+    # a thread that began waiting later stops when the first wait ran out (at most
+    # one bound for the whole process)
+    b = run_in(c, [prog, "stagger"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_stagger"))
+    m = re.search(r"stagger: C waited (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and m is not None and int(m.group(1)) < 150,
+           "prog_actwait stagger: C waited past the first wait's end: %r %r" % (b.stdout, b.stderr))
+    # ... and a child forked afterwards, which lost nothing, does not count them again
+    b = run_in(c, [prog, "countfork"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_countfork"))
+    expect(b.returncode == 0 and len(re.findall(r"were not recorded", b.stderr)) == 1,
+           "prog_actwait countfork: want one exit line (the parent's): %r" % b.stderr)
+    # the activating thread's own signal handler allocates: forwards at once (it
+    # must not wait for the activation it interrupted)
+    b = run_in(c, [prog, "signal"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_signal"))
+    m = re.search(r"signal: handler's call took (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and m is not None and int(m.group(1)) < 100, "prog_actwait signal: %r %r" % (b.stdout, b.stderr))
+    # a library's constructor allocates, the loader's lock held, during the activation:
+    # bounded (the activation may need that lock), never a deadlock
+    ctor = os.path.join(os.path.dirname(c.lib), "libactwait_ctor.so")
+    try:
+        b = run_in(c, [prog, "dlopen", ctor], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_dlopen"))
+    except subprocess.TimeoutExpired:
+        fail("prog_actwait dlopen hung (a constructor's allocation during the activation)")
+    m = re.search(r"ctor: cudaMalloc rc=0 in (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and "dlopen: loaded" in b.stdout and m is not None and int(m.group(1)) < 1000,
+           "prog_actwait dlopen: %r %r" % (b.stdout, b.stderr))
+    # the client API during the activation: bounded
+    b = run_in(c, [prog, "api"], timeout=30, VRAMTRACE_OUTPUT=c.outdir("actwait_api"))
+    m = re.search(r"api: slowest (\d+) ms", b.stdout)
+    expect(b.returncode == 0 and m is not None and int(m.group(1)) < 1000, "prog_actwait api: %r %r" % (b.stdout, b.stderr))
+    print("actwait ok")
 
 
 CHECKS = {n[6:]: f for n, f in globals().items() if n.startswith("check_")}

@@ -53,7 +53,7 @@ dir=${2:-build-san-$kind}
 # CTest name patterns (extended regular expressions, anchored whole by ctest_re)
 both=(bench_smoke fuzz_reader 'pystack_cost_.*')
 thread_only=(preload_runtime_fork preload_check_fork reliability_fork reliability_race_fork
-             preload_check_cancelwait)
+             preload_check_cancelwait preload_check_actwait)
 thread_alone=(preload_runtime_threads)   # its own pass, with VRAMTRACE_DEPTH=0
 # ctest_re NAME...: one regex matching each NAME and its _zst twin, nothing else
 ctest_re() { local IFS='|'; printf '^(%s)(_zst)?$' "$*"; }
