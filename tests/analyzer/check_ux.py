@@ -23,18 +23,14 @@ import subprocess
 import sys
 import tempfile
 
-fails = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_common import FAILS as fails, check  # noqa: E402
+import cli_common  # noqa: E402
 
 
-def check(ok, what):
-    if not ok:
-        fails.append(what)
-        print("FAIL: " + what)
-    return ok
-
-
-def run(args):
-    return subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"), timeout=120)
+def run(args, **kw):
+    kw.setdefault("timeout", 120)
+    return cli_common.run(args, **kw)
 
 
 def page_data(vt, folder, out):

@@ -1,4 +1,5 @@
-"""cli_common.py - what the command-level analyzer tests (test_cli_*.py) share: the
+"""cli_common.py - what the command-level analyzer tests (test_cli_*.py, check_ux.py,
+check_stumbles.py) share: the
 failure list, running the command, the golden sets' paths, a small valid stream, and
 the one entry point each test file calls.
 
@@ -16,10 +17,12 @@ FAILS = []
 
 
 def check(cond, msg):
-    """Records a failed check (printed at once); the mode goes on with the next one."""
+    """Records a failed check (printed at once); the mode goes on with the next one.
+    Returns cond's truth."""
     if not cond:
         FAILS.append(msg)
         print("FAIL: " + msg)
+    return bool(cond)
 
 
 def run(args, **kw):
