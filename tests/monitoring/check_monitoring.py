@@ -253,6 +253,38 @@ def test_prom(a):
         check(uuids == {SIM_UUID0}, f"fast steps, run {attempt}: UUID labels {uuids}, want {{{SIM_UUID0!r}}}")
 
 
+def test_untracked(a):
+    """vramtrace_untracked_bytes compares NVML's figure for this process with the
+    tracked bytes of the same moment: 200 MiB freed after the last NVML sample (which
+    saw them) must not show as untracked, neither while running nor at exit."""
+    prom_dir = os.path.join(a.work, "prom")
+    p = run_prog(a, ["peakfree"], {"VRAMTRACE_PROMETHEUS": prom_dir, "VRAMTRACE_HOST_INTERVAL_MS": "4000"})
+    m = re.search(r"pid (\d+)", p.stdout)
+    if not check(m, "prog_monitor peakfree printed no pid"):
+        return
+    pid = m.group(1)
+    lab = {"pid": pid, "gpu": "0", "UUID": SIM_UUID0}
+    final = os.path.join(prom_dir, f"vramtrace_{os.uname().nodename}_{pid}.prom")
+    # the simulated device: 64 MiB of context besides the allocations (2 MiB granules)
+    for name, path, up in (("after the free", os.path.join(prom_dir, "afterfree.prom"), 1),
+                           ("exit", final, 0)):
+        if not check(os.path.exists(path), f"{name}: {path} missing"):
+            continue
+        s, problems = parse_prom(path)
+        for pr in problems:
+            check(False, pr)
+        check(value(s, "vramtrace_up", pid=pid) == up, f"{name}: vramtrace_up != {up}")
+        check(value(s, "vramtrace_live_bytes", kind="device", **lab) == 2 * MIB,
+              f"{name}: live device bytes {value(s, 'vramtrace_live_bytes', kind='device', **lab)}, want 2 MiB")
+        proc = value(s, "vramtrace_process_memory_used_bytes", **lab)
+        check(proc == 64 * MIB + 202 * MIB, f"{name}: process used {proc}, want the sample at the peak "
+              f"({64 * MIB + 202 * MIB})")
+        got = value(s, "vramtrace_untracked_bytes", **lab)
+        check(got == 64 * MIB, f"{name}: vramtrace_untracked_bytes = {got}, want {64 * MIB} (the NVML sample's "
+              "figure less the tracked bytes of that moment, not of now)")
+        promtool_metrics(a, path)
+
+
 def nvml_devices(snaps):
     return [(s, s["host"]["nvml"]["devices"]) for s in snaps if "nvml" in s.get("host", {})]
 
@@ -417,7 +449,7 @@ def test_examples(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["prom", "host", "ecc", "nonvml", "nvmlload", "examples"])
+    ap.add_argument("what", choices=["prom", "untracked", "host", "ecc", "nonvml", "nvmlload", "examples"])
     ap.add_argument("--lib")
     ap.add_argument("--prog")
     ap.add_argument("--simcuda")
@@ -429,7 +461,7 @@ def main():
         a.promtool = ""
     if not a.promtool:
         a.promtool = shutil.which("promtool") or ""
-    {"prom": test_prom, "host": test_host, "ecc": lambda a: test_host(a, ecc=True),
+    {"prom": test_prom, "untracked": test_untracked, "host": test_host, "ecc": lambda a: test_host(a, ecc=True),
      "nonvml": test_nonvml, "nvmlload": test_nvmlload, "examples": test_examples}[a.what](a)
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)

@@ -10,6 +10,12 @@
  *                       DIR/vramtrace_<host>_<pid>.prom to DIR/running.prom, frees the
  *                       managed block and exits (the rest stays unfreed).
  *                       check_monitoring.py prom checks both files.
+ *   prog_monitor peakfree
+ *                       VRAMTRACE_PROMETHEUS=DIR, a long VRAMTRACE_HOST_INTERVAL_MS:
+ *                       keeps 2 MiB, allocates 200 MiB, waits (at most 10 s) until the
+ *                       textfile shows an NVML sample that saw the 200 MiB, frees them,
+ *                       marks a step, copies the textfile to DIR/afterfree.prom and
+ *                       exits at once (no NVML sample after the free).
  *   prog_monitor steps N SLEEP_MS
  *                       N marked steps, each allocating a new 1 MiB block and freeing
  *                       the previous one, SLEEP_MS apart (the host/ECC test; 0 = no
@@ -104,6 +110,64 @@ static int run_prom(void)
     return failures ? 1 : 0;
 }
 
+/* The value of the first sample of metric `name` in the textfile at path, or -1. */
+static double prom_value(const char *path, const char *name)
+{
+    char buf[65536];
+    int in = open(path, O_RDONLY);
+    if (in < 0)
+        return -1;
+    ssize_t n = read(in, buf, sizeof buf - 1);
+    close(in);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    size_t len = strlen(name);
+    for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, name, len) || (l[len] != '{' && l[len] != ' '))
+            continue;
+        char *sp = strchr(l, ' ');
+        if (sp)
+            return strtod(sp + 1, NULL);
+    }
+    return -1;
+}
+
+static int run_peakfree(void)
+{
+    const char *dir = getenv("VRAMTRACE_PROMETHEUS");
+    if (!dir) {
+        fprintf(stderr, "prog_monitor peakfree: VRAMTRACE_PROMETHEUS is not set\n");
+        return 2;
+    }
+    char path[4096], to[4096];
+    char host[256] = ""; gethostname(host, sizeof host - 1);
+    snprintf(path, sizeof path, "%s/vramtrace_%s_%d.prom", dir, host, (int)getpid());
+    void *small = NULL, *big = NULL;
+    OK(cudaMalloc(&small, 2 * MIB));
+    OK(cudaMalloc(&big, 200 * MIB));
+    int seen = 0;
+    for (int i = 0; i < 1000 && !seen; i++) {
+        seen = prom_value(path, "vramtrace_process_memory_used_bytes") >= (double)(202 * MIB);
+        if (!seen)
+            sleep_ms(10);
+    }
+    if (!seen) {
+        fprintf(stderr, "no NVML sample with the 200 MiB in %s within 10 s\n", path);
+        failures++;
+    }
+    OK(cudaFree(big));
+    vramtrace_step();
+    snprintf(to, sizeof to, "%s/afterfree.prom", dir);
+    sleep_ms(30);   /* the writer thread writes the step's figures */
+    if (copy_file(path, to) < 0) {
+        fprintf(stderr, "no textfile %s after the free\n", path);
+        failures++;
+    }
+    printf("pid %d\n", (int)getpid());
+    return failures ? 1 : 0;
+}
+
 static int run_steps(int n, long ms)
 {
     void *prev = NULL;
@@ -124,8 +188,10 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "prom"))
         return run_prom();
+    if (argc >= 2 && !strcmp(argv[1], "peakfree"))
+        return run_peakfree();
     if (argc >= 4 && !strcmp(argv[1], "steps"))
         return run_steps(atoi(argv[2]), atol(argv[3]));
-    fprintf(stderr, "usage: prog_monitor prom | steps N SLEEP_MS\n");
+    fprintf(stderr, "usage: prog_monitor prom | peakfree | steps N SLEEP_MS\n");
     return 2;
 }
