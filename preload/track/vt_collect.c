@@ -386,6 +386,45 @@ void vt_core_frag_keep(void)
     __atomic_store_n(&vt__fc.busy, 0, __ATOMIC_RELEASE);
 }
 
+/* The totals of device slot `slot` into d (fragmentation not computed). Under lock. */
+static void vt__dev_copy(int slot, vt_dev_stats *d)
+{
+    d->device = vt__dev_of_slot(slot);
+    d->meminfo_known = vt__core.meminfo_known[slot];
+    d->free_bytes = vt__core.mem_free[slot];
+    d->total_bytes = vt__core.mem_total[slot];
+    d->meminfo_changes = vt__core.mem_changes[slot];
+    d->live_bytes = vt__core.dev_live[slot];
+    d->peak_bytes = vt__core.dev_peak[slot];
+    d->pool_known = vt__core.pool_known[slot] != 0;
+    d->pool_reserved_bytes = vt__core.pool_reserved[slot];
+    d->pool_used_bytes = vt__core.pool_known[slot] == 2 ? vt__core.pool_used[slot]
+                                                        : vt__core.ks[slot][VT_KIND_ASYNC].live_bytes;
+    d->graph_known = vt__core.graph_known[slot];
+    d->graph_reserved_bytes = vt__core.graph_reserved[slot];
+    d->graph_used_bytes = vt__core.graph_used[slot];
+    d->fragmentation = -1.0;
+    memcpy(d->kinds, vt__core.ks[slot], sizeof d->kinds);
+}
+
+int vt_core_dev_totals(int device, vt_dev_stats *d)
+{
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    d->fragmentation = -1.0;
+    if (!vt_core_enabled() || vt__no_lock_here())
+        return -1;
+    int e = errno;
+    vt__lock();   /* applies every ring event claimed before the call */
+    int slot = vt__slot(device);
+    int active = vt__core.dev_active[slot];
+    if (active)
+        vt__dev_copy(slot, d);
+    vt__unlock();
+    errno = e;
+    return active;
+}
+
 int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
 {
     memset(c, 0, sizeof *c);
@@ -455,22 +494,7 @@ int vt_core_collect(vt_collect *c, unsigned flags, int leak_steps)
     for (int slot = 0; slot < VT_DEV_SLOTS; slot++) {
         if (!vt__core.dev_active[slot])
             continue;
-        vt_dev_stats *d = &c->devs[c->n_devs++];
-        d->device = vt__dev_of_slot(slot);
-        d->meminfo_known = vt__core.meminfo_known[slot];
-        d->free_bytes = vt__core.mem_free[slot];
-        d->total_bytes = vt__core.mem_total[slot];
-        d->live_bytes = vt__core.dev_live[slot];
-        d->peak_bytes = vt__core.dev_peak[slot];
-        d->pool_known = vt__core.pool_known[slot] != 0;
-        d->pool_reserved_bytes = vt__core.pool_reserved[slot];
-        d->pool_used_bytes = vt__core.pool_known[slot] == 2 ? vt__core.pool_used[slot]
-                                                            : vt__core.ks[slot][VT_KIND_ASYNC].live_bytes;
-        d->graph_known = vt__core.graph_known[slot];
-        d->graph_reserved_bytes = vt__core.graph_reserved[slot];
-        d->graph_used_bytes = vt__core.graph_used[slot];
-        d->fragmentation = -1.0;
-        memcpy(d->kinds, vt__core.ks[slot], sizeof d->kinds);
+        vt__dev_copy(slot, &c->devs[c->n_devs++]);
     }
     vt__sites_collect(c, flags, leak_steps);
     vt__peak_collect(c);

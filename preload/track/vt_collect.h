@@ -25,6 +25,9 @@ typedef struct vt_dev_stats {
     int           device;
     int           meminfo_known, pool_known;
     uint64_t      free_bytes, total_bytes;
+    uint64_t      meminfo_changes;         /* vt_collect.changes when free/total were
+                                              read: equal to the copy's changes = no
+                                              allocation or free since              */
     uint64_t      live_bytes, peak_bytes;
     uint64_t      pool_reserved_bytes, pool_used_bytes;
     int           graph_known;             /* the graph pool was read              */
@@ -139,6 +142,15 @@ typedef struct vt_collect {
  * ranges cannot get memory: 0 with c->rows_failed = 1 (fragmentation then < 0).
  * c->lock_hold_max_ns: the longest hold. */
 int  vt_core_collect(vt_collect *c, unsigned flags, int leak_steps);
+/* One device's totals as a collection copies them (vt_dev_stats: meminfo, live and
+ * peak bytes, pool and graph figures, per-kind counters; fragmentation < 0), in one
+ * hold of the core lock after the ring's pending events are applied (the state of
+ * that instant), without site rows and without touching any interval figure or the
+ * leak detector. Returns 1; 0 when the device had no activity yet (*d is zero but
+ * for device: nothing tracked there); -1 when not known (tracking is off, or this
+ * thread may not take the lock: it is inside the core). Any thread outside the hooks;
+ * keeps errno. */
+int  vt_core_dev_totals(int device, vt_dev_stats *d);
 /* Frees c's arrays; c is left empty. */
 void vt_collect_free(vt_collect *c);
 

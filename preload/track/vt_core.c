@@ -168,6 +168,7 @@ void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes)
     vt__core.dev_active[slot] = 1;
     vt__core.mem_free[slot] = free_bytes;
     vt__core.mem_total[slot] = total_bytes;
+    vt__core.mem_changes[slot] = vt__core.changes;
     vt__unlock();
 }
 

@@ -176,6 +176,7 @@ void vt_core_vmm_unmap(uint64_t va, uint64_t size);
  * used: vt_driver_pool_sample). A snapshot's pool_used_bytes is the sampled use when
  * known, else the live bytes of kind async. */
 void vt_core_set_meminfo(int device, uint64_t free_bytes, uint64_t total_bytes);
+/* (vt_dev_stats.meminfo_changes keeps the change counter of that moment.) */
 void vt_core_set_pool(int device, uint64_t reserved, uint64_t used, int used_known);
 /* The device's graph memory pool (cuDeviceGetGraphMemAttribute RESERVED_MEM_CURRENT
  * and USED_MEM_CURRENT), bytes. */

@@ -172,6 +172,7 @@ typedef struct vt_core_state {
     uint8_t   meminfo_known[VT_DEV_SLOTS];
     uint8_t   pool_known[VT_DEV_SLOTS];     /* 0 never sampled, 1 reserve, 2 reserve and use */
     uint64_t  mem_free[VT_DEV_SLOTS], mem_total[VT_DEV_SLOTS], pool_reserved[VT_DEV_SLOTS];
+    uint64_t  mem_changes[VT_DEV_SLOTS];    /* changes when mem_free/total were set (lock) */
     uint8_t   graph_known[VT_DEV_SLOTS];                     /* under lock           */
     uint64_t  graph_reserved[VT_DEV_SLOTS], graph_used[VT_DEV_SLOTS]; /* under lock  */
     uint64_t  pool_used[VT_DEV_SLOTS];      /* sampled USED_MEM_CURRENT (pool_known 2)  */

@@ -410,6 +410,28 @@ static int vt__nvml_ready(void)
     return __atomic_load_n(&vt__host.nvml_state, __ATOMIC_ACQUIRE) == VT__NVML_READY;
 }
 
+uint64_t vt_host_tracked_bytes(const vt_dev_stats *d)
+{
+    uint64_t async = d->kinds[VT_KIND_ASYNC].live_bytes;
+    return d->kinds[VT_KIND_DEVICE].live_bytes + d->kinds[VT_KIND_MANAGED].live_bytes +
+           d->kinds[VT_KIND_VMM].live_bytes +
+           (d->pool_known && d->pool_reserved_bytes > async ? d->pool_reserved_bytes : async);
+}
+
+/* The tracked bytes of CUDA device `device` now (vt_core_dev_totals): 1 and *out, or
+ * 0 when not known. Not known either before the core has recorded any allocation:
+ * the writer thread starts inside the process's first allocation call, after the
+ * driver made it and before its hook records it, so a sample taken then would count
+ * that allocation in NVML's figure and not in ours. */
+static int vt__tracked_now(int device, uint64_t *out)
+{
+    vt_dev_stats d;
+    if (device < 0 || vt_core_changes() == 0 || vt_core_dev_totals(device, &d) < 0)
+        return 0;
+    *out = vt_host_tracked_bytes(&d);
+    return 1;
+}
+
 /* Samples one device into g (g->device, g->index set by the caller). */
 static void vt__nvml_sample_dev(nvmlDevice_t dev, vt_host_gpu *g)
 {
@@ -420,9 +442,16 @@ static void vt__nvml_sample_dev(nvmlDevice_t dev, vt_host_gpu *g)
         g->used = m.used;
         g->total = m.total;
     }
-    if (f->procs) {
+    /* this process's use, and the tracked bytes of the same moment: read before and
+     * after the query, and kept only when equal (asked again, up to 3 times, when
+     * an allocation or free came in between) */
+    for (int attempt = 0; f->procs && attempt < 3; attempt++) {
         nvmlProcessInfo_t infos[64];
         unsigned int n = 64;
+        uint64_t before = 0, after = 0;
+        int known = vt__tracked_now(g->device, &before);
+        g->proc_ok = 0;
+        g->proc_used = 0;
         nvmlReturn_t r = f->procs(dev, &n, infos);
         unsigned pid = (unsigned)getpid();
         for (unsigned i = 0; r == NVML_SUCCESS && i < n && i < 64; i++)
@@ -430,6 +459,11 @@ static void vt__nvml_sample_dev(nvmlDevice_t dev, vt_host_gpu *g)
                 g->proc_ok = 1;
                 g->proc_used += infos[i].usedGpuMemory;   /* MIG: one entry per instance */
             }
+        known = known && vt__tracked_now(g->device, &after);
+        g->tracked_ok = known && g->proc_ok && before == after;
+        g->tracked = g->tracked_ok ? after : 0;
+        if (!known || !g->proc_ok || before == after)
+            break;
     }
     if (f->ecc)
         for (int c = 0; c < 2; c++)
@@ -647,6 +681,7 @@ static void vt__format_gpu(vt_buf *b, const vt_host_gpu *g)
     vt__kv_opt(b, ",\"used_bytes\":", g->mem_ok, g->used);
     vt__kv_opt(b, ",\"total_bytes\":", g->mem_ok, g->total);
     vt__kv_opt(b, ",\"process_used_bytes\":", g->proc_ok, g->proc_used);
+    vt__kv_opt(b, ",\"tracked_bytes\":", g->tracked_ok, g->tracked);
     vt__kv_opt(b, ",\"ecc_volatile_corrected\":", g->ecc_ok[NVML_VOLATILE_ECC][NVML_MEMORY_ERROR_TYPE_CORRECTED],
                g->ecc[NVML_VOLATILE_ECC][NVML_MEMORY_ERROR_TYPE_CORRECTED]);
     vt__kv_opt(b, ",\"ecc_volatile_uncorrected\":", g->ecc_ok[NVML_VOLATILE_ECC][NVML_MEMORY_ERROR_TYPE_UNCORRECTED],

@@ -18,9 +18,11 @@
  *     (nvmlDeviceGetTotalEccErrors: NVML_MEMORY_ERROR_TYPE_CORRECTED/UNCORRECTED x
  *     NVML_VOLATILE_ECC/NVML_AGGREGATE_ECC), retired pages
  *     (nvmlDeviceGetRetiredPages, per nvmlPageRetirementCause_t) and remapped rows
- *     (nvmlDeviceGetRemappedRows). Sampled by the writer thread, outside every lock,
- *     at most once per VRAMTRACE_HOST_INTERVAL_MS, into a cache; the record written
- *     after a sample carries it with its time;
+ *     (nvmlDeviceGetRemappedRows), and with this process's use the tracked bytes of
+ *     the same moment (vt_host_tracked_bytes, read from the core just before and
+ *     just after that query: two short holds of the core lock). Sampled by the writer
+ *     thread, outside every other lock, at most once per VRAMTRACE_HOST_INTERVAL_MS,
+ *     into a cache; the record written after a sample carries it with its time;
  *   - device UUIDs (cuDeviceGetUuid_v2 of the real driver, found with
  *     dlopen("libcuda.so.1", RTLD_NOLOAD)), on the writer thread, outside locks,
  *     once, formatted like nvidia-smi and DCGM: "GPU-" and the 16 bytes as 8-4-4-4-12
@@ -55,6 +57,10 @@ typedef struct vt_host_gpu {
     uint64_t used, total;         /* nvmlDeviceGetMemoryInfo, bytes                  */
     int      proc_ok;             /* our pid listed with a value                     */
     uint64_t proc_used;
+    int      tracked_ok;          /* tracked known for the moment of proc_used       */
+    uint64_t tracked;             /* vt_host_tracked_bytes of the device, read just
+                                     before and just after the process query, and
+                                     equal both times (nothing moved meanwhile)      */
     int      ecc_ok[2][2];        /* [NVML_VOLATILE_ECC|AGGREGATE][CORRECTED|UNCORR.] */
     uint64_t ecc[2][2];
     int      retired_ok;
@@ -137,6 +143,14 @@ int vt_host_measure(vt_host_sample *s, int force);
 void vt_host_format(vt_buf *b, const vt_host_sample *s, int complete);
 /* A new output file begins: no NVML sample is written into it yet. */
 void vt_host_new_file(void);
+
+/* Device memory that this process's tracked allocations explain on one device: the
+ * device, managed and VMM live bytes, plus what its stream-ordered pools hold (the
+ * pool reserve sampled at the latest snapshot when known and larger, else the async
+ * live bytes); pinned host memory is not on the device. What NVML's per-process
+ * figure (and, without NVML, cuMemGetInfo's used bytes) is compared with for
+ * "untracked" (vt_prom.h). Bytes. Pure. */
+uint64_t vt_host_tracked_bytes(const vt_dev_stats *d);
 
 /* Copies the latest NVML sample into gpus; returns how many, *at_ns its time (0: no
  * sample yet). Thread-safe. */

@@ -163,9 +163,13 @@ void vt_prom_render(vt_buf *b, const vt_prom_snap *s)
         {"vramtrace_device_memory_total_bytes", "gauge",
          "Device memory size (NVML nvmlDeviceGetMemoryInfo, else cuMemGetInfo).", D_TOTAL},
         {"vramtrace_process_memory_used_bytes", "gauge",
-         "Device memory this process uses as NVML sees it (nvmlDeviceGetComputeRunningProcesses).", D_PROC},
+         "Device memory this process uses as NVML sees it (nvmlDeviceGetComputeRunningProcesses), at the "
+         "NVML sample (vramtrace_nvml_sample_timestamp_seconds).", D_PROC},
         {"vramtrace_untracked_bytes", "gauge",
-         "Device memory in use that no tracked allocation explains (context, modules; see README).", D_UNTRACKED},
+         "Device memory in use that no tracked allocation explains (context, modules): NVML's process use less "
+         "the tracked bytes of the same moment (the NVML sample), else cuMemGetInfo's used bytes less the "
+         "tracked bytes when nothing was allocated or freed since that reading; absent when neither is known.",
+         D_UNTRACKED},
         {"vramtrace_pool_reserved_bytes", "gauge",
          "Bytes the default stream-ordered memory pool holds (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT).", D_POOL_RES},
         {"vramtrace_pool_used_bytes", "gauge",
@@ -194,6 +198,16 @@ void vt_prom_render(vt_buf *b, const vt_prom_snap *s)
     vt__labels(b, "vramtrace_snapshot_interval_seconds", s, NULL, -1);
     vt_buf_fixed6(b, (double)vt__config.interval_ms / 1000.0);
     vt_buf_put(b, "\n", 1);
+    if (s->nvml_ns && s->nvml_ns <= s->written_mono_ns &&
+        (s->written_mono_ns - s->nvml_ns) / 1000000u <= s->written_unix_ms) {
+        vt__family(b, "vramtrace_nvml_sample_timestamp_seconds", "gauge",
+                   "Unix time of the NVML sample that the process memory and untracked figures are of (taken at "
+                   "most once per VRAMTRACE_HOST_INTERVAL_MS).");
+        vt__labels(b, "vramtrace_nvml_sample_timestamp_seconds", s, NULL, -1);
+        uint64_t age_ms = (s->written_mono_ns - s->nvml_ns) / 1000000u;
+        vt_buf_fixed6(b, (double)(s->written_unix_ms - age_ms) / 1000.0);
+        vt_buf_put(b, "\n", 1);
+    }
     vt__family(b, "vramtrace_step", "gauge",
                "Step number (vramtrace_step() marks, else periodic snapshots).");
     vt__labels(b, "vramtrace_step", s, NULL, -1);
@@ -230,8 +244,9 @@ void vt_prom_render(vt_buf *b, const vt_prom_snap *s)
 
 /* Fills the NVML-derived figures of s (device used/total, this process's use,
  * untracked) from gpus; falls back to the snapshot's cuMemGetInfo figures. */
-static void vt__prom_apply_gpus(vt_prom_snap *s, const vt_host_gpu *gpus, int n_gpus)
+static void vt__prom_apply_gpus(vt_prom_snap *s, const vt_host_gpu *gpus, int n_gpus, uint64_t nvml_ns)
 {
+    s->nvml_ns = n_gpus ? nvml_ns : 0;
     for (int i = 0; i < s->n_devs; i++) {
         vt_prom_dev *p = &s->devs[i];
         const vt_host_gpu *g = NULL;
@@ -252,10 +267,13 @@ static void vt__prom_apply_gpus(vt_prom_snap *s, const vt_host_gpu *gpus, int n_
             p->proc_known = 1;
             p->proc_used_bytes = g->proc_used;
         }
+        /* untracked: a used figure less the tracked bytes of the same moment, never
+         * of another (the NVML sample may be a host interval older than the snapshot,
+         * and memory may have come and gone in between) */
         if (p->proc_known) {               /* this process alone (NVML) */
-            p->untracked_known = 1;
-            p->untracked_bytes = (int64_t)p->proc_used_bytes - (int64_t)p->tracked_bytes;
-        } else if (p->meminfo_known) {     /* the whole device (cuMemGetInfo) */
+            p->untracked_known = g->tracked_ok;
+            p->untracked_bytes = (int64_t)p->proc_used_bytes - (int64_t)g->tracked;
+        } else if (p->meminfo_known && p->meminfo_current) {   /* the whole device (cuMemGetInfo) */
             p->untracked_known = 1;
             p->untracked_bytes = (int64_t)(p->meminfo_total - p->meminfo_free) - (int64_t)p->tracked_bytes;
         }
@@ -264,6 +282,7 @@ static void vt__prom_apply_gpus(vt_prom_snap *s, const vt_host_gpu *gpus, int n_
 
 typedef struct {
     const vt_host_gpu *gpus; int n;
+    uint64_t at_ns;             /* the sample's time */
     char (*uuids)[48];          /* per CUDA ordinal, "" unknown */
 } vt_gpu_set;
 
@@ -274,12 +293,12 @@ static void vt__prom_edit_gpus(vt_prom_snap *s, void *arg)
         if (!s->devs[i].uuid[0] && s->devs[i].device >= 0 &&
             s->devs[i].device < VT_MAX_DEVICES)
             memcpy(s->devs[i].uuid, g->uuids[s->devs[i].device], sizeof s->devs[i].uuid);
-    vt__prom_apply_gpus(s, g->gpus, g->n);
+    vt__prom_apply_gpus(s, g->gpus, g->n, g->at_ns);
 }
 
 /* Builds the textfile figures of this snapshot. */
 static void vt__prom_snap(vt_prom_snap *s, const vt_collect *c, int is_exit,
-                          const vt_host_gpu *gpus, int n_gpus)
+                          const vt_host_gpu *gpus, int n_gpus, uint64_t nvml_ns)
 {
     memset(s, 0, sizeof *s);
     s->pid = (int)getpid();
@@ -305,15 +324,10 @@ static void vt__prom_snap(vt_prom_snap *s, const vt_collect *c, int is_exit,
         p->meminfo_known = d->meminfo_known;
         p->meminfo_free = d->free_bytes;
         p->meminfo_total = d->total_bytes;
-        /* device memory this process's allocations explain: device, managed and VMM
-         * live bytes, plus what stream-ordered pools hold (reserved, or the async live
-         * bytes when the pool is not known); pinned host memory is not on the device */
-        uint64_t async = d->kinds[VT_KIND_ASYNC].live_bytes;
-        p->tracked_bytes = d->kinds[VT_KIND_DEVICE].live_bytes + d->kinds[VT_KIND_MANAGED].live_bytes +
-                           d->kinds[VT_KIND_VMM].live_bytes +
-                           (d->pool_known && d->pool_reserved_bytes > async ? d->pool_reserved_bytes : async);
+        p->meminfo_current = d->meminfo_changes == c->changes;   /* nothing came or went since */
+        p->tracked_bytes = vt_host_tracked_bytes(d);
     }
-    vt__prom_apply_gpus(s, gpus, n_gpus);
+    vt__prom_apply_gpus(s, gpus, n_gpus, nvml_ns);
     for (size_t i = 0; i < c->n_sites; i++) {
         const vt_site_row *r = &c->sites[i];
         for (int j = 0; j < s->n_devs; j++) {
@@ -375,6 +389,7 @@ static void vt__write_locked(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     vt__prom.snap.written_unix_ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
     vt__prom.written_ns = vt_now_ns();
+    vt__prom.snap.written_mono_ns = vt__prom.written_ns;
     vt_prom_render(b, &vt__prom.snap);
     if (b->oom) {
         vt__give_up("format", path, ENOMEM);
@@ -458,7 +473,7 @@ void vt_prom_snapshot(const vt_collect *c, const vt_host_sample *h, int at_exit,
     if (!vt_prom_enabled())
         return;
     static vt_prom_snap s;   /* under the writer's output lock */
-    vt__prom_snap(&s, c, at_exit, h->gpus, h->n_gpus);
+    vt__prom_snap(&s, c, at_exit, h->gpus, h->n_gpus, h->nvml_ns);
     vt__publish(&s, write_now);
 }
 
@@ -469,7 +484,8 @@ void vt_prom_host_refresh(void)
     static vt_host_gpu gpus[VT_HOST_GPUS];   /* writer thread only */
     static char uuids[VT_MAX_DEVICES][48];
     uint64_t at;
-    vt_gpu_set set = { gpus, vt_host_nvml_copy(gpus, &at), uuids };
+    int n = vt_host_nvml_copy(gpus, &at);
+    vt_gpu_set set = { gpus, n, at, uuids };
     for (int d = 0; d < VT_MAX_DEVICES; d++)
         if (vt_host_uuid(d, uuids[d], sizeof uuids[d]) < 0)
             uuids[d][0] = 0;

@@ -41,12 +41,17 @@ typedef struct vt_prom_dev {
     int      used_known;                   /* device used/total known              */
     uint64_t used_bytes, total_bytes;      /* NVML memory info, else cuMemGetInfo  */
     int      untracked_known;
-    int64_t  untracked_bytes;              /* may be < 0 (figures of two moments)   */
+    int64_t  untracked_bytes;              /* used - tracked of one moment: NVML's
+                                              sample, or cuMemGetInfo's reading when
+                                              nothing was allocated or freed since;
+                                              may be < 0 (managed memory NVML does
+                                              not count on the device)              */
     int      proc_known;
     uint64_t proc_used_bytes;              /* NVML: this process on this device     */
-    uint64_t tracked_bytes;                /* device-memory bytes our allocations
-                                              explain, for untracked              */
+    uint64_t tracked_bytes;                /* vt_host_tracked_bytes of the snapshot */
     int      meminfo_known;                /* cuMemGetInfo figures of the snapshot */
+    int      meminfo_current;              /* ... read with no allocation or free
+                                              since (comparable with tracked_bytes) */
     uint64_t meminfo_free, meminfo_total;
     int      pool_known;
     uint64_t pool_reserved_bytes, pool_used_bytes;
@@ -64,6 +69,9 @@ typedef struct vt_prom_snap {
     int         at_exit;                   /* unfreed bytes are written             */
     uint64_t    step;
     uint64_t    written_unix_ms;           /* CLOCK_REALTIME of the write (set by it) */
+    uint64_t    written_mono_ns;           /* CLOCK_MONOTONIC of the same (set by it) */
+    uint64_t    nvml_ns;                   /* CLOCK_MONOTONIC of the NVML sample the
+                                              figures hold; 0 none                  */
     int         n_devs;
     vt_prom_dev devs[VT_DEV_SLOTS];
 } vt_prom_snap;

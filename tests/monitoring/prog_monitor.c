@@ -10,12 +10,13 @@
  *                       DIR/vramtrace_<host>_<pid>.prom to DIR/running.prom, frees the
  *                       managed block and exits (the rest stays unfreed).
  *                       check_monitoring.py prom checks both files.
- *   prog_monitor peakfree
+ *   prog_monitor peakfree [nonvml]
  *                       VRAMTRACE_PROMETHEUS=DIR, a long VRAMTRACE_HOST_INTERVAL_MS:
  *                       keeps 2 MiB, allocates 200 MiB, waits (at most 10 s) until the
- *                       textfile shows an NVML sample that saw the 200 MiB, frees them,
- *                       marks a step, copies the textfile to DIR/afterfree.prom and
- *                       exits at once (no NVML sample after the free).
+ *                       textfile shows an NVML sample that saw the 200 MiB (nonvml: no
+ *                       wait), frees them, marks a step (cuMemGetInfo read there),
+ *                       copies the textfile to DIR/afterfree.prom, frees the 2 MiB and
+ *                       exits at once (no NVML sample, no cuMemGetInfo after the frees).
  *   prog_monitor steps N SLEEP_MS
  *                       N marked steps, each allocating a new 1 MiB block and freeing
  *                       the previous one, SLEEP_MS apart (the host/ECC test; 0 = no
@@ -133,7 +134,7 @@ static double prom_value(const char *path, const char *name)
     return -1;
 }
 
-static int run_peakfree(void)
+static int run_peakfree(int nvml)
 {
     const char *dir = getenv("VRAMTRACE_PROMETHEUS");
     if (!dir) {
@@ -147,12 +148,12 @@ static int run_peakfree(void)
     OK(cudaMalloc(&small, 2 * MIB));
     OK(cudaMalloc(&big, 200 * MIB));
     int seen = 0;
-    for (int i = 0; i < 1000 && !seen; i++) {
+    for (int i = 0; nvml && i < 1000 && !seen; i++) {
         seen = prom_value(path, "vramtrace_process_memory_used_bytes") >= (double)(202 * MIB);
         if (!seen)
             sleep_ms(10);
     }
-    if (!seen) {
+    if (nvml && !seen) {
         fprintf(stderr, "no NVML sample with the 200 MiB in %s within 10 s\n", path);
         failures++;
     }
@@ -164,6 +165,7 @@ static int run_peakfree(void)
         fprintf(stderr, "no textfile %s after the free\n", path);
         failures++;
     }
+    OK(cudaFree(small));
     printf("pid %d\n", (int)getpid());
     return failures ? 1 : 0;
 }
@@ -189,7 +191,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "prom"))
         return run_prom();
     if (argc >= 2 && !strcmp(argv[1], "peakfree"))
-        return run_peakfree();
+        return run_peakfree(!(argc >= 3 && !strcmp(argv[2], "nonvml")));
     if (argc >= 4 && !strcmp(argv[1], "steps"))
         return run_steps(atoi(argv[2]), atol(argv[3]));
     fprintf(stderr, "usage: prog_monitor prom | peakfree | steps N SLEEP_MS\n");
