@@ -134,6 +134,12 @@ static void rule_text(const vt_proc_result *pr, const vt_site_result *r, const u
             VT_TRANSIENT_STEPS, unit, vt_size_fmt(r->peak_bytes, b1, sizeof b1));
         break;
     case VT_TOO_FEW:
+        if (!n) {   /* the process had no step: nothing is judged */
+            ADD("%s: the process marked no step and no periodic snapshot cut one (peak %s, %s unfreed at exit)",
+                VT_NO_STEPS_LABEL, vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                p->exited ? vt_size_fmt(r->unfreed_exit, b3, sizeof b3) : "unknown");
+            break;
+        }
         ADD("only %zu %s%s after warm-up: at least %d are needed to tell leak, plateau and stable apart (peak %s, %s at "
             "the end)", m, unit, m == 1 ? "" : "s", VT_JUDGE_MIN_STEPS, vt_size_fmt(r->peak_bytes, b1, sizeof b1),
             vt_size_fmt(st->last_live, b3, sizeof b3));

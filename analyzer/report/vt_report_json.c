@@ -115,6 +115,8 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_t *s = json_object();
     json_object_set_new(s, "id", json_string(r->id));
     json_object_set_new(s, "verdict", json_string(vt_verdict_name(r->st.verdict)));
+    if (r->st.verdict == VT_TOO_FEW && vt_process_no_steps(pr->p))   /* the process had no step */
+        json_object_set_new(s, "not_judged", json_string(VT_NO_STEPS_LABEL));
     json_object_set_new(s, "kind", json_string(vt_kind_name(r->kind)));
     if (r->flags) {
         json_t *fl = json_array();
@@ -285,7 +287,7 @@ static json_t *peak_json(vt_analysis *a, const vt_proc_result *pr, const vt_peak
 {
     json_t *j = json_object();
     json_object_set_new(j, "bytes", ju(pc->bytes));
-    json_object_set_new(j, "step", ju(pc->step));
+    json_object_set_new(j, "step", vt_process_no_steps(pr->p) ? json_null() : ju(pc->step));   /* the step in progress */
     json_object_set_new(j, "time_ns", ju(pc->time_ns));
     vt_peak_part parts[VT_PEAKCOMP_MAX];
     size_t n = vt_peak_parts(pr, pc, parts);

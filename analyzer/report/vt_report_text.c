@@ -176,7 +176,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable", pr->count[VT_LEAK], pr->count[VT_CHURN],
             pr->count[VT_PLATEAU], pr->count[VT_STABLE] - failed_only);
     if (pr->count[VT_TRANSIENT]) fprintf(f, ", %zu transient", pr->count[VT_TRANSIENT]);
-    if (pr->count[VT_TOO_FEW]) fprintf(f, ", %zu with too few steps to judge", pr->count[VT_TOO_FEW]);
+    if (pr->count[VT_TOO_FEW] && vt_process_no_steps(p))
+        fprintf(f, ", %zu not judged (no steps)", pr->count[VT_TOO_FEW]);
+    else if (pr->count[VT_TOO_FEW])
+        fprintf(f, ", %zu with too few steps to judge", pr->count[VT_TOO_FEW]);
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
     char unm[512];
@@ -307,8 +310,9 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     best = i;
             if (best == SIZE_MAX) break;
             done[best] = 1;
-            fprintf(f, "  %9s  %-7s %s\n", vt_size_fmt(pr->sites[best].unfreed_exit, b1, sizeof b1),
-                    vt_verdict_label(pr->sites[best].st.verdict), top_label(a, &pr->sites[best]));
+            fprintf(f, vt_process_no_steps(p) ? "  %9s  %s  %s\n" : "  %9s  %-7s %s\n",
+                    vt_size_fmt(pr->sites[best].unfreed_exit, b1, sizeof b1),
+                    vt_site_verdict_label(pr, &pr->sites[best]), top_label(a, &pr->sites[best]));
         }
         if (pr->unfreed_sites > MAX_LIST) fprintf(f, "  ... and %zu more sites\n", pr->unfreed_sites - MAX_LIST);
         free(done);
@@ -340,7 +344,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     for (size_t g = 0; g < sizeof rest / sizeof rest[0]; g++) {
         size_t listed = vt_sites_listed(pr, rest[g].v);   /* no header over nothing */
         if (!listed) continue;
-        fprintf(f, "\n%s%s%s\n", bold, rest[g].title, off);
+        int nosteps = rest[g].v == VT_TOO_FEW && vt_process_no_steps(p);
+        fprintf(f, "\n%s%s%s\n", bold,
+                nosteps ? "NO STEPS: NOT JUDGED (mark steps with vramtrace_step or --step-range, or snapshot more often)"
+                        : rest[g].title, off);
         shown = 0;
         for (size_t i = 0; i < pr->nsites; i++) {
             vt_site_result *r = &pr->sites[i];
@@ -349,8 +356,12 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                 fprintf(f, "  ... and %zu more\n", listed - MAX_LIST);
                 break;
             }
-            fprintf(f, "  peak %9s  floor %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
-                    vt_size_fmt(r->st.floor_end, b2, sizeof b2));
+            if (nosteps)   /* no floor without steps: what it still held at exit */
+                fprintf(f, "  peak %9s  unfreed at exit %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                        p->exited ? vt_size_fmt(r->unfreed_exit, b2, sizeof b2) : "unknown");
+            else
+                fprintf(f, "  peak %9s  floor %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                        vt_size_fmt(r->st.floor_end, b2, sizeof b2));
             if (r->st.verdict == VT_CHURN) fprintf(f, "%3u give-backs  ", r->st.churn_events);
             fprintf(f, "%s\n", top_label(a, r));
         }

@@ -15,6 +15,9 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
   - check's summary counts each process's steps, never their sum;
   - report --format html without -o refuses a terminal with a one-line hint (a pipe
     still gets the page);
+  - a run that marked no step (prog_nosteps beside TRAINING_LOOP) judges nothing:
+    "no steps: not judged" in text, JSON (not_judged) and HTML, the peak names no
+    step, and each site's line shows its unfreed-at-exit figure;
   - a path that cannot be opened is "PATH: cannot open" (no line 0); counts agree
     with their nouns;
 Exit 0 when every check holds, 1 with one FAIL line per failed check.
@@ -208,6 +211,41 @@ def small_words(vt, tmp):
           "report MISSING: %r" % r.stderr)
 
 
+def no_steps(vt, bindir, tmp):
+    """A run that marked no step: nothing is judged, said alike everywhere; the peak
+    names no step; a site's unfreed-at-exit figure is the one its line shows."""
+    prog = os.path.join(bindir, "prog_nosteps")
+    if not os.path.exists(prog):
+        print("skipped: no prog_nosteps")
+        return
+    out = os.path.join(tmp, "n0")
+    r = run([vt, "run", "-o", out, "--", prog])
+    check(r.returncode == 0, "run prog_nosteps: exit %d %s" % (r.returncode, r.stderr[-500:]))
+    rep = json.loads(run([vt, "report", "--format", "json", out]).stdout)
+    p = rep["processes"][0]
+    check(p["steps"] == 0, "prog_nosteps steps %r (want 0)" % p["steps"])
+    held = [s for s in p["sites"] if s["peak_bytes"] or s["unfreed_at_exit_bytes"]]
+    check(len(held) == 3 and all(s["verdict"] == "too_few_steps" and s.get("not_judged") == "no steps: not judged"
+                                 for s in held),
+          "JSON verdicts: %r" % [(s["verdict"], s.get("not_judged"), s["frames"][0]["function"]) for s in held])
+    pc = p.get("peak_composition") or {}
+    check("step" in pc and pc["step"] is None, "JSON peak_composition step %r (want null)" % pc.get("step"))
+    text = run([vt, "report", out]).stdout
+    check("STABLE" not in text and "TOO FEW STEPS" not in text and "NO STEPS: NOT JUDGED" in text
+          and "3 not judged (no steps)" in text, "text verdicts:\n" + text)
+    check(re.search(r"at the peak \(128 MiB\):", text) and "step 1" not in text, "text peak names a step:\n" + text)
+    check(re.search(r"64 MiB  no steps: not judged  main \(prog_nosteps\.c:\d+\)", text)
+          and re.search(r"peak +64 MiB  unfreed at exit +64 MiB  main \(prog_nosteps\.c:\d+\)", text)
+          and "floor" not in text, "text unfreed figures disagree:\n" + text)
+    data = page_data(vt, out, os.path.join(tmp, "n0.html"))
+    hs = data["procs"][0]["sites"]
+    check(all(s["rule"].startswith("no steps: not judged") for s in hs if s["peak"] or s["unfreed"]),
+          "HTML rules: %r" % [s["rule"] for s in hs])
+    check(data["procs"][0]["flame"]["peak"]["step"] is None, "HTML flame peak step %r" % data["procs"][0]["flame"]["peak"])
+    page = open(os.path.join(tmp, "n0.html"), encoding="utf-8").read()
+    check("3 not judged (no steps)" in page and "too few steps to judge" not in page, "HTML header verdict counts")
+
+
 def main():
     vt, testdir = sys.argv[1], sys.argv[2]
     training = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -219,6 +257,7 @@ def main():
             event_trace(vt, training, tmp)
             check_summary(vt, training, tmp)
             no_empty_sections(vt, os.path.dirname(training), tmp)
+            no_steps(vt, os.path.dirname(training), tmp)
         else:
             print("skipped: the training-loop example (no preload or simulated device built)")
         small_words(vt, tmp)

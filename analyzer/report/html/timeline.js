@@ -451,7 +451,7 @@
         ? 'inside the step (band: the most live at any allocation or free, from the event trace)'
         : 'inside the step (band: up to each site\u2019s most, summed; each site\u2019s part in its colour, lighter)'));
       const parts = [];
-      if (v.peak) parts.push(`peak ${VT.fmtBytes(v.peak)}` + (v.peak_at ? ` (reached at step ${v.peak_at.step}: ${VT.fmtBytes(v.peak_at.bytes)} live)` : ''));
+      if (v.peak) parts.push(`peak ${VT.fmtBytes(v.peak)}` + (v.peak_at ? ` (reached during step ${v.peak_at.step}: ${VT.fmtBytes(v.peak_at.bytes)} live)` : ''));
       if (off.length) parts.push('off the chart: ' + off.join('; '));
       const zoomed = x0 > dom0 || x1 < dom1;
       const span = (a, b) => (a >= b ? `step ${a}` : `steps ${a}\u2013${b}`);
