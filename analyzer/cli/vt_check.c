@@ -151,8 +151,8 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
         fprintf(f, "%" PRIu64 " allocation%s failed with out-of-memory", ooms, ooms == 1 ? "" : "s");
         if (p->nooms) {
             const vt_oom *m = &p->ooms[0];
-            fprintf(f, "; the first: %s of %s at step %" PRIu64 " (%s, device %d)", m->api,
-                    vt_size_fmt(m->requested_bytes, b1, sizeof b1), m->step, vt_kind_name(m->kind), m->device);
+            fprintf(f, "; the first: %s of %s during step %" PRIu64 " (%s, device %d)", m->api,
+                    vt_size_fmt(m->requested_bytes, b1, sizeof b1), vt_during_step(m->step), vt_kind_name(m->kind), m->device);
         }
         fputs(" (--allow-oom passes it)\n", f);
         gate_end(f);

@@ -234,9 +234,9 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     }
     fputs("</table>\n", f);
     if (p->nlabels) {   /* labelled snapshots (vramtrace_snapshot) */
-        fputs("<h3>Labels</h3><table><tr><th>step</th><th>label</th><th>snapshot</th></tr>\n", f);
+        fputs("<h3>Labels</h3><table><tr><th>during step</th><th>label</th><th>snapshot (record)</th></tr>\n", f);
         for (size_t i = 0; i < p->nlabels; i++) {
-            fprintf(f, "<tr><td>%" PRIu64 "</td><td>", p->labels[i].step);
+            fprintf(f, "<tr><td>%" PRIu64 "</td><td>", vt_during_step(p->labels[i].step));
             esc(f, p->labels[i].label);
             fprintf(f, "</td><td>%s %" PRIu64 "</td></tr>\n", p->labels[i].trigger, p->labels[i].seq);
         }
@@ -316,13 +316,13 @@ static void summary_html(FILE *f, vt_analysis *a)
     }
     if (s.nooms) {
         fprintf(f, "<h3 class=\"bad\">Out of memory</h3><table><tr><th>failing call</th><th>kind</th><th>%s</th>"
-                   "<th>events</th><th>first at step</th><th>which</th></tr>\n", unit);
+                   "<th>events</th><th>the first during step</th><th>which</th></tr>\n", unit);
         for (size_t i = 0; i < s.nooms; i++) {
             const vt_xsite *x = &s.ooms[i];
             fputs("<tr><td><code>", f);
             esc(f, x->label);
             fprintf(f, "</code></td><td>%s</td><td>%zu of %zu</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>",
-                    vt_kind_name(x->kind), x->nranks, s.nranks, x->events, x->first_step);
+                    vt_kind_name(x->kind), x->nranks, s.nranks, x->events, vt_during_step(x->first_step));
             esc(f, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
             fputs("</td></tr>\n", f);
         }

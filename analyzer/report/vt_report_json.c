@@ -185,7 +185,8 @@ static json_t *oom_json(vt_analysis *a, const vt_proc_result *pr, const vt_oom *
                                                   : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion"));
     json_object_set_new(j, "tracked_bytes", ju(o->tracked_bytes));
     json_object_set_new(j, "untracked_bytes", o->has_mem ? json_integer(o->untracked_bytes) : json_null());
-    json_object_set_new(j, "step", ju(o->step));
+    json_object_set_new(j, "step", ju(o->step));   /* steps completed, as the record's */
+    json_object_set_new(j, "during_step", ju(vt_during_step(o->step)));   /* the step in progress */
     json_object_set_new(j, "api", jstr(o->api));
     json_object_set_new(j, "kind", json_string(vt_kind_name(o->kind)));
     json_object_set_new(j, "device", json_integer(o->device));
@@ -450,8 +451,9 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "annotations", an);
     json_t *labels = json_array();
     for (size_t i = 0; i < p->nlabels; i++)
-        json_array_append_new(labels, json_pack("{s:o, s:o, s:s, s:s}", "seq", ju(p->labels[i].seq), "step",
-                                                ju(p->labels[i].step), "trigger", p->labels[i].trigger, "label",
+        json_array_append_new(labels, json_pack("{s:o, s:o, s:o, s:s, s:s}", "seq", ju(p->labels[i].seq), "step",
+                                                ju(p->labels[i].step), "during_step",
+                                                ju(vt_during_step(p->labels[i].step)), "trigger", p->labels[i].trigger, "label",
                                                 p->labels[i].label));
     json_object_set_new(j, "labels", labels);
     json_object_set_new(j, "labels_dropped", ju(p->labels_dropped));

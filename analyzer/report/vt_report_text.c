@@ -221,13 +221,13 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                 r->device);
         /* the curve spans every step; the two numbers are the floor at the end of
          * warm-up (what "leaked" counts from) and the live bytes at the last step */
-        fprintf(f, "    %s  %s at step %" PRIu64 " (%s) .. %s at step %" PRIu64 "\n",
+        fprintf(f, "    %s  %s at the end of step %" PRIu64 " (%s) .. %s at the end of step %" PRIu64 "\n",
                 vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_base, b2, sizeof b2),
                 r->st.base_step, r->st.warmup ? "end of warm-up" : "first step", vt_size_fmt(r->st.last_live, b3, sizeof b3),
                 p->last_step);
         if (r->oom_cut_step >= 0)
-            fprintf(f, "    grew until its own allocation failed with out-of-memory at step %" PRId64
-                    " (device %d ran out)\n", r->oom_cut_step, r->device);
+            fprintf(f, "    grew until its own allocation failed with out-of-memory during step %" PRIu64
+                    " (device %d ran out)\n", vt_during_step((uint64_t)r->oom_cut_step), r->device);
         else if (r->exhaustion_step >= 0)
             fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
         if (r->stack->allocator >= 0)
@@ -262,7 +262,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         const char *verdict = !o->has_mem ? "unknown (free memory not known)"
                               : o->free_bytes >= o->requested_bytes ? "fragmentation: enough memory is free, no gap fits"
                                                                      : "exhaustion: not enough memory is free";
-        fprintf(f, "  step %" PRIu64 ": %s of %s on device %d failed (error %" PRId64 ") — %s\n", o->step, o->api,
+        fprintf(f, "  during step %" PRIu64 ": %s of %s on device %d failed (error %" PRId64 ") — %s\n",
+                vt_during_step(o->step), o->api,
                 vt_size_fmt(o->requested_bytes, b1, sizeof b1), o->device, o->result, verdict);
         if (o->has_mem) {
             char b4[32];
@@ -373,7 +374,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         fprintf(f, "\n%sLABELS%s  %zu labelled snapshot%s%s\n", bold, off, p->nlabels + (size_t)p->labels_dropped,
                 p->nlabels + p->labels_dropped == 1 ? "" : "s", p->nlabels > MAX_LIST ? " (the last ones)" : "");
         for (size_t i = p->nlabels > MAX_LIST ? p->nlabels - MAX_LIST : 0; i < p->nlabels; i++)
-            fprintf(f, "  step %" PRIu64 ": %s (%s snapshot %" PRIu64 ")\n", p->labels[i].step, p->labels[i].label,
+            fprintf(f, "  during step %" PRIu64 ": %s (%s snapshot, record %" PRIu64 ")\n",
+                    vt_during_step(p->labels[i].step), p->labels[i].label,
                     p->labels[i].trigger[0] ? p->labels[i].trigger : "a", p->labels[i].seq);
     }
     if (p->marks_not_written)   /* the preload writes at most one NVTX mark a second */
@@ -467,9 +469,9 @@ static void summary_text(FILE *f, vt_analysis *a, int color)
     if (s.nleaks > SUMMARY_LIST) fprintf(f, "  ... and %zu more leaking sites (below, per process)\n", s.nleaks - SUMMARY_LIST);
     for (size_t i = 0; i < s.nooms && i < SUMMARY_LIST; i++) {
         const vt_xsite *x = &s.ooms[i];
-        fprintf(f, "  %sout of memory%s at %s%s on %zu of %zu %s (%" PRIu64 " event%s, first at step %" PRIu64 "), %s\n",
+        fprintf(f, "  %sout of memory%s at %s%s on %zu of %zu %s (%" PRIu64 " event%s, the first during step %" PRIu64 "), %s\n",
                 red, off, x->label, kind_note(x->kind, kn, sizeof kn), x->nranks, s.nranks, unit, x->events,
-                x->events == 1 ? "" : "s", x->first_step, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
+                x->events == 1 ? "" : "s", vt_during_step(x->first_step), vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
     }
     if (s.nooms > SUMMARY_LIST) fprintf(f, "  ... and %zu more out-of-memory sites (below, per process)\n", s.nooms - SUMMARY_LIST);
     if (!s.nleaks && !s.nooms) fprintf(f, "  no leak and no out-of-memory event in any of them\n");

@@ -147,6 +147,11 @@ int vt_process_no_steps(const vt_process *p)
     return p->nsteps == 0;
 }
 
+uint64_t vt_during_step(uint64_t rec_step)
+{
+    return rec_step == UINT64_MAX ? rec_step : rec_step + 1;
+}
+
 const char *vt_site_verdict_label(const vt_proc_result *pr, const vt_site_result *r)
 {
     if (r->st.verdict == VT_TOO_FEW && vt_process_no_steps(pr->p)) return VT_NO_STEPS_LABEL;

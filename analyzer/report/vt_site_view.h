@@ -76,6 +76,14 @@ size_t vt_sites_listed(const vt_proc_result *pr, vt_verdict v);
  * VT_NO_STEPS_LABEL. */
 #define VT_NO_STEPS_LABEL "no steps: not judged"
 int vt_process_no_steps(const vt_process *p);
+
+/* The reports' step convention (docs/metrics.md "Step numbers"): step N is the Nth
+ * step, in progress from the (N-1)th mark to the Nth; a curve's point "at the end of
+ * step N" is the step snapshot the Nth mark writes. A record's `step` counts the
+ * steps completed when it was taken, so a moment inside a step (an out-of-memory
+ * event, a labelled snapshot or NVTX mark) happened during step rec_step + 1, which
+ * this returns; the peak's composition already carries the step in progress. */
+uint64_t vt_during_step(uint64_t rec_step);
 /* A site's verdict in words: vt_verdict_label, or VT_NO_STEPS_LABEL for a site of a
  * process with no steps that is too_few_steps. Static text. */
 const char *vt_site_verdict_label(const vt_proc_result *pr, const vt_site_result *r);

@@ -15,6 +15,8 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
   - check's summary counts each process's steps, never their sum;
   - report --format html without -o refuses a terminal with a one-line hint (a pipe
     still gets the page);
+  - one step convention: curves "at the end of step N", the peak, OOMs and labels
+    "during step N" (a mark inside the first --step-range range is during step 1);
   - a run that marked no step (prog_nosteps beside TRAINING_LOOP) judges nothing:
     "no steps: not judged" in text, JSON (not_judged) and HTML, the peak names no
     step, and each site's line shows its unfreed-at-exit figure;
@@ -59,7 +61,7 @@ def leaked_baseline(vt, training, tmp):
     check(site["leaked_bytes"] == 54 << 20 and site.get("leaked_since_step") == 2,
           "JSON leaked %r since %r (want 54 MiB since step 2)" % (site["leaked_bytes"], site.get("leaked_since_step")))
     text = run([vt, "report", out]).stdout
-    check(re.search(r"leaked 54 MiB, ", text) and re.search(r"\d+ MiB at step 2 \(end of warm-up\) \.\. ", text),
+    check(re.search(r"leaked 54 MiB, ", text) and re.search(r"\d+ MiB at the end of step 2 \(end of warm-up\) \.\. ", text),
           "text report:\n" + text[:900])
     data = page_data(vt, out, os.path.join(tmp, "tl.html"))
     hs = next(s for s in data["procs"][0]["sites"] if s.get("verdict") == "leak")
@@ -211,6 +213,32 @@ def small_words(vt, tmp):
           "report MISSING: %r" % r.stderr)
 
 
+def step_words(vt, tl, bindir, tmp):
+    """One step convention (docs/metrics.md "Step numbers"): step N runs from the
+    (N-1)th mark to the Nth; a curve's figure is "at the end of step N", a moment (the
+    peak, an OOM, a label) is "during step N". TL: training_loop 20's run."""
+    text = run([vt, "report", tl]).stdout
+    check(re.search(r" MiB at the end of step 2 \(end of warm-up\) \.\. \d+ MiB at the end of step 20\n", text),
+          "curve not worded at the end of its steps:\n" + text[:900])
+    check(re.search(r"at the peak \([0-9.]+ MiB, during step 20\): ", text), "peak not worded during its step:\n" + text)
+    prog = os.path.join(bindir, "prog_nvtx")
+    if not os.path.exists(prog):
+        print("skipped: no prog_nvtx")
+        return
+    # a mark inside the first range (record step 0) is during step 1, the first step
+    out = os.path.join(tmp, "n8")
+    r = run([vt, "run", "--step-range", "train_step", "-o", out, "--", prog, "steps"])
+    check(r.returncode == 0, "run prog_nvtx: exit %d" % r.returncode)
+    text = run([vt, "report", out]).stdout
+    check("  during step 1: step done (manual snapshot, record " in text and "step 0" not in text,
+          "label of the first range's mark:\n" + text)
+    p = json.loads(run([vt, "report", "--format", "json", out]).stdout)["processes"][0]
+    check([(l["step"], l["during_step"]) for l in p["labels"]][:1] == [(0, 1)], "JSON labels %r" % p["labels"])
+    page = os.path.join(tmp, "n8.html")
+    run([vt, "report", "--format", "html", "--force", "-o", page, out])
+    check("<th>during step</th>" in open(page, encoding="utf-8").read(), "HTML labels table not headed during step")
+
+
 def no_steps(vt, bindir, tmp):
     """A run that marked no step: nothing is judged, said alike everywhere; the peak
     names no step; a site's unfreed-at-exit figure is the one its line shows."""
@@ -251,7 +279,8 @@ def main():
     training = sys.argv[3] if len(sys.argv) > 3 else ""
     with tempfile.TemporaryDirectory() as tmp:
         if training:
-            leaked_baseline(vt, training, tmp)
+            tl = leaked_baseline(vt, training, tmp)
+            step_words(vt, tl, os.path.dirname(training), tmp)
             step_range_unmatched(vt, os.path.dirname(training), tmp)
             short_advice(vt, training, tmp)
             event_trace(vt, training, tmp)
