@@ -272,6 +272,9 @@ def no_steps(vt, bindir, tmp):
     check(data["procs"][0]["flame"]["peak"]["step"] is None, "HTML flame peak step %r" % data["procs"][0]["flame"]["peak"])
     page = open(os.path.join(tmp, "n0.html"), encoding="utf-8").read()
     check("3 not judged (no steps)" in page and "too few steps to judge" not in page, "HTML header verdict counts")
+    r = run([vt, "check", out])
+    check(r.returncode == 3 and "no steps: not judged (0 steps)" in r.stdout and "too few steps" not in r.stdout,
+          "check: %d\n%s" % (r.returncode, r.stdout))
 
 
 def main():

@@ -330,7 +330,10 @@
         for (const m of marks) {
           if (m.k === 'gap' ? stepAt(px) >= gapX(m)[0] && stepAt(px) <= gapX(m)[1] && b > v.band[j]
             : Math.abs(X(stepX(m.step)) - px) <= 3)
-            return { text: m.text + `\n(step ${m.step}${m.k === 'gap' ? '\u2013' + m.end : ''})` };
+            // an OOM or a label is a moment: its step counts the steps completed, so it
+            // happened during the next one (docs/metrics.md "Step numbers in the reports")
+            return { text: m.text + (m.k === 'oom' || m.k === 'label' ? `\n(during step ${m.step + 1})`
+              : `\n(step ${m.step}${m.k === 'gap' ? '\u2013' + m.end : ''})`) };
         }
         for (let k = 0; k < ls.length; k++) {
           if (b <= cum[k][j]) {
