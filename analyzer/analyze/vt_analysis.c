@@ -210,6 +210,8 @@ static void analyze_process(vt_process *p, long warmup, vt_proc_result *pr)
          * still held at exit cannot be judged: not "stable" */
         if (r->st.verdict == VT_STABLE && r->unfreed_exit && !r->st.peak_bytes && r->st.floor_end == 0)
             r->st.verdict = VT_TOO_FEW;
+        /* no step at all: nothing held can be called stable (or anything else) */
+        if (!n && (r->peak_bytes || r->unfreed_exit)) r->st.verdict = VT_TOO_FEW;
         if (r->st.verdict == VT_LEAK) {
             r->curve = vt_xmalloc(n * sizeof *r->curve);
             memcpy(r->curve, live, n * sizeof *live);

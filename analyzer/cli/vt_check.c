@@ -151,8 +151,8 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
         fprintf(f, "%" PRIu64 " allocation%s failed with out-of-memory", ooms, ooms == 1 ? "" : "s");
         if (p->nooms) {
             const vt_oom *m = &p->ooms[0];
-            fprintf(f, "; the first: %s of %s at step %" PRIu64 " (%s, device %d)", m->api,
-                    vt_size_fmt(m->requested_bytes, b1, sizeof b1), m->step, vt_kind_name(m->kind), m->device);
+            fprintf(f, "; the first: %s of %s during step %" PRIu64 " (%s, device %d)", m->api,
+                    vt_size_fmt(m->requested_bytes, b1, sizeof b1), vt_during_step(m->step), vt_kind_name(m->kind), m->device);
         }
         fputs(" (--allow-oom passes it)\n", f);
         gate_end(f);
@@ -166,9 +166,13 @@ static void judge_process(gates *g, vt_analysis *a, size_t i, const vt_check_opt
     int all_back = p->exited && !p->unfreed_exit_bytes;
     if (judged < VT_JUDGE_MIN_STEPS && !all_back && !o->allow_short) {
         f = gate_say(gt, VT_GATE_INCONCLUSIVE);
-        fprintf(f, "too few steps to judge: %zu step%s after warm-up (%zu in all), a leak needs at least %d, "
-                "and %s; ", judged, judged == 1 ? "" : "s", (size_t)all, VT_JUDGE_MIN_STEPS,
-                p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
+        if (vt_process_no_steps(p))   /* nothing at all to judge: worded as the reports do */
+            fprintf(f, VT_NO_STEPS_LABEL " (0 steps), and %s; ",
+                    p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
+        else
+            fprintf(f, "too few steps to judge: %zu step%s after warm-up (%zu in all), a leak needs at least %d, "
+                    "and %s; ", judged, judged == 1 ? "" : "s", (size_t)all, VT_JUDGE_MIN_STEPS,
+                    p->exited ? "it left memory unfreed at exit" : "its end is unknown (no exit record)");
         char b4[32];
         if (p->exited) fprintf(f, "%s stayed unfreed; ", vt_size_fmt(p->unfreed_exit_bytes, b4, sizeof b4));
         char nm[512];

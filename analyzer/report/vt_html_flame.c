@@ -204,7 +204,8 @@ static void take_top(const vt_proc_result *pr, int growth, char *sel, size_t *ns
     free(v);
 }
 
-/* {"bytes", "step", "other", "values": [per chosen site]} of composition pc, the
+/* {"bytes", "step" (the step in progress; null when the process had no step), "other",
+ * "values": [per chosen site]} of composition pc, the
  * parts of sites not chosen added to "other"; NULL when out of memory. */
 static json_t *peak_json(const vt_proc_result *pr, const vt_peakcomp *pc, const long *slot, size_t nsel)
 {
@@ -226,7 +227,8 @@ static json_t *peak_json(const vt_proc_result *pr, const vt_peakcomp *pc, const 
             json_array_set_new(vals, (size_t)k, json_integer((json_int_t)parts[i].bytes));
         }
     }
-    return json_pack("{s:I, s:I, s:I, s:I, s:o}", "bytes", (json_int_t)pc->bytes, "step", (json_int_t)pc->step,
+    json_t *step = vt_process_no_steps(pr->p) ? json_null() : json_integer((json_int_t)pc->step);   /* in progress */
+    return json_pack("{s:I, s:o, s:I, s:I, s:o}", "bytes", (json_int_t)pc->bytes, "step", step,
                      "other", (json_int_t)other, "other_sites", (json_int_t)nother, "values", vals);
 }
 

@@ -88,8 +88,8 @@ static void rule_text(const vt_proc_result *pr, const vt_site_result *r, const u
         for (size_t i = n - t; i < n && same; i++) same = F[i] - F[i - 1] == first_rise;
         if (r->oom_cut_step >= 0)
             ADD("its floor rose at %u of the %zu %ss after warm-up (%s/%s) until its own allocation failed with "
-                "out-of-memory at step %" PRId64, st->rises, m, unit, vt_size_fmt_signed(st->slope, b1, sizeof b1), unit,
-                r->oom_cut_step);
+                "out-of-memory during step %" PRIu64, st->rises, m, unit, vt_size_fmt_signed(st->slope, b1, sizeof b1),
+                unit, vt_during_step((uint64_t)r->oom_cut_step));
         else if (t >= VT_LATE_LEAK_STEPS || (t && t + !w == m))
             ADD("floor rose at each of the last %zu %ss%s, %s %s", t, unit,
                 t + !w == m ? (w ? " (every one after warm-up)" : " (every one after the first)") : "",
@@ -134,6 +134,12 @@ static void rule_text(const vt_proc_result *pr, const vt_site_result *r, const u
             VT_TRANSIENT_STEPS, unit, vt_size_fmt(r->peak_bytes, b1, sizeof b1));
         break;
     case VT_TOO_FEW:
+        if (!n) {   /* the process had no step: nothing is judged */
+            ADD("%s: the process marked no step and no periodic snapshot cut one (peak %s, %s unfreed at exit)",
+                VT_NO_STEPS_LABEL, vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                p->exited ? vt_size_fmt(r->unfreed_exit, b3, sizeof b3) : "unknown");
+            break;
+        }
         ADD("only %zu %s%s after warm-up: at least %d are needed to tell leak, plateau and stable apart (peak %s, %s at "
             "the end)", m, unit, m == 1 ? "" : "s", VT_JUDGE_MIN_STEPS, vt_size_fmt(r->peak_bytes, b1, sizeof b1),
             vt_size_fmt(st->last_live, b3, sizeof b3));

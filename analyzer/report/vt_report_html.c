@@ -95,11 +95,12 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     size_t never_held = 0;   /* counted apart, as the text report does */
     for (size_t i = 0; i < pr->nsites; i++) never_held += vt_site_never_held(&pr->sites[i]);
     fprintf(f, "), warm-up %llu &middot; peak %s &middot; unfreed at exit %s &middot; %zu leak, %zu churn, "
-               "%zu plateau, %zu stable, %zu transient, %zu too few steps to judge",
+               "%zu plateau, %zu stable, %zu transient, %zu %s",
             (unsigned long long)pr->warmup_steps,
             vt_size_fmt(p->peak_bytes, b1, sizeof b1), p->exited ? vt_size_fmt(p->unfreed_exit_bytes, b2, sizeof b2) : "unknown",
             pr->count[VT_LEAK], pr->count[VT_CHURN], pr->count[VT_PLATEAU], pr->count[VT_STABLE] - never_held,
-            pr->count[VT_TRANSIENT], pr->count[VT_TOO_FEW]);
+            pr->count[VT_TRANSIENT], pr->count[VT_TOO_FEW],
+            vt_process_no_steps(p) ? "not judged (no steps)" : "too few steps to judge");
     if (never_held) fprintf(f, ", %zu whose calls all failed", never_held);
     fputs(" &middot; ", f);
     char *file_shown = vt_xdisplay(p->file);
@@ -142,7 +143,7 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
         fputs("</ul>\n", f);
     }
     if (pr->count[VT_LEAK]) {
-        fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked</th><th>growing since</th>"
+        fputs("<h3 class=\"bad\">Leaks</h3><table><tr><th>growth/step</th><th>leaked</th><th>floor first rose at</th>"
               "<th>device runs out at step</th><th>kind</th><th>stack</th></tr>\n", f);
         for (size_t s = 0; s < pr->nsites; s++) {
             vt_site_result *r = &pr->sites[s];
@@ -224,18 +225,18 @@ static void process_html(FILE *f, vt_analysis *a, vt_proc_result *pr)
     for (size_t s = 0; s < pr->nsites; s++) {
         vt_site_result *r = &pr->sites[s];
         fprintf(f, "<tr><td class=\"v-%s\">%s%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %d</td><td>",
-                vt_verdict_name(r->st.verdict), vt_verdict_label(r->st.verdict),
+                vt_verdict_name(r->st.verdict), vt_site_verdict_label(pr, r),
                 vt_site_never_held(r) ? " (its calls all failed)" : "", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
-                vt_size_fmt(r->st.floor_end, b2, sizeof b2), vt_size_fmt(r->unfreed_exit, b3, sizeof b3),
+                vt_process_no_steps(p) ? "none (no steps)" : vt_size_fmt(r->st.floor_end, b2, sizeof b2), vt_size_fmt(r->unfreed_exit, b3, sizeof b3),
                 vt_kind_name(r->kind), r->device);
         stack_html(f, a, r);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
     if (p->nlabels) {   /* labelled snapshots (vramtrace_snapshot) */
-        fputs("<h3>Labels</h3><table><tr><th>step</th><th>label</th><th>snapshot</th></tr>\n", f);
+        fputs("<h3>Labels</h3><table><tr><th>during step</th><th>label</th><th>snapshot (record)</th></tr>\n", f);
         for (size_t i = 0; i < p->nlabels; i++) {
-            fprintf(f, "<tr><td>%" PRIu64 "</td><td>", p->labels[i].step);
+            fprintf(f, "<tr><td>%" PRIu64 "</td><td>", vt_during_step(p->labels[i].step));
             esc(f, p->labels[i].label);
             fprintf(f, "</td><td>%s %" PRIu64 "</td></tr>\n", p->labels[i].trigger, p->labels[i].seq);
         }
@@ -315,13 +316,13 @@ static void summary_html(FILE *f, vt_analysis *a)
     }
     if (s.nooms) {
         fprintf(f, "<h3 class=\"bad\">Out of memory</h3><table><tr><th>failing call</th><th>kind</th><th>%s</th>"
-                   "<th>events</th><th>first at step</th><th>which</th></tr>\n", unit);
+                   "<th>events</th><th>the first during step</th><th>which</th></tr>\n", unit);
         for (size_t i = 0; i < s.nooms; i++) {
             const vt_xsite *x = &s.ooms[i];
             fputs("<tr><td><code>", f);
             esc(f, x->label);
             fprintf(f, "</code></td><td>%s</td><td>%zu of %zu</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>",
-                    vt_kind_name(x->kind), x->nranks, s.nranks, x->events, x->first_step);
+                    vt_kind_name(x->kind), x->nranks, s.nranks, x->events, vt_during_step(x->first_step));
             esc(f, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
             fputs("</td></tr>\n", f);
         }

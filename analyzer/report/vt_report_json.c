@@ -115,6 +115,8 @@ static json_t *site_json(vt_analysis *a, const vt_proc_result *pr, const vt_site
     json_t *s = json_object();
     json_object_set_new(s, "id", json_string(r->id));
     json_object_set_new(s, "verdict", json_string(vt_verdict_name(r->st.verdict)));
+    if (r->st.verdict == VT_TOO_FEW && vt_process_no_steps(pr->p))   /* the process had no step */
+        json_object_set_new(s, "not_judged", json_string(VT_NO_STEPS_LABEL));
     json_object_set_new(s, "kind", json_string(vt_kind_name(r->kind)));
     if (r->flags) {
         json_t *fl = json_array();
@@ -183,7 +185,8 @@ static json_t *oom_json(vt_analysis *a, const vt_proc_result *pr, const vt_oom *
                                                   : o->free_bytes >= o->requested_bytes ? "fragmentation" : "exhaustion"));
     json_object_set_new(j, "tracked_bytes", ju(o->tracked_bytes));
     json_object_set_new(j, "untracked_bytes", o->has_mem ? json_integer(o->untracked_bytes) : json_null());
-    json_object_set_new(j, "step", ju(o->step));
+    json_object_set_new(j, "step", ju(o->step));   /* steps completed, as the record's */
+    json_object_set_new(j, "during_step", ju(vt_during_step(o->step)));   /* the step in progress */
     json_object_set_new(j, "api", jstr(o->api));
     json_object_set_new(j, "kind", json_string(vt_kind_name(o->kind)));
     json_object_set_new(j, "device", json_integer(o->device));
@@ -285,7 +288,7 @@ static json_t *peak_json(vt_analysis *a, const vt_proc_result *pr, const vt_peak
 {
     json_t *j = json_object();
     json_object_set_new(j, "bytes", ju(pc->bytes));
-    json_object_set_new(j, "step", ju(pc->step));
+    json_object_set_new(j, "step", vt_process_no_steps(pr->p) ? json_null() : ju(pc->step));   /* the step in progress */
     json_object_set_new(j, "time_ns", ju(pc->time_ns));
     vt_peak_part parts[VT_PEAKCOMP_MAX];
     size_t n = vt_peak_parts(pr, pc, parts);
@@ -448,8 +451,9 @@ static json_t *process_json(vt_analysis *a, const vt_proc_result *pr)
     json_object_set_new(j, "annotations", an);
     json_t *labels = json_array();
     for (size_t i = 0; i < p->nlabels; i++)
-        json_array_append_new(labels, json_pack("{s:o, s:o, s:s, s:s}", "seq", ju(p->labels[i].seq), "step",
-                                                ju(p->labels[i].step), "trigger", p->labels[i].trigger, "label",
+        json_array_append_new(labels, json_pack("{s:o, s:o, s:o, s:s, s:s}", "seq", ju(p->labels[i].seq), "step",
+                                                ju(p->labels[i].step), "during_step",
+                                                ju(vt_during_step(p->labels[i].step)), "trigger", p->labels[i].trigger, "label",
                                                 p->labels[i].label));
     json_object_set_new(j, "labels", labels);
     json_object_set_new(j, "labels_dropped", ju(p->labels_dropped));

@@ -176,7 +176,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     fprintf(f, "\n   sites: %zu leak, %zu churn, %zu plateau, %zu stable", pr->count[VT_LEAK], pr->count[VT_CHURN],
             pr->count[VT_PLATEAU], pr->count[VT_STABLE] - failed_only);
     if (pr->count[VT_TRANSIENT]) fprintf(f, ", %zu transient", pr->count[VT_TRANSIENT]);
-    if (pr->count[VT_TOO_FEW]) fprintf(f, ", %zu with too few steps to judge", pr->count[VT_TOO_FEW]);
+    if (pr->count[VT_TOO_FEW] && vt_process_no_steps(p))
+        fprintf(f, ", %zu not judged (no steps)", pr->count[VT_TOO_FEW]);
+    else if (pr->count[VT_TOO_FEW])
+        fprintf(f, ", %zu with too few steps to judge", pr->count[VT_TOO_FEW]);
     if (failed_only) fprintf(f, ", %zu whose calls all failed", failed_only);
     fputc('\n', f);
     char unm[512];
@@ -218,13 +221,13 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                 r->device);
         /* the curve spans every step; the two numbers are the floor at the end of
          * warm-up (what "leaked" counts from) and the live bytes at the last step */
-        fprintf(f, "    %s  %s at step %" PRIu64 " (%s) .. %s at step %" PRIu64 "\n",
+        fprintf(f, "    %s  %s at the end of step %" PRIu64 " (%s) .. %s at the end of step %" PRIu64 "\n",
                 vt_sparkline(r->curve, p->nsteps, SPARK_W, sp, sizeof sp), vt_size_fmt(r->st.floor_base, b2, sizeof b2),
                 r->st.base_step, r->st.warmup ? "end of warm-up" : "first step", vt_size_fmt(r->st.last_live, b3, sizeof b3),
                 p->last_step);
         if (r->oom_cut_step >= 0)
-            fprintf(f, "    grew until its own allocation failed with out-of-memory at step %" PRId64
-                    " (device %d ran out)\n", r->oom_cut_step, r->device);
+            fprintf(f, "    grew until its own allocation failed with out-of-memory during step %" PRIu64
+                    " (device %d ran out)\n", vt_during_step((uint64_t)r->oom_cut_step), r->device);
         else if (r->exhaustion_step >= 0)
             fprintf(f, "    alone it would use up device %d's free memory at step %" PRId64 "\n", r->device, r->exhaustion_step);
         if (r->stack->allocator >= 0)
@@ -259,7 +262,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         const char *verdict = !o->has_mem ? "unknown (free memory not known)"
                               : o->free_bytes >= o->requested_bytes ? "fragmentation: enough memory is free, no gap fits"
                                                                      : "exhaustion: not enough memory is free";
-        fprintf(f, "  step %" PRIu64 ": %s of %s on device %d failed (error %" PRId64 ") — %s\n", o->step, o->api,
+        fprintf(f, "  during step %" PRIu64 ": %s of %s on device %d failed (error %" PRId64 ") — %s\n",
+                vt_during_step(o->step), o->api,
                 vt_size_fmt(o->requested_bytes, b1, sizeof b1), o->device, o->result, verdict);
         if (o->has_mem) {
             char b4[32];
@@ -307,8 +311,9 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                     best = i;
             if (best == SIZE_MAX) break;
             done[best] = 1;
-            fprintf(f, "  %9s  %-7s %s\n", vt_size_fmt(pr->sites[best].unfreed_exit, b1, sizeof b1),
-                    vt_verdict_label(pr->sites[best].st.verdict), top_label(a, &pr->sites[best]));
+            fprintf(f, vt_process_no_steps(p) ? "  %9s  %s  %s\n" : "  %9s  %-7s %s\n",
+                    vt_size_fmt(pr->sites[best].unfreed_exit, b1, sizeof b1),
+                    vt_site_verdict_label(pr, &pr->sites[best]), top_label(a, &pr->sites[best]));
         }
         if (pr->unfreed_sites > MAX_LIST) fprintf(f, "  ... and %zu more sites\n", pr->unfreed_sites - MAX_LIST);
         free(done);
@@ -340,7 +345,10 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
     for (size_t g = 0; g < sizeof rest / sizeof rest[0]; g++) {
         size_t listed = vt_sites_listed(pr, rest[g].v);   /* no header over nothing */
         if (!listed) continue;
-        fprintf(f, "\n%s%s%s\n", bold, rest[g].title, off);
+        int nosteps = rest[g].v == VT_TOO_FEW && vt_process_no_steps(p);
+        fprintf(f, "\n%s%s%s\n", bold,
+                nosteps ? "NO STEPS: NOT JUDGED (mark steps with vramtrace_step or --step-range, or snapshot more often)"
+                        : rest[g].title, off);
         shown = 0;
         for (size_t i = 0; i < pr->nsites; i++) {
             vt_site_result *r = &pr->sites[i];
@@ -349,8 +357,12 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
                 fprintf(f, "  ... and %zu more\n", listed - MAX_LIST);
                 break;
             }
-            fprintf(f, "  peak %9s  floor %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
-                    vt_size_fmt(r->st.floor_end, b2, sizeof b2));
+            if (nosteps)   /* no floor without steps: what it still held at exit */
+                fprintf(f, "  peak %9s  unfreed at exit %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                        p->exited ? vt_size_fmt(r->unfreed_exit, b2, sizeof b2) : "unknown");
+            else
+                fprintf(f, "  peak %9s  floor %9s  ", vt_size_fmt(r->peak_bytes, b1, sizeof b1),
+                        vt_size_fmt(r->st.floor_end, b2, sizeof b2));
             if (r->st.verdict == VT_CHURN) fprintf(f, "%3u give-backs  ", r->st.churn_events);
             fprintf(f, "%s\n", top_label(a, r));
         }
@@ -362,7 +374,8 @@ static void process_text(FILE *f, vt_analysis *a, vt_proc_result *pr, int color)
         fprintf(f, "\n%sLABELS%s  %zu labelled snapshot%s%s\n", bold, off, p->nlabels + (size_t)p->labels_dropped,
                 p->nlabels + p->labels_dropped == 1 ? "" : "s", p->nlabels > MAX_LIST ? " (the last ones)" : "");
         for (size_t i = p->nlabels > MAX_LIST ? p->nlabels - MAX_LIST : 0; i < p->nlabels; i++)
-            fprintf(f, "  step %" PRIu64 ": %s (%s snapshot %" PRIu64 ")\n", p->labels[i].step, p->labels[i].label,
+            fprintf(f, "  during step %" PRIu64 ": %s (%s snapshot, record %" PRIu64 ")\n",
+                    vt_during_step(p->labels[i].step), p->labels[i].label,
                     p->labels[i].trigger[0] ? p->labels[i].trigger : "a", p->labels[i].seq);
     }
     if (p->marks_not_written)   /* the preload writes at most one NVTX mark a second */
@@ -456,9 +469,9 @@ static void summary_text(FILE *f, vt_analysis *a, int color)
     if (s.nleaks > SUMMARY_LIST) fprintf(f, "  ... and %zu more leaking sites (below, per process)\n", s.nleaks - SUMMARY_LIST);
     for (size_t i = 0; i < s.nooms && i < SUMMARY_LIST; i++) {
         const vt_xsite *x = &s.ooms[i];
-        fprintf(f, "  %sout of memory%s at %s%s on %zu of %zu %s (%" PRIu64 " event%s, first at step %" PRIu64 "), %s\n",
+        fprintf(f, "  %sout of memory%s at %s%s on %zu of %zu %s (%" PRIu64 " event%s, the first during step %" PRIu64 "), %s\n",
                 red, off, x->label, kind_note(x->kind, kn, sizeof kn), x->nranks, s.nranks, unit, x->events,
-                x->events == 1 ? "" : "s", x->first_step, vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
+                x->events == 1 ? "" : "s", vt_during_step(x->first_step), vt_rank_list(a, x->procs, x->nprocs, list, sizeof list));
     }
     if (s.nooms > SUMMARY_LIST) fprintf(f, "  ... and %zu more out-of-memory sites (below, per process)\n", s.nooms - SUMMARY_LIST);
     if (!s.nleaks && !s.nooms) fprintf(f, "  no leak and no out-of-memory event in any of them\n");

@@ -107,8 +107,10 @@ int vt_peak_line(vt_analysis *a, const vt_proc_result *pr, const vt_peakcomp *pc
     vt_peak_part parts[VT_PEAKCOMP_MAX];
     size_t n = vt_peak_parts(pr, pc, parts);
     char b1[32];
-    size_t len = (size_t)snprintf(buf, cap, "at the peak (%s, step %llu):", vt_size_fmt(pc->bytes, b1, sizeof b1),
-                                  (unsigned long long)pc->step);
+    size_t len = vt_process_no_steps(pr->p)   /* no step to name */
+                     ? (size_t)snprintf(buf, cap, "at the peak (%s):", vt_size_fmt(pc->bytes, b1, sizeof b1))
+                     : (size_t)snprintf(buf, cap, "at the peak (%s, during step %llu):",
+                                        vt_size_fmt(pc->bytes, b1, sizeof b1), (unsigned long long)pc->step);
     uint64_t rest = pc->other_bytes, nrest = pc->other_sites;
     for (size_t i = 0; i < n; i++) {
         if (i >= most) {
@@ -140,6 +142,22 @@ size_t vt_sites_listed(const vt_proc_result *pr, vt_verdict v)
     return n;
 }
 
+int vt_process_no_steps(const vt_process *p)
+{
+    return p->nsteps == 0;
+}
+
+uint64_t vt_during_step(uint64_t rec_step)
+{
+    return rec_step == UINT64_MAX ? rec_step : rec_step + 1;
+}
+
+const char *vt_site_verdict_label(const vt_proc_result *pr, const vt_site_result *r)
+{
+    if (r->st.verdict == VT_TOO_FEW && vt_process_no_steps(pr->p)) return VT_NO_STEPS_LABEL;
+    return vt_verdict_label(r->st.verdict);
+}
+
 int vt_step_range_unmatched(const vt_process *p, char *buf, size_t cap)
 {
     buf[0] = 0;
@@ -165,11 +183,11 @@ const char *vt_steps_how(const vt_process *p, char *buf, size_t cap)
 
 const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t cap)
 {
-    const char *l = lead ? "growing since " : "";
+    const char *l = lead ? "floor first rose at " : "";
     if (!st->has_first_growth)
         snprintf(buf, cap, "%s", "");
     else if (st->first_growth_in_warmup)
-        snprintf(buf, cap, "%sstep %" PRIu64 " (first seen in warm-up; judged from step %" PRIu64 ")", l,
+        snprintf(buf, cap, "%sstep %" PRIu64 " (during warm-up; judged from step %" PRIu64 ")", l,
                  st->first_growth_step, st->judged_from_step);
     else
         snprintf(buf, cap, "%sstep %" PRIu64, l, st->first_growth_step);

@@ -71,12 +71,31 @@ int vt_site_never_held(const vt_site_result *r);
 /* How many of pr's sites of verdict v are listed under it (those that held memory). */
 size_t vt_sites_listed(const vt_proc_result *pr, vt_verdict v);
 
-/* Where a site's growth began, in the words every output uses: "growing since step
- * 12" when its floor first rose at or after the first judged step (the end of
- * warm-up); "growing since step 2 (first seen in warm-up; judged from step 5)" when
- * it first rose during the warm-up, whose steps are not judged. Without lead, the
- * same from "step" on (a table row headed "growing since"). Into buf, returned; ""
- * when the floor never rose (st->has_first_growth 0). */
+/* A process with no step at all (0 steps): no site of it is judged; its sites that
+ * held memory have verdict too_few_steps, which every output then words as
+ * VT_NO_STEPS_LABEL. */
+#define VT_NO_STEPS_LABEL "no steps: not judged"
+int vt_process_no_steps(const vt_process *p);
+
+/* The reports' step convention (docs/metrics.md "Step numbers"): step N is the Nth
+ * step, in progress from the (N-1)th mark to the Nth; a curve's point "at the end of
+ * step N" is the step snapshot the Nth mark writes. A record's `step` counts the
+ * steps completed when it was taken, so a moment inside a step (an out-of-memory
+ * event, a labelled snapshot or NVTX mark) happened during step rec_step + 1, which
+ * this returns; the peak's composition already carries the step in progress. */
+uint64_t vt_during_step(uint64_t rec_step);
+/* A site's verdict in words: vt_verdict_label, or VT_NO_STEPS_LABEL for a site of a
+ * process with no steps that is too_few_steps. Static text. */
+const char *vt_site_verdict_label(const vt_proc_result *pr, const vt_site_result *r);
+
+/* Where a site's growth began, in the words every output uses: the first step whose
+ * end floor (docs/metrics.md) rose above the step before's, which is not the first step
+ * the site allocated in (that step's allocation is the floor the rise is measured from).
+ * "floor first rose at step 12" when that is at or after the first judged step (the
+ * end of warm-up); "floor first rose at step 2 (during warm-up; judged from step 5)"
+ * when it first rose during the warm-up, whose steps are not judged. Without lead, the
+ * same from "step" on (a table column headed "floor first rose at"). Into buf,
+ * returned; "" when the floor never rose (st->has_first_growth 0). */
 const char *vt_growth_since(const vt_site_stats *st, int lead, char *buf, size_t cap);
 
 /* Where a leak's "leaked" figure counts from, in words: "since step S (the end of

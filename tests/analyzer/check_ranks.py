@@ -142,7 +142,7 @@ def main():
         print(screen)
     check("  leak at append_kv (train+0x130b) on 8 of 64 ranks, +2 MiB/step each, ranks 0-7" in first,
           "no leak summary line (8 of 64 ranks, +2 MiB/step each, ranks 0-7) in the first 40 lines")
-    check(any(l.startswith("  out of memory at grow_cache (train+0x144b) on 2 of 64 ranks (2 events, first at step 12), ranks 9, 17")
+    check(any(l.startswith("  out of memory at grow_cache (train+0x144b) on 2 of 64 ranks (2 events, the first during step 13), ranks 9, 17")
               for l in first), "no OOM summary line in the first 40 lines")
     check(any(l.startswith("  largest peak 2.5 GiB on rank 63, pid 10063 on node7") for l in first),
           "no largest-peak line naming rank 63")
@@ -196,7 +196,8 @@ def main():
         check(at >= 0 and at < h.find("<h2>rank 0"), "html: no 'Across 64 ranks' section before the first process")
         check("<code>append_kv (train+0x130b)</code></td><td>device</td><td>8 of 64</td><td>+2 MiB each</td><td>ranks 0-7</td>" in h,
               "html: no leak row (8 of 64, +2 MiB each, ranks 0-7)")
-        check("<td>2 of 64</td><td>2</td><td>12</td><td>ranks 9, 17</td>" in h, "html: no OOM row (2 of 64, ranks 9, 17)")
+        check("<td>2 of 64</td><td>2</td><td>13</td><td>ranks 9, 17</td>" in h and "<th>the first during step</th>" in h,
+              "html: no OOM row (2 of 64, the first during step 13, ranks 9, 17)")
         # the page's data: rank 0's timeline has all devices and its two; its leak is the
         # same site as on ranks 0-7's other devices (16 places); the restarted rank 3 has
         # its restart marker; rank 9 its out-of-memory marker

@@ -15,6 +15,11 @@ README.md stumbled on, each said plainly and alike in text, JSON, HTML and check
   - check's summary counts each process's steps, never their sum;
   - report --format html without -o refuses a terminal with a one-line hint (a pipe
     still gets the page);
+  - one step convention: curves "at the end of step N", the peak, OOMs and labels
+    "during step N" (a mark inside the first --step-range range is during step 1);
+  - a run that marked no step (prog_nosteps beside TRAINING_LOOP) judges nothing:
+    "no steps: not judged" in text, JSON (not_judged) and HTML, the peak names no
+    step, and each site's line shows its unfreed-at-exit figure;
   - a path that cannot be opened is "PATH: cannot open" (no line 0); counts agree
     with their nouns;
 Exit 0 when every check holds, 1 with one FAIL line per failed check.
@@ -56,7 +61,7 @@ def leaked_baseline(vt, training, tmp):
     check(site["leaked_bytes"] == 54 << 20 and site.get("leaked_since_step") == 2,
           "JSON leaked %r since %r (want 54 MiB since step 2)" % (site["leaked_bytes"], site.get("leaked_since_step")))
     text = run([vt, "report", out]).stdout
-    check(re.search(r"leaked 54 MiB, ", text) and re.search(r"\d+ MiB at step 2 \(end of warm-up\) \.\. ", text),
+    check(re.search(r"leaked 54 MiB, ", text) and re.search(r"\d+ MiB at the end of step 2 \(end of warm-up\) \.\. ", text),
           "text report:\n" + text[:900])
     data = page_data(vt, out, os.path.join(tmp, "tl.html"))
     hs = next(s for s in data["procs"][0]["sites"] if s.get("verdict") == "leak")
@@ -208,17 +213,83 @@ def small_words(vt, tmp):
           "report MISSING: %r" % r.stderr)
 
 
+def step_words(vt, tl, bindir, tmp):
+    """One step convention (docs/metrics.md "Step numbers"): step N runs from the
+    (N-1)th mark to the Nth; a curve's figure is "at the end of step N", a moment (the
+    peak, an OOM, a label) is "during step N". TL: training_loop 20's run."""
+    text = run([vt, "report", tl]).stdout
+    check(re.search(r" MiB at the end of step 2 \(end of warm-up\) \.\. \d+ MiB at the end of step 20\n", text),
+          "curve not worded at the end of its steps:\n" + text[:900])
+    check(re.search(r"at the peak \([0-9.]+ MiB, during step 20\): ", text), "peak not worded during its step:\n" + text)
+    prog = os.path.join(bindir, "prog_nvtx")
+    if not os.path.exists(prog):
+        print("skipped: no prog_nvtx")
+        return
+    # a mark inside the first range (record step 0) is during step 1, the first step
+    out = os.path.join(tmp, "n8")
+    r = run([vt, "run", "--step-range", "train_step", "-o", out, "--", prog, "steps"])
+    check(r.returncode == 0, "run prog_nvtx: exit %d" % r.returncode)
+    text = run([vt, "report", out]).stdout
+    check("  during step 1: step done (manual snapshot, record " in text and "step 0" not in text,
+          "label of the first range's mark:\n" + text)
+    p = json.loads(run([vt, "report", "--format", "json", out]).stdout)["processes"][0]
+    check([(l["step"], l["during_step"]) for l in p["labels"]][:1] == [(0, 1)], "JSON labels %r" % p["labels"])
+    page = os.path.join(tmp, "n8.html")
+    run([vt, "report", "--format", "html", "--force", "-o", page, out])
+    check("<th>during step</th>" in open(page, encoding="utf-8").read(), "HTML labels table not headed during step")
+
+
+def no_steps(vt, bindir, tmp):
+    """A run that marked no step: nothing is judged, said alike everywhere; the peak
+    names no step; a site's unfreed-at-exit figure is the one its line shows."""
+    prog = os.path.join(bindir, "prog_nosteps")
+    if not os.path.exists(prog):
+        print("skipped: no prog_nosteps")
+        return
+    out = os.path.join(tmp, "n0")
+    r = run([vt, "run", "-o", out, "--", prog])
+    check(r.returncode == 0, "run prog_nosteps: exit %d %s" % (r.returncode, r.stderr[-500:]))
+    rep = json.loads(run([vt, "report", "--format", "json", out]).stdout)
+    p = rep["processes"][0]
+    check(p["steps"] == 0, "prog_nosteps steps %r (want 0)" % p["steps"])
+    held = [s for s in p["sites"] if s["peak_bytes"] or s["unfreed_at_exit_bytes"]]
+    check(len(held) == 3 and all(s["verdict"] == "too_few_steps" and s.get("not_judged") == "no steps: not judged"
+                                 for s in held),
+          "JSON verdicts: %r" % [(s["verdict"], s.get("not_judged"), s["frames"][0]["function"]) for s in held])
+    pc = p.get("peak_composition") or {}
+    check("step" in pc and pc["step"] is None, "JSON peak_composition step %r (want null)" % pc.get("step"))
+    text = run([vt, "report", out]).stdout
+    check("STABLE" not in text and "TOO FEW STEPS" not in text and "NO STEPS: NOT JUDGED" in text
+          and "3 not judged (no steps)" in text, "text verdicts:\n" + text)
+    check(re.search(r"at the peak \(128 MiB\):", text) and "step 1" not in text, "text peak names a step:\n" + text)
+    check(re.search(r"64 MiB  no steps: not judged  main \(prog_nosteps\.c:\d+\)", text)
+          and re.search(r"peak +64 MiB  unfreed at exit +64 MiB  main \(prog_nosteps\.c:\d+\)", text)
+          and "floor" not in text, "text unfreed figures disagree:\n" + text)
+    data = page_data(vt, out, os.path.join(tmp, "n0.html"))
+    hs = data["procs"][0]["sites"]
+    check(all(s["rule"].startswith("no steps: not judged") for s in hs if s["peak"] or s["unfreed"]),
+          "HTML rules: %r" % [s["rule"] for s in hs])
+    check(data["procs"][0]["flame"]["peak"]["step"] is None, "HTML flame peak step %r" % data["procs"][0]["flame"]["peak"])
+    page = open(os.path.join(tmp, "n0.html"), encoding="utf-8").read()
+    check("3 not judged (no steps)" in page and "too few steps to judge" not in page, "HTML header verdict counts")
+    r = run([vt, "check", out])
+    check(r.returncode == 3 and "no steps: not judged (0 steps)" in r.stdout and "too few steps" not in r.stdout,
+          "check: %d\n%s" % (r.returncode, r.stdout))
+
+
 def main():
     vt, testdir = sys.argv[1], sys.argv[2]
     training = sys.argv[3] if len(sys.argv) > 3 else ""
     with tempfile.TemporaryDirectory() as tmp:
         if training:
-            leaked_baseline(vt, training, tmp)
+            tl = leaked_baseline(vt, training, tmp)
+            step_words(vt, tl, os.path.dirname(training), tmp)
             step_range_unmatched(vt, os.path.dirname(training), tmp)
             short_advice(vt, training, tmp)
             event_trace(vt, training, tmp)
             check_summary(vt, training, tmp)
             no_empty_sections(vt, os.path.dirname(training), tmp)
+            no_steps(vt, os.path.dirname(training), tmp)
         else:
             print("skipped: the training-loop example (no preload or simulated device built)")
         small_words(vt, tmp)

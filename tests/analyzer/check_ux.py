@@ -6,9 +6,10 @@ find in them, on the golden sets:
     base -> new; `--format json` has "base" and "new" objects with the same paths
     and figures, and its changes match the text's;
   - where growth began, said the same way in text, JSON, the HTML page's data (the
-    site panel's rule and its "growing since" row) and check: a leak whose floor
+    site panel's rule and its "floor first rose at" row) and check: a leak whose floor
     first rose during the warm-up says so and names the first judged step (the end
-    of warm-up); one that first rose after it says only "growing since step N";
+    of warm-up); one that first rose after it says only "floor first rose at step N";
+    none says "growing since" (the site allocated before its floor first rose);
   - with TRAINING_LOOP (the example, run under the preload on the simulated device:
     LD_LIBRARY_PATH set by the caller): the leak warning the preload printed while it
     ran is said again by `vramtrace run` (and `run --check`) with the site named as
@@ -84,18 +85,19 @@ def growth_words(vt, golden, tmp):
           and site.get("first_judged_growth_step") == 6,
           "JSON: %r" % {k: site.get(k) for k in ("first_growth_step", "first_growth_in_warmup", "judged_from_step",
                                                   "first_judged_growth_step")})
-    words = "growing since step 1 (first seen in warm-up; judged from step 6)"
+    words = "floor first rose at step 1 (during warm-up; judged from step 6)"
     text = run([vt, "report", leak]).stdout
     check(re.search(r"leaked \d+ MiB, " + re.escape(words) + "  \\(device", text), "text report:\n" + text[:600])
     data = page_data(vt, leak, os.path.join(tmp, "leak.html"))
     hs = next(s for s in data["procs"][0]["sites"] if s.get("verdict") == "leak")
-    check(hs.get("since") == 1 and hs.get("since_text") == "step 1 (first seen in warm-up; judged from step 6)",
+    check(hs.get("since") == 1 and hs.get("since_text") == "step 1 (during warm-up; judged from step 6)",
           "HTML data since: %r %r" % (hs.get("since"), hs.get("since_text")))
     check(words in hs.get("rule", "") and "since step 5 (the end of warm-up)" in hs.get("rule", ""),
           "HTML rule: %r" % hs.get("rule"))
     page = open(os.path.join(tmp, "leak.html"), encoding="utf-8").read()   # the table drawn without scripts
-    check("<th>growing since</th>" in page and "<td>step 1 (first seen in warm-up; judged from step 6)</td>" in page,
-          "HTML leak table: no growing-since cell with the warm-up note")
+    check("<th>floor first rose at</th>" in page and "<td>step 1 (during warm-up; judged from step 6)</td>" in page,
+          "HTML leak table: no floor-first-rose cell with the warm-up note")
+    check("growing since" not in text and "growing since" not in page, "\"growing since\" still said")
     r = run([vt, "check", leak])
     check(re.search(r"since step 5 \(the end of warm-up\), " + re.escape(words), r.stdout), "check:\n" + r.stdout)
     # first rise at the first judged step: no warm-up note anywhere
@@ -106,15 +108,15 @@ def growth_words(vt, golden, tmp):
           "oom_exhaust-step JSON: %r" % {k: site.get(k) for k in ("first_growth_step", "first_growth_in_warmup",
                                                                     "judged_from_step")})
     text = run([vt, "report", ex]).stdout
-    check("growing since step 1  (device" in text and "first seen in warm-up" not in text, "oom_exhaust-step text:\n" + text[:500])
+    check("floor first rose at step 1  (device" in text and "during warm-up" not in text, "oom_exhaust-step text:\n" + text[:500])
     data = page_data(vt, ex, os.path.join(tmp, "ex.html"))
     hs = next(s for s in data["procs"][0]["sites"] if s.get("verdict") == "leak")
-    check(hs.get("since_text") == "step 1" and "first seen in warm-up" not in hs.get("rule", ""),
+    check(hs.get("since_text") == "step 1" and "during warm-up" not in hs.get("rule", ""),
           "oom_exhaust-step HTML: %r %r" % (hs.get("since_text"), hs.get("rule")))
     # the panel's row shows the words (site.js), not the bare step
     js = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analyzer", "report", "html",
                            "site.js")).read()
-    check("s.since_text" in js, "site.js does not show since_text")
+    check("s.since_text" in js and "'floor first rose at'" in js, "site.js does not show since_text as floor first rose at")
 
 
 def live_warnings(vt, training, tmp):

@@ -173,18 +173,21 @@ def main(argv):
     with open(lab, "w") as f:
         f.write("".join(lines))
     r = run([exe, "report", lab])
-    if r.returncode != 0 or "step 2: after <warm-up> & eval (manual snapshot 3)" not in r.stdout or \
+    if r.returncode != 0 or "  during step 3: after <warm-up> & eval (manual snapshot, record 3)" not in r.stdout or \
             "train.loss = 0.25 (max 0.25) at step 2" not in r.stdout:
         fail("labels: text report %d %r" % (r.returncode, r.stdout))
     r = run([exe, "report", "--format", "json", lab])
     p0 = json.loads(r.stdout)["processes"][0]
-    if p0.get("labels") != [{"seq": 3, "step": 2, "trigger": "manual", "label": "after <warm-up> & eval"}] or \
+    if p0.get("labels") != [{"seq": 3, "step": 2, "during_step": 3, "trigger": "manual",
+                                "label": "after <warm-up> & eval"}] or \
             p0.get("annotations") != {"train.loss": 0.25}:
         fail("labels: JSON %r %r" % (p0.get("labels"), p0.get("annotations")))
     html = os.path.join(tmp, "lab.html")
     r = run([exe, "report", "--format", "html", "-o", html, lab])
     h = open(html).read() if r.returncode == 0 else ""
-    if "after &lt;warm-up&gt; &amp; eval" not in h or "train.loss" not in h:
+    # a snapshot taken after 2 steps is during step 3, as the peak's step counts
+    if "after &lt;warm-up&gt; &amp; eval" not in h or "train.loss" not in h or \
+            "<tr><td>3</td><td>after &lt;warm-up&gt; &amp; eval</td>" not in h or "<th>during step</th>" not in h:
         fail("labels: HTML report %d" % r.returncode)
     pf = os.path.join(tmp, "lab.perfetto.json")
     r = run([exe, "export", "--format", "perfetto", "-o", pf, lab])

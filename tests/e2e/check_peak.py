@@ -4,7 +4,7 @@
 check_peak.py VRAMTRACE WORKDIR PROG_PEAK
 
 1. `prog_peak` (steps): its peak comes from peak_only_buffer, allocated and freed
-   inside step 12. The text report opens the device section with "at the peak (...,
+   inside step 12. The text report opens the device section with "at the peak (..., during
    step 12): 300 MiB peak_only_buffer ..."; JSON has the composition under the process
    and the device with peak_only_buffer at its exact bytes though nothing of it is
    live at exit; the torch export has a "snapshot" trace entry at that moment and the
@@ -67,8 +67,8 @@ def main():
 
     text = subprocess.run([vt, "report", out], capture_output=True, text=True).stdout
     line = [l for l in text.splitlines() if "at the peak (" in l]
-    if not line or "step 12): 300 MiB peak_only_buffer" not in line[0] or "256 MiB alloc_weights" not in line[0]:
-        fail("text report: no 'at the peak (..., step 12): 300 MiB peak_only_buffer, ... 256 MiB alloc_weights' "
+    if not line or "during step 12): 300 MiB peak_only_buffer" not in line[0] or "256 MiB alloc_weights" not in line[0]:
+        fail("text report: no 'at the peak (..., during step 12): 300 MiB peak_only_buffer, ... 256 MiB alloc_weights' "
              "line:\n" + text)
     dev_i = text.index("DEVICES")
     if text.index(line[0]) < dev_i or not text[dev_i:].splitlines()[1].startswith("  device 0: at the peak ("):
@@ -109,11 +109,11 @@ def main():
     run(vt, out2, prog, "twodev", env=env)
     text = subprocess.run([vt, "report", out2], capture_output=True, text=True).stdout
     dev = text[text.index("DEVICES"):].splitlines()
-    if not dev[1].startswith("  all devices: at the peak (556 MiB, step 1): 300 MiB peak_only_buffer") or \
+    if not dev[1].startswith("  all devices: at the peak (556 MiB, during step 1): 300 MiB peak_only_buffer") or \
             "256 MiB alloc_weights" not in dev[1]:
         fail("two devices: no 'all devices' composition first:\n" + "\n".join(dev))
-    d1 = [l for l in dev if l.startswith("  device 1: at the peak (300 MiB, step 1): 300 MiB peak_only_buffer")]
-    d0 = [l for l in dev if l.startswith("  device 0: at the peak (256 MiB, step 1): 256 MiB alloc_weights")]
+    d1 = [l for l in dev if l.startswith("  device 1: at the peak (300 MiB, during step 1): 300 MiB peak_only_buffer")]
+    d0 = [l for l in dev if l.startswith("  device 0: at the peak (256 MiB, during step 1): 256 MiB alloc_weights")]
     if not d0 or not d1 or "peak_only" in d0[0]:
         fail("two devices: each device's composition:\n" + "\n".join(dev))
 

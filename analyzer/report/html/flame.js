@@ -29,7 +29,7 @@
         : f.devices.find((d) => String(d.device) === s.device);
       if (!pk) return null;
       return { vals: pk.values, other: pk.other, otherSites: pk.other_sites, total: pk.bytes,
-        what: `at the peak of ${s.device === 'all' ? 'the process' : 'device ' + s.device} (${VT.fmtBytes(pk.bytes)}, step ${pk.step})` };
+        what: `at the peak of ${s.device === 'all' ? 'the process' : 'device ' + s.device} (${VT.fmtBytes(pk.bytes)}${pk.step == null ? '' : ', during step ' + pk.step})` };
     }
     const src = s.mode === 'exit' ? f.exit : f.growth;
     const vals = new Array(n);

@@ -66,7 +66,7 @@
 
   function one(o, proc, pi, idx) {
     const sec = VT.el('section', { class: 'vt-oom', 'data-oom': idx });
-    sec.appendChild(VT.el('h4', {}, `Step ${o.step}: ${o.api} of ${VT.fmtBytes(o.requested)} on device ${o.device} failed (error ${o.result}) `,
+    sec.appendChild(VT.el('h4', {}, `During step ${o.step + 1}: ${o.api} of ${VT.fmtBytes(o.requested)} on device ${o.device} failed (error ${o.result}) `,
       VT.el('span', { class: 'vt-verdict ' + o.verdict, 'data-verdict': o.verdict }, o.verdict)));
     const why = o.verdict === 'fragmentation'
       ? `Enough memory was free (${VT.fmtBytes(o.free)}) but no free extent was large enough` +

@@ -85,8 +85,8 @@
       ['unfreed at exit', VT.fmtBytes(s.unfreed)]];
     if (s.verdict === 'leak') {
       rows.push(['growth', VT.fmtSigned(s.slope) + ' a step'], ['leaked', VT.fmtBytes(s.leaked)]);
-      if (s.since !== null && s.since !== undefined) rows.push(['growing since', s.since_text || 'step ' + s.since]);
-      if (s.oom_cut !== null && s.oom_cut !== undefined) rows.push(['its own allocation failed', 'step ' + s.oom_cut]);
+      if (s.since !== null && s.since !== undefined) rows.push(['floor first rose at', s.since_text || 'step ' + s.since]);
+      if (s.oom_cut !== null && s.oom_cut !== undefined) rows.push(['its own allocation failed', 'during step ' + (s.oom_cut + 1)]);   // oom_cut: steps completed
       else if (s.exhaust !== null && s.exhaust !== undefined) rows.push(['alone it uses up the free memory at', 'step ' + s.exhaust]);
     }
     return VT.el('table', { class: 'vt-sp-fig' }, rows.map(([k, v]) => VT.el('tr', {}, VT.el('th', {}, k), VT.el('td', {}, v))));

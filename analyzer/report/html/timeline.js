@@ -330,7 +330,10 @@
         for (const m of marks) {
           if (m.k === 'gap' ? stepAt(px) >= gapX(m)[0] && stepAt(px) <= gapX(m)[1] && b > v.band[j]
             : Math.abs(X(stepX(m.step)) - px) <= 3)
-            return { text: m.text + `\n(step ${m.step}${m.k === 'gap' ? '\u2013' + m.end : ''})` };
+            // an OOM or a label is a moment: its step counts the steps completed, so it
+            // happened during the next one (docs/metrics.md "Step numbers in the reports")
+            return { text: m.text + (m.k === 'oom' || m.k === 'label' ? `\n(during step ${m.step + 1})`
+              : `\n(step ${m.step}${m.k === 'gap' ? '\u2013' + m.end : ''})`) };
         }
         for (let k = 0; k < ls.length; k++) {
           if (b <= cum[k][j]) {
@@ -451,7 +454,7 @@
         ? 'inside the step (band: the most live at any allocation or free, from the event trace)'
         : 'inside the step (band: up to each site\u2019s most, summed; each site\u2019s part in its colour, lighter)'));
       const parts = [];
-      if (v.peak) parts.push(`peak ${VT.fmtBytes(v.peak)}` + (v.peak_at ? ` (reached at step ${v.peak_at.step}: ${VT.fmtBytes(v.peak_at.bytes)} live)` : ''));
+      if (v.peak) parts.push(`peak ${VT.fmtBytes(v.peak)}` + (v.peak_at ? ` (reached during step ${v.peak_at.step}: ${VT.fmtBytes(v.peak_at.bytes)} live)` : ''));
       if (off.length) parts.push('off the chart: ' + off.join('; '));
       const zoomed = x0 > dom0 || x1 < dom1;
       const span = (a, b) => (a >= b ? `step ${a}` : `steps ${a}\u2013${b}`);
