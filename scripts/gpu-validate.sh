@@ -50,8 +50,9 @@ if [ "$MODE" = prepare ]; then
   command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
   mkdir -p "$B/gpu" "$B/gpu-libs"
   nvcc -O1 -g -I include -o "$B/gpu/training_loop_static" examples/training_loop.cu || exit 1
-  # lib64/stubs is the toolkit's link-time libcuda.so (soname libcuda.so.1); at run time
-  # NEEDED libcuda.so.1 is the real driver's
+  # -lcuda links against the CUDA toolkit's link-only copy of libcuda.so (NVIDIA ships it
+  # in lib64/stubs, soname libcuda.so.1, for machines without a driver); at run time the
+  # NEEDED libcuda.so.1 resolves to the device's real driver
   gcc -shared -fPIC -O1 -I/usr/local/cuda/include tests/preload/locallib.c -L/usr/local/cuda/lib64 \
       -L/usr/local/cuda/lib64/stubs -lcudart -lcuda -o "$B/gpu/liblocallib.so" || exit 1
   # our dependencies (linked by the analyzer, dlopen'ed by the preload) and theirs

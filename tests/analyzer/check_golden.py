@@ -85,7 +85,7 @@ def main():
                     errors.append("%s: %s grows %.0f B/step, expected %.0f..%.0f" % (tag, fn, s["growth_bytes_per_step"], lo, hi))
             if "unfreed" in es and s["unfreed_at_exit_bytes"] != es["unfreed"]:
                 errors.append("%s: %s unfreed %d, expected %d" % (tag, fn, s["unfreed_at_exit_bytes"], es["unfreed"]))
-        # Python sites (issue 8): named by a Python function of their stack
+        # Python sites: named by a Python function of their stack
         for fn, es in ep.get("py_sites", {}).items():
             ss = [s for s in p["sites"] if any(f["function"] == fn for f in s["python_frames"])]
             if len(ss) != es.get("count", 1):

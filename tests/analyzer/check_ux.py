@@ -25,20 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cli_common import FAILS as fails, check  # noqa: E402
-import cli_common  # noqa: E402
-
-
-def run(args, **kw):
-    kw.setdefault("timeout", 120)
-    return cli_common.run(args, **kw)
-
-
-def page_data(vt, folder, out):
-    subprocess.run([vt, "report", "--format", "html", "--force", "-o", out, folder], check=True)
-    html = open(out, encoding="utf-8").read()
-    m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', html, re.S)
-    return json.loads(m.group(1))
+from cli_common import FAILS as fails, check, page_data, run_long as run  # noqa: E402
 
 
 def diff_header(vt, golden):

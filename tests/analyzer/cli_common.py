@@ -10,6 +10,7 @@ the exit status (0 passed, 1 a check failed, 2 a usage error).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -29,6 +30,20 @@ def run(args, **kw):
     env = dict(os.environ, NO_COLOR="1")
     env.update(kw.pop("env", {}))
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=kw.pop("timeout", 60), **kw)
+
+
+def run_long(args, **kw):
+    """run() for commands that trace a program or build a page: 120 s unless told."""
+    kw.setdefault("timeout", 120)
+    return run(args, **kw)
+
+
+def page_data(exe, folder, out):
+    """The data object of the HTML report of folder, written to out (report --format html)."""
+    subprocess.run([exe, "report", "--format", "html", "--force", "-o", out, folder], check=True)
+    html = open(out, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', html, re.S)
+    return json.loads(m.group(1))
 
 
 def golden(testdir, name):

@@ -581,7 +581,7 @@ def sc_torn(out, mode, pid=5008):
              "sites": {"record_history": {"verdict": "leak", "growth": [0.9 * MiB, 1.1 * MiB]}}}], 1
 
 
-# ---------------- Python frames (issue 8) and annotations ----------------
+# ---------------- Python frames and annotations ----------------
 # Modules of a Python interpreter and of PyTorch. The paths do not exist, so the
 # analyzer names frames with the names written here (as dladdr found them).
 PY_MODULES = [

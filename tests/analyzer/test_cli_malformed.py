@@ -201,7 +201,7 @@ def t_malformed(exe, testdir):
     add("second_header", with_line(snap_i, lines[0]), snap_i + 1, r"second header")
     add("bad_frame", with_line(next(i for i, l in enumerate(lines) if '"t":"stack"' in l), '{"t":"stack","id":1,"frames":[["a",1,null]]}'),
         next(i for i, l in enumerate(lines) if '"t":"stack"' in l) + 1, r"module id.*expected an integer, got string")
-    # Python frames (issue 8) and annotations
+    # Python frames and annotations
     st_i = next(i for i, l in enumerate(lines) if '"t":"stack"' in l)
     stk = json.loads(lines[st_i])
     nfr = len(stk["frames"])

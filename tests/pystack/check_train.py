@@ -1,5 +1,5 @@
 """check_train.py <snapshot-dir> <train.py> <on|off>: checks the Python frames
-libvramtrace.so wrote for examples/python/train.py (issue 8, phase 2).
+libvramtrace.so wrote for examples/python/train.py.
 
 on:  the leak (remember_batch) and the churn (forward) are two different
      stacks, each naming device_alloc at its cudaMalloc line, then the caller

@@ -4,7 +4,7 @@
 # captured Python frame: runs pystack_cost.py at two recursion depths and
 # divides the Ir difference by the extra frames x iterations. Prints the
 # fixed cost per capture too. Exits 1 when the per-frame cost exceeds
-# max_per_frame (default 100, issue 8), 77 when the slot or valgrind is absent.
+# max_per_frame (default 100), 77 when the slot or valgrind is absent.
 slot=$1; probe=$2; max=${3:-100}
 here=$(cd "$(dirname "$0")" && pwd)
 command -v valgrind >/dev/null || { echo "SKIP: no valgrind"; exit 77; }

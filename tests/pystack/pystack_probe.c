@@ -12,7 +12,7 @@
  *
  * A "lock-holding allocator" is simulated by vt__probe_alloc_lock: the
  * capture runs while it is held, and probe_gil_then_lock (PyDLL: GIL held)
- * waits for it — the lock order of issue 8 (allocator lock -> capture, GIL
+ * waits for it — the lock order (allocator lock -> capture, GIL
  * holder -> allocator lock). A capture that waited on the GIL would deadlock.
  */
 #define _GNU_SOURCE
